@@ -1,0 +1,174 @@
+"""sessiontree: persistent, branchable conversation history for LLM agents.
+
+The stable public API (SPEC §9). Importing this package imports no database driver and no
+LLM SDK: ``SQLRepo``/``SQLStorage`` and the LLM summarisers load their modules on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sessiontree.context import (
+    ModelRef,
+    SessionContext,
+    build_context_from_path,
+    default_transform,
+    find_tool_pair_problems,
+    repair_tool_pairs,
+    to_llm_messages,
+)
+from sessiontree.entries import (
+    ActiveToolsChangeEntry,
+    BranchSummaryEntry,
+    CompactionDetails,
+    CompactionEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    Entry,
+    LabelEntry,
+    LeafEntry,
+    MessageEntry,
+    ModelChangeEntry,
+    OpaqueEntry,
+    SessionInfoEntry,
+    ThinkingLevelChangeEntry,
+    dump_entry,
+    parse_entry,
+)
+from sessiontree.errors import (
+    AgentHarnessError,
+    CompactionError,
+    CorruptSessionError,
+    DuplicateEntryError,
+    EntryNotFoundError,
+    InvalidEntryError,
+    MissingExtraError,
+    SessionNotFoundError,
+    SessionTreeError,
+    StorageError,
+    SummaryError,
+)
+from sessiontree.messages import (
+    AgentMessage,
+    AssistantMessage,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata, SessionStats
+from sessiontree.repos import MemoryRepo, SessionRepo, open_repo
+from sessiontree.session import Session
+from sessiontree.storage.base import EntryCursor, SessionStorage
+from sessiontree.storage.memory import MemoryStorage
+from sessiontree.tree import TreeNode
+
+if TYPE_CHECKING:
+    from sessiontree.repos.sql import SQLRepo
+    from sessiontree.storage.sql import SQLStorage
+
+_LAZY = {
+    # backends (drivers load on first use)
+    "SQLRepo": "sessiontree.repos.sql",
+    "SQLStorage": "sessiontree.storage.sql",
+    "JSONLRepo": "sessiontree.repos.jsonl",
+    "JSONLStorage": "sessiontree.storage.jsonl",
+    # compaction and summarisers (LLM SDKs load on first use)
+    "AgentHarness": "sessiontree.harness",
+    "AnthropicSummarizer": "sessiontree.summarizers.anthropic",
+    "CompactionSettings": "sessiontree.compaction",
+    "ExtractiveSummarizer": "sessiontree.summarizers.extractive",
+    "OpenAISummarizer": "sessiontree.summarizers.openai",
+    "Summarizer": "sessiontree.summarizers.base",
+    "SummaryResult": "sessiontree.summarizers.base",
+    "compact": "sessiontree.compaction",
+    "estimate_context_tokens": "sessiontree.compaction",
+    "estimate_tokens": "sessiontree.compaction",
+    "prepare_compaction": "sessiontree.compaction",
+    "should_compact": "sessiontree.compaction",
+    # interoperability
+    "ImportReport": "sessiontree.interop",
+    "export_pi_session": "sessiontree.interop",
+    "import_session": "sessiontree.interop",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sessiontree' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
+
+__all__ = [
+    "ActiveToolsChangeEntry",
+    "AgentHarnessError",
+    "AgentMessage",
+    "AssistantMessage",
+    "BashExecutionMessage",
+    "BranchSummaryEntry",
+    "BranchSummaryMessage",
+    "CompactionDetails",
+    "CompactionEntry",
+    "CompactionError",
+    "CompactionSummaryMessage",
+    "CorruptSessionError",
+    "CustomEntry",
+    "CustomMessage",
+    "CustomMessageEntry",
+    "DuplicateEntryError",
+    "Entry",
+    "EntryCursor",
+    "EntryNotFoundError",
+    "ImageContent",
+    "InvalidEntryError",
+    "LabelEntry",
+    "LeafEntry",
+    "MemoryRepo",
+    "MemoryStorage",
+    "MessageEntry",
+    "MissingExtraError",
+    "ModelChangeEntry",
+    "ModelRef",
+    "OpaqueEntry",
+    "SQLRepo",
+    "SQLStorage",
+    "SearchHit",
+    "Session",
+    "SessionContext",
+    "SessionInfo",
+    "SessionInfoEntry",
+    "SessionMetadata",
+    "SessionNotFoundError",
+    "SessionRepo",
+    "SessionStats",
+    "SessionStorage",
+    "SessionTreeError",
+    "StorageError",
+    "SummaryError",
+    "TextContent",
+    "ThinkingContent",
+    "ThinkingLevelChangeEntry",
+    "ToolCall",
+    "ToolResultMessage",
+    "TreeNode",
+    "Usage",
+    "UserMessage",
+    "build_context_from_path",
+    "default_transform",
+    "dump_entry",
+    "find_tool_pair_problems",
+    "open_repo",
+    "parse_entry",
+    "repair_tool_pairs",
+    "to_llm_messages",
+]

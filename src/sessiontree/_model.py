@@ -1,0 +1,43 @@
+"""The one pydantic configuration every wire model shares (camelCase on the wire, extras kept)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic.alias_generators import to_camel
+
+__all__ = ["WireModel"]
+
+
+class WireModel(BaseModel):
+    """Base of entries, messages and blocks.
+
+    * wire JSON keys are camelCase (``parentId``); Python attributes snake_case; both spellings
+      are accepted on input (SPEC §1);
+    * unknown keys are kept (``model_extra``) and written back unchanged;
+    * instances are immutable: use ``model_copy(update=...)`` to derive a changed one.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+        frozen=True,
+        ser_json_inf_nan="constants",
+    )
+
+    _always_dumped: ClassVar[frozenset[str]] = frozenset()
+    """Fields written even when they took their default (discriminators, ids)."""
+
+    @model_validator(mode="after")
+    def _mark_always_dumped(self) -> Any:
+        if self._always_dumped:
+            self.__pydantic_fields_set__.update(self._always_dumped)
+        return self
+
+    def to_wire(self) -> dict[str, Any]:
+        """The camelCase dict of this object: only keys that were set, plus unknown ones."""
+        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)

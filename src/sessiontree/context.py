@@ -1,0 +1,427 @@
+"""Context building: what the model sees next (SPEC §3). Pure, no I/O.
+
+``path → transform → project → derive state → repair tool pairs``:
+
+1. the path root → leaf (from storage, bookkeeping entries removed);
+2. :func:`default_transform` applies the newest compaction (summary first, kept entries,
+   then what came after);
+3. :func:`project_entries` turns entries into :data:`AgentMessage` objects;
+4. :func:`derive_state` reads model, thinking level and active tools from the whole path;
+5. :func:`repair_tool_pairs` makes every tool result follow its call, so a provider never
+   rejects the context whatever the history (LESSONS 1-6).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sessiontree.entries import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    Entry,
+    MessageEntry,
+    ThinkingLevel,
+)
+from sessiontree.ids import ms_from_iso
+from sessiontree.messages import (
+    AgentMessage,
+    AssistantMessage,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    ImageContent,
+    OpaqueMessage,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    message_text,
+    parse_message,
+)
+
+__all__ = [
+    "LOST_RESULT_TEXT",
+    "EntryProjector",
+    "ModelRef",
+    "SessionContext",
+    "Transform",
+    "build_context_from_path",
+    "default_transform",
+    "derive_state",
+    "find_tool_pair_problems",
+    "newest_turn_start",
+    "project_entries",
+    "repair_tool_pairs",
+    "to_llm_messages",
+]
+
+log = logging.getLogger("sessiontree.context")
+
+EntryProjector = Callable[[CustomEntry, int, Sequence[Entry]], Sequence[AgentMessage | dict[str, Any]]]
+"""``projector(entry, index, entries)`` → messages for a ``custom`` entry; ``index`` is the
+entry's position in the transformed ``entries``."""
+
+Transform = Callable[[Sequence[Entry]], Sequence[Entry]]
+"""Maps the root → leaf path to the entries that are projected into the context."""
+
+LOST_RESULT_TEXT = (
+    "The result of this tool call was lost (the session was interrupted or its history "
+    "was edited); the tool may or may not have run."
+)
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """A model by ``provider`` (e.g. ``anthropic``) and ``model_id`` (e.g. ``claude-opus-4-5``)."""
+
+    provider: str
+    model_id: str
+
+
+@dataclass
+class SessionContext:
+    """What the next model call needs (SPEC §3).
+
+    Attributes:
+        system_prompt: the argument, else metadata ``systemPrompt``, else ``""``.
+        messages: the context messages, oldest first.
+        thinking_level: newest ``thinking_level_change``, else ``"off"``.
+        model: newest model change or assistant model, else ``None``.
+        active_tool_names: newest ``active_tools_change``, else ``None`` (no restriction).
+    """
+
+    system_prompt: str
+    messages: list[AgentMessage] = field(default_factory=list)
+    thinking_level: ThinkingLevel = "off"
+    model: ModelRef | None = None
+    active_tool_names: list[str] | None = None
+
+
+def default_transform(path: Sequence[Entry]) -> list[Entry]:
+    """Apply the newest compaction on the path (SPEC §3 step 2).
+
+    * none → the whole path;
+    * ``retained_tail`` set (even ``[]``) → ``[c] + path[k+1:]``;
+    * ``first_kept_entry_id`` at ``j < k`` → ``[c] + path[j:k] (older compactions dropped) +
+      path[k+1:]``;
+    * otherwise → ``[c] + path[k+1:]`` and a warning.
+    """
+    k = -1
+    for i in range(len(path) - 1, -1, -1):
+        if path[i].type == "compaction":
+            k = i
+            break
+    if k < 0:
+        return list(path)
+    c = path[k]
+    assert isinstance(c, CompactionEntry)
+    after = list(path[k + 1 :])
+    if c.retained_tail is not None:
+        return [c, *after]
+    if c.first_kept_entry_id is not None:
+        for j in range(k):
+            if path[j].id == c.first_kept_entry_id:
+                kept = [e for e in path[j:k] if e.type != "compaction"]
+                return [c, *kept, *after]
+    log.warning(
+        "compaction %s: firstKeptEntryId %r is not on the path before it; keeping nothing older",
+        c.id,
+        c.first_kept_entry_id,
+    )
+    return [c, *after]
+
+
+def _ms(entry: Entry) -> int:
+    try:
+        return ms_from_iso(entry.timestamp)
+    except ValueError:
+        return 0
+
+
+def project_entries(
+    entries: Sequence[Entry], entry_projectors: Mapping[str, EntryProjector] | None = None
+) -> list[AgentMessage]:
+    """Entries → messages (SPEC §3 step 3); entries that carry no message give nothing."""
+    projectors = entry_projectors or {}
+    out: list[AgentMessage] = []
+    for index, entry in enumerate(entries):
+        if isinstance(entry, MessageEntry):
+            out.append(entry.message)
+        elif isinstance(entry, CustomMessageEntry):
+            fields: dict[str, Any] = {
+                "custom_type": entry.custom_type,
+                "content": entry.content,
+                "display": entry.display,
+                "timestamp": _ms(entry),
+            }
+            if entry.details is not None:
+                fields["details"] = entry.details
+            out.append(CustomMessage(**fields))
+        elif isinstance(entry, CompactionEntry):
+            out.append(
+                CompactionSummaryMessage(
+                    summary=entry.summary, tokens_before=entry.tokens_before, timestamp=_ms(entry)
+                )
+            )
+            if entry.retained_tail:
+                out.extend(entry.retained_tail)
+        elif isinstance(entry, BranchSummaryEntry):
+            if entry.summary:
+                out.append(
+                    BranchSummaryMessage(
+                        summary=entry.summary, from_id=entry.from_id, timestamp=_ms(entry)
+                    )
+                )
+        elif isinstance(entry, CustomEntry):
+            projector = projectors.get(entry.custom_type)
+            if projector is not None:
+                out.extend(parse_message(m) for m in projector(entry, index, entries))
+    return out
+
+
+def derive_state(
+    path: Sequence[Entry],
+) -> tuple[ModelRef | None, ThinkingLevel, list[str] | None]:
+    """``(model, thinking_level, active_tool_names)`` from the whole path (SPEC §3 step 4).
+
+    A ``compaction`` whose ``details.state`` holds a snapshot (retained-tail checkpoints)
+    counts as setting all three at its position.
+    """
+    model: ModelRef | None = None
+    thinking: ThinkingLevel = "off"
+    tools: list[str] | None = None
+    for entry in path:
+        t = entry.type
+        if t == "message":
+            msg = entry.message  # type: ignore[union-attr]
+            if isinstance(msg, AssistantMessage) and msg.provider and msg.model:
+                model = ModelRef(msg.provider, msg.model)
+        elif t == "model_change":
+            model = ModelRef(entry.provider, entry.model_id)  # type: ignore[union-attr]
+        elif t == "thinking_level_change":
+            thinking = entry.thinking_level  # type: ignore[union-attr]
+        elif t == "active_tools_change":
+            tools = list(entry.active_tool_names)  # type: ignore[union-attr]
+        elif t == "compaction":
+            details = entry.details  # type: ignore[union-attr]
+            state = (details.model_extra or {}).get("state") if details is not None else None
+            if isinstance(state, dict):
+                m = state.get("model")
+                if isinstance(m, dict) and m.get("provider") and m.get("modelId"):
+                    model = ModelRef(m["provider"], m["modelId"])
+                elif m is None and "model" in state:
+                    model = None
+                if state.get("thinkingLevel") in ("off", "minimal", "low", "medium", "high", "xhigh"):
+                    thinking = state["thinkingLevel"]
+                if "activeToolNames" in state:
+                    names = state["activeToolNames"]
+                    tools = list(names) if isinstance(names, list) else None
+    return model, thinking, tools
+
+
+def newest_turn_start(messages: Sequence[AgentMessage]) -> int:
+    """Index of the first message of the newest turn: just after the last ``user`` or
+    ``custom`` message; ``0`` when there is none (SPEC §3 step 5)."""
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], UserMessage | CustomMessage):
+            return i + 1
+    return 0
+
+
+def repair_tool_pairs(messages: Sequence[AgentMessage]) -> list[AgentMessage]:
+    """Pair every tool result with its call (SPEC §3 step 5).
+
+    Each ``toolResult`` moves to directly after the assistant message that issued its call, in
+    call order; a result with no earlier call, or a second result for a call, is dropped; a
+    call with no result gets a synthetic error result, except in the newest turn, whose calls
+    may still be running. Linear in the number of messages.
+    """
+    turn_start = newest_turn_start(messages)
+    issued: set[str] = set()
+    results: dict[str, ToolResultMessage] = {}
+    for msg in messages:
+        if isinstance(msg, AssistantMessage):
+            for call in msg.tool_calls():
+                issued.add(call.id)
+        elif isinstance(msg, ToolResultMessage):
+            if msg.tool_call_id in issued and msg.tool_call_id not in results:
+                results[msg.tool_call_id] = msg
+    out: list[AgentMessage] = []
+    placed: set[str] = set()
+    for i, msg in enumerate(messages):
+        if isinstance(msg, ToolResultMessage):
+            continue
+        out.append(msg)
+        if not isinstance(msg, AssistantMessage):
+            continue
+        for call in msg.tool_calls():
+            if call.id in placed:
+                continue  # the same id issued twice: its result already follows the first call
+            result = results.get(call.id)
+            if result is not None:
+                out.append(result)
+                placed.add(call.id)
+            elif i < turn_start:
+                out.append(
+                    ToolResultMessage(
+                        tool_call_id=call.id,
+                        tool_name=call.name,
+                        content=[TextContent(text=LOST_RESULT_TEXT)],
+                        is_error=True,
+                        timestamp=msg.timestamp,
+                    )
+                )
+                placed.add(call.id)
+    return out
+
+
+def find_tool_pair_problems(messages: Sequence[AgentMessage]) -> list[str]:
+    """Describe every breach of the tool-pair invariant (empty list = valid).
+
+    The invariant: the context does not start with a tool result; each ``toolResult``
+    directly follows (after other results of the same message) the assistant message that
+    issued its call; no call has two results; every call outside the newest turn has a result.
+    """
+    problems: list[str] = []
+    turn_start = newest_turn_start(messages)
+    if messages and isinstance(messages[0], ToolResultMessage):
+        problems.append("the context starts with a toolResult")
+    open_calls: list[str] = []  # calls of the current assistant message still awaiting results
+    answered: set[str] = set()
+    pending_index = -1
+    for i, msg in enumerate(messages):
+        if isinstance(msg, ToolResultMessage):
+            if msg.tool_call_id in answered:
+                problems.append(f"message {i}: second result for tool call {msg.tool_call_id!r}")
+            elif msg.tool_call_id not in open_calls:
+                problems.append(
+                    f"message {i}: result for {msg.tool_call_id!r} does not follow its call"
+                )
+            else:
+                open_calls.remove(msg.tool_call_id)
+                answered.add(msg.tool_call_id)
+            continue
+        if open_calls and pending_index < turn_start:
+            problems.append(f"message {pending_index}: tool calls without result: {open_calls}")
+        open_calls = []
+        if isinstance(msg, AssistantMessage):
+            open_calls = [c.id for c in msg.tool_calls() if c.id not in answered]
+            pending_index = i
+    if open_calls and pending_index < turn_start:
+        problems.append(f"message {pending_index}: tool calls without result: {open_calls}")
+    return problems
+
+
+def build_context_from_path(
+    path: Sequence[Entry],
+    *,
+    system_prompt: str | None = None,
+    metadata_system_prompt: str | None = None,
+    transform: Transform = default_transform,
+    entry_projectors: Mapping[str, EntryProjector] | None = None,
+    repair: bool = True,
+) -> SessionContext:
+    """Run steps 2-5 of SPEC §3 over a root → leaf path (step 1 is the storage's)."""
+    messages = project_entries(transform(path), entry_projectors)
+    if repair:
+        messages = repair_tool_pairs(messages)
+    model, thinking, tools = derive_state(path)
+    prompt = system_prompt if system_prompt is not None else (metadata_system_prompt or "")
+    return SessionContext(prompt, messages, thinking, model, tools)
+
+
+def _content_text(content: str | Sequence[Any]) -> str | list[dict[str, Any]]:
+    if isinstance(content, str):
+        return content
+    parts: list[dict[str, Any]] = []
+    for block in content:
+        if isinstance(block, TextContent):
+            parts.append({"type": "text", "text": block.text})
+        elif isinstance(block, ImageContent):
+            parts.append({"type": "image", "data": block.data, "mime_type": block.mime_type})
+    if all(p["type"] == "text" for p in parts):
+        return "\n".join(p["text"] for p in parts)
+    return parts
+
+
+def to_llm_messages(
+    messages: Sequence[AgentMessage], *, include_thinking: bool = False
+) -> list[dict[str, Any]]:
+    """AgentMessages → provider-neutral chat messages (SPEC §3).
+
+    Shapes (``content`` is a string, or a list of ``{"type": "text"|"image", ...}`` parts
+    when images are present):
+
+    * ``{"role": "user", "content": ...}`` — user, custom, summaries (prefixed so the model
+      knows they are summaries), bash executions (command and output) unless
+      ``excludeFromContext``;
+    * ``{"role": "assistant", "content": str, "tool_calls": [{"id", "name", "arguments"}],
+      "thinking": [str, ...]}`` — ``thinking`` only with ``include_thinking``;
+    * ``{"role": "tool", "tool_call_id", "name", "content", "is_error"}``.
+
+    Opaque messages (unknown roles) are left out.
+    """
+    out: list[dict[str, Any]] = []
+    for msg in messages:
+        if isinstance(msg, UserMessage):
+            out.append({"role": "user", "content": _content_text(msg.content)})
+        elif isinstance(msg, CustomMessage):
+            out.append({"role": "user", "content": _content_text(msg.content)})
+        elif isinstance(msg, CompactionSummaryMessage):
+            out.append(
+                {
+                    "role": "user",
+                    "content": "The conversation history before this point was compacted "
+                    f"into the following summary:\n<summary>\n{msg.summary}\n</summary>",
+                }
+            )
+        elif isinstance(msg, BranchSummaryMessage):
+            out.append(
+                {
+                    "role": "user",
+                    "content": "The following is a summary of a branch that this conversation "
+                    f"came back from:\n<summary>\n{msg.summary}\n</summary>",
+                }
+            )
+        elif isinstance(msg, BashExecutionMessage):
+            if not msg.exclude_from_context:
+                out.append({"role": "user", "content": f"Ran `{msg.command}`\n{msg.output}"})
+        elif isinstance(msg, AssistantMessage):
+            item: dict[str, Any] = {
+                "role": "assistant",
+                "content": "\n".join(b.text for b in msg.content if isinstance(b, TextContent)),
+            }
+            calls = [
+                {"id": b.id, "name": b.name, "arguments": b.arguments}
+                for b in msg.content
+                if isinstance(b, ToolCall)
+            ]
+            if calls:
+                item["tool_calls"] = calls
+            if include_thinking:
+                thinking = [b.thinking for b in msg.content if isinstance(b, ThinkingContent)]
+                if thinking:
+                    item["thinking"] = thinking
+            out.append(item)
+        elif isinstance(msg, ToolResultMessage):
+            out.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": msg.tool_call_id,
+                    "name": msg.tool_name,
+                    "content": _content_text(msg.content),
+                    "is_error": msg.is_error,
+                }
+            )
+        elif isinstance(msg, OpaqueMessage):
+            continue
+        else:  # pragma: no cover - every known role is handled above
+            out.append({"role": "user", "content": message_text(msg)})
+    return out

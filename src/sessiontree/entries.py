@@ -1,0 +1,280 @@
+"""Session entries: the typed nodes of the append-only tree (SPEC §1).
+
+Every entry has ``type`` (the discriminator), ``id``, ``parent_id`` (``None`` for a root) and
+``timestamp`` (ISO 8601 UTC with milliseconds). :data:`ENTRY_ADAPTER` is the only way in and
+out: :func:`parse_entry` validates a camelCase (or snake_case) dict, :func:`dump_entry` writes
+the camelCase dict back with unknown keys unchanged. An entry whose ``type`` is unknown parses
+as :class:`OpaqueEntry` (so a newer writer's file still opens) but is refused by
+``append_entry``.
+
+Entries are of two kinds (SPEC §2): **path entries** (every type but three) and
+**bookkeeping entries** (``label``, ``session_info``, ``leaf``) that never move the leaf.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal
+
+import orjson
+from pydantic import Discriminator, Field, Tag, TypeAdapter, ValidationError
+
+from sessiontree._model import WireModel
+from sessiontree.errors import InvalidEntryError
+from sessiontree.ids import new_id, now_iso
+from sessiontree.messages import AgentMessage, ContentBlock, Usage
+
+__all__ = [
+    "BOOKKEEPING_TYPES",
+    "ENTRY_ADAPTER",
+    "ENTRY_TYPES",
+    "ActiveToolsChangeEntry",
+    "BranchSummaryEntry",
+    "CompactionDetails",
+    "CompactionEntry",
+    "CustomEntry",
+    "CustomMessageEntry",
+    "Entry",
+    "LabelEntry",
+    "LeafEntry",
+    "MessageEntry",
+    "ModelChangeEntry",
+    "OpaqueEntry",
+    "SessionInfoEntry",
+    "ThinkingLevel",
+    "ThinkingLevelChangeEntry",
+    "dump_entry",
+    "dump_entry_json",
+    "is_path_entry",
+    "parse_entry",
+    "parse_entry_json",
+]
+
+ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
+"""Reasoning effort requested from the model; ``off`` when never set."""
+
+BOOKKEEPING_TYPES = frozenset({"label", "session_info", "leaf"})
+"""Entry types that never move the leaf and are never on a branch path (SPEC §2)."""
+
+
+class _EntryBase(WireModel):
+    _always_dumped: ClassVar[frozenset[str]] = frozenset({"type", "id", "parent_id", "timestamp"})
+
+    type: str
+    """The discriminator (SPEC §1)."""
+    id: str = Field(default_factory=new_id, min_length=1)
+    """Entry id: a UUID v7 for new entries; imported ids of any non-empty form are kept."""
+    parent_id: str | None = None
+    """The parent entry's id; ``None`` marks a root."""
+    timestamp: str = Field(default_factory=now_iso)
+    """When the entry was written: ISO 8601 UTC with milliseconds, ``Z`` suffix."""
+
+
+class MessageEntry(_EntryBase):
+    """An :data:`AgentMessage` on the tree; projected into the context as itself."""
+
+    type: Literal["message"] = "message"
+    message: AgentMessage
+
+
+class ModelChangeEntry(_EntryBase):
+    """The user switched model; feeds derived state, never the context."""
+
+    type: Literal["model_change"] = "model_change"
+    provider: str
+    model_id: str
+
+
+class ThinkingLevelChangeEntry(_EntryBase):
+    """The thinking level changed; feeds derived state."""
+
+    type: Literal["thinking_level_change"] = "thinking_level_change"
+    thinking_level: ThinkingLevel
+
+
+class ActiveToolsChangeEntry(_EntryBase):
+    """The set of tools offered to the model changed; feeds derived state."""
+
+    type: Literal["active_tools_change"] = "active_tools_change"
+    active_tool_names: list[str]
+
+
+class CompactionDetails(WireModel):
+    """Files the summarised part touched (cumulative, sorted) and any further keys."""
+
+    read_files: list[str] = Field(default_factory=list)
+    modified_files: list[str] = Field(default_factory=list)
+
+
+class CompactionEntry(_EntryBase):
+    """A summary that replaces older context (SPEC §4).
+
+    ``first_kept_entry_id`` (pointer mode) names the first entry kept after the summary;
+    ``retained_tail`` (retained-tail mode, even ``[]``) holds the kept messages themselves.
+    ``tokens_before`` is the context size in tokens before compaction.
+    """
+
+    type: Literal["compaction"] = "compaction"
+    summary: str
+    tokens_before: int = 0
+    first_kept_entry_id: str | None = None
+    details: CompactionDetails | None = None
+    usage: Usage | None = None
+    retained_tail: list[AgentMessage] | None = None
+    from_hook: bool | None = None
+
+
+class BranchSummaryEntry(_EntryBase):
+    """The summary of a branch that was left; ``from_id`` is the old leaf (SPEC §5)."""
+
+    type: Literal["branch_summary"] = "branch_summary"
+    summary: str
+    from_id: str
+    details: Any = None
+    usage: Usage | None = None
+    from_hook: bool | None = None
+
+
+class CustomEntry(_EntryBase):
+    """Extension data; enters the context only through an ``entry_projectors`` function."""
+
+    type: Literal["custom"] = "custom"
+    custom_type: str
+    data: Any = None
+
+
+class CustomMessageEntry(_EntryBase):
+    """An extension's message, projected as a ``custom`` message."""
+
+    type: Literal["custom_message"] = "custom_message"
+    custom_type: str
+    content: str | list[ContentBlock]
+    display: bool = True
+    details: Any = None
+
+
+class LabelEntry(_EntryBase):
+    """Sets (or, with ``None``/empty, clears) the label of ``target_id``. Bookkeeping."""
+
+    type: Literal["label"] = "label"
+    target_id: str
+    label: str | None = None
+
+
+class LeafEntry(_EntryBase):
+    """Moves the leaf to ``target_id`` (``None``: the next append starts a new root). Bookkeeping."""
+
+    type: Literal["leaf"] = "leaf"
+    target_id: str | None = None
+
+
+class SessionInfoEntry(_EntryBase):
+    """Names the session. Bookkeeping."""
+
+    type: Literal["session_info"] = "session_info"
+    name: str
+
+
+class OpaqueEntry(_EntryBase):
+    """An entry of a ``type`` this library does not know: kept whole, skipped by context building."""
+
+    type: str
+
+
+_ENTRY_CLASSES: dict[str, type[_EntryBase]] = {
+    "message": MessageEntry,
+    "model_change": ModelChangeEntry,
+    "thinking_level_change": ThinkingLevelChangeEntry,
+    "active_tools_change": ActiveToolsChangeEntry,
+    "compaction": CompactionEntry,
+    "branch_summary": BranchSummaryEntry,
+    "custom": CustomEntry,
+    "custom_message": CustomMessageEntry,
+    "label": LabelEntry,
+    "leaf": LeafEntry,
+    "session_info": SessionInfoEntry,
+}
+ENTRY_TYPES = frozenset(_ENTRY_CLASSES)
+"""The entry types of SPEC §1."""
+
+
+def _entry_tag(value: Any) -> str:
+    t = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    return t if t in ENTRY_TYPES else "opaque"
+
+
+Entry = Annotated[
+    Annotated[MessageEntry, Tag("message")]
+    | Annotated[ModelChangeEntry, Tag("model_change")]
+    | Annotated[ThinkingLevelChangeEntry, Tag("thinking_level_change")]
+    | Annotated[ActiveToolsChangeEntry, Tag("active_tools_change")]
+    | Annotated[CompactionEntry, Tag("compaction")]
+    | Annotated[BranchSummaryEntry, Tag("branch_summary")]
+    | Annotated[CustomEntry, Tag("custom")]
+    | Annotated[CustomMessageEntry, Tag("custom_message")]
+    | Annotated[LabelEntry, Tag("label")]
+    | Annotated[LeafEntry, Tag("leaf")]
+    | Annotated[SessionInfoEntry, Tag("session_info")]
+    | Annotated[OpaqueEntry, Tag("opaque")],
+    Discriminator(_entry_tag),
+]
+"""Any session entry, discriminated by ``type``."""
+
+ENTRY_ADAPTER: TypeAdapter[Entry] = TypeAdapter(Entry)
+_ENTRY_LIST_ADAPTER: TypeAdapter[list[Entry]] = TypeAdapter(list[Entry])
+
+
+def is_path_entry(entry: Entry) -> bool:
+    """True for path entries (may be on a branch and move the leaf), False for bookkeeping ones."""
+    return entry.type not in BOOKKEEPING_TYPES
+
+
+def _invalid(exc: ValidationError, obj: Any) -> InvalidEntryError:
+    entry_id = obj.get("id") if isinstance(obj, dict) else None
+    first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": str(exc)}
+    loc = ".".join(str(p) for p in first["loc"])
+    return InvalidEntryError(
+        f"invalid entry: {loc}: {first['msg']}" if loc else f"invalid entry: {first['msg']}",
+        entry_id=entry_id if isinstance(entry_id, str) else None,
+    )
+
+
+def parse_entry(obj: Any) -> Entry:
+    """Validate a dict (camelCase or snake_case keys) or an entry model into an :data:`Entry`.
+
+    A missing ``id`` gets a new UUID v7 and a missing ``timestamp`` the current time.
+
+    Raises:
+        InvalidEntryError: the object is not a valid entry (names the entry and the field).
+    """
+    if isinstance(obj, _EntryBase):
+        return obj  # type: ignore[return-value]
+    try:
+        return ENTRY_ADAPTER.validate_python(obj)
+    except ValidationError as exc:
+        raise _invalid(exc, obj) from exc
+
+
+def parse_entry_json(data: bytes | str) -> Entry:
+    """Validate one JSON document (a JSONL line) into an :data:`Entry`.
+
+    Raises:
+        InvalidEntryError: the JSON is malformed or not a valid entry.
+    """
+    try:
+        return ENTRY_ADAPTER.validate_json(data)
+    except ValidationError as exc:
+        try:
+            obj = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            obj = None
+        raise _invalid(exc, obj) from exc
+
+
+def dump_entry(entry: Entry) -> dict[str, Any]:
+    """The camelCase wire dict of an entry: keys that were set, unknown keys unchanged."""
+    return entry.to_wire()
+
+
+def dump_entry_json(entry: Entry) -> bytes:
+    """The entry as compact JSON bytes (one JSONL line without the newline)."""
+    return entry.model_dump_json(by_alias=True, exclude_unset=True).encode()

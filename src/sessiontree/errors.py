@@ -1,0 +1,154 @@
+"""The whole sessiontree exception tree (SPEC §7).
+
+Every error the library raises on purpose derives from :class:`SessionTreeError`.
+Driver errors (``sqlite3``, ``psycopg``, ``OSError`` on files) are translated at the
+backend boundary and kept as ``__cause__``. Each branch also subclasses the fitting
+builtin, so ``except LookupError`` / ``except ValueError`` keep working::
+
+    SessionTreeError (Exception)
+    ├── SessionNotFoundError (LookupError)
+    ├── EntryNotFoundError (LookupError)
+    ├── DuplicateEntryError (ValueError)
+    ├── InvalidEntryError (ValueError)
+    ├── CorruptSessionError (ValueError)
+    ├── StorageError (OSError)
+    ├── MissingExtraError (ImportError)
+    ├── CompactionError (RuntimeError)
+    ├── SummaryError (RuntimeError)
+    └── AgentHarnessError (RuntimeError)
+
+Messages name the session, entry id, file and line where they apply; the same facts are
+kept as attributes (``session_id``, ``entry_id``, ``path``, ``line_number``, ``code``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = [
+    "AgentHarnessError",
+    "CompactionError",
+    "CorruptSessionError",
+    "DuplicateEntryError",
+    "EntryNotFoundError",
+    "InvalidEntryError",
+    "MissingExtraError",
+    "SessionNotFoundError",
+    "SessionTreeError",
+    "StorageError",
+    "SummaryError",
+]
+
+
+def _where(session_id: str | None, entry_id: str | None) -> str:
+    parts = []
+    if session_id is not None:
+        parts.append(f"session {session_id!r}")
+    if entry_id is not None:
+        parts.append(f"entry {entry_id!r}")
+    return ", ".join(parts)
+
+
+class SessionTreeError(Exception):
+    """Base of every error sessiontree raises on purpose.
+
+    Attributes:
+        session_id: the session concerned, when known.
+        entry_id: the entry concerned, when known.
+    """
+
+    def __init__(
+        self, message: str, *, session_id: str | None = None, entry_id: str | None = None
+    ) -> None:
+        where = _where(session_id, entry_id)
+        super().__init__(f"{message} ({where})" if where else message)
+        self.session_id = session_id
+        self.entry_id = entry_id
+
+
+class SessionNotFoundError(SessionTreeError, LookupError):
+    """No session with this id exists in the repository."""
+
+    def __init__(self, session_id: str, message: str = "session not found") -> None:
+        super().__init__(message, session_id=session_id)
+
+
+class EntryNotFoundError(SessionTreeError, LookupError):
+    """An id (parent, label/leaf target, branch summary ``fromId``) names no entry of the session."""
+
+
+class DuplicateEntryError(SessionTreeError, ValueError):
+    """An appended entry reuses an id already present in the session."""
+
+
+class InvalidEntryError(SessionTreeError, ValueError):
+    """An entry fails validation or breaks a rule of SPEC §2 (e.g. a parent that is a ``leaf`` entry)."""
+
+
+class CorruptSessionError(SessionTreeError, ValueError):
+    """Stored data cannot be read back: a bad JSONL line, a cycle, a foreign database.
+
+    Attributes:
+        path: the file concerned, when the session lives in a file.
+        line_number: 1-based line of the file, when one line is at fault.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        session_id: str | None = None,
+        entry_id: str | None = None,
+        path: str | Path | None = None,
+        line_number: int | None = None,
+    ) -> None:
+        if path is not None:
+            loc = str(path) if line_number is None else f"{path}:{line_number}"
+            message = f"{loc}: {message}"
+        super().__init__(message, session_id=session_id, entry_id=entry_id)
+        self.path = None if path is None else Path(path)
+        self.line_number = line_number
+
+
+class StorageError(SessionTreeError, OSError):
+    """The store cannot be reached or written (bad URL, unreachable server, read-only file)."""
+
+
+class MissingExtraError(SessionTreeError, ImportError):
+    """An optional dependency is not installed; the message names the ``pip install`` command."""
+
+    def __init__(self, extra: str, module: str) -> None:
+        super().__init__(
+            f"the {module!r} package is needed for this; install it with: "
+            f"pip install 'sessiontree[{extra}]'"
+        )
+        self.extra = extra
+        self.module = module
+
+
+class CompactionError(SessionTreeError, RuntimeError):
+    """Compaction could not run (SPEC §4).
+
+    Attributes:
+        code: ``nothing_to_compact``, ``summarization_failed``, ``invalid_settings``.
+    """
+
+    def __init__(
+        self, code: str, message: str, *, session_id: str | None = None, entry_id: str | None = None
+    ) -> None:
+        super().__init__(f"[{code}] {message}", session_id=session_id, entry_id=entry_id)
+        self.code = code
+
+
+class SummaryError(SessionTreeError, RuntimeError):
+    """A summariser failed (model error, timeout, empty answer); nothing was changed."""
+
+
+class AgentHarnessError(SessionTreeError, RuntimeError):
+    """An agent-harness operation failed; ``code`` says which (e.g. ``branch_summary``)."""
+
+    def __init__(
+        self, code: str, message: str, *, session_id: str | None = None, entry_id: str | None = None
+    ) -> None:
+        super().__init__(f"[{code}] {message}", session_id=session_id, entry_id=entry_id)
+        self.code = code

@@ -1,0 +1,43 @@
+"""Entry ids (UUID v7, time-ordered) and timestamps (SPEC §1)."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+import uuid_utils
+
+__all__ = ["iso_from_ms", "ms_from_iso", "new_id", "now_iso", "now_ms"]
+
+
+def new_id() -> str:
+    """A new UUID v7 string (time-ordered, 36 characters), from the ``uuid-utils`` package."""
+    return str(uuid_utils.uuid7())
+
+
+def now_ms() -> int:
+    """The current time as Unix milliseconds (the unit of message ``timestamp``)."""
+    return time.time_ns() // 1_000_000
+
+
+def iso_from_ms(ms: int | float) -> str:
+    """ISO 8601 UTC with milliseconds and a ``Z`` suffix, e.g. ``2026-01-02T03:04:05.678Z``."""
+    dt = datetime.fromtimestamp(int(ms) / 1000, tz=UTC)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(ms) % 1000:03d}Z"
+
+
+def now_iso() -> str:
+    """The current time as an entry timestamp (ISO 8601 UTC, milliseconds, ``Z``)."""
+    return iso_from_ms(now_ms())
+
+
+def ms_from_iso(value: str) -> int:
+    """Unix milliseconds from an ISO 8601 timestamp; a naive one is taken as UTC.
+
+    Raises:
+        ValueError: the string is not ISO 8601.
+    """
+    dt = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return int(dt.timestamp() * 1000)

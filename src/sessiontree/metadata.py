@@ -1,0 +1,88 @@
+"""Session-level records: metadata, listing rows, search hits, statistics (SPEC §6)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sessiontree._model import WireModel
+
+__all__ = ["SearchHit", "SessionInfo", "SessionMetadata", "SessionStats"]
+
+
+class SessionMetadata(WireModel):
+    """What a session was created with; immutable afterwards. camelCase on the wire.
+
+    Unknown keys (e.g. a pi header's ``provider``/``modelId``) are kept.
+    """
+
+    system_prompt: str | None = None
+    """Default system prompt for :meth:`Session.build_context`."""
+    cwd: str | None = None
+    """Working directory of the agent that wrote the session."""
+    parent_session_id: str | None = None
+    """For a fork: the session it was forked from."""
+    forked_from_entry_id: str | None = None
+    """For a fork: the entry of the parent session it was forked at."""
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """One row of :meth:`SessionRepo.list` (SPEC §6).
+
+    Attributes:
+        id: session id.
+        name: newest ``session_info`` name, else ``None``.
+        created_at / modified_at: aware UTC datetimes (creation; last append).
+        entry_count: entries of every type; message_count: ``message`` entries.
+        first_message: the first user message's text, at most 200 characters.
+        parent_session_id: set on forks.
+        metadata: the session metadata.
+    """
+
+    id: str
+    name: str | None
+    created_at: datetime
+    modified_at: datetime
+    entry_count: int
+    message_count: int
+    first_message: str | None
+    parent_session_id: str | None
+    metadata: SessionMetadata
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """A message whose text matched :meth:`SessionRepo.search`: where, and a snippet around it."""
+
+    session_id: str
+    entry_id: str
+    snippet: str
+
+
+@dataclass
+class SessionStats:
+    """:meth:`Session.get_stats` (SPEC §6).
+
+    Token counts are tokens, ``cost`` US dollars, summed over assistant ``usage`` and
+    compaction / branch-summary ``usage``.
+    """
+
+    entry_count: int = 0
+    entries_by_type: dict[str, int] = field(default_factory=dict)
+    messages_by_role: dict[str, int] = field(default_factory=dict)
+    tool_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost: float = 0.0
+    compactions: int = 0
+    branch_summaries: int = 0
+    roots: int = 0
+    leaf_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of the statistics."""
+        return dict(self.__dict__)

@@ -1,0 +1,92 @@
+"""The ``SessionRepo`` protocol: a store of many sessions (SPEC §6)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
+from sessiontree.tree import ForkPosition
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from sessiontree.session import Session
+
+__all__ = ["SessionRepo", "coerce_metadata", "make_snippet"]
+
+
+@runtime_checkable
+class SessionRepo(Protocol):
+    """A store of sessions. All methods async; usable as ``async with repo:``."""
+
+    url: str
+    """Where the store lives, as accepted by :func:`open_repo`."""
+
+    async def create(
+        self, id: str | None = None, metadata: SessionMetadata | Mapping[str, Any] | None = None
+    ) -> Session:
+        """Create an empty session (a new UUID v7 id unless given).
+
+        Raises:
+            DuplicateEntryError: the id is taken. InvalidEntryError: a bad id.
+        """
+        ...
+
+    async def open(self, id: str) -> Session:
+        """Open an existing session.
+
+        Raises:
+            SessionNotFoundError: no session with this id.
+        """
+        ...
+
+    async def list(
+        self, *, limit: int | None = None, offset: int = 0
+    ) -> list[SessionInfo]:
+        """Sessions, newest ``modified_at`` first, paged with ``limit``/``offset``; reads no entries."""
+        ...
+
+    async def delete(self, id: str) -> None:
+        """Delete a session. Raises SessionNotFoundError."""
+        ...
+
+    async def fork(self, id: str, target_id: str, position: ForkPosition = "at") -> Session:
+        """Fork session ``id`` at ``target_id`` (SPEC §5). Raises SessionNotFoundError, EntryNotFoundError."""
+        ...
+
+    async def search(self, query: str, limit: int = 20) -> list[SearchHit]:
+        """Messages whose text matches ``query``: session id, entry id and a snippet."""
+        ...
+
+    async def close(self) -> None:
+        """Release connections and files. Idempotent."""
+        ...
+
+    async def __aenter__(self) -> SessionRepo: ...
+
+    async def __aexit__(self, *exc: object) -> None: ...
+
+
+def coerce_metadata(metadata: SessionMetadata | Mapping[str, Any] | None) -> SessionMetadata:
+    """A :class:`SessionMetadata` from a model, a camelCase/snake_case dict or ``None``."""
+    if metadata is None:
+        return SessionMetadata()
+    if isinstance(metadata, SessionMetadata):
+        return metadata
+    return SessionMetadata.model_validate(dict(metadata))
+
+
+def make_snippet(text: str, query: str, width: int = 160) -> str:
+    """About ``width`` characters of ``text`` around the first case-insensitive hit of ``query``."""
+    flat = " ".join(text.split())
+    pos = flat.lower().find(query.lower())
+    if pos < 0:
+        for word in query.split():
+            pos = flat.lower().find(word.lower())
+            if pos >= 0:
+                break
+    if pos < 0:
+        pos = 0
+    start = max(0, pos - width // 3)
+    end = min(len(flat), start + width)
+    return ("…" if start else "") + flat[start:end] + ("…" if end < len(flat) else "")

@@ -1,0 +1,133 @@
+"""In-memory repository of :class:`MemoryStorage` sessions (``memory://``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from sessiontree.entries import MessageEntry
+from sessiontree.errors import DuplicateEntryError, InvalidEntryError, SessionNotFoundError
+from sessiontree.messages import UserMessage, message_text
+from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
+from sessiontree.repos.base import coerce_metadata, make_snippet
+from sessiontree.session import Session
+from sessiontree.storage.memory import MemoryStorage
+from sessiontree.tree import ForkPosition
+
+__all__ = ["MemoryRepo", "check_session_id", "session_info_from_index"]
+
+_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,128}")
+
+
+def check_session_id(session_id: str) -> str:
+    """Refuse ids that are unsafe as file names: only ``[A-Za-z0-9_-]{1,128}`` (SPEC §6).
+
+    Raises:
+        InvalidEntryError: the id does not match.
+    """
+    if not isinstance(session_id, str) or not _ID_RE.fullmatch(session_id):
+        raise InvalidEntryError(
+            f"session id {session_id!r} is not allowed: use 1-128 of [A-Za-z0-9_-]"
+        )
+    return session_id
+
+
+def session_info_from_index(storage: MemoryStorage) -> SessionInfo:
+    """A :class:`SessionInfo` from an in-memory index."""
+    first: str | None = None
+    count = 0
+    for e in storage.index.entries:
+        if isinstance(e, MessageEntry):
+            count += 1
+            if first is None and isinstance(e.message, UserMessage):
+                first = message_text(e.message)[:200]
+    return SessionInfo(
+        id=storage.id,
+        name=storage.index.name,
+        created_at=storage.created_at,
+        modified_at=storage.modified_at,
+        entry_count=len(storage.index.entries),
+        message_count=count,
+        first_message=first,
+        parent_session_id=storage.metadata.parent_session_id,
+        metadata=storage.metadata,
+    )
+
+
+class MemoryRepo:
+    """Sessions in a dict; gone when the process ends. ``open_repo("memory://")``."""
+
+    url = "memory://"
+
+    def __init__(self) -> None:
+        self._sessions: dict[str, MemoryStorage] = {}
+
+    async def __aenter__(self) -> MemoryRepo:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def _register(self, storage: MemoryStorage) -> None:
+        self._sessions[storage.id] = storage
+
+    def _forget(self, session_id: str) -> None:
+        self._sessions.pop(session_id, None)
+
+    async def create(
+        self, id: str | None = None, metadata: SessionMetadata | Mapping[str, Any] | None = None
+    ) -> Session:
+        """See :meth:`SessionRepo.create`."""
+        if id is not None:
+            check_session_id(id)
+            if id in self._sessions:
+                raise DuplicateEntryError("a session with this id already exists", session_id=id)
+        storage = MemoryStorage(
+            id, coerce_metadata(metadata), on_create=self._register, on_delete=self._forget
+        )
+        self._register(storage)
+        return Session(storage)
+
+    async def open(self, id: str) -> Session:
+        """See :meth:`SessionRepo.open`."""
+        storage = self._sessions.get(id)
+        if storage is None:
+            raise SessionNotFoundError(id)
+        return Session(storage)
+
+    async def list(self, *, limit: int | None = None, offset: int = 0) -> list[SessionInfo]:
+        """See :meth:`SessionRepo.list`."""
+        rows = sorted(self._sessions.values(), key=lambda s: s.modified_at, reverse=True)
+        rows = rows[offset:] if limit is None else rows[offset : offset + limit]
+        return [session_info_from_index(s) for s in rows]
+
+    async def delete(self, id: str) -> None:
+        """See :meth:`SessionRepo.delete`."""
+        storage = self._sessions.get(id)
+        if storage is None:
+            raise SessionNotFoundError(id)
+        await storage.delete()
+
+    async def fork(self, id: str, target_id: str, position: ForkPosition = "at") -> Session:
+        """See :meth:`SessionRepo.fork`."""
+        return await (await self.open(id)).fork(target_id, position)
+
+    async def search(self, query: str, limit: int = 20) -> list[SearchHit]:
+        """Case-insensitive substring search over message text (a linear scan)."""
+        needle = query.lower()
+        hits: list[SearchHit] = []
+        if not needle.strip():
+            return hits
+        for storage in self._sessions.values():
+            for e in storage.index.entries:
+                if isinstance(e, MessageEntry):
+                    text = message_text(e.message)
+                    if needle in text.lower():
+                        hits.append(SearchHit(storage.id, e.id, make_snippet(text, query)))
+                        if len(hits) >= limit:
+                            return hits
+        return hits
+
+    async def close(self) -> None:
+        """Nothing to release; the sessions stay until the object is dropped."""

@@ -1,0 +1,364 @@
+"""``Session``: the thin shell an agent talks to, over a :class:`SessionStorage` (SPEC §9).
+
+It builds entries, hangs them under the current leaf (atomically, in the storage), and runs
+the pure core (:mod:`sessiontree.tree`, :mod:`sessiontree.context`) over what storage returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from sessiontree.context import (
+    EntryProjector,
+    SessionContext,
+    Transform,
+    build_context_from_path,
+    default_transform,
+)
+from sessiontree.entries import (
+    ActiveToolsChangeEntry,
+    BranchSummaryEntry,
+    CompactionDetails,
+    CompactionEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    Entry,
+    LabelEntry,
+    MessageEntry,
+    ModelChangeEntry,
+    SessionInfoEntry,
+    ThinkingLevel,
+    ThinkingLevelChangeEntry,
+    is_path_entry,
+)
+from sessiontree.errors import EntryNotFoundError, InvalidEntryError
+from sessiontree.ids import now_ms
+from sessiontree.messages import AgentMessage, AssistantMessage, ContentBlock, Usage, parse_message
+from sessiontree.metadata import SessionMetadata, SessionStats
+from sessiontree.storage.base import EntryCursor, SessionStorage
+from sessiontree.tree import ForkPosition, TreeNode, build_tree
+
+if TYPE_CHECKING:
+    from sessiontree.summarizers.base import Summarizer
+
+__all__ = ["Session"]
+
+
+class Session:
+    """One conversation tree. Every method is async; ``id`` and ``storage`` are attributes.
+
+    ``get_entry`` and ``get_label`` return ``None`` when absent; every other method that names
+    a missing entry raises :class:`EntryNotFoundError` (SPEC §9).
+    """
+
+    def __init__(self, storage: SessionStorage) -> None:
+        self.storage = storage
+        self.id = storage.id
+
+    def __repr__(self) -> str:
+        return f"Session({self.id!r}, storage={type(self.storage).__name__})"
+
+    async def __aenter__(self) -> Session:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # ------------------------------------------------------------------ reading
+
+    async def get_metadata(self) -> SessionMetadata:
+        """The session metadata (immutable after creation)."""
+        return self.storage.metadata
+
+    async def get_leaf_id(self) -> str | None:
+        """The current leaf id, ``None`` for an empty session (SPEC §2)."""
+        return await self.storage.get_leaf_id()
+
+    async def get_entry(self, entry_id: str) -> Entry | None:
+        """The entry with this id, or ``None``."""
+        return await self.storage.get_entry(entry_id)
+
+    async def get_entries(
+        self,
+        *,
+        after: str | None = None,
+        limit: int | None = None,
+        types: set[str] | frozenset[str] | None = None,
+        reverse: bool = False,
+    ) -> list[Entry]:
+        """Entries in append order (newest first with ``reverse``), paged with ``after``/``limit``.
+
+        Raises:
+            EntryNotFoundError: ``after`` names no entry.
+        """
+        cursor = EntryCursor(after, limit, None if types is None else frozenset(types), reverse)
+        return await self.storage.get_entries(cursor)
+
+    async def get_branch(self, leaf_id: str | None = None) -> list[Entry]:
+        """The path root → leaf without bookkeeping entries; ``[]`` when the leaf is ``None``.
+
+        Raises:
+            EntryNotFoundError: ``leaf_id`` names no entry.
+            CorruptSessionError: a cycle.
+        """
+        return await self.storage.get_branch(leaf_id)
+
+    async def get_tree(self) -> list[TreeNode]:
+        """Root nodes ``{entry, children, label}`` of every path entry (SPEC §2). Reads every entry."""
+        return build_tree(await self.storage.get_entries(), session_id=self.id)
+
+    async def get_label(self, entry_id: str) -> str | None:
+        """The entry's label, or ``None``."""
+        return await self.storage.get_label(entry_id)
+
+    async def get_name(self) -> str | None:
+        """The session name, or ``None``."""
+        return await self.storage.get_name()
+
+    async def build_context(
+        self,
+        leaf_id: str | None = None,
+        system_prompt: str | None = None,
+        transform: Transform = default_transform,
+        entry_projectors: Mapping[str, EntryProjector] | None = None,
+        *,
+        repair_tool_pairs: bool = True,
+    ) -> SessionContext:
+        """The context for the next model call (SPEC §3). Cost grows with the path length.
+
+        Raises:
+            EntryNotFoundError: ``leaf_id`` names no entry.
+        """
+        path = await self.storage.get_branch(leaf_id)
+        return build_context_from_path(
+            path,
+            system_prompt=system_prompt,
+            metadata_system_prompt=self.storage.metadata.system_prompt,
+            transform=transform,
+            entry_projectors=entry_projectors,
+            repair=repair_tool_pairs,
+        )
+
+    async def get_stats(self) -> SessionStats:
+        """Counts by entry type and message role, tokens and cost summed from ``usage`` (SPEC §6).
+
+        Reads every entry.
+        """
+        stats = SessionStats()
+        for entry in await self.storage.get_entries():
+            stats.entry_count += 1
+            stats.entries_by_type[entry.type] = stats.entries_by_type.get(entry.type, 0) + 1
+            if entry.parent_id is None and is_path_entry(entry):
+                stats.roots += 1
+            usage: Usage | None = None
+            if isinstance(entry, MessageEntry):
+                msg = entry.message
+                stats.messages_by_role[msg.role] = stats.messages_by_role.get(msg.role, 0) + 1
+                if isinstance(msg, AssistantMessage):
+                    usage = msg.usage
+                    stats.tool_calls += len(msg.tool_calls())
+            elif isinstance(entry, CompactionEntry):
+                stats.compactions += 1
+                usage = entry.usage
+            elif isinstance(entry, BranchSummaryEntry):
+                stats.branch_summaries += 1
+                usage = entry.usage
+            if usage is not None:
+                stats.input_tokens += usage.input
+                stats.output_tokens += usage.output
+                stats.cache_read_tokens += usage.cache_read
+                stats.cache_write_tokens += usage.cache_write
+                if usage.cost is not None:
+                    stats.cost += usage.cost.total
+        stats.leaf_id = await self.storage.get_leaf_id()
+        return stats
+
+    # ------------------------------------------------------------------ writing
+
+    async def append_entry(self, entry: Entry | Mapping[str, Any]) -> str:
+        """Append an entry exactly as given (its own ``parentId``); returns its id.
+
+        Raises:
+            DuplicateEntryError, EntryNotFoundError, InvalidEntryError: SPEC §2; nothing changed.
+        """
+        stored = await self.storage.append_entry(entry)  # type: ignore[arg-type]
+        return stored.id
+
+    async def _append(self, entry: Entry) -> str:
+        stored = await self.storage.append_entry(entry, at_leaf=True)
+        return stored.id
+
+    async def append_message(self, message: AgentMessage | Mapping[str, Any]) -> str:
+        """Append a message under the current leaf; it becomes the leaf. Returns the entry id.
+
+        A message without ``timestamp`` gets the current time (Unix ms).
+
+        Raises:
+            InvalidEntryError: the message does not validate.
+        """
+        try:
+            msg = parse_message(message)
+        except ValueError as exc:
+            raise InvalidEntryError(f"invalid message: {exc}", session_id=self.id) from exc
+        if "timestamp" in type(msg).model_fields and "timestamp" not in msg.model_fields_set:
+            msg = msg.model_copy(update={"timestamp": now_ms()})
+            msg.__pydantic_fields_set__.add("timestamp")
+        return await self._append(MessageEntry(message=msg))
+
+    async def append_model_change(self, provider: str, model_id: str) -> str:
+        """Record a model switch (derived state only). Returns the entry id."""
+        return await self._append(ModelChangeEntry(provider=provider, model_id=model_id))
+
+    async def append_thinking_level_change(self, level: ThinkingLevel) -> str:
+        """Record a thinking-level change. Returns the entry id.
+
+        Raises:
+            InvalidEntryError: ``level`` is not one of off/minimal/low/medium/high/xhigh.
+        """
+        return await self._append(self._build(ThinkingLevelChangeEntry, thinking_level=level))
+
+    async def append_active_tools_change(self, names: list[str]) -> str:
+        """Record the set of tools offered to the model. Returns the entry id."""
+        return await self._append(self._build(ActiveToolsChangeEntry, active_tool_names=names))
+
+    async def append_compaction(
+        self,
+        summary: str,
+        tokens_before: int,
+        *,
+        first_kept_entry_id: str | None = None,
+        details: CompactionDetails | Mapping[str, Any] | None = None,
+        usage: Usage | Mapping[str, Any] | None = None,
+        retained_tail: list[AgentMessage] | list[Mapping[str, Any]] | None = None,
+    ) -> str:
+        """Append a ``compaction`` entry under the leaf (SPEC §4). Returns the entry id.
+
+        Prefer :func:`sessiontree.compact`, which plans the cut and summarises.
+
+        Raises:
+            EntryNotFoundError: ``first_kept_entry_id`` is not on the current branch.
+        """
+        if first_kept_entry_id is not None and await self.get_entry(first_kept_entry_id) is None:
+            raise EntryNotFoundError(
+                "firstKeptEntryId names no entry", session_id=self.id, entry_id=first_kept_entry_id
+            )
+        fields: dict[str, Any] = {"summary": summary, "tokens_before": tokens_before}
+        if first_kept_entry_id is not None:
+            fields["first_kept_entry_id"] = first_kept_entry_id
+        if details is not None:
+            fields["details"] = details
+        if usage is not None:
+            fields["usage"] = usage
+        if retained_tail is not None:
+            fields["retained_tail"] = retained_tail
+        return await self._append(self._build(CompactionEntry, **fields))
+
+    async def append_branch_summary(
+        self,
+        summary: str,
+        from_id: str,
+        *,
+        details: Any = None,
+        usage: Usage | Mapping[str, Any] | None = None,
+    ) -> str:
+        """Append a ``branch_summary`` under the leaf; ``from_id`` = the leaf that was left.
+
+        Raises:
+            EntryNotFoundError: ``from_id`` names no entry.
+        """
+        fields: dict[str, Any] = {"summary": summary, "from_id": from_id}
+        if details is not None:
+            fields["details"] = details
+        if usage is not None:
+            fields["usage"] = usage
+        return await self._append(self._build(BranchSummaryEntry, **fields))
+
+    async def append_custom_entry(self, custom_type: str, data: Any = None) -> str:
+        """Append extension data (in the context only through a projector). Returns the id."""
+        return await self._append(self._build(CustomEntry, custom_type=custom_type, data=data))
+
+    async def append_custom_message_entry(
+        self,
+        custom_type: str,
+        content: str | list[ContentBlock] | list[Mapping[str, Any]],
+        *,
+        display: bool = True,
+        details: Any = None,
+    ) -> str:
+        """Append an extension message (projected as a ``custom`` message). Returns the id."""
+        fields: dict[str, Any] = {"custom_type": custom_type, "content": content, "display": display}
+        if details is not None:
+            fields["details"] = details
+        return await self._append(self._build(CustomMessageEntry, **fields))
+
+    async def append_label(self, target_id: str, label: str | None) -> str:
+        """Label an entry (``None`` or ``""`` clears). Never moves the leaf. Returns the id.
+
+        Raises:
+            EntryNotFoundError: ``target_id`` names no entry.
+        """
+        return await self._append(LabelEntry(target_id=target_id, label=label))
+
+    async def append_session_name(self, name: str) -> str:
+        """Name the session. Never moves the leaf. Returns the entry id."""
+        return await self._append(self._build(SessionInfoEntry, name=name))
+
+    def _build(self, cls: type[Entry], **fields: Any) -> Entry:  # type: ignore[valid-type]
+        try:
+            return cls(**fields)  # type: ignore[no-any-return]
+        except ValueError as exc:
+            raise InvalidEntryError(f"invalid {cls.__name__}: {exc}", session_id=self.id) from exc
+
+    async def set_leaf_id(self, target_id: str | None) -> None:
+        """Move the leaf to a path entry (``None``: the next append starts a new root).
+
+        Appends a ``leaf`` entry, so the move survives a restart (SPEC §2).
+
+        Raises:
+            EntryNotFoundError: unknown id. InvalidEntryError: a bookkeeping entry.
+        """
+        await self.storage.set_leaf_id(target_id)
+
+    async def navigate(
+        self,
+        target_id: str | None,
+        *,
+        summarize: bool = False,
+        summarizer: Summarizer | None = None,
+        instructions: str | None = None,
+    ) -> str | None:
+        """Move the leaf to ``target_id``; with ``summarize``, summarise the branch left (SPEC §5).
+
+        Returns the id of the ``branch_summary`` appended, else ``None``.
+
+        Raises:
+            EntryNotFoundError / InvalidEntryError: as :meth:`set_leaf_id`.
+            SummaryError: the summariser failed; nothing was changed.
+        """
+        if not summarize:
+            await self.set_leaf_id(target_id)
+            return None
+        from sessiontree.branching import navigate_with_summary
+
+        return await navigate_with_summary(
+            self, target_id, summarizer=summarizer, instructions=instructions
+        )
+
+    async def fork(self, target_id: str, position: ForkPosition = "at") -> Session:
+        """A new session holding copies of the path to ``target_id`` (SPEC §5).
+
+        ``position="before"`` copies up to the target's parent. The original is untouched.
+
+        Raises:
+            EntryNotFoundError: unknown target. InvalidEntryError: bookkeeping target / bad position.
+        """
+        return Session(await self.storage.fork(target_id, position))
+
+    async def delete(self) -> None:
+        """Delete this session and all its entries."""
+        await self.storage.delete()
+
+    async def close(self) -> None:
+        """Release the storage."""
+        await self.storage.close()

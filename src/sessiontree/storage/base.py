@@ -1,0 +1,218 @@
+"""The ``SessionStorage`` protocol: one session's append-only log (SPEC §6).
+
+Backends (memory, JSONL, SQL) live side by side in this package and all pass the one
+conformance suite in :mod:`sessiontree.testing`. The rules they enforce come from the pure
+core (:mod:`sessiontree.tree`), so they cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from sessiontree.entries import Entry, LabelEntry, is_path_entry
+from sessiontree.errors import EntryNotFoundError, InvalidEntryError
+from sessiontree.metadata import SessionMetadata
+from sessiontree.tree import ForkPosition, fork_chain, labels_of
+
+__all__ = ["EntryCursor", "SessionStorage", "fork_storage", "select_entries"]
+
+
+@dataclass(frozen=True)
+class EntryCursor:
+    """Which entries :meth:`SessionStorage.get_entries` returns, in append order.
+
+    Attributes:
+        after: start after this entry id (in the direction of travel); ``None`` = from the start.
+        limit: at most this many entries; ``None`` = all.
+        types: only entries of these types; ``None`` = all.
+        reverse: newest first.
+    """
+
+    after: str | None = None
+    limit: int | None = None
+    types: frozenset[str] | None = None
+    reverse: bool = False
+
+
+@runtime_checkable
+class SessionStorage(Protocol):
+    """One session's storage. Every method is async except the two properties.
+
+    Ordering: ``get_entries`` returns append order (a per-session sequence number);
+    ``get_branch`` returns root → leaf.
+    """
+
+    @property
+    def id(self) -> str:
+        """The session id."""
+        ...
+
+    @property
+    def metadata(self) -> SessionMetadata:
+        """The session metadata (immutable after creation)."""
+        ...
+
+    async def get_leaf_id(self) -> str | None:
+        """The current leaf (SPEC §2), ``None`` for an empty session or after ``set_leaf_id(None)``."""
+        ...
+
+    async def set_leaf_id(self, target_id: str | None) -> Entry:
+        """Append a ``leaf`` entry (``parentId`` = old leaf) that moves the leaf to ``target_id``.
+
+        Raises:
+            EntryNotFoundError: ``target_id`` names no entry.
+            InvalidEntryError: ``target_id`` names a bookkeeping entry.
+        """
+        ...
+
+    async def get_entry(self, entry_id: str) -> Entry | None:
+        """The entry with this id, ``None`` when there is none."""
+        ...
+
+    async def get_entries(self, cursor: EntryCursor | None = None) -> list[Entry]:
+        """Entries in append order, filtered and paged by ``cursor``.
+
+        Raises:
+            EntryNotFoundError: ``cursor.after`` names no entry.
+        """
+        ...
+
+    async def get_branch(
+        self, leaf_id: str | None = None, *, include_bookkeeping: bool = False
+    ) -> list[Entry]:
+        """The path root → ``leaf_id`` (current leaf by default); ``[]`` when the leaf is ``None``.
+
+        Bookkeeping entries the path runs through are left out unless asked for.
+
+        Raises:
+            EntryNotFoundError: ``leaf_id`` names no entry.
+            CorruptSessionError: a cycle or a missing parent.
+        """
+        ...
+
+    async def append_entry(self, entry: Entry, *, at_leaf: bool = False) -> Entry:
+        """Validate and append one entry; returns it as stored.
+
+        With ``at_leaf`` the entry's ``parentId`` is set to the current leaf in the same
+        atomic step (what :class:`Session`'s ``append_*`` methods use).
+
+        Raises:
+            DuplicateEntryError, EntryNotFoundError, InvalidEntryError: SPEC §2; nothing changed.
+        """
+        ...
+
+    async def append_entries(self, entries: Sequence[Entry]) -> None:
+        """Validate and append entries in order, all or nothing (imports, forks, batches).
+
+        Raises:
+            DuplicateEntryError, EntryNotFoundError, InvalidEntryError: nothing appended.
+        """
+        ...
+
+    async def get_label(self, entry_id: str) -> str | None:
+        """The entry's label (newest ``label`` entry targeting it), ``None`` when none."""
+        ...
+
+    async def get_name(self) -> str | None:
+        """The session name (newest ``session_info``), ``None`` when none."""
+        ...
+
+    async def fork(self, target_id: str, position: ForkPosition = "at") -> SessionStorage:
+        """A new session in the same store holding copies of the path to ``target_id`` (SPEC §5).
+
+        Raises:
+            EntryNotFoundError: ``target_id`` names no entry.
+            InvalidEntryError: ``target_id`` is a bookkeeping entry, or a bad ``position``.
+        """
+        ...
+
+    async def delete(self) -> None:
+        """Delete the session and all its entries."""
+        ...
+
+    async def close(self) -> None:
+        """Release what the storage holds (files, connections). Idempotent."""
+        ...
+
+
+def select_entries(entries: Sequence[Entry], seq_of: Callable[[str], int | None], cursor: EntryCursor | None, *, session_id: str) -> list[Entry]:
+    """Apply an :class:`EntryCursor` to entries held in append order (in-memory backends).
+
+    Raises:
+        EntryNotFoundError: ``cursor.after`` names no entry.
+    """
+    cursor = cursor or EntryCursor()
+    if cursor.reverse:
+        start = len(entries) - 1
+        if cursor.after is not None:
+            pos = seq_of(cursor.after)
+            if pos is None:
+                raise EntryNotFoundError("cursor names no entry", session_id=session_id, entry_id=cursor.after)
+            start = pos - 1
+        indices: range = range(start, -1, -1)
+    else:
+        start = 0
+        if cursor.after is not None:
+            pos = seq_of(cursor.after)
+            if pos is None:
+                raise EntryNotFoundError("cursor names no entry", session_id=session_id, entry_id=cursor.after)
+            start = pos + 1
+        indices = range(start, len(entries))
+    out: list[Entry] = []
+    limit = cursor.limit
+    if limit is not None and limit <= 0:
+        return out
+    types = cursor.types
+    for i in indices:
+        e = entries[i]
+        if types is None or e.type in types:
+            out.append(e)
+            if limit is not None and len(out) >= limit:
+                break
+    return out
+
+
+async def fork_storage(
+    source: SessionStorage,
+    target_id: str,
+    position: ForkPosition,
+    create: Callable[[SessionMetadata], Awaitable[SessionStorage]],
+) -> SessionStorage:
+    """The fork algorithm every backend shares (SPEC §5).
+
+    Copies the chain root → target (``before``: up to the target's parent) with the same ids,
+    keeps each copied entry's label, and records ``parentSessionId`` / ``forkedFromEntryId``.
+    ``create`` makes the new, empty session in the source's store.
+
+    Raises:
+        EntryNotFoundError: ``target_id`` names no entry.
+        InvalidEntryError: the target is a bookkeeping entry, or ``position`` is bad.
+    """
+    if position not in ("at", "before"):
+        raise InvalidEntryError(
+            f"fork position must be 'at' or 'before', not {position!r}", session_id=source.id
+        )
+    chain = await source.get_branch(target_id, include_bookkeeping=True)
+    if not is_path_entry(chain[-1]):
+        raise InvalidEntryError(
+            "a fork target must be a path entry, not a bookkeeping entry",
+            session_id=source.id,
+            entry_id=target_id,
+        )
+    copied = fork_chain(chain, position)
+    current = labels_of(await source.get_entries(EntryCursor(types=frozenset({"label"}))))
+    leaf = next((e.id for e in reversed(copied) if is_path_entry(e)), None)
+    labels: list[Entry] = [
+        LabelEntry(target_id=e.id, label=current[e.id], parent_id=leaf)
+        for e in copied
+        if e.id in current
+    ]
+    meta = source.metadata.model_copy(
+        update={"parent_session_id": source.id, "forked_from_entry_id": target_id}
+    )
+    meta.__pydantic_fields_set__.update({"parent_session_id", "forked_from_entry_id"})
+    new = await create(meta)
+    await new.append_entries([*copied, *labels])
+    return new

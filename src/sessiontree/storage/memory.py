@@ -1,0 +1,146 @@
+"""In-memory storage: dicts and lists, for tests and ephemeral sessions (SPEC §6 "memory")."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+
+from sessiontree.entries import Entry, LeafEntry, parse_entry
+from sessiontree.metadata import SessionMetadata
+from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage, select_entries
+from sessiontree.errors import SessionNotFoundError
+from sessiontree.ids import new_id
+from sessiontree.tree import ForkPosition, TreeIndex, branch_of, check_append
+
+__all__ = ["MemoryStorage"]
+
+
+class MemoryStorage:
+    """One session held in memory: a :class:`~sessiontree.tree.TreeIndex` and its metadata.
+
+    Operations have no ``await`` inside, so each is atomic under asyncio. Data is lost when
+    the process ends.
+    """
+
+    def __init__(
+        self,
+        id: str | None = None,
+        metadata: SessionMetadata | None = None,
+        *,
+        created_at: datetime | None = None,
+        on_create: Callable[[MemoryStorage], None] | None = None,
+        on_delete: Callable[[str], None] | None = None,
+    ) -> None:
+        self._id = id or new_id()
+        self._metadata = metadata or SessionMetadata()
+        self.index = TreeIndex(session_id=self._id)
+        self.created_at = created_at or datetime.now(UTC)
+        self.modified_at = self.created_at
+        self._on_create = on_create
+        self._on_delete = on_delete
+        self._deleted = False
+
+    @property
+    def id(self) -> str:
+        """The session id."""
+        return self._id
+
+    @property
+    def metadata(self) -> SessionMetadata:
+        """The session metadata."""
+        return self._metadata
+
+    def _alive(self) -> None:
+        if self._deleted:
+            raise SessionNotFoundError(self._id, "session was deleted")
+
+    async def get_leaf_id(self) -> str | None:
+        """See :meth:`SessionStorage.get_leaf_id`."""
+        self._alive()
+        return self.index.leaf_id
+
+    async def set_leaf_id(self, target_id: str | None) -> Entry:
+        """See :meth:`SessionStorage.set_leaf_id`."""
+        return await self.append_entry(LeafEntry(target_id=target_id), at_leaf=True)
+
+    async def get_entry(self, entry_id: str) -> Entry | None:
+        """See :meth:`SessionStorage.get_entry`."""
+        self._alive()
+        return self.index.by_id.get(entry_id)
+
+    async def get_entries(self, cursor: EntryCursor | None = None) -> list[Entry]:
+        """See :meth:`SessionStorage.get_entries`."""
+        self._alive()
+        return select_entries(self.index.entries, self.index.seq.get, cursor, session_id=self._id)
+
+    async def get_branch(
+        self, leaf_id: str | None = None, *, include_bookkeeping: bool = False
+    ) -> list[Entry]:
+        """See :meth:`SessionStorage.get_branch`."""
+        self._alive()
+        chain = self.index.chain(self.index.leaf_id if leaf_id is None else leaf_id)
+        return chain if include_bookkeeping else branch_of(chain)
+
+    async def append_entry(self, entry: Entry, *, at_leaf: bool = False) -> Entry:
+        """See :meth:`SessionStorage.append_entry`."""
+        self._alive()
+        entry = parse_entry(entry)
+        if at_leaf and entry.parent_id != self.index.leaf_id:
+            entry = entry.model_copy(update={"parent_id": self.index.leaf_id})
+        self.index.check(entry)
+        self.index.add(entry)
+        self.modified_at = datetime.now(UTC)
+        return entry
+
+    async def append_entries(self, entries: Sequence[Entry]) -> None:
+        """See :meth:`SessionStorage.append_entries`."""
+        self._alive()
+        parsed = [parse_entry(e) for e in entries]
+        staged = TreeIndex(session_id=self._id)
+        staged.by_id = dict(self.index.by_id)
+
+        def type_of(entry_id: str) -> str | None:
+            e = staged.by_id.get(entry_id)
+            return None if e is None else e.type
+
+        for e in parsed:
+            check_append(e, type_of, session_id=self._id)
+            staged.by_id[e.id] = e
+        for e in parsed:
+            self.index.add(e)
+        if parsed:
+            self.modified_at = datetime.now(UTC)
+
+    async def get_label(self, entry_id: str) -> str | None:
+        """See :meth:`SessionStorage.get_label`."""
+        self._alive()
+        return self.index.labels.get(entry_id)
+
+    async def get_name(self) -> str | None:
+        """See :meth:`SessionStorage.get_name`."""
+        self._alive()
+        return self.index.name
+
+    async def fork(self, target_id: str, position: ForkPosition = "at") -> SessionStorage:
+        """See :meth:`SessionStorage.fork`; the fork joins the same repository, if any."""
+        self._alive()
+
+        async def create(meta: SessionMetadata) -> SessionStorage:
+            new = MemoryStorage(
+                metadata=meta, on_create=self._on_create, on_delete=self._on_delete
+            )
+            if self._on_create is not None:
+                self._on_create(new)
+            return new
+
+        return await fork_storage(self, target_id, position, create)
+
+    async def delete(self) -> None:
+        """See :meth:`SessionStorage.delete`."""
+        if not self._deleted:
+            self._deleted = True
+            if self._on_delete is not None:
+                self._on_delete(self._id)
+
+    async def close(self) -> None:
+        """Nothing to release."""

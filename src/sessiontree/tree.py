@@ -1,0 +1,344 @@
+"""The session tree as pure functions over entries (SPEC §2). No I/O.
+
+Every backend reuses these rules so they cannot drift apart:
+
+* :func:`check_append` — the rejection rules of ``append_entry``;
+* :func:`leaf_after` — the leaf rule: the leaf is a pure function of the append log;
+* :func:`trace_chain` / :func:`branch_of` — root → leaf paths with cycle detection;
+* :func:`build_tree` — the nodes of ``get_tree()``, children in append order;
+* :func:`labels_of`, :func:`name_of`, :func:`fork_chain`.
+
+All walks are iterative: a 100,000-entry chain never touches the recursion limit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from sessiontree.entries import (
+    BOOKKEEPING_TYPES,
+    ENTRY_TYPES,
+    BranchSummaryEntry,
+    Entry,
+    LabelEntry,
+    LeafEntry,
+    SessionInfoEntry,
+)
+from sessiontree.errors import (
+    CorruptSessionError,
+    DuplicateEntryError,
+    EntryNotFoundError,
+    InvalidEntryError,
+)
+
+__all__ = [
+    "ForkPosition",
+    "TreeIndex",
+    "TreeNode",
+    "branch_of",
+    "build_tree",
+    "check_append",
+    "entry_refs",
+    "fork_chain",
+    "labels_of",
+    "leaf_after",
+    "leaf_of_log",
+    "name_of",
+    "trace_chain",
+]
+
+ForkPosition = Literal["at", "before"]
+
+
+@dataclass(eq=False)
+class TreeNode:
+    """One path entry in :meth:`Session.get_tree`: the entry, its children (append order), its label."""
+
+    entry: Entry
+    children: list[TreeNode] = field(default_factory=list)
+    label: str | None = None
+
+
+def entry_refs(entry: Entry) -> list[tuple[str, str]]:
+    """The ids an entry refers to, as ``(field, id)`` pairs, that must exist in the session.
+
+    ``parentId``, a label/leaf ``targetId`` and a branch summary's ``fromId`` (SPEC §2).
+    """
+    refs: list[tuple[str, str]] = []
+    if entry.parent_id is not None:
+        refs.append(("parentId", entry.parent_id))
+    if isinstance(entry, LabelEntry | LeafEntry) and entry.target_id is not None:
+        refs.append(("targetId", entry.target_id))
+    if isinstance(entry, BranchSummaryEntry):
+        refs.append(("fromId", entry.from_id))
+    return refs
+
+
+def check_append(
+    entry: Entry, type_of: Callable[[str], str | None], *, session_id: str | None = None
+) -> None:
+    """Raise if ``entry`` may not be appended to a session (SPEC §2). Changes nothing.
+
+    Args:
+        entry: the candidate entry.
+        type_of: the ``type`` of an existing entry of the session by id, ``None`` if absent.
+        session_id: named in the error messages.
+
+    Raises:
+        InvalidEntryError: an unknown ``type``; a ``parentId`` naming a ``leaf`` entry; a
+            ``leaf`` entry whose target is a bookkeeping entry.
+        DuplicateEntryError: the id is already used in this session.
+        EntryNotFoundError: a ``parentId``, ``targetId`` or ``fromId`` names no entry.
+    """
+    if entry.type not in ENTRY_TYPES:
+        raise InvalidEntryError(
+            f"unknown entry type {entry.type!r}", session_id=session_id, entry_id=entry.id
+        )
+    if type_of(entry.id) is not None:
+        raise DuplicateEntryError(
+            "an entry with this id already exists", session_id=session_id, entry_id=entry.id
+        )
+    for what, ref in entry_refs(entry):
+        ref_type = type_of(ref)
+        if ref_type is None:
+            raise EntryNotFoundError(
+                f"{what} {ref!r} names no entry of this session",
+                session_id=session_id,
+                entry_id=entry.id,
+            )
+        if what == "parentId" and ref_type == "leaf":
+            raise InvalidEntryError(
+                f"parentId {ref!r} names a leaf entry, which can never be a parent",
+                session_id=session_id,
+                entry_id=entry.id,
+            )
+        if what == "targetId" and entry.type == "leaf" and ref_type in BOOKKEEPING_TYPES:
+            raise InvalidEntryError(
+                f"leaf target {ref!r} is a {ref_type} entry, not a path entry",
+                session_id=session_id,
+                entry_id=entry.id,
+            )
+
+
+def leaf_after(old_leaf: str | None, entry: Entry) -> str | None:
+    """The leaf after appending ``entry`` (SPEC §2).
+
+    A ``leaf`` entry gives its ``targetId``; a path entry its own id; ``label`` and
+    ``session_info`` leave the leaf where it was.
+    """
+    if entry.type == "leaf":
+        return entry.target_id  # type: ignore[union-attr]
+    if entry.type in BOOKKEEPING_TYPES:
+        return old_leaf
+    return entry.id
+
+
+def leaf_of_log(entries: Iterable[Entry]) -> str | None:
+    """The leaf of a whole append log (``None`` for an empty one)."""
+    leaf: str | None = None
+    for entry in entries:
+        leaf = leaf_after(leaf, entry)
+    return leaf
+
+
+def trace_chain(
+    leaf_id: str | None, get: Callable[[str], Entry | None], *, session_id: str | None = None
+) -> list[Entry]:
+    """Every entry on the ``parentId`` chain from the root to ``leaf_id``, bookkeeping included.
+
+    Raises:
+        EntryNotFoundError: ``leaf_id`` names no entry.
+        CorruptSessionError: a cycle, or a ``parentId`` that names no entry.
+    """
+    if leaf_id is None:
+        return []
+    chain: list[Entry] = []
+    seen: set[str] = set()
+    current: str | None = leaf_id
+    while current is not None:
+        if current in seen:
+            raise CorruptSessionError(
+                "cycle in parentId links", session_id=session_id, entry_id=current
+            )
+        seen.add(current)
+        entry = get(current)
+        if entry is None:
+            if not chain:
+                raise EntryNotFoundError(
+                    "no such entry", session_id=session_id, entry_id=current
+                )
+            raise CorruptSessionError(
+                f"entry {chain[-1].id!r} has parentId {current!r}, which names no entry",
+                session_id=session_id,
+                entry_id=chain[-1].id,
+            )
+        chain.append(entry)
+        current = entry.parent_id
+    chain.reverse()
+    return chain
+
+
+def branch_of(chain: Sequence[Entry]) -> list[Entry]:
+    """The path entries of a chain (bookkeeping entries that it runs through removed)."""
+    return [e for e in chain if e.type not in BOOKKEEPING_TYPES]
+
+
+def labels_of(entries: Iterable[Entry]) -> dict[str, str]:
+    """Entry id → label, from ``label`` entries in append order (``None``/empty clears)."""
+    labels: dict[str, str] = {}
+    for entry in entries:
+        if isinstance(entry, LabelEntry):
+            if entry.label:
+                labels[entry.target_id] = entry.label
+            else:
+                labels.pop(entry.target_id, None)
+    return labels
+
+
+def name_of(entries: Iterable[Entry]) -> str | None:
+    """The session name: ``name`` of the newest ``session_info`` entry, else ``None``."""
+    name: str | None = None
+    for entry in entries:
+        if isinstance(entry, SessionInfoEntry):
+            name = entry.name
+    return name
+
+
+def build_tree(
+    entries: Sequence[Entry], labels: dict[str, str] | None = None, *, session_id: str | None = None
+) -> list[TreeNode]:
+    """The root nodes of every path entry, children in append order (SPEC §2).
+
+    A path entry whose parent is a bookkeeping entry hangs under its nearest path ancestor.
+    Iterative; linear in the number of entries.
+
+    Raises:
+        CorruptSessionError: a cycle (entries that reach no root).
+    """
+    labels = labels_of(entries) if labels is None else labels
+    by_id = {e.id: e for e in entries}
+    nodes: dict[str, TreeNode] = {}
+    for e in entries:
+        if e.type not in BOOKKEEPING_TYPES:
+            nodes[e.id] = TreeNode(e, [], labels.get(e.id))
+    # nearest path ancestor, memoised through bookkeeping runs
+    anchor: dict[str, str | None] = {}
+
+    def path_parent(entry: Entry) -> str | None:
+        pid = entry.parent_id
+        run: list[str] = []
+        result: str | None = None
+        steps = 0
+        while pid is not None:
+            if pid in nodes:
+                result = pid
+                break
+            if pid in anchor:
+                result = anchor[pid]
+                break
+            parent = by_id.get(pid)
+            if parent is None:
+                result = None
+                break
+            run.append(pid)
+            pid = parent.parent_id
+            steps += 1
+            if steps > len(by_id):
+                raise CorruptSessionError(
+                    "cycle in parentId links", session_id=session_id, entry_id=entry.id
+                )
+        for r in run:
+            anchor[r] = result
+        return result
+
+    roots: list[TreeNode] = []
+    for node in nodes.values():
+        parent = path_parent(node.entry)
+        if parent is None:
+            roots.append(node)
+        else:
+            nodes[parent].children.append(node)
+    # everything must hang under a root; otherwise there is a cycle
+    reached = 0
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        reached += 1
+        stack.extend(node.children)
+    if reached != len(nodes):
+        raise CorruptSessionError(
+            f"{len(nodes) - reached} entries are on a parentId cycle", session_id=session_id
+        )
+    return roots
+
+
+def fork_chain(chain: Sequence[Entry], position: ForkPosition) -> list[Entry]:
+    """The entries a fork copies, given the chain root → target (SPEC §5).
+
+    ``at`` copies the whole chain; ``before`` stops at the target's parent (so a user message
+    can be asked again differently) and drops bookkeeping entries left dangling at the end.
+    """
+    if position == "at":
+        return list(chain)
+    if position != "before":
+        raise InvalidEntryError(f"fork position must be 'at' or 'before', not {position!r}")
+    copied = list(chain[:-1])
+    while copied and copied[-1].type in BOOKKEEPING_TYPES:
+        copied.pop()
+    return copied
+
+
+class TreeIndex:
+    """An in-memory index of one session's entries in append order.
+
+    Used by the memory and JSONL backends (and by importers); O(1) lookups, appends that
+    validate with :func:`check_append` and keep the leaf, labels and name current.
+    """
+
+    def __init__(self, entries: Iterable[Entry] = (), *, session_id: str | None = None) -> None:
+        self.session_id = session_id
+        self.entries: list[Entry] = []
+        self.by_id: dict[str, Entry] = {}
+        self.seq: dict[str, int] = {}
+        self.leaf_id: str | None = None
+        self.labels: dict[str, str] = {}
+        self.name: str | None = None
+        for e in entries:
+            self.add(e)
+
+    def type_of(self, entry_id: str) -> str | None:
+        """The type of an entry, ``None`` when absent."""
+        e = self.by_id.get(entry_id)
+        return None if e is None else e.type
+
+    def check(self, entry: Entry) -> None:
+        """:func:`check_append` against this index."""
+        check_append(entry, self.type_of, session_id=self.session_id)
+
+    def add(self, entry: Entry) -> None:
+        """Index an entry already known to be valid (no checks; see :meth:`check`)."""
+        self.seq[entry.id] = len(self.entries)
+        self.entries.append(entry)
+        self.by_id[entry.id] = entry
+        self.leaf_id = leaf_after(self.leaf_id, entry)
+        if isinstance(entry, LabelEntry):
+            if entry.label:
+                self.labels[entry.target_id] = entry.label
+            else:
+                self.labels.pop(entry.target_id, None)
+        elif isinstance(entry, SessionInfoEntry):
+            self.name = entry.name
+
+    def chain(self, leaf_id: str | None) -> list[Entry]:
+        """:func:`trace_chain` over this index."""
+        return trace_chain(leaf_id, self.by_id.get, session_id=self.session_id)
+
+    def branch(self, leaf_id: str | None) -> list[Entry]:
+        """The path root → ``leaf_id`` without bookkeeping entries."""
+        return branch_of(self.chain(leaf_id))
+
+    def tree(self) -> list[TreeNode]:
+        """:func:`build_tree` over this index."""
+        return build_tree(self.entries, self.labels, session_id=self.session_id)

@@ -1,0 +1,99 @@
+"""Factories for every backend the conformance suite runs on.
+
+Each factory is an async context manager yielding a fresh, empty ``SessionRepo``.
+PostgreSQL uses one throwaway database per repo (created from the ``test`` database on
+127.0.0.1:5432 and dropped afterwards). With ``CI=true`` a backend that cannot start fails
+the test instead of skipping it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessiontree import MemoryRepo, SessionRepo
+
+PG_ADMIN_URL = os.environ.get("SESSIONTREE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def unavailable(reason: str) -> None:
+    """Skip locally, fail in CI (a backend test may never skip silently there)."""
+    if IN_CI:
+        pytest.fail(f"backend unavailable in CI: {reason}")
+    pytest.skip(reason)
+
+
+@contextlib.asynccontextmanager
+async def memory_repo(tmp_path: Path) -> AsyncIterator[SessionRepo]:
+    repo = MemoryRepo()
+    yield repo
+    await repo.close()
+
+
+@contextlib.asynccontextmanager
+async def jsonl_repo(tmp_path: Path) -> AsyncIterator[SessionRepo]:
+    from sessiontree.repos.jsonl import JSONLRepo
+
+    repo = JSONLRepo(tmp_path / "jsonl-store")
+    yield repo
+    await repo.close()
+
+
+@contextlib.asynccontextmanager
+async def sqlite_repo(tmp_path: Path) -> AsyncIterator[SessionRepo]:
+    from sessiontree.repos.sql import SQLRepo
+
+    repo = SQLRepo(f"sqlite:///{tmp_path / 'store.db'}")
+    yield repo
+    await repo.close()
+
+
+@contextlib.contextmanager
+def throwaway_pg_database() -> Any:
+    """Create a uniquely named database on the test server; yield its URL; drop it."""
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover
+        unavailable("psycopg is not installed")
+        raise
+    name = f"sessiontree_t_{uuid.uuid4().hex[:12]}"
+    try:
+        admin = psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=5)
+    except psycopg.OperationalError as exc:
+        unavailable(f"PostgreSQL at {PG_ADMIN_URL} is not reachable: {exc}")
+        raise
+    with admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    base = PG_ADMIN_URL.rsplit("/", 1)[0]
+    try:
+        yield f"{base}/{name}"
+    finally:
+        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextlib.asynccontextmanager
+async def postgres_repo(tmp_path: Path) -> AsyncIterator[SessionRepo]:
+    from sessiontree.repos.sql import SQLRepo
+
+    with throwaway_pg_database() as url:
+        repo = SQLRepo(url)
+        try:
+            yield repo
+        finally:
+            await repo.close()
+
+
+BACKENDS: dict[str, Callable[[Path], contextlib.AbstractAsyncContextManager[SessionRepo]]] = {
+    "memory": memory_repo,
+    "jsonl": jsonl_repo,
+    "sqlite": sqlite_repo,
+    "postgres": postgres_repo,
+}
