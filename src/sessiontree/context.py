@@ -64,7 +64,9 @@ __all__ = [
 
 log = logging.getLogger("sessiontree.context")
 
-EntryProjector = Callable[[CustomEntry, int, Sequence[Entry]], Sequence[AgentMessage | dict[str, Any]]]
+EntryProjector = Callable[
+    [CustomEntry, int, Sequence[Entry]], Sequence[AgentMessage | dict[str, Any]]
+]
 """``projector(entry, index, entries)`` → messages for a ``custom`` entry; ``index`` is the
 entry's position in the transformed ``entries``."""
 
@@ -218,7 +220,14 @@ def derive_state(
                     model = ModelRef(m["provider"], m["modelId"])
                 elif m is None and "model" in state:
                     model = None
-                if state.get("thinkingLevel") in ("off", "minimal", "low", "medium", "high", "xhigh"):
+                if state.get("thinkingLevel") in (
+                    "off",
+                    "minimal",
+                    "low",
+                    "medium",
+                    "high",
+                    "xhigh",
+                ):
                     thinking = state["thinkingLevel"]
                 if "activeToolNames" in state:
                     names = state["activeToolNames"]
@@ -250,9 +259,12 @@ def repair_tool_pairs(messages: Sequence[AgentMessage]) -> list[AgentMessage]:
         if isinstance(msg, AssistantMessage):
             for call in msg.tool_calls():
                 issued.add(call.id)
-        elif isinstance(msg, ToolResultMessage):
-            if msg.tool_call_id in issued and msg.tool_call_id not in results:
-                results[msg.tool_call_id] = msg
+        elif (
+            isinstance(msg, ToolResultMessage)
+            and msg.tool_call_id in issued
+            and msg.tool_call_id not in results
+        ):
+            results[msg.tool_call_id] = msg
     out: list[AgentMessage] = []
     placed: set[str] = set()
     for i, msg in enumerate(messages):
@@ -370,9 +382,7 @@ def to_llm_messages(
     """
     out: list[dict[str, Any]] = []
     for msg in messages:
-        if isinstance(msg, UserMessage):
-            out.append({"role": "user", "content": _content_text(msg.content)})
-        elif isinstance(msg, CustomMessage):
+        if isinstance(msg, UserMessage | CustomMessage):
             out.append({"role": "user", "content": _content_text(msg.content)})
         elif isinstance(msg, CompactionSummaryMessage):
             out.append(

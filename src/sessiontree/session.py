@@ -6,7 +6,7 @@ the pure core (:mod:`sessiontree.tree`, :mod:`sessiontree.context`) over what st
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sessiontree.context import (
@@ -230,7 +230,7 @@ class Session:
         first_kept_entry_id: str | None = None,
         details: CompactionDetails | Mapping[str, Any] | None = None,
         usage: Usage | Mapping[str, Any] | None = None,
-        retained_tail: list[AgentMessage] | list[Mapping[str, Any]] | None = None,
+        retained_tail: Sequence[AgentMessage | Mapping[str, Any]] | None = None,
     ) -> str:
         """Append a ``compaction`` entry under the leaf (SPEC §4). Returns the entry id.
 
@@ -251,7 +251,7 @@ class Session:
         if usage is not None:
             fields["usage"] = usage
         if retained_tail is not None:
-            fields["retained_tail"] = retained_tail
+            fields["retained_tail"] = list(retained_tail)
         return await self._append(self._build(CompactionEntry, **fields))
 
     async def append_branch_summary(
@@ -287,7 +287,11 @@ class Session:
         details: Any = None,
     ) -> str:
         """Append an extension message (projected as a ``custom`` message). Returns the id."""
-        fields: dict[str, Any] = {"custom_type": custom_type, "content": content, "display": display}
+        fields: dict[str, Any] = {
+            "custom_type": custom_type,
+            "content": content,
+            "display": display,
+        }
         if details is not None:
             fields["details"] = details
         return await self._append(self._build(CustomMessageEntry, **fields))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
@@ -42,7 +44,7 @@ class SessionRepo(Protocol):
 
     async def list(
         self, *, limit: int | None = None, offset: int = 0
-    ) -> list[SessionInfo]:
+    ) -> builtins.list[SessionInfo]:
         """Sessions, newest ``modified_at`` first, paged with ``limit``/``offset``; reads no entries."""
         ...
 
@@ -54,7 +56,7 @@ class SessionRepo(Protocol):
         """Fork session ``id`` at ``target_id`` (SPEC §5). Raises SessionNotFoundError, EntryNotFoundError."""
         ...
 
-    async def search(self, query: str, limit: int = 20) -> list[SearchHit]:
+    async def search(self, query: str, limit: int = 20) -> builtins.list[SearchHit]:
         """Messages whose text matches ``query``: session id, entry id and a snippet."""
         ...
 

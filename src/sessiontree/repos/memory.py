@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -96,7 +98,9 @@ class MemoryRepo:
             raise SessionNotFoundError(id)
         return Session(storage)
 
-    async def list(self, *, limit: int | None = None, offset: int = 0) -> list[SessionInfo]:
+    async def list(
+        self, *, limit: int | None = None, offset: int = 0
+    ) -> builtins.list[SessionInfo]:
         """See :meth:`SessionRepo.list`."""
         rows = sorted(self._sessions.values(), key=lambda s: s.modified_at, reverse=True)
         rows = rows[offset:] if limit is None else rows[offset : offset + limit]
@@ -113,7 +117,7 @@ class MemoryRepo:
         """See :meth:`SessionRepo.fork`."""
         return await (await self.open(id)).fork(target_id, position)
 
-    async def search(self, query: str, limit: int = 20) -> list[SearchHit]:
+    async def search(self, query: str, limit: int = 20) -> builtins.list[SearchHit]:
         """Case-insensitive substring search over message text (a linear scan)."""
         needle = query.lower()
         hits: list[SearchHit] = []
