@@ -1,0 +1,128 @@
+"""The ``sessiontree`` command line: click for the commands, rich for the output.
+
+Modules, one concern each:
+
+* ``_common`` — the store (``--store`` / ``SESSIONTREE_URL``), id-prefix resolution, errors;
+* ``render`` — rich trees, entry lines and message lists;
+* ``importing`` — ``import``; ``browse`` — ``list``, ``show``, ``context``, ``search``,
+  ``stats``; ``edit`` — ``checkout``, ``fork``, ``label``, ``name``, ``export``, ``rm``;
+  ``maintenance`` — ``verify``, ``compact``.
+
+Errors print one line (``error: …``) on stderr and exit with status 1 (status 2 for a
+command line that does not parse); ``--debug`` shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from sessiontree.cli._common import EXIT_ERROR, EXIT_USAGE, CliState, error_line
+from sessiontree.cli.browse import context_cmd, list_cmd, search_cmd, show_cmd, stats_cmd
+from sessiontree.cli.edit import checkout_cmd, export_cmd, fork_cmd, label_cmd, name_cmd, rm_cmd
+from sessiontree.cli.importing import import_cmd
+from sessiontree.cli.maintenance import compact_cmd, verify_cmd
+from sessiontree.errors import SessionTreeError
+
+__all__ = ["CliState", "cli", "main"]
+
+
+class _Group(click.Group):
+    """A click group whose failures are one line on stderr (tracebacks only with ``--debug``)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.commands)  # in the order they were added, not alphabetical
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        state = extra.pop("obj", None)
+        if not isinstance(state, CliState):
+            state = CliState()
+        try:
+            code = super().main(
+                args, prog_name, complete_var, standalone_mode=False, obj=state, **extra
+            )
+        except click.exceptions.NoArgsIsHelpError as exc:
+            click.echo(exc.ctx.get_help() if exc.ctx is not None else str(exc))
+            code = 0
+        except click.exceptions.Abort:
+            click.echo("error: aborted", err=True)
+            code = EXIT_ERROR
+        except click.ClickException as exc:
+            if state.debug:
+                raise
+            click.echo(error_line(exc), err=True)
+            code = EXIT_USAGE if isinstance(exc, click.UsageError) else exc.exit_code
+        except SessionTreeError as exc:
+            if state.debug:
+                raise
+            click.echo(error_line(exc), err=True)
+            code = EXIT_ERROR
+        except KeyboardInterrupt:
+            click.echo("error: interrupted", err=True)
+            code = 130
+        except OSError as exc:
+            if state.debug:
+                raise
+            click.echo(error_line(exc), err=True)
+            code = EXIT_ERROR
+        if not standalone_mode:
+            return code
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+@click.group(cls=_Group, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--store",
+    envvar="SESSIONTREE_URL",
+    default=None,
+    metavar="URL",
+    help="The store: sqlite:///file.db, jsonl:///dir, postgresql://user@host/db, memory://. "
+    "Default: $SESSIONTREE_URL, else a SQLite file in the user data directory.",
+)
+@click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+@click.version_option(package_name="sessiontree")
+@click.pass_context
+def cli(ctx: click.Context, store: str | None, debug: bool) -> None:
+    """sessiontree: look at, branch and continue agent session histories.
+
+    Sessions and entries can be named by a unique prefix of their id (sessions also by
+    name). Import files written by pi, Claude Code, Codex or SWE-agent with `import`, then
+    use `list`, `show`, `context` and the other commands.
+    """
+    state = ctx.ensure_object(CliState)
+    state.store = store
+    state.debug = debug
+
+
+for _command in (
+    import_cmd,
+    list_cmd,
+    show_cmd,
+    context_cmd,
+    checkout_cmd,
+    fork_cmd,
+    label_cmd,
+    name_cmd,
+    export_cmd,
+    rm_cmd,
+    search_cmd,
+    stats_cmd,
+    verify_cmd,
+    compact_cmd,
+):
+    cli.add_command(_command)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry point: run the CLI on ``argv`` (default ``sys.argv[1:]``) and exit."""
+    cli.main(args=list(argv) if argv is not None else None, prog_name="sessiontree")

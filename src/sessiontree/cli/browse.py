@@ -1,0 +1,324 @@
+"""Read-only commands: ``list``, ``show``, ``context``, ``search``, ``stats``."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from sessiontree.cli._common import (
+    App,
+    echo_json,
+    repo_command,
+    resolve_entry,
+    resolve_session,
+    short_id_length,
+)
+from sessiontree.cli.render import (
+    entry_json,
+    flatten_tree,
+    one_line,
+    render_messages,
+    render_tree,
+)
+
+if TYPE_CHECKING:
+    from sessiontree.session import Session
+
+__all__ = ["context_cmd", "list_cmd", "print_tree", "search_cmd", "show_cmd", "stats_cmd"]
+
+
+def _when(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M")
+
+
+def _id_text(session_id: str, unique: int) -> Text:
+    text = Text(session_id[:unique], style="bold cyan")
+    text.append(session_id[unique:], style="dim cyan")
+    return text
+
+
+@click.command("list")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
+              help="Show at most this many sessions (newest first).")
+@click.option("--offset", type=click.IntRange(min=0), default=0, help="Skip this many first.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@repo_command
+async def list_cmd(app: App, limit: int, offset: int, as_json: bool) -> None:
+    """List sessions, most recently modified first.
+
+    Columns: id (the bold part is a unique prefix you can type), name, last modified (UTC),
+    entries, messages and the first user message.
+    """
+    infos = await app.repo.list(limit=limit, offset=offset)
+    if as_json:
+        echo_json(
+            [
+                {
+                    "id": i.id,
+                    "name": i.name,
+                    "createdAt": i.created_at.isoformat(),
+                    "modifiedAt": i.modified_at.isoformat(),
+                    "entryCount": i.entry_count,
+                    "messageCount": i.message_count,
+                    "firstMessage": i.first_message,
+                    "parentSessionId": i.parent_session_id,
+                }
+                for i in infos
+            ]
+        )
+        return
+    if not infos:
+        app.err.print("no sessions in this store (import some with `sessiontree import PATH`)")
+        return
+    unique = short_id_length((i.id for i in infos), minimum=6)
+    table = Table(show_edge=False, header_style="bold")
+    table.add_column("id", no_wrap=True)
+    table.add_column("name", overflow="fold", max_width=24)
+    table.add_column("modified", no_wrap=True)
+    table.add_column("entries", justify="right")
+    table.add_column("messages", justify="right")
+    table.add_column("first message", overflow="ellipsis", no_wrap=True, max_width=60)
+    for i in infos:
+        table.add_row(
+            _id_text(i.id, unique),
+            Text(i.name or ""),
+            _when(i.modified_at),
+            f"{i.entry_count:,}",
+            f"{i.message_count:,}",
+            Text(one_line(i.first_message or "", 60)),
+        )
+    app.out.print(table)
+
+
+@click.command("show")
+@click.argument("session")
+@click.option("--full", is_flag=True, help="Show every entry; do not collapse long linear runs.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the tree as JSON: a flat list of nodes with parentId and children.")
+@repo_command
+async def show_cmd(app: App, session: str, full: bool, as_json: bool) -> None:
+    """Show the tree of a session.
+
+    Branches, labels, the leaf, compactions and branch summaries.
+
+    SESSION is an id, a unique id prefix or a session name. One line per entry: its id
+    prefix, role or type, and its first text or tool call. Linear runs are collapsed to
+    "… N entries …" unless --full; the leaf, labelled entries, compactions and branch
+    summaries always show. Entries off the current branch are dim.
+
+    With --json: {"sessionId", "name", "leafId", "roots": [ids], "nodes": [{"id",
+    "parentId", "type", "kind", "text", "label", "children", "onCurrentBranch", "isLeaf"}]}
+    in depth-first order; with --full each node also carries the whole stored "entry".
+    """
+    s = await resolve_session(app.repo, session)
+    await print_tree(app, s, full=full, as_json=as_json)
+
+
+async def print_tree(app: App, s: Session, *, full: bool, as_json: bool = False) -> None:
+    """Print the tree of ``s`` (rich tree, or JSON with ``as_json``). Reads every entry."""
+    roots = await s.get_tree()
+    leaf_id = await s.get_leaf_id()
+    path_ids = {e.id for e in await s.get_branch()}
+    name = await s.get_name()
+    lines = flatten_tree(roots)
+    if as_json:
+        echo_json(
+            {
+                "sessionId": s.id,
+                "name": name,
+                "leafId": leaf_id,
+                "roots": [r.entry.id for r in roots],
+                "nodes": [
+                    entry_json(line, leaf_id=leaf_id, path_ids=path_ids, full=full)
+                    for line in lines
+                ],
+            }
+        )
+        return
+    id_len = short_id_length(line.entry.id for line in lines)
+    title = Text("session ", style="bold")
+    title.append(s.id, style="bold cyan")
+    if name:
+        title.append(f"  “{name}”", style="bold")
+    branches = sum(max(0, len(line.children) - 1) for line in lines)
+    title.append(
+        f"  ({len(lines):,} entries, {len(roots)} root{'s' if len(roots) != 1 else ''}, "
+        f"{branches} fork{'s' if branches != 1 else ''}, leaf {leaf_id or '-'})",
+        style="dim",
+    )
+    if not roots:
+        app.out.print(title)
+        app.out.print("(empty session)")
+        return
+    app.out.print(
+        render_tree(title, roots, leaf_id=leaf_id, path_ids=path_ids, id_len=id_len, full=full)
+    )
+
+
+@click.command("context")
+@click.argument("session")
+@click.option("--leaf", "leaf", default=None, metavar="ENTRY",
+              help="Build the context as seen from this entry (id or prefix) instead of the leaf.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON; messages as AgentMessage wire dicts (camelCase, as stored).")
+@click.option("--llm", is_flag=True,
+              help="With --json: messages as provider-neutral chat messages (to_llm_messages).")
+@click.option("--full", is_flag=True, help="Do not shorten long message texts.")
+@repo_command
+async def context_cmd(
+    app: App, session: str, leaf: str | None, as_json: bool, llm: bool, full: bool
+) -> None:
+    """Show the context the next model call gets.
+
+    SPEC §3.
+
+    The system prompt, model, thinking level, active tools and the messages after
+    compaction and tool-pair repair.
+
+    --json prints {"sessionId", "leafId", "systemPrompt", "model": {"provider", "modelId"} or
+    null, "thinkingLevel", "activeToolNames", "contextTokens", "messages"}. "messages" are
+    AgentMessage wire dicts (lossless, the stored format); with --llm they are the
+    user/assistant/tool chat messages of to_llm_messages instead.
+    """
+    from sessiontree.context import to_llm_messages
+
+    if llm and not as_json:
+        raise click.UsageError("--llm needs --json")
+    s = await resolve_session(app.repo, session)
+    leaf_id = (await resolve_entry(s, leaf)).id if leaf is not None else await s.get_leaf_id()
+    ctx = await s.build_context(leaf_id)
+    tokens = _context_tokens(ctx.messages)
+    if as_json:
+        messages: list[dict[str, Any]] = (
+            to_llm_messages(ctx.messages) if llm else [m.to_wire() for m in ctx.messages]
+        )
+        echo_json(
+            {
+                "sessionId": s.id,
+                "leafId": leaf_id,
+                "systemPrompt": ctx.system_prompt,
+                "model": None
+                if ctx.model is None
+                else {"provider": ctx.model.provider, "modelId": ctx.model.model_id},
+                "thinkingLevel": ctx.thinking_level,
+                "activeToolNames": ctx.active_tool_names,
+                "contextTokens": tokens,
+                "messages": messages,
+            }
+        )
+        return
+    head = Text()
+    head.append("session ", style="bold")
+    head.append(s.id, style="cyan")
+    head.append(f"  leaf {leaf_id or '-'}\n", style="dim")
+    model = f"{ctx.model.provider}/{ctx.model.model_id}" if ctx.model else "-"
+    head.append(f"model {model}  thinking {ctx.thinking_level}  ")
+    head.append(f"{len(ctx.messages):,} messages  ~{tokens:,} tokens")
+    if ctx.active_tool_names is not None:
+        head.append(f"\nactive tools: {', '.join(ctx.active_tool_names) or '(none)'}")
+    app.out.print(head)
+    prompt = ctx.system_prompt
+    if prompt:
+        shown = prompt if full or len(prompt) <= 400 else prompt[:400] + "…"
+        app.out.print(Text("system: ", style="bold") + Text(shown))
+    for block in render_messages(ctx.messages, full=full):
+        app.out.print(block)
+
+
+def _context_tokens(messages: Any) -> int:
+    """SPEC §4 context-token estimate; falls back to characters / 4 if compaction is absent."""
+    try:
+        from sessiontree.compaction import estimate_context_tokens
+    except ImportError:  # pragma: no cover - the compaction module ships with the package
+        from sessiontree.messages import message_text
+
+        return sum(-(-len(message_text(m)) // 4) for m in messages)
+    return int(estimate_context_tokens(messages))
+
+
+@click.command("search")
+@click.argument("query")
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True,
+              help="At most this many hits.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@repo_command
+async def search_cmd(app: App, query: str, limit: int, as_json: bool) -> None:
+    """Search message text in every session.
+
+    QUERY is matched against the text of every message of every session.
+
+    Prints the session id, the entry id and a snippet around the match (full-text search
+    on SQL stores, a scan elsewhere).
+    """
+    hits = await app.repo.search(query, limit=limit)
+    if as_json:
+        echo_json(
+            [{"sessionId": h.session_id, "entryId": h.entry_id, "snippet": h.snippet} for h in hits]
+        )
+        return
+    if not hits:
+        app.err.print(f"no message matches {query!r}")
+        return
+    table = Table(show_edge=False, header_style="bold")
+    table.add_column("session", no_wrap=True, style="cyan")
+    table.add_column("entry", no_wrap=True, style="cyan")
+    table.add_column("snippet", overflow="fold")
+    for h in hits:
+        table.add_row(h.session_id, h.entry_id, Text(h.snippet))
+    app.out.print(table)
+
+
+@click.command("stats")
+@click.argument("session")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@repo_command
+async def stats_cmd(app: App, session: str, as_json: bool) -> None:
+    """Show counts and token use of SESSION.
+
+    Entries by type, messages by role, tool calls, roots, compactions, branch summaries, the
+    input/output/cache tokens and cost (USD) summed from recorded usage, and the estimated
+    tokens of the current context.
+    """
+    s = await resolve_session(app.repo, session)
+    stats = await s.get_stats()
+    ctx = await s.build_context()
+    data: dict[str, Any] = {
+        "sessionId": s.id,
+        "name": await s.get_name(),
+        "leafId": stats.leaf_id,
+        "entryCount": stats.entry_count,
+        "entriesByType": stats.entries_by_type,
+        "messagesByRole": stats.messages_by_role,
+        "toolCalls": stats.tool_calls,
+        "roots": stats.roots,
+        "compactions": stats.compactions,
+        "branchSummaries": stats.branch_summaries,
+        "inputTokens": stats.input_tokens,
+        "outputTokens": stats.output_tokens,
+        "cacheReadTokens": stats.cache_read_tokens,
+        "cacheWriteTokens": stats.cache_write_tokens,
+        "costUsd": round(stats.cost, 6),
+        "contextMessages": len(ctx.messages),
+        "contextTokens": _context_tokens(ctx.messages),
+    }
+    if as_json:
+        echo_json(data)
+        return
+    table = Table(show_header=False, show_edge=False, box=None)
+    table.add_column(style="bold")
+    table.add_column()
+    for key, value in data.items():
+        if isinstance(value, dict):
+            shown = ", ".join(f"{k} {v:,}" for k, v in sorted(value.items())) or "-"
+        elif isinstance(value, float):
+            shown = f"${value:,.4f}"
+        elif isinstance(value, int):
+            shown = f"{value:,}"
+        else:
+            shown = "-" if value is None else str(value)
+        table.add_row(key, Text(shown))
+    app.out.print(table)

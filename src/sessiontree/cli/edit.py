@@ -1,0 +1,195 @@
+"""Commands that change a session or the store: ``checkout``, ``fork``, ``label``, ``name``,
+``export``, ``rm``.
+
+Every change goes through :class:`~sessiontree.session.Session`, so it is an append (a ``leaf``,
+``label``, ``session_info`` or ``branch_summary`` entry) and the history stays intact.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.text import Text
+
+from sessiontree.cli._common import (
+    App,
+    fail,
+    make_summarizer,
+    repo_command,
+    resolve_entry,
+    resolve_session,
+    summarizer_options,
+)
+from sessiontree.cli.render import describe_entry
+
+__all__ = ["checkout_cmd", "export_cmd", "fork_cmd", "label_cmd", "name_cmd", "rm_cmd"]
+
+
+def _entry_line(entry_id: str | None, kind: str, gist: str) -> Text:
+    text = Text(entry_id or "-", style="cyan")
+    text.append(f" {kind}", style="bold")
+    if gist:
+        text.append(": " + gist)
+    return text
+
+
+@click.command("checkout")
+@click.argument("session")
+@click.argument("entry")
+@click.option("--summarize", is_flag=True,
+              help="Summarise the branch being left and append the summary under ENTRY.")
+@summarizer_options
+@repo_command
+async def checkout_cmd(
+    app: App,
+    session: str,
+    entry: str,
+    summarize: bool,
+    summarizer: str,
+    model: str | None,
+    base_url: str | None,
+    instructions: str | None,
+) -> None:
+    """Move the leaf to an entry.
+
+    The leaf of SESSION moves to ENTRY (an id or unique prefix); the next append goes there.
+
+    The move is recorded as a `leaf` entry, so it survives restarts; nothing is deleted.
+    With --summarize the abandoned branch (below the common ancestor down to the old leaf)
+    is summarised and a branch_summary entry is appended under ENTRY; it becomes the leaf
+    (SPEC §5). If summarising fails nothing is changed.
+    """
+    s = await resolve_session(app.repo, session)
+    target = await resolve_entry(s, entry)
+    old_leaf = await s.get_leaf_id()
+    if summarize:
+        summ = make_summarizer(summarizer, model, base_url)
+        summary_id = await s.navigate(
+            target.id, summarize=True, summarizer=summ, instructions=instructions
+        )
+    else:
+        if summarizer != "extractive" or model or base_url or instructions:
+            raise click.UsageError(
+                "--summarizer/--model/--base-url/--instructions need --summarize"
+            )
+        summary_id = await s.navigate(target.id)
+    new_leaf = await s.get_leaf_id()
+    app.out.print(Text(f"leaf moved: {old_leaf or '-'} → {target.id}"))
+    if summary_id is not None:
+        summary = await s.get_entry(summary_id)
+        gist = describe_entry(summary)[1] if summary is not None else ""
+        app.out.print(_entry_line(summary_id, "branch_summary", gist))
+    elif summarize:
+        app.out.print("nothing abandoned: no branch summary made")
+    if new_leaf not in (target.id, summary_id):  # pragma: no cover - a storage bug
+        raise fail(f"the leaf is {new_leaf!r}, expected {target.id!r}")
+
+
+@click.command("fork")
+@click.argument("session")
+@click.argument("entry")
+@click.option("--before", is_flag=True,
+              help="Copy the path up to ENTRY's parent (to ask a user message again).")
+@repo_command
+async def fork_cmd(app: App, session: str, entry: str, before: bool) -> None:
+    """Fork a session into a new one.
+
+    Copies the path root → ENTRY of SESSION into a new session and prints its id.
+
+    The new session keeps the entry ids, content and labels, records parentSessionId and
+    forkedFromEntryId, and its leaf is ENTRY (its parent with --before). The original is
+    untouched (SPEC §5).
+    """
+    s = await resolve_session(app.repo, session)
+    target = await resolve_entry(s, entry)
+    child = await app.repo.fork(s.id, target.id, "before" if before else "at")
+    count = len(await child.get_entries())
+    app.out.print(Text(child.id, style="bold cyan"))
+    app.err.print(
+        f"forked {s.id} at {target.id}{' (before)' if before else ''}: {count:,} entries copied, "
+        f"leaf {await child.get_leaf_id() or '-'}"
+    )
+
+
+@click.command("label")
+@click.argument("session")
+@click.argument("entry")
+@click.argument("text", required=False)
+@click.option("--clear", is_flag=True, help="Remove the label of ENTRY instead.")
+@repo_command
+async def label_cmd(app: App, session: str, entry: str, text: str | None, clear: bool) -> None:
+    """Label an entry (or --clear its label).
+
+    Labels ENTRY of SESSION with TEXT, a bookmark shown by `show`.
+
+    Appends a label entry; the leaf does not move.
+    """
+    if clear == (text is not None):
+        raise click.UsageError("give either TEXT or --clear")
+    s = await resolve_session(app.repo, session)
+    target = await resolve_entry(s, entry)
+    await s.append_label(target.id, None if clear else text)
+    if clear:
+        app.out.print(Text(f"label of {target.id} cleared"))
+    else:
+        app.out.print(Text(f"{target.id} labelled {text!r}"))
+
+
+@click.command("name")
+@click.argument("session")
+@click.argument("name")
+@repo_command
+async def name_cmd(app: App, session: str, name: str) -> None:
+    """Name a session.
+
+    The name is shown by `list`; `show` and the other commands accept it for SESSION.
+
+    Appends a session_info entry; the leaf does not move.
+    """
+    if not name.strip():
+        raise click.UsageError("the name must not be empty")
+    s = await resolve_session(app.repo, session)
+    await s.append_session_name(name)
+    app.out.print(Text(f"{s.id} named {name!r}"))
+
+
+@click.command("export")
+@click.argument("session")
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help="Overwrite PATH if it exists.")
+@repo_command
+async def export_cmd(app: App, session: str, path: Path, force: bool) -> None:
+    """Export a session as a pi v3 file.
+
+    Writes SESSION to PATH as a pi version-3 session file (JSONL).
+
+    Every entry is written (all branches), so `sessiontree import PATH` gives it back.
+    An existing PATH is refused unless --force.
+    """
+    from sessiontree.interop import export_pi_session
+
+    if path.exists() and not force:
+        raise fail(f"{path} exists; use --force to overwrite it")
+    s = await resolve_session(app.repo, session)
+    await export_pi_session(s, path)
+    count = len(await s.get_entries())
+    app.out.print(Text(f"wrote {path}: {count:,} entries ({path.stat().st_size:,} bytes)"))
+
+
+@click.command("rm")
+@click.argument("session")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@repo_command
+async def rm_cmd(app: App, session: str, yes: bool) -> None:
+    """Delete a session.
+
+    Deletes SESSION and all its entries from the store (asks first unless --yes).
+    """
+    s = await resolve_session(app.repo, session)
+    if not yes:
+        info = f"{s.id} ({len(await s.get_entries()):,} entries)"
+        click.confirm(f"delete session {info}?", abort=True, err=True)
+    await s.close()
+    await app.repo.delete(s.id)
+    app.out.print(Text(f"deleted {s.id}"))

@@ -1,0 +1,217 @@
+"""``sessiontree import``: session files of pi, Claude Code, Codex and SWE-agent into the store."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+from rich.text import Text
+
+from sessiontree.cli._common import App, error_line, repo_command, stderr_is_terminal
+from sessiontree.errors import DuplicateEntryError, SessionTreeError
+
+if TYPE_CHECKING:
+    from sessiontree.interop import ImportReport
+
+__all__ = ["DIR_SUFFIXES", "PROGRESS_MIN_BYTES", "collect_files", "import_cmd"]
+
+DIR_SUFFIXES = frozenset({".jsonl", ".traj"})
+"""File name endings picked up when a directory is given (explicit files: any name)."""
+PROGRESS_MIN_BYTES = 4 * 1024 * 1024
+"""Inputs at least this large (bytes, all files together) get a progress bar on a terminal."""
+FORMATS = ("pi", "claude-code", "codex", "swe-agent")
+
+
+def collect_files(paths: Iterable[Path]) -> list[Path]:
+    """The files to import: each file as given, each directory searched recursively.
+
+    Directories contribute files ending in ``.jsonl`` or ``.traj`` (hidden ones skipped), in
+    sorted order; a file named twice is imported once.
+
+    Raises:
+        click.BadParameter: a path that does not exist.
+    """
+    out: list[Path] = []
+    seen: set[Path] = set()
+    for path in paths:
+        if path.is_dir():
+            found = sorted(
+                p
+                for p in path.rglob("*")
+                if p.is_file()
+                and p.suffix in DIR_SUFFIXES
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+            )
+        elif path.exists():
+            found = [path]
+        else:
+            raise click.BadParameter(f"{path} does not exist", param_hint="PATH")
+        for p in found:
+            key = p.resolve()
+            if key not in seen:
+                seen.add(key)
+                out.append(p)
+    return out
+
+
+@dataclass
+class Outcome:
+    """What happened to one file."""
+
+    path: Path
+    session_id: str | None = None
+    report: ImportReport | None = None
+    skipped: str | None = None
+    error: str | None = None
+
+
+def _report_text(outcome: Outcome) -> Text:
+    text = Text()
+    if outcome.error is not None:
+        text.append("✗ ", style="bold red")
+        text.append(str(outcome.path))
+        text.append(f"  {outcome.error}", style="red")
+        return text
+    if outcome.skipped is not None:
+        text.append("= ", style="bold yellow")
+        text.append(str(outcome.path))
+        text.append(f"  {outcome.skipped}", style="yellow")
+        return text
+    report = outcome.report
+    assert report is not None
+    text.append("✓ ", style="bold green")
+    text.append(str(outcome.path))
+    text.append(" → ")
+    text.append(str(outcome.session_id), style="bold cyan")
+    text.append(f" ({report.format}): {report.entries_imported:,} entries")
+    facts = [
+        (len(report.custom_lines), "kept as custom"),
+        (len(report.dangling_parents), "dangling parents (imported as roots)"),
+        (len(report.unreadable_lines), "unreadable lines"),
+    ]
+    for count, what in facts:
+        if count:
+            text.append(f", {count:,} {what}", style="yellow")
+    if report.unreadable_lines:
+        lines = ", ".join(str(n) for n in _line_numbers(report.unreadable_lines)[:20])
+        text.append(f"\n    unreadable lines skipped (--lenient): {lines}", style="yellow")
+    if report.dangling_parents:
+        shown = ", ".join(str(d) for d in list(report.dangling_parents)[:5])
+        text.append(f"\n    dangling parents: {shown}", style="dim")
+    return text
+
+
+def _line_numbers(items: Sequence[Any]) -> list[Any]:
+    out: list[Any] = []
+    for item in items:
+        number = getattr(item, "line_number", None)
+        if number is None and isinstance(item, tuple | list) and item:
+            number = item[0]
+        out.append(item if number is None else number)
+    return out
+
+
+@click.command("import")
+@click.argument(
+    "paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path),
+    metavar="PATH...",
+)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+              help="The files' format; detected from each file's content when not given.")
+@click.option("--lenient", is_flag=True,
+              help="Skip unreadable lines (each is listed) instead of failing the file.")
+@click.option("--show", "show", is_flag=True,
+              help="Afterwards show the tree of the first session imported.")
+@repo_command
+async def import_cmd(
+    app: App, paths: tuple[Path, ...], fmt: str | None, lenient: bool, show: bool
+) -> int | None:
+    """Import session files of pi, Claude Code, Codex, SWE-agent.
+
+    Formats: pi v1-v3, Claude Code transcripts, Codex rollouts, SWE-agent trajectories.
+
+    PATH may be a file or a directory (searched recursively for *.jsonl and *.traj). Prints
+    one line per file: the new session id, the detected format, entries imported, lines
+    kept as custom entries, dangling parents (imported as roots) and unreadable lines.
+    A file that fails is reported on its line and the others still import; the exit
+    status is 1 if any file failed. A file whose session is already in the store is
+    reported and left alone.
+    """
+    from sessiontree.interop import import_session
+
+    files = collect_files(paths)
+    if not files:
+        app.err.print("no session files found (directories are searched for *.jsonl, *.traj)")
+        return 1
+    total = sum(p.stat().st_size for p in files)
+    outcomes: list[Outcome] = []
+    progress = None
+    task = None
+    if total >= PROGRESS_MIN_BYTES and stderr_is_terminal():
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
+        progress = Progress(
+            TextColumn("[bold]importing"),
+            BarColumn(),
+            DownloadColumn(),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[name]}"),
+            console=app.err,
+            transient=True,
+        )
+        progress.start()
+        task = progress.add_task("import", total=total, name="")
+    try:
+        for path in files:
+            if progress is not None and task is not None:
+                progress.update(task, name=path.name)
+            outcome = Outcome(path)
+            try:
+                session, report = await import_session(path, app.repo, format=fmt, lenient=lenient)
+                outcome.session_id = session.id
+                outcome.report = report
+                await session.close()
+            except DuplicateEntryError as exc:
+                if exc.session_id is None or exc.entry_id is not None:
+                    outcome.error = error_line(exc)[len("error: ") :]
+                else:
+                    outcome.session_id = exc.session_id
+                    outcome.skipped = f"already in the store as session {exc.session_id}"
+            except SessionTreeError as exc:
+                if app.state.debug:
+                    raise
+                outcome.error = error_line(exc)[len("error: ") :]
+            outcomes.append(outcome)
+            if progress is not None and task is not None:
+                progress.advance(task, path.stat().st_size)
+                progress.console.print(_report_text(outcome))
+            else:
+                app.out.print(_report_text(outcome))
+    finally:
+        if progress is not None:
+            progress.stop()
+    done = [o for o in outcomes if o.report is not None]
+    failed = [o for o in outcomes if o.error is not None]
+    skipped = [o for o in outcomes if o.skipped is not None]
+    entries = sum(o.report.entries_imported for o in done if o.report is not None)
+    app.err.print(
+        f"{len(done)} imported ({entries:,} entries), {len(skipped)} already present, "
+        f"{len(failed)} failed"
+    )
+    if show:
+        first = next((o.session_id for o in outcomes if o.session_id is not None), None)
+        if first is not None:
+            from sessiontree.cli.browse import print_tree
+
+            app.out.print()
+            await print_tree(app, await app.repo.open(first), full=False)
+    return 1 if failed else None

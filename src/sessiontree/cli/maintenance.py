@@ -1,0 +1,242 @@
+"""Integrity and upkeep: ``verify`` (what is wrong with a session) and ``compact``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.text import Text
+
+from sessiontree.cli._common import (
+    EXIT_ERROR,
+    App,
+    echo_json,
+    error_line,
+    make_summarizer,
+    repo_command,
+    resolve_session,
+    summarizer_options,
+)
+from sessiontree.entries import CompactionEntry, Entry
+from sessiontree.errors import CorruptSessionError
+from sessiontree.session import Session
+from sessiontree.tree import entry_refs
+
+__all__ = ["Findings", "compact_cmd", "find_cycles", "torn_final_line", "verify_cmd"]
+
+
+@dataclass
+class Findings:
+    """What ``verify`` found: ``problems`` fail the command, ``warnings`` (repaired on the fly)
+    only do with ``--strict``; ``facts`` are counts worth showing."""
+
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+def find_cycles(entries: Sequence[Entry]) -> list[list[str]]:
+    """Every ``parentId`` cycle among ``entries``, each as the list of ids on it.
+
+    Iterative colouring walk, linear in the number of entries; a parent that names no entry
+    ends a walk (that is a dangling parent, reported separately).
+    """
+    parent = {e.id: e.parent_id for e in entries}
+    state: dict[str, int] = {}  # 1 = on the current walk, 2 = done
+    cycles: list[list[str]] = []
+    for start in parent:
+        if state.get(start):
+            continue
+        walk: list[str] = []
+        node: str | None = start
+        while node is not None and node in parent and not state.get(node):
+            state[node] = 1
+            walk.append(node)
+            node = parent[node]
+        if node is not None and state.get(node) == 1:
+            cycles.append(walk[walk.index(node) :])
+        for n in walk:
+            state[n] = 2
+    return cycles
+
+
+def torn_final_line(path: Path) -> int | None:
+    """The 1-based number of a torn (unterminated) final line of a JSONL file, else ``None``.
+
+    Reads the file's size and its last block only.
+    """
+    size = path.stat().st_size
+    if size == 0:
+        return None
+    with path.open("rb") as fh:
+        fh.seek(size - 1)
+        if fh.read(1) == b"\n":
+            return None
+        fh.seek(0)
+        lines = 0
+        while chunk := fh.read(1 << 20):
+            lines += chunk.count(b"\n")
+    return lines + 1
+
+
+async def check_session(session: Session) -> Findings:
+    """Run every check of ``verify`` over one open session (reads every entry)."""
+    from sessiontree.context import find_tool_pair_problems
+
+    found = Findings()
+    entries = await session.get_entries()
+    ids = {e.id for e in entries}
+    found.facts["entries"] = len(entries)
+    for e in entries:
+        for name, ref in entry_refs(e):
+            if ref not in ids:
+                found.problems.append(f"entry {e.id}: {name} {ref!r} names no entry")
+    for cycle in find_cycles(entries):
+        shown = " → ".join(cycle[:6]) + (" → …" if len(cycle) > 6 else "")
+        found.problems.append(f"parentId cycle of {len(cycle)} entries: {shown}")
+    try:
+        path = await session.get_branch()
+    except CorruptSessionError as exc:
+        found.problems.append(f"current branch: {error_line(exc)[7:]}")
+        return found
+    found.facts["branch"] = len(path)
+    compactions = [i for i, e in enumerate(path) if isinstance(e, CompactionEntry)]
+    if compactions:
+        c = path[compactions[-1]]
+        assert isinstance(c, CompactionEntry)
+        before = {e.id for e in path[: compactions[-1]]}
+        if c.retained_tail is None and c.first_kept_entry_id not in before:
+            found.warnings.append(
+                f"compaction {c.id}: firstKeptEntryId {c.first_kept_entry_id!r} is not on the "
+                "branch before it (context keeps only what follows the summary)"
+            )
+    raw = await session.build_context(repair_tool_pairs=False)
+    for p in find_tool_pair_problems(raw.messages):
+        found.warnings.append(f"unpaired tool call/result in the stored branch: {p}")
+    built = await session.build_context()
+    found.facts["context messages"] = len(built.messages)
+    for p in find_tool_pair_problems(built.messages):
+        found.problems.append(f"built context breaks the tool-pair invariant: {p}")
+    return found
+
+
+@click.command("verify")
+@click.argument("session")
+@click.option("--strict", is_flag=True,
+              help="Also fail on tool-pair faults that context building repairs.")
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+@repo_command
+async def verify_cmd(app: App, session: str, strict: bool, as_json: bool) -> int | None:
+    """Check a session for damage (exit 1 on problems).
+
+    Problems: parentId / targetId / fromId references that name no entry (dangling
+    parents), parentId cycles, a current branch that cannot be traced, a built context that
+    breaks the tool-pair invariant, a file that cannot be read, and (JSONL stores) a torn
+    final line left by a crash. Warnings, shown but not failing unless --strict: unpaired
+    tool calls or results in the stored branch (context building repairs them) and a
+    compaction whose firstKeptEntryId is not on the branch.
+    """
+    found = Findings()
+    try:
+        s = await resolve_session(app.repo, session)
+    except CorruptSessionError as exc:
+        found.problems.append(error_line(exc)[7:])
+        s = None
+    if s is not None:
+        file = getattr(s.storage, "path", None)
+        if isinstance(file, Path) and file.is_file():
+            torn = torn_final_line(file)
+            if torn is not None:
+                found.problems.append(
+                    f"{file}:{torn}: torn final line (a crash mid-write); it is ignored and "
+                    "cut off before the next append"
+                )
+        try:
+            checked = await check_session(s)
+        except CorruptSessionError as exc:
+            found.problems.append(error_line(exc)[7:])
+        else:
+            found.problems.extend(checked.problems)
+            found.warnings.extend(checked.warnings)
+            found.facts.update(checked.facts)
+    failed = bool(found.problems) or (strict and bool(found.warnings))
+    if as_json:
+        echo_json(
+            {
+                "sessionId": None if s is None else s.id,
+                "ok": not failed,
+                "problems": found.problems,
+                "warnings": found.warnings,
+                "facts": found.facts,
+            }
+        )
+        return EXIT_ERROR if failed else None
+    for p in found.problems:
+        app.out.print(Text("problem: ", style="bold red") + Text(p))
+    for w in found.warnings:
+        app.out.print(Text("warning: ", style="bold yellow") + Text(w))
+    facts = ", ".join(f"{v:,} {k}" for k, v in found.facts.items())
+    verdict = Text("FAILED" if failed else "OK", style="bold red" if failed else "bold green")
+    summary = Text(f" {'' if s is None else s.id}: {len(found.problems)} problems, ")
+    summary.append(f"{len(found.warnings)} warnings")
+    if facts:
+        summary.append(f" ({facts})", style="dim")
+    app.out.print(verdict + summary)
+    return EXIT_ERROR if failed else None
+
+
+@click.command("compact")
+@click.argument("session")
+@click.option("--mode", type=click.Choice(["pointer", "retained_tail"]), default="pointer",
+              show_default=True,
+              help="pointer: keep entries by reference (pi-compatible); retained_tail: copy "
+              "them into the compaction entry (a self-contained checkpoint).")
+@click.option("--keep-tokens", type=click.IntRange(min=0), default=None, metavar="N",
+              help="Keep at least N tokens of recent messages (default 20000).")
+@summarizer_options
+@repo_command
+async def compact_cmd(
+    app: App,
+    session: str,
+    mode: str,
+    keep_tokens: int | None,
+    summarizer: str,
+    model: str | None,
+    base_url: str | None,
+    instructions: str | None,
+) -> None:
+    """Compact a session's context with a summary.
+
+    Summarises the older part of SESSION's context and appends a compaction entry (SPEC §4).
+
+    Prints the estimated context tokens before and after. The summary comes from the
+    offline extractive summariser unless --summarizer openai|anthropic (with --model, and
+    --base-url for other endpoints such as local model servers). If summarising fails the
+    session is left exactly as it was.
+    """
+    from sessiontree.compaction import CompactionSettings, compact, estimate_context_tokens
+
+    s = await resolve_session(app.repo, session)
+    summ = make_summarizer(summarizer, model, base_url)
+    settings = CompactionSettings() if keep_tokens is None else CompactionSettings(
+        keep_recent_tokens=keep_tokens
+    )
+    before_ctx = await s.build_context()
+    before = estimate_context_tokens(before_ctx.messages)
+    await compact(s, settings=settings, summarizer=summ, mode=mode, instructions=instructions)  # type: ignore[arg-type]
+    after_ctx = await s.build_context()
+    after = estimate_context_tokens(after_ctx.messages)
+    leaf = await s.get_leaf_id()
+    entry = await s.get_entry(leaf) if leaf is not None else None
+    text = Text(f"compacted {s.id} ({mode}): ")
+    text.append(f"{before:,} → {after:,} tokens", style="bold")
+    text.append(f", {len(before_ctx.messages):,} → {len(after_ctx.messages):,} messages")
+    if isinstance(entry, CompactionEntry):
+        text.append(f"\ncompaction entry {entry.id}", style="cyan")
+        first = entry.summary.strip().splitlines()[:1]
+        if first:
+            text.append(f": {first[0][:100]}", style="dim")
+    app.out.print(text)

@@ -1,0 +1,335 @@
+"""Rich renderings for the CLI: one-line entry summaries, the session tree, message lists.
+
+Pure functions from entries/nodes to ``rich`` renderables (no I/O). The tree is walked with
+an explicit stack, so a 100,000-entry linear session renders without recursion, and long
+linear runs are collapsed to ``… N entries …`` unless ``full`` is asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from rich.text import Text
+from rich.tree import Tree
+
+from sessiontree.entries import (
+    ActiveToolsChangeEntry,
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    Entry,
+    LabelEntry,
+    LeafEntry,
+    MessageEntry,
+    ModelChangeEntry,
+    SessionInfoEntry,
+    ThinkingLevelChangeEntry,
+)
+from sessiontree.messages import (
+    AgentMessage,
+    AssistantMessage,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    message_text,
+)
+from sessiontree.tree import TreeNode
+
+__all__ = [
+    "EntryLine",
+    "describe_entry",
+    "describe_message",
+    "flatten_tree",
+    "one_line",
+    "render_messages",
+    "render_tree",
+    "short",
+]
+
+LINE_WIDTH = 100
+"""Characters of text shown per entry line."""
+HEAD = 3
+"""Entries shown at the start and end of a collapsed linear run."""
+MIN_COLLAPSE = 5
+"""A hidden stretch shorter than this is shown instead of collapsed."""
+
+ROLE_STYLES = {
+    "user": "green",
+    "assistant": "blue",
+    "toolResult": "yellow",
+    "bashExecution": "yellow",
+    "custom": "cyan",
+    "compaction": "bold magenta",
+    "branch_summary": "bold magenta",
+    "branchSummary": "magenta",
+    "compactionSummary": "magenta",
+}
+
+
+def one_line(text: str, width: int = LINE_WIDTH) -> str:
+    """``text`` with whitespace runs folded to one space, cut to ``width`` characters (…)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def short(entry_id: str | None, length: int) -> str:
+    """The first ``length`` characters of an id (``-`` for ``None``)."""
+    return "-" if entry_id is None else entry_id[:length]
+
+
+def _call_text(call: ToolCall) -> str:
+    args = orjson.dumps(call.arguments, default=str).decode() if call.arguments else ""
+    return f"{call.name}({args})"
+
+
+def describe_message(msg: AgentMessage, width: int = LINE_WIDTH) -> tuple[str, str]:
+    """``(kind, text)`` for a message: its role and its first text or tool call, one line."""
+    role = str(getattr(msg, "role", "?"))
+    if isinstance(msg, AssistantMessage):
+        text = message_text(msg)
+        calls = msg.tool_calls()
+        if calls:
+            call_text = "→ " + _call_text(calls[0])
+            if len(calls) > 1:
+                call_text += f" (+{len(calls) - 1} more calls)"
+            text = f"{one_line(text, width // 2)} {call_text}" if text.strip() else call_text
+        elif not text.strip() and msg.error_message:
+            text = f"[{msg.stop_reason}] {msg.error_message}"
+        return role, one_line(text, width)
+    if isinstance(msg, ToolResultMessage):
+        prefix = f"{msg.tool_name} {'ERROR ' if msg.is_error else ''}"
+        return role, one_line(prefix + message_text(msg), width)
+    if isinstance(msg, BashExecutionMessage):
+        code = "" if msg.exit_code is None else f" (exit {msg.exit_code})"
+        return role, one_line(f"$ {msg.command}{code}", width)
+    if isinstance(msg, CustomMessage):
+        return f"custom[{msg.custom_type}]", one_line(message_text(msg), width)
+    if isinstance(msg, UserMessage | BranchSummaryMessage | CompactionSummaryMessage):
+        return role, one_line(message_text(msg), width)
+    return role, one_line(message_text(msg), width)
+
+
+def describe_entry(entry: Entry, width: int = LINE_WIDTH) -> tuple[str, str]:
+    """``(kind, text)`` for an entry: a message's role and text, else the entry type and gist."""
+    if isinstance(entry, MessageEntry):
+        return describe_message(entry.message, width)
+    if isinstance(entry, CompactionEntry):
+        where = (
+            f"kept from {entry.first_kept_entry_id}"
+            if entry.first_kept_entry_id
+            else f"retained tail of {len(entry.retained_tail or [])} messages"
+        )
+        head = f"{entry.tokens_before:,} tokens before, {where}: "
+        return "compaction", one_line(head + entry.summary, width)
+    if isinstance(entry, BranchSummaryEntry):
+        return "branch_summary", one_line(f"from {entry.from_id}: {entry.summary}", width)
+    if isinstance(entry, ModelChangeEntry):
+        return "model_change", f"{entry.provider}/{entry.model_id}"
+    if isinstance(entry, ThinkingLevelChangeEntry):
+        return "thinking_level_change", entry.thinking_level
+    if isinstance(entry, ActiveToolsChangeEntry):
+        return "active_tools_change", one_line(", ".join(entry.active_tool_names), width)
+    if isinstance(entry, CustomMessageEntry):
+        content = entry.content
+        text = content if isinstance(content, str) else " ".join(
+            getattr(b, "text", "") for b in content
+        )
+        return f"custom_message[{entry.custom_type}]", one_line(text, width)
+    if isinstance(entry, CustomEntry):
+        data = orjson.dumps(entry.data, default=str).decode() if entry.data is not None else ""
+        return f"custom[{entry.custom_type}]", one_line(data, width)
+    if isinstance(entry, LabelEntry):
+        return "label", f"{entry.target_id} = {entry.label!r}"
+    if isinstance(entry, LeafEntry):
+        return "leaf", f"→ {entry.target_id}"
+    if isinstance(entry, SessionInfoEntry):
+        return "session_info", one_line(entry.name, width)
+    return entry.type, ""
+
+
+@dataclass(frozen=True)
+class EntryLine:
+    """One path entry as shown by ``show``: where it hangs and what it says."""
+
+    entry: Entry
+    parent_id: str | None
+    children: tuple[str, ...]
+    label: str | None
+
+
+def flatten_tree(roots: Sequence[TreeNode]) -> list[EntryLine]:
+    """Every node of ``get_tree()`` as a flat list (depth-first, children in append order).
+
+    ``parent_id`` is the nearest path ancestor (bookkeeping entries skipped). Iterative.
+    """
+    out: list[EntryLine] = []
+    stack: list[tuple[TreeNode, str | None]] = [(r, None) for r in reversed(roots)]
+    while stack:
+        node, parent = stack.pop()
+        kids = tuple(c.entry.id for c in node.children)
+        out.append(EntryLine(node.entry, parent, kids, node.label))
+        stack.extend((c, node.entry.id) for c in reversed(node.children))
+    return out
+
+
+def _entry_text(
+    entry: Entry, label: str | None, *, leaf_id: str | None, on_path: bool, id_len: int
+) -> Text:
+    kind, gist = describe_entry(entry)
+    text = Text()
+    text.append(short(entry.id, id_len), style="cyan" if on_path else "dim cyan")
+    text.append(" ")
+    text.append(kind, style=ROLE_STYLES.get(kind, "white") if on_path else "dim")
+    if gist:
+        text.append(": " + gist, style="" if on_path else "dim")
+    if label:
+        text.append(" ")
+        text.append(f"[{label}]", style="bold reverse")
+    if entry.id == leaf_id:
+        text.append("  ◀ leaf", style="bold red")
+    return text
+
+
+def _visible(spine: Sequence[TreeNode], leaf_id: str | None, full: bool) -> list[int | tuple[int, int]]:
+    """Indices of ``spine`` to show, with ``(start, count)`` for each collapsed stretch."""
+    n = len(spine)
+    if full or n <= 2 * HEAD + MIN_COLLAPSE:
+        return list(range(n))
+    keep = set(range(HEAD)) | set(range(n - HEAD, n))
+    for i, node in enumerate(spine):
+        e = node.entry
+        if node.label or e.id == leaf_id or isinstance(e, CompactionEntry | BranchSummaryEntry):
+            keep.add(i)
+    out: list[int | tuple[int, int]] = []
+    i = 0
+    while i < n:
+        if i in keep:
+            out.append(i)
+            i += 1
+            continue
+        j = i
+        while j < n and j not in keep:
+            j += 1
+        if j - i >= MIN_COLLAPSE:
+            out.append((i, j - i))
+        else:
+            out.extend(range(i, j))
+        i = j
+    return out
+
+
+def render_tree(
+    title: Text,
+    roots: Sequence[TreeNode],
+    *,
+    leaf_id: str | None,
+    path_ids: set[str],
+    id_len: int,
+    full: bool = False,
+) -> Tree:
+    """The session tree: linear runs listed at one level, each fork as ``⎇ branch k/n``.
+
+    The branch holding the leaf is marked ``(current)``; entries off the current path are dim.
+    Runs longer than ``2 * HEAD + MIN_COLLAPSE`` are collapsed unless ``full``; the leaf,
+    labelled entries, compactions and branch summaries are never hidden.
+    """
+    top = Tree(title, guide_style="dim")
+    stack: list[tuple[Tree, TreeNode]] = []
+
+    def push_branches(container: Tree, nodes: Sequence[TreeNode], what: str) -> None:
+        if len(nodes) == 1 and what == "branch":
+            stack.append((container, nodes[0]))
+            return
+        heads: list[tuple[Tree, TreeNode]] = []
+        for k, child in enumerate(nodes, 1):
+            current = child.entry.id in path_ids
+            label = Text(f"⎇ {what} {k}/{len(nodes)}", style="bold" if current else "dim")
+            if current:
+                label.append(" (current)", style="bold red")
+            heads.append((container.add(label), child))
+        stack.extend(reversed(heads))
+
+    if len(roots) == 1:
+        stack.append((top, roots[0]))
+    elif roots:
+        push_branches(top, roots, "root")
+    while stack:
+        container, start = stack.pop()
+        spine = [start]
+        while len(spine[-1].children) == 1:
+            spine.append(spine[-1].children[0])
+        for item in _visible(spine, leaf_id, full):
+            if isinstance(item, tuple):
+                first, count = item
+                hidden = spine[first : first + count]
+                on_path = hidden[0].entry.id in path_ids
+                container.add(
+                    Text(f"… {count} entries …", style="italic" if on_path else "dim italic")
+                )
+                continue
+            node = spine[item]
+            e = node.entry
+            container.add(
+                _entry_text(e, node.label, leaf_id=leaf_id, on_path=e.id in path_ids, id_len=id_len)
+            )
+        if spine[-1].children:
+            push_branches(container, spine[-1].children, "branch")
+    return top
+
+
+def render_messages(messages: Sequence[AgentMessage], *, full: bool = False) -> list[Text]:
+    """One block per context message: ``[i] role`` then its text (cut unless ``full``)."""
+    out: list[Text] = []
+    limit = None if full else 400
+    for i, msg in enumerate(messages):
+        role = str(getattr(msg, "role", "?"))
+        block = Text()
+        block.append(f"[{i}] ", style="dim")
+        block.append(role, style="bold " + ROLE_STYLES.get(role, "white"))
+        if isinstance(msg, ToolResultMessage):
+            block.append(f" {msg.tool_name} ({msg.tool_call_id})", style="dim")
+            if msg.is_error:
+                block.append(" ERROR", style="bold red")
+        body = message_text(msg)
+        if limit is not None and len(body) > limit:
+            body = body[:limit] + f"… ({len(body) - limit} more characters)"
+        if body.strip():
+            block.append("\n" + body)
+        if isinstance(msg, AssistantMessage):
+            for call in msg.tool_calls():
+                call_text = _call_text(call)
+                if limit is not None:
+                    call_text = one_line(call_text, 200)
+                block.append(f"\n→ {call_text} ", style="blue")
+                block.append(f"({call.id})", style="dim")
+        out.append(block)
+    return out
+
+
+def entry_json(line: EntryLine, *, leaf_id: str | None, path_ids: set[str], full: bool) -> dict[str, Any]:
+    """The JSON form of one tree node for ``show --json`` (camelCase keys)."""
+    from sessiontree.entries import dump_entry
+
+    kind, gist = describe_entry(line.entry, width=200)
+    item: dict[str, Any] = {
+        "id": line.entry.id,
+        "parentId": line.parent_id,
+        "type": line.entry.type,
+        "kind": kind,
+        "text": gist,
+        "label": line.label,
+        "children": list(line.children),
+        "onCurrentBranch": line.entry.id in path_ids,
+        "isLeaf": line.entry.id == leaf_id,
+    }
+    if full:
+        item["entry"] = dump_entry(line.entry)
+    return item
