@@ -1,0 +1,108 @@
+"""The SQL repository: many sessions in one SQLite file or PostgreSQL database (SPEC §6 "sql").
+
+``SQLRepo("sqlite:///path/sessions.db")`` (the embedded default of :func:`open_repo`) or
+``SQLRepo("postgresql://user@host:port/db")``. The repository holds one engine (one SQLite
+connection, or one psycopg connection pool) shared by every session it opens; it connects on
+first use, creating or migrating the schema (:mod:`sessiontree.storage.sql_schema`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sessiontree.errors import SessionNotFoundError
+from sessiontree.ids import new_id
+from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
+from sessiontree.repos.base import coerce_metadata
+from sessiontree.repos.memory import check_session_id
+from sessiontree.session import Session
+from sessiontree.storage.sql import SQLStorage, make_engine
+from sessiontree.storage.sql_common import metadata_from_json
+from sessiontree.tree import ForkPosition
+
+__all__ = ["SQLRepo"]
+
+
+class SQLRepo:
+    """Sessions in SQLite or PostgreSQL. Usable as ``async with SQLRepo(url) as repo:``.
+
+    Attributes:
+        url: the database URL (``sqlite:///…`` or ``postgresql://…``).
+
+    Raises (constructor):
+        StorageError: an unknown URL scheme.
+        MissingExtraError: a PostgreSQL URL without ``pip install 'sessiontree[postgres]'``.
+    """
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._engine = make_engine(url)
+
+    def __repr__(self) -> str:
+        return f"SQLRepo({self.url!r})"
+
+    async def __aenter__(self) -> SQLRepo:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def create(
+        self, id: str | None = None, metadata: SessionMetadata | Mapping[str, Any] | None = None
+    ) -> Session:
+        """See :meth:`SessionRepo.create`.
+
+        Raises:
+            InvalidEntryError: an id outside ``[A-Za-z0-9_-]{1,128}``.
+            DuplicateEntryError: the id is taken.
+            StorageError: the database cannot be reached or written.
+        """
+        session_id = new_id() if id is None else check_session_id(id)
+        meta = coerce_metadata(metadata)
+        await self._engine.create_session(session_id, meta)
+        return Session(SQLStorage(self._engine, session_id, meta))
+
+    async def open(self, id: str) -> Session:
+        """See :meth:`SessionRepo.open`: reads the session row only.
+
+        Raises:
+            SessionNotFoundError: no session with this id.
+        """
+        meta = await self._engine.load_metadata(id)
+        if meta is None:
+            raise SessionNotFoundError(id)
+        return Session(SQLStorage(self._engine, id, metadata_from_json(meta)))
+
+    async def list(self, *, limit: int | None = None, offset: int = 0) -> list[SessionInfo]:
+        """See :meth:`SessionRepo.list`: one query on the ``sessions`` table; no entry is read."""
+        return await self._engine.list_sessions(limit, offset)
+
+    async def delete(self, id: str) -> None:
+        """See :meth:`SessionRepo.delete`.
+
+        Raises:
+            SessionNotFoundError: no session with this id.
+        """
+        if not await self._engine.delete_session(id):
+            raise SessionNotFoundError(id)
+
+    async def fork(self, id: str, target_id: str, position: ForkPosition = "at") -> Session:
+        """See :meth:`SessionRepo.fork`.
+
+        Raises:
+            SessionNotFoundError, EntryNotFoundError, InvalidEntryError.
+        """
+        return await (await self.open(id)).fork(target_id, position)
+
+    async def search(self, query: str, limit: int = 20) -> list[SearchHit]:
+        """Indexed full-text search over message text (SQLite FTS5, PostgreSQL ``tsvector``).
+
+        Every word of ``query`` must occur (as a word prefix, case-insensitive) in the message;
+        best matches first; the snippet is cut from the message text around the first hit.
+        """
+        return await self._engine.search(query, limit)
+
+    async def close(self) -> None:
+        """Close the connection (pool). Sessions opened from this repository stop working."""
+        await self._engine.close()

@@ -1,0 +1,291 @@
+"""SQL storage: one session in SQLite or PostgreSQL (SPEC §6 "sql").
+
+The schema and its migrations are in :mod:`sessiontree.storage.sql_schema`; the two engines in
+:mod:`sessiontree.storage.sql_sqlite` (the embedded default) and
+:mod:`sessiontree.storage.sql_postgres` (psycopg 3 through a connection pool). This module is
+the thin :class:`SessionStorage` shell over an engine:
+
+* ``append_entry`` validates with the core rules and writes the entry and the new leaf in one
+  transaction (``at_leaf`` takes the parent from the stored leaf inside that transaction);
+* ``get_branch`` is one recursive query, whatever the depth;
+* ``get_entries`` pages by the per-session sequence number;
+* labels and the name are index lookups of the newest ``label`` / ``session_info`` entry.
+
+Entries are immutable, so each storage keeps the entries it has parsed (at most
+:data:`ENTRY_CACHE_SIZE`): rebuilding the context of a branch each turn parses only what is new.
+Drivers load lazily: ``import sessiontree`` imports neither ``sqlite3`` users nor ``psycopg``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sessiontree.entries import (
+    BOOKKEEPING_TYPES,
+    Entry,
+    LabelEntry,
+    LeafEntry,
+    SessionInfoEntry,
+    parse_entry,
+    parse_entry_json,
+)
+from sessiontree.errors import (
+    CorruptSessionError,
+    EntryNotFoundError,
+    InvalidEntryError,
+    SessionNotFoundError,
+    StorageError,
+)
+from sessiontree.ids import new_id
+from sessiontree.metadata import SessionMetadata
+from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage
+from sessiontree.storage.sql_common import SQLEngine, metadata_from_json
+from sessiontree.tree import ForkPosition, trace_chain
+
+__all__ = ["ENTRY_CACHE_SIZE", "SQLStorage", "make_engine"]
+
+ENTRY_CACHE_SIZE = 20_000
+"""Parsed entries a :class:`SQLStorage` keeps (oldest parsed dropped first)."""
+
+
+def make_engine(url: str) -> SQLEngine:
+    """The engine for a ``sqlite:`` or ``postgresql:``/``postgres:`` URL (connects lazily).
+
+    Raises:
+        StorageError: another scheme, or a malformed URL.
+        MissingExtraError: ``psycopg``/``psycopg_pool`` are not installed (PostgreSQL).
+    """
+    scheme = url.split(":", 1)[0].lower() if ":" in url else ""
+    if scheme == "sqlite":
+        from sessiontree.storage.sql_sqlite import SQLiteEngine
+
+        return SQLiteEngine(url)
+    if scheme in ("postgresql", "postgres"):
+        from sessiontree.storage.sql_postgres import PostgresEngine
+
+        return PostgresEngine(url)
+    raise StorageError(
+        f"unknown SQL URL scheme {scheme!r} in {url!r}: use sqlite:///file.db or "
+        "postgresql://user@host:port/db"
+    )
+
+
+class SQLStorage:
+    """One session stored in SQLite or PostgreSQL. See :class:`SessionStorage` for each method.
+
+    Made by :class:`~sessiontree.repos.sql.SQLRepo` (sharing its connections), or on its own
+    with :meth:`open` / :meth:`create` (owning them; :meth:`close` releases them).
+    """
+
+    def __init__(
+        self,
+        engine: SQLEngine,
+        session_id: str,
+        metadata: SessionMetadata,
+        *,
+        owns_engine: bool = False,
+    ) -> None:
+        self._engine = engine
+        self._id = session_id
+        self._metadata = metadata
+        self._owns_engine = owns_engine
+        self._cache: dict[str, Entry] = {}
+
+    @classmethod
+    async def open(cls, url: str, session_id: str) -> SQLStorage:
+        """Open a stored session by URL; the storage owns its connection.
+
+        Raises:
+            SessionNotFoundError: no such session. StorageError: the store cannot be opened.
+        """
+        engine = make_engine(url)
+        try:
+            meta = await engine.load_metadata(session_id)
+            if meta is None:
+                raise SessionNotFoundError(session_id)
+        except BaseException:
+            await engine.close()
+            raise
+        return cls(engine, session_id, metadata_from_json(meta), owns_engine=True)
+
+    @classmethod
+    async def create(
+        cls, url: str, session_id: str | None = None, metadata: SessionMetadata | None = None
+    ) -> SQLStorage:
+        """Create an empty session by URL; the storage owns its connection.
+
+        Raises:
+            DuplicateEntryError: the id is taken. StorageError: the store cannot be opened.
+        """
+        from sessiontree.repos.memory import check_session_id
+
+        session_id = new_id() if session_id is None else check_session_id(session_id)
+        metadata = metadata or SessionMetadata()
+        engine = make_engine(url)
+        try:
+            await engine.create_session(session_id, metadata)
+        except BaseException:
+            await engine.close()
+            raise
+        return cls(engine, session_id, metadata, owns_engine=True)
+
+    def __repr__(self) -> str:
+        return f"SQLStorage({self._id!r}, url={self._engine.url!r})"
+
+    @property
+    def id(self) -> str:
+        """The session id."""
+        return self._id
+
+    @property
+    def metadata(self) -> SessionMetadata:
+        """The session metadata (immutable after creation)."""
+        return self._metadata
+
+    # ------------------------------------------------------------------ parsing
+
+    def _parse(self, entry_id: str, body: str | bytes) -> Entry:
+        entry = self._cache.get(entry_id)
+        if entry is None:
+            try:
+                entry = parse_entry_json(body)
+            except InvalidEntryError as exc:
+                raise CorruptSessionError(
+                    f"stored entry cannot be read: {exc}", session_id=self._id, entry_id=entry_id
+                ) from exc
+            self._remember(entry)
+        return entry
+
+    def _remember(self, entry: Entry) -> None:
+        cache = self._cache
+        if len(cache) >= ENTRY_CACHE_SIZE:
+            del cache[next(iter(cache))]
+        cache[entry.id] = entry
+
+    async def _missing_session_check(self) -> str | None:
+        exists, leaf = await self._engine.session_leaf(self._id)
+        if not exists:
+            raise SessionNotFoundError(self._id)
+        return leaf
+
+    # ------------------------------------------------------------------ reading
+
+    async def get_leaf_id(self) -> str | None:
+        """See :meth:`SessionStorage.get_leaf_id`. Raises SessionNotFoundError once deleted."""
+        return await self._missing_session_check()
+
+    async def get_entry(self, entry_id: str) -> Entry | None:
+        """See :meth:`SessionStorage.get_entry`."""
+        cached = self._cache.get(entry_id)
+        if cached is not None:
+            return cached
+        body = await self._engine.get_entry(self._id, entry_id)
+        if body is None:
+            await self._missing_session_check()
+            return None
+        return self._parse(entry_id, body)
+
+    async def get_entries(self, cursor: EntryCursor | None = None) -> list[Entry]:
+        """See :meth:`SessionStorage.get_entries`: one query, paged by sequence number."""
+        cursor = cursor or EntryCursor()
+        after_seq: int | None = None
+        if cursor.after is not None:
+            after_seq = await self._engine.entry_seq(self._id, cursor.after)
+            if after_seq is None:
+                await self._missing_session_check()
+                raise EntryNotFoundError(
+                    "cursor names no entry", session_id=self._id, entry_id=cursor.after
+                )
+        if cursor.limit is not None and cursor.limit <= 0:
+            return []
+        rows = await self._engine.get_entries(self._id, cursor, after_seq)
+        if not rows and after_seq is None:
+            await self._missing_session_check()
+        parse = self._parse
+        return [parse(i, b) for i, b in rows]
+
+    async def get_branch(
+        self, leaf_id: str | None = None, *, include_bookkeeping: bool = False
+    ) -> list[Entry]:
+        """See :meth:`SessionStorage.get_branch`: one recursive query, root → leaf."""
+        rows = await self._engine.get_chain(self._id, leaf_id)
+        if not rows:
+            stored_leaf = await self._missing_session_check()
+            if leaf_id is not None:
+                raise EntryNotFoundError("no such entry", session_id=self._id, entry_id=leaf_id)
+            if stored_leaf is None:
+                return []
+            raise CorruptSessionError(
+                "the stored leaf names no entry", session_id=self._id, entry_id=stored_leaf
+            )
+        if rows[0][1] is not None:
+            self._raise_broken_chain(rows)
+        parse = self._parse
+        if include_bookkeeping:
+            return [parse(r[0], r[3]) for r in rows]
+        return [parse(r[0], r[3]) for r in rows if r[2] not in BOOKKEEPING_TYPES]
+
+    def _raise_broken_chain(self, rows: Sequence[tuple[str, str | None, str, Any]]) -> None:
+        """The root row has a parent: a missing parent or a cycle. Raise the core's error."""
+        by_id = {r[0]: self._parse(r[0], r[3]) for r in rows}
+        trace_chain(rows[-1][0], by_id.get, session_id=self._id)
+        raise CorruptSessionError(  # pragma: no cover - trace_chain raised above
+            "broken parentId chain", session_id=self._id, entry_id=rows[0][0]
+        )
+
+    async def get_label(self, entry_id: str) -> str | None:
+        """See :meth:`SessionStorage.get_label`: the newest ``label`` entry, by index."""
+        body = await self._engine.get_label_body(self._id, entry_id)
+        if body is None:
+            return None
+        entry = parse_entry_json(body)
+        return entry.label or None if isinstance(entry, LabelEntry) else None
+
+    async def get_name(self) -> str | None:
+        """See :meth:`SessionStorage.get_name`: the newest ``session_info`` entry, by index."""
+        body = await self._engine.get_name_body(self._id)
+        if body is None:
+            return None
+        entry = parse_entry_json(body)
+        return entry.name if isinstance(entry, SessionInfoEntry) else None
+
+    # ------------------------------------------------------------------ writing
+
+    async def append_entry(self, entry: Entry, *, at_leaf: bool = False) -> Entry:
+        """See :meth:`SessionStorage.append_entry`: one transaction for entry, leaf and counters."""
+        (stored,) = await self._engine.append(self._id, [parse_entry(entry)], at_leaf=at_leaf)
+        self._remember(stored)
+        return stored
+
+    async def append_entries(self, entries: Sequence[Entry]) -> None:
+        """See :meth:`SessionStorage.append_entries`: one transaction, all or nothing."""
+        parsed = [parse_entry(e) for e in entries]
+        if parsed:
+            await self._engine.append(self._id, parsed, at_leaf=False)
+
+    async def set_leaf_id(self, target_id: str | None) -> Entry:
+        """See :meth:`SessionStorage.set_leaf_id`."""
+        return await self.append_entry(LeafEntry(target_id=target_id), at_leaf=True)
+
+    async def fork(self, target_id: str, position: ForkPosition = "at") -> SessionStorage:
+        """See :meth:`SessionStorage.fork`: the new session lives in the same database."""
+
+        async def create(meta: SessionMetadata) -> SessionStorage:
+            new = new_id()
+            await self._engine.create_session(new, meta)
+            return SQLStorage(self._engine, new, meta)
+
+        await self._missing_session_check()
+        return await fork_storage(self, target_id, position, create)
+
+    async def delete(self) -> None:
+        """See :meth:`SessionStorage.delete`: entries, search index and session row, in one transaction."""
+        await self._engine.delete_session(self._id)
+        self._cache.clear()
+
+    async def close(self) -> None:
+        """Drop the parsed-entry cache; close the connection if this storage owns it. Idempotent."""
+        self._cache.clear()
+        if self._owns_engine:
+            await self._engine.close()

@@ -1,0 +1,344 @@
+"""What the SQLite and PostgreSQL engines share: the engine contract and the pure append planner.
+
+An *engine* (:class:`SQLEngine`) owns the connection(s) to one database and runs every query of
+the schema in :mod:`sessiontree.storage.sql_schema`. :class:`~sessiontree.storage.sql.SQLStorage`
+and :class:`~sessiontree.repos.sql.SQLRepo` are thin shells over one engine.
+
+Appending is planned here, with no I/O, from the session row and the types of the referenced
+ids (found by one query): :func:`plan_append` runs the core rules
+(:func:`sessiontree.tree.check_append`, :func:`sessiontree.tree.leaf_after`) and returns the
+rows to insert and the new session counters, so both dialects validate identically.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+from sessiontree.entries import (
+    Entry,
+    LabelEntry,
+    LeafEntry,
+    MessageEntry,
+    SessionInfoEntry,
+    dump_entry_json,
+    parse_entry,
+    parse_entry_json,
+)
+from sessiontree.messages import UserMessage, message_text
+from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
+from sessiontree.repos.base import make_snippet
+from sessiontree.storage.base import EntryCursor
+from sessiontree.tree import check_append, entry_refs, leaf_after
+
+__all__ = [
+    "FTS_MAX_CHARS",
+    "AppendPlan",
+    "EntryRow",
+    "SQLEngine",
+    "LIST_COLUMNS",
+    "SessionState",
+    "info_from_row",
+    "hit_from_row",
+    "lookup_ids",
+    "now_us",
+    "plan_append",
+    "search_terms",
+]
+
+FTS_MAX_CHARS = 100_000
+"""Message text beyond this many characters is not indexed for search (PostgreSQL caps a
+``tsvector`` at 1 MB; the same cap on both databases keeps results alike)."""
+
+FIRST_MESSAGE_CHARS = 200
+"""``SessionInfo.first_message`` is cut to this many characters (SPEC §6)."""
+
+_clock_lock = threading.Lock()
+_last_us = 0
+
+
+def now_us() -> int:
+    """The current time in Unix microseconds, strictly increasing within this process.
+
+    ``modified_us`` uses it so that two appends in the same microsecond still list in order.
+    """
+    global _last_us
+    t = time.time_ns() // 1000
+    with _clock_lock:
+        if t <= _last_us:
+            t = _last_us + 1
+        _last_us = t
+    return t
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def datetime_from_us(us: int) -> datetime:
+    """An aware UTC datetime from Unix microseconds."""
+    return _EPOCH + timedelta(microseconds=us)
+
+
+@dataclass(frozen=True)
+class SessionState:
+    """The session row as the append planner needs it (read in the append's transaction)."""
+
+    leaf_id: str | None
+    entry_count: int
+    message_count: int
+    has_first_message: bool
+
+
+@dataclass(frozen=True)
+class EntryRow:
+    """One ``entries`` row to insert. ``text`` is the message text to index, else ``None``."""
+
+    seq: int
+    id: str
+    parent_id: str | None
+    type: str
+    timestamp: str
+    target_id: str | None
+    body: str
+    text: str | None
+
+
+@dataclass(frozen=True)
+class AppendPlan:
+    """The result of :func:`plan_append`: rows to insert and the session row afterwards.
+
+    ``first_message`` / ``name`` are ``None`` when the append leaves them unchanged.
+    """
+
+    entries: list[Entry]
+    rows: list[EntryRow]
+    leaf_id: str | None
+    entry_count: int
+    message_count: int
+    first_message: str | None
+    name: str | None
+
+
+def lookup_ids(entries: Sequence[Entry], leaf_id: str | None = None) -> list[str]:
+    """Every id whose type the validation needs: the new ids and every id they refer to."""
+    ids: dict[str, None] = {}
+    if leaf_id is not None:
+        ids[leaf_id] = None
+    for e in entries:
+        ids[e.id] = None
+        for _, ref in entry_refs(e):
+            ids[ref] = None
+    return list(ids)
+
+
+def plan_append(
+    session_id: str,
+    state: SessionState,
+    entries: Sequence[Entry],
+    known_types: dict[str, str],
+    *,
+    at_leaf: bool = False,
+) -> AppendPlan:
+    """Validate ``entries`` in order against the stored session and plan the writes (no I/O).
+
+    Args:
+        session_id: named in errors.
+        state: the session row, read in the same transaction as the writes.
+        entries: parsed entries, appended in this order.
+        known_types: ``id → type`` of the stored entries among :func:`lookup_ids`.
+        at_leaf: re-parent the (single) entry under ``state.leaf_id`` first.
+
+    Raises:
+        DuplicateEntryError, EntryNotFoundError, InvalidEntryError: SPEC §2 (via
+            :func:`sessiontree.tree.check_append`); nothing is planned.
+    """
+    staged = dict(known_types)
+    leaf = state.leaf_id
+    seq = state.entry_count
+    messages = state.message_count
+    has_first = state.has_first_message
+    first: str | None = None
+    name: str | None = None
+    out: list[Entry] = []
+    rows: list[EntryRow] = []
+    for entry in entries:
+        if at_leaf and entry.parent_id != leaf:
+            entry = entry.model_copy(update={"parent_id": leaf})
+        check_append(entry, staged.get, session_id=session_id)
+        staged[entry.id] = entry.type
+        text: str | None = None
+        target: str | None = None
+        if isinstance(entry, MessageEntry):
+            messages += 1
+            text = message_text(entry.message)
+            if not has_first and isinstance(entry.message, UserMessage):
+                first = text[:FIRST_MESSAGE_CHARS]
+                has_first = True
+            text = text[:FTS_MAX_CHARS] if text.strip() else None
+        elif isinstance(entry, LabelEntry | LeafEntry):
+            target = entry.target_id
+        elif isinstance(entry, SessionInfoEntry):
+            name = entry.name
+        rows.append(
+            EntryRow(
+                seq,
+                entry.id,
+                entry.parent_id,
+                entry.type,
+                entry.timestamp,
+                target,
+                dump_entry_json(entry).decode(),
+                text,
+            )
+        )
+        out.append(entry)
+        seq += 1
+        leaf = leaf_after(leaf, entry)
+    return AppendPlan(out, rows, leaf, seq, messages, first, name)
+
+
+def parse_entries(entries: Sequence[Entry | Any]) -> list[Entry]:
+    """:func:`sessiontree.entries.parse_entry` over a batch (models pass through)."""
+    return [parse_entry(e) for e in entries]
+
+
+_META_CACHE: dict[str, SessionMetadata] = {}
+
+
+def metadata_from_json(text: str) -> SessionMetadata:
+    """Parse stored metadata JSON; identical texts share one (immutable) model."""
+    meta = _META_CACHE.get(text)
+    if meta is None:
+        meta = SessionMetadata.model_validate_json(text)
+        if len(_META_CACHE) < 10_000:
+            _META_CACHE[text] = meta
+    return meta
+
+
+LIST_COLUMNS = (
+    "id, metadata, created_us, modified_us, name, entry_count, message_count, first_message,"
+    " parent_session_id"
+)
+"""The ``sessions`` columns :func:`info_from_row` reads, in its order."""
+
+
+def info_from_row(row: Sequence[Any]) -> SessionInfo:
+    """A :class:`SessionInfo` from a ``sessions`` row selected as :data:`LIST_COLUMNS`."""
+    return SessionInfo(
+        id=row[0],
+        name=row[4],
+        created_at=datetime_from_us(row[2]),
+        modified_at=datetime_from_us(row[3]),
+        entry_count=row[5],
+        message_count=row[6],
+        first_message=row[7],
+        parent_session_id=row[8],
+        metadata=metadata_from_json(row[1]),
+    )
+
+
+_WORD = re.compile(r"\w+")
+
+
+def search_terms(query: str) -> list[str]:
+    """The words of a search query (runs of letters/digits; punctuation is ignored).
+
+    Each word is matched as a prefix on both databases, case-insensitively.
+    """
+    return _WORD.findall(query)
+
+
+def hit_from_row(session_id: str, entry_id: str, body: str | bytes, query: str) -> SearchHit:
+    """A :class:`SearchHit` whose snippet is cut from the message text around the query."""
+    entry = parse_entry_json(body)
+    text = message_text(entry.message) if isinstance(entry, MessageEntry) else ""
+    return SearchHit(session_id, entry_id, make_snippet(text, query))
+
+
+class SQLEngine(Protocol):
+    """One database behind the SQL backends (SQLite or PostgreSQL). Every method is async.
+
+    Engines return stored JSON text; :class:`~sessiontree.storage.sql.SQLStorage` parses it.
+    They translate driver errors into :mod:`sessiontree.errors` (original as ``__cause__``).
+    """
+
+    url: str
+
+    async def create_session(self, session_id: str, metadata: SessionMetadata) -> None:
+        """Insert an empty session.
+
+        Raises:
+            DuplicateEntryError: the id is taken.
+        """
+        ...
+
+    async def load_metadata(self, session_id: str) -> str | None:
+        """The session's metadata JSON, ``None`` when there is no such session."""
+        ...
+
+    async def session_leaf(self, session_id: str) -> tuple[bool, str | None]:
+        """``(the session exists, its stored leaf)``."""
+        ...
+
+    async def get_entry(self, session_id: str, entry_id: str) -> str | None:
+        """One entry's JSON, ``None`` when absent."""
+        ...
+
+    async def entry_seq(self, session_id: str, entry_id: str) -> int | None:
+        """An entry's sequence number, ``None`` when absent."""
+        ...
+
+    async def get_entries(
+        self, session_id: str, cursor: EntryCursor, after_seq: int | None
+    ) -> list[tuple[str, str]]:
+        """``(id, JSON)`` in append order (``cursor.reverse``: newest first), after ``after_seq``."""
+        ...
+
+    async def get_chain(
+        self, session_id: str, leaf_id: str | None
+    ) -> list[tuple[str, str | None, str, str]]:
+        """``(id, parent_id, type, JSON)`` root → ``leaf_id`` (stored leaf if ``None``).
+
+        One recursive query, bounded by the session's entry count (a cycle cannot loop).
+        ``[]`` when the leaf names no entry.
+        """
+        ...
+
+    async def append(
+        self, session_id: str, entries: Sequence[Entry], *, at_leaf: bool
+    ) -> list[Entry]:
+        """Validate (:func:`plan_append`) and insert entries and the new session row atomically.
+
+        Raises:
+            SessionNotFoundError, DuplicateEntryError, EntryNotFoundError, InvalidEntryError.
+        """
+        ...
+
+    async def get_label_body(self, session_id: str, entry_id: str) -> str | None:
+        """The JSON of the newest ``label`` entry targeting ``entry_id`` (an index lookup)."""
+        ...
+
+    async def get_name_body(self, session_id: str) -> str | None:
+        """The JSON of the newest ``session_info`` entry (an index lookup)."""
+        ...
+
+    async def delete_session(self, session_id: str) -> bool:
+        """Delete a session, its entries and their search index; ``False`` when there was none."""
+        ...
+
+    async def list_sessions(self, limit: int | None, offset: int) -> list[SessionInfo]:
+        """Sessions, newest ``modified_us`` first; reads the ``sessions`` table only."""
+        ...
+
+    async def search(self, query: str, limit: int) -> list[SearchHit]:
+        """Full-text search over message text, best match first."""
+        ...
+
+    async def close(self) -> None:
+        """Close connections. Idempotent."""
+        ...

@@ -1,0 +1,157 @@
+"""The one SQL schema for SQLite and PostgreSQL, and its ordered list of migrations (SPEC §6 "sql").
+
+Tables (the same columns on both databases; only the column types and the full-text index
+differ)::
+
+    schema_version  app ('sessiontree'), version, applied_at_ms
+    sessions        id, metadata (JSON), created_us, modified_us (Unix microseconds),
+                    leaf_id, name, entry_count, message_count, first_message,
+                    parent_session_id                -- everything list() shows: no entry is read
+    entries         session_id, seq (per-session append order from 0), id, parent_id, type,
+                    timestamp, target_id (label/leaf targets), body (the camelCase entry JSON)
+                    PRIMARY KEY (session_id, seq), UNIQUE (session_id, id)
+
+Indexes: ``sessions(modified_us DESC, id DESC)`` for listing; ``entries(session_id, id)`` (the
+unique constraint) for the recursive branch query and the validation lookup;
+``entries(session_id, target_id, seq) WHERE type = 'label'`` for labels;
+``entries(session_id, seq) WHERE type = 'session_info'`` for names. Full-text search: an FTS5
+table ``entries_fts`` (rowid = the entry row's rowid) on SQLite; a ``tsvector`` column
+``entries.fts`` with a GIN index on PostgreSQL. Both hold the text of ``message`` entries
+(:func:`sessiontree.messages.message_text`).
+
+Migrations: :data:`MIGRATIONS` is ordered; position ``i`` creates version ``i + 1``. A database
+stamped with a higher version than this code knows is refused (:class:`StorageError`) instead of
+guessed at; a database that holds tables but no ``schema_version`` table of ours is refused
+(:class:`CorruptSessionError`) before anything is written to it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sessiontree.errors import CorruptSessionError, StorageError
+
+__all__ = [
+    "APP",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "Migration",
+    "check_version",
+    "foreign_database",
+]
+
+APP = "sessiontree"
+"""The marker written in ``schema_version.app``: a database is ours only if it carries it."""
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema step: the statements for each dialect, applied in one transaction."""
+
+    description: str
+    sqlite: tuple[str, ...]
+    postgres: tuple[str, ...]
+
+
+_V1_SQLITE = (
+    """CREATE TABLE schema_version (
+        app TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        applied_at_ms INTEGER NOT NULL
+    )""",
+    """CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        metadata TEXT NOT NULL,
+        created_us INTEGER NOT NULL,
+        modified_us INTEGER NOT NULL,
+        leaf_id TEXT,
+        name TEXT,
+        entry_count INTEGER NOT NULL DEFAULT 0,
+        message_count INTEGER NOT NULL DEFAULT 0,
+        first_message TEXT,
+        parent_session_id TEXT
+    )""",
+    "CREATE INDEX sessions_by_modified ON sessions (modified_us DESC, id DESC)",
+    """CREATE TABLE entries (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        id TEXT NOT NULL,
+        parent_id TEXT,
+        type TEXT NOT NULL,
+        timestamp TEXT NOT NULL,
+        target_id TEXT,
+        body TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq),
+        UNIQUE (session_id, id)
+    )""",
+    "CREATE INDEX entries_labels ON entries (session_id, target_id, seq) WHERE type = 'label'",
+    "CREATE INDEX entries_names ON entries (session_id, seq) WHERE type = 'session_info'",
+    "CREATE VIRTUAL TABLE entries_fts USING fts5 (text, tokenize = 'unicode61 remove_diacritics 2')",
+)
+
+_V1_POSTGRES = (
+    """CREATE TABLE schema_version (
+        app TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        applied_at_ms BIGINT NOT NULL
+    )""",
+    """CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        metadata JSON NOT NULL,
+        created_us BIGINT NOT NULL,
+        modified_us BIGINT NOT NULL,
+        leaf_id TEXT,
+        name TEXT,
+        entry_count BIGINT NOT NULL DEFAULT 0,
+        message_count BIGINT NOT NULL DEFAULT 0,
+        first_message TEXT,
+        parent_session_id TEXT
+    )""",
+    "CREATE INDEX sessions_by_modified ON sessions (modified_us DESC, id DESC)",
+    """CREATE TABLE entries (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        seq BIGINT NOT NULL,
+        id TEXT NOT NULL,
+        parent_id TEXT,
+        type TEXT NOT NULL,
+        timestamp TEXT NOT NULL,
+        target_id TEXT,
+        body JSON NOT NULL,
+        fts TSVECTOR,
+        PRIMARY KEY (session_id, seq),
+        UNIQUE (session_id, id)
+    )""",
+    "CREATE INDEX entries_labels ON entries (session_id, target_id, seq) WHERE type = 'label'",
+    "CREATE INDEX entries_names ON entries (session_id, seq) WHERE type = 'session_info'",
+    "CREATE INDEX entries_fts ON entries USING GIN (fts) WHERE fts IS NOT NULL",
+)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration("sessions, entries, indexes, full-text search", _V1_SQLITE, _V1_POSTGRES),
+)
+"""Ordered schema steps; ``MIGRATIONS[i]`` brings a database from version ``i`` to ``i + 1``."""
+
+SCHEMA_VERSION = len(MIGRATIONS)
+"""The schema version this code writes and reads."""
+
+
+def check_version(found: int | None, where: str) -> None:
+    """Refuse a database written by a newer sessiontree (SPEC §6 "sql").
+
+    Args:
+        found: the version stamped in the database, ``None`` for a new database.
+        where: the database, for the message (a file path or a redacted URL).
+
+    Raises:
+        StorageError: ``found`` is higher than :data:`SCHEMA_VERSION`.
+    """
+    if found is not None and found > SCHEMA_VERSION:
+        raise StorageError(
+            f"{where}: written by a newer sessiontree (schema version {found}, this version "
+            f"reads up to {SCHEMA_VERSION}); upgrade sessiontree to open it"
+        )
+
+
+def foreign_database(where: str, detail: str) -> CorruptSessionError:
+    """The error for a database that is not a sessiontree store (nothing is written to it)."""
+    return CorruptSessionError(f"not a sessiontree database ({detail}); refusing to touch it", path=where)

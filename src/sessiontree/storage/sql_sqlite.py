@@ -1,0 +1,462 @@
+"""The SQLite engine: the embedded default store (SPEC §6 "sql").
+
+One ``sqlite3`` connection per engine (shared by the repository and every session it opens),
+in WAL mode with a busy timeout, so readers never block and writers from several processes
+queue instead of failing. Calls are synchronous inside the async methods: each is a short
+local critical section, far cheaper than a hop to a thread. Every write runs in
+``BEGIN IMMEDIATE`` … ``COMMIT``, so the validation read and the writes see the same state.
+
+Opening is careful (LESSONS 15, 18): the file is checked to be a sessiontree database (or
+empty) *before* anything is written to it; setting WAL and migrating are retried while another
+process holds the lock during its own first open; a newer schema version is refused.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from sessiontree.entries import Entry
+from sessiontree.errors import (
+    DuplicateEntryError,
+    SessionNotFoundError,
+    SessionTreeError,
+    StorageError,
+)
+from sessiontree.ids import now_ms
+from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
+from sessiontree.storage.base import EntryCursor
+from sessiontree.storage.sql_common import (
+    LIST_COLUMNS,
+    SessionState,
+    hit_from_row,
+    info_from_row,
+    lookup_ids,
+    now_us,
+    plan_append,
+    search_terms,
+)
+from sessiontree.storage.sql_schema import (
+    APP,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    check_version,
+    foreign_database,
+)
+
+__all__ = ["SQLiteEngine", "sqlite_path_from_url"]
+
+_SYNC_LEVELS = {"off": "OFF", "normal": "NORMAL", "full": "FULL", "extra": "EXTRA"}
+
+_CHAIN_SQL = """
+WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
+    SELECT id, parent_id, type, body, 0 FROM entries
+     WHERE session_id = :sid
+       AND id = COALESCE(:leaf, (SELECT leaf_id FROM sessions WHERE id = :sid))
+    UNION ALL
+    SELECT e.id, e.parent_id, e.type, e.body, c.depth + 1
+      FROM chain AS c JOIN entries AS e ON e.session_id = :sid AND e.id = c.parent_id
+     WHERE c.depth < (SELECT entry_count FROM sessions WHERE id = :sid)
+)
+SELECT id, parent_id, type, body FROM chain ORDER BY depth DESC
+"""
+
+_INSERT_ENTRY = (
+    "INSERT INTO entries (session_id, seq, id, parent_id, type, timestamp, target_id, body)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_UPDATE_SESSION = (
+    "UPDATE sessions SET leaf_id = ?, entry_count = ?, message_count = ?, modified_us = ?,"
+    " first_message = COALESCE(first_message, ?), name = COALESCE(?, name) WHERE id = ?"
+)
+
+
+def sqlite_path_from_url(url: str) -> tuple[str, dict[str, str]]:
+    """The file path and query options of a ``sqlite:`` URL.
+
+    ``sqlite:///abs/file.db`` → ``/abs/file.db``; ``sqlite:///:memory:`` → ``:memory:``;
+    ``sqlite:rel.db`` → ``rel.db``. Options: ``?synchronous=normal|full|off|extra``
+    (default ``normal``: durable against a crash of the process, not of the machine),
+    ``?timeout=<seconds>`` (busy timeout, default 30).
+
+    Raises:
+        StorageError: no path, or an unknown option.
+    """
+    rest = url.split(":", 1)[1]
+    rest, _, query = rest.partition("?")
+    if rest.startswith("//"):
+        rest = rest[2:]
+    if rest.startswith("/:memory:"):
+        rest = ":memory:"
+    opts: dict[str, str] = {}
+    for part in filter(None, query.split("&")):
+        key, _, value = part.partition("=")
+        if key not in ("synchronous", "timeout"):
+            raise StorageError(f"unknown option {key!r} in {url!r} (synchronous, timeout)")
+        opts[key] = value
+    if opts.get("synchronous", "normal").lower() not in _SYNC_LEVELS:
+        raise StorageError(f"synchronous must be one of {sorted(_SYNC_LEVELS)} in {url!r}")
+    if not rest:
+        raise StorageError(f"no database file in {url!r}: use sqlite:///abs/path.db")
+    return rest, opts
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    msg = str(exc).lower()
+    return "locked" in msg or "busy" in msg
+
+
+class SQLiteEngine:
+    """The :class:`~sessiontree.storage.sql_common.SQLEngine` over one SQLite file.
+
+    The connection opens on first use. Not thread-safe: use one engine per thread (asyncio
+    tasks on one loop are fine: no method awaits inside a transaction).
+    """
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.path, opts = sqlite_path_from_url(url)
+        self._sync = _SYNC_LEVELS[opts.get("synchronous", "normal").lower()]
+        try:
+            self._timeout = float(opts.get("timeout", "30"))
+        except ValueError:
+            raise StorageError(f"timeout must be a number of seconds in {url!r}") from None
+        self._conn: sqlite3.Connection | None = None
+        self._closed = False
+
+    # ------------------------------------------------------------------ connection
+
+    def _error(self, exc: BaseException) -> SessionTreeError:
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if isinstance(exc, sqlite3.DatabaseError) and "not a database" in msg:
+            return foreign_database(self.path, msg)
+        if "readonly" in msg or "read-only" in msg:
+            return StorageError(f"{self.path}: the database is read-only ({msg})")
+        if isinstance(exc, sqlite3.Error) and _is_busy(exc):
+            return StorageError(
+                f"{self.path}: database is locked by another writer for over {self._timeout:g} s"
+            )
+        return StorageError(f"{self.path}: {msg}")
+
+    def _db(self) -> sqlite3.Connection:
+        conn = self._conn
+        if conn is not None:
+            return conn
+        if self._closed:
+            raise StorageError(f"{self.url}: the repository is closed")
+        try:
+            conn = self._connect()
+        except SessionTreeError:
+            raise
+        except (sqlite3.Error, OSError) as exc:
+            raise self._error(exc) from exc
+        self._conn = conn
+        return conn
+
+    def _connect(self) -> sqlite3.Connection:
+        memory = self.path == ":memory:" or self.path.startswith("file::memory:")
+        if not memory:
+            path = Path(self.path)
+            if path.exists():
+                mode = path.stat().st_mode
+                if not os.access(path, os.W_OK) or not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+                    raise StorageError(f"{path}: the database file is read-only")
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(
+            self.path, timeout=self._timeout, isolation_level=None, check_same_thread=False
+        )
+        try:
+            self._prepare(conn, memory)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _prepare(self, conn: sqlite3.Connection, memory: bool) -> None:
+        deadline = time.monotonic() + self._timeout
+        while True:
+            try:
+                # read-only checks first: nothing is written to a database that is not ours
+                version = self._stored_version(conn)
+                check_version(version, self.path)
+                if not memory:
+                    mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+                    if str(mode).lower() != "wal":
+                        conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute(f"PRAGMA synchronous = {self._sync}")
+                if version != SCHEMA_VERSION:
+                    self._migrate(conn)
+                return
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
+
+    def _stored_version(self, conn: sqlite3.Connection) -> int | None:
+        names = {
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')"
+            )
+        }
+        if "schema_version" not in names:
+            if names:
+                raise foreign_database(self.path, f"it holds tables {sorted(names)[:5]}")
+            return None
+        row = conn.execute(
+            "SELECT max(version), count(*), sum(app = ?) FROM schema_version", (APP,)
+        ).fetchone()
+        if row[1] and not row[2]:
+            raise foreign_database(self.path, "schema_version belongs to another application")
+        return None if row[0] is None else int(row[0])
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = self._stored_version(conn) or 0  # again, under the write lock
+            check_version(version, self.path)
+            for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
+                for statement in migration.sqlite:
+                    conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO schema_version (app, version, applied_at_ms) VALUES (?, ?, ?)",
+                    (APP, number, now_ms()),
+                )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    async def close(self) -> None:
+        """Close the connection. Idempotent."""
+        self._closed = True
+        if self._conn is not None:
+            conn, self._conn = self._conn, None
+            conn.close()
+
+    # ------------------------------------------------------------------ sessions
+
+    async def create_session(self, session_id: str, metadata: SessionMetadata) -> None:
+        """See :class:`SQLEngine`."""
+        conn = self._db()
+        now = now_us()
+        try:
+            conn.execute(
+                "INSERT INTO sessions (id, metadata, created_us, modified_us, parent_session_id)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (session_id, metadata.model_dump_json(by_alias=True, exclude_unset=True), now, now, metadata.parent_session_id),
+            )
+        except sqlite3.IntegrityError as exc:
+            raise DuplicateEntryError("a session with this id already exists", session_id=session_id) from exc
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+
+    def _query(self, sql: str, params: Any = ()) -> list[Any]:
+        conn = self._db()
+        try:
+            return conn.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+
+    async def load_metadata(self, session_id: str) -> str | None:
+        """See :class:`SQLEngine`."""
+        rows = self._query("SELECT metadata FROM sessions WHERE id = ?", (session_id,))
+        return rows[0][0] if rows else None
+
+    async def session_leaf(self, session_id: str) -> tuple[bool, str | None]:
+        """See :class:`SQLEngine`."""
+        rows = self._query("SELECT leaf_id FROM sessions WHERE id = ?", (session_id,))
+        return (True, rows[0][0]) if rows else (False, None)
+
+    async def delete_session(self, session_id: str) -> bool:
+        """See :class:`SQLEngine`."""
+        conn = self._db()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute(
+                    "DELETE FROM entries_fts WHERE rowid IN"
+                    " (SELECT rowid FROM entries WHERE session_id = ?)",
+                    (session_id,),
+                )
+                conn.execute("DELETE FROM entries WHERE session_id = ?", (session_id,))
+                found = conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+        return bool(found)
+
+    async def list_sessions(self, limit: int | None, offset: int) -> list[SessionInfo]:
+        """See :class:`SQLEngine`."""
+        rows = self._query(
+            f"SELECT {LIST_COLUMNS} FROM sessions ORDER BY modified_us DESC, id DESC"
+            " LIMIT ? OFFSET ?",
+            (-1 if limit is None else max(limit, 0), max(offset, 0)),
+        )
+        return [info_from_row(r) for r in rows]
+
+    async def search(self, query: str, limit: int) -> list[SearchHit]:
+        """See :class:`SQLEngine`: FTS5, every word matched as a prefix, best (bm25) first."""
+        terms = search_terms(query)
+        if not terms or limit <= 0:
+            return []
+        match = " ".join(f'"{t}"*' for t in terms)
+        rows = self._query(
+            "SELECT e.session_id, e.id, e.body FROM"
+            " (SELECT rowid, rank FROM entries_fts WHERE entries_fts MATCH ? ORDER BY rank LIMIT ?)"
+            " AS f JOIN entries AS e ON e.rowid = f.rowid ORDER BY f.rank",
+            (match, limit),
+        )
+        return [hit_from_row(sid, eid, body, query) for sid, eid, body in rows]
+
+    # ------------------------------------------------------------------ entries
+
+    async def get_entry(self, session_id: str, entry_id: str) -> str | None:
+        """See :class:`SQLEngine`."""
+        rows = self._query(
+            "SELECT body FROM entries WHERE session_id = ? AND id = ?", (session_id, entry_id)
+        )
+        return rows[0][0] if rows else None
+
+    async def entry_seq(self, session_id: str, entry_id: str) -> int | None:
+        """See :class:`SQLEngine`."""
+        rows = self._query(
+            "SELECT seq FROM entries WHERE session_id = ? AND id = ?", (session_id, entry_id)
+        )
+        return rows[0][0] if rows else None
+
+    async def get_entries(
+        self, session_id: str, cursor: EntryCursor, after_seq: int | None
+    ) -> list[tuple[str, str]]:
+        """See :class:`SQLEngine`."""
+        sql = ["SELECT id, body FROM entries WHERE session_id = ?"]
+        params: list[Any] = [session_id]
+        if after_seq is not None:
+            sql.append("AND seq < ?" if cursor.reverse else "AND seq > ?")
+            params.append(after_seq)
+        if cursor.types is not None:
+            sql.append(f"AND type IN ({', '.join('?' * len(cursor.types))})")
+            params.extend(sorted(cursor.types))
+        sql.append("ORDER BY seq DESC" if cursor.reverse else "ORDER BY seq")
+        if cursor.limit is not None:
+            sql.append("LIMIT ?")
+            params.append(max(cursor.limit, 0))
+        return self._query(" ".join(sql), params)
+
+    async def get_chain(
+        self, session_id: str, leaf_id: str | None
+    ) -> list[tuple[str, str | None, str, str]]:
+        """See :class:`SQLEngine`."""
+        return self._query(_CHAIN_SQL, {"sid": session_id, "leaf": leaf_id})
+
+    async def get_label_body(self, session_id: str, entry_id: str) -> str | None:
+        """See :class:`SQLEngine`."""
+        rows = self._query(
+            "SELECT body FROM entries WHERE session_id = ? AND type = 'label' AND target_id = ?"
+            " ORDER BY seq DESC LIMIT 1",
+            (session_id, entry_id),
+        )
+        return rows[0][0] if rows else None
+
+    async def get_name_body(self, session_id: str) -> str | None:
+        """See :class:`SQLEngine`."""
+        rows = self._query(
+            "SELECT body FROM entries WHERE session_id = ? AND type = 'session_info'"
+            " ORDER BY seq DESC LIMIT 1",
+            (session_id,),
+        )
+        return rows[0][0] if rows else None
+
+    async def append(
+        self, session_id: str, entries: Sequence[Entry], *, at_leaf: bool
+    ) -> list[Entry]:
+        """See :class:`SQLEngine`: one ``BEGIN IMMEDIATE`` transaction, validation inside it."""
+        conn = self._db()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                stored = self._append_locked(conn, session_id, entries, at_leaf)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        except sqlite3.IntegrityError as exc:
+            raise DuplicateEntryError(f"entry id already used ({exc})", session_id=session_id) from exc
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+        return stored
+
+    def _append_locked(
+        self, conn: sqlite3.Connection, session_id: str, entries: Sequence[Entry], at_leaf: bool
+    ) -> list[Entry]:
+        row = conn.execute(
+            "SELECT leaf_id, entry_count, message_count, first_message IS NOT NULL"
+            " FROM sessions WHERE id = ?",
+            (session_id,),
+        ).fetchone()
+        if row is None:
+            raise SessionNotFoundError(session_id)
+        state = SessionState(row[0], row[1], row[2], bool(row[3]))
+        ids = lookup_ids(entries, state.leaf_id if at_leaf else None)
+        if len(ids) <= 64:
+            found = conn.execute(
+                f"SELECT id, type FROM entries WHERE session_id = ? AND id IN ({', '.join('?' * len(ids))})",
+                (session_id, *ids),
+            ).fetchall()
+        else:
+            import orjson
+
+            found = conn.execute(
+                "SELECT id, type FROM entries WHERE session_id = ?"
+                " AND id IN (SELECT value FROM json_each(?))",
+                (session_id, orjson.dumps(ids).decode()),
+            ).fetchall()
+        plan = plan_append(session_id, state, entries, dict(found), at_leaf=at_leaf)
+        if not plan.rows:
+            return plan.entries
+        if len(plan.rows) == 1:
+            r = plan.rows[0]
+            cur = conn.execute(
+                _INSERT_ENTRY,
+                (session_id, r.seq, r.id, r.parent_id, r.type, r.timestamp, r.target_id, r.body),
+            )
+            if r.text is not None:
+                conn.execute(
+                    "INSERT INTO entries_fts (rowid, text) VALUES (?, ?)", (cur.lastrowid, r.text)
+                )
+        else:
+            conn.executemany(
+                _INSERT_ENTRY,
+                [
+                    (session_id, r.seq, r.id, r.parent_id, r.type, r.timestamp, r.target_id, r.body)
+                    for r in plan.rows
+                ],
+            )
+            conn.executemany(
+                "INSERT INTO entries_fts (rowid, text)"
+                " SELECT rowid, ? FROM entries WHERE session_id = ? AND seq = ?",
+                [(r.text, session_id, r.seq) for r in plan.rows if r.text is not None],
+            )
+        conn.execute(
+            _UPDATE_SESSION,
+            (
+                plan.leaf_id,
+                plan.entry_count,
+                plan.message_count,
+                now_us(),
+                plan.first_message,
+                plan.name,
+                session_id,
+            ),
+        )
+        return plan.entries
