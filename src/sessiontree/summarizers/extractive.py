@@ -1,0 +1,385 @@
+"""``ExtractiveSummarizer``: an offline, deterministic summariser, the default (SPEC §4).
+
+No model is called. The summary is assembled from the messages themselves in the structured
+layout of :data:`~sessiontree.summarizers.base.SUMMARY_SECTIONS`:
+
+* **Goal** — the first user requests;
+* **Constraints** — sentences in which the user states a rule (*must*, *never*, *don't*,
+  *only*, *always*, ...);
+* **Progress** — every tool call with its outcome: *Done* (a result), *Blocked* (an error
+  result or a failed shell command), *In progress* (no result yet);
+* **Key decisions** — assistant sentences that commit to a course (*I'll*, *let's*,
+  *instead*, *decided*, ...);
+* **Next steps** — the last user request and the tool calls still open;
+* **Critical context** — model errors, earlier summaries inside the messages, the latest
+  assistant answer;
+* **Files** — files read and modified (tool calls ``read``, ``write``, ``edit``).
+
+Given a ``previous_summary`` it parses its sections and merges the new items into them (an
+iterative update, not a re-summary); text of another layout is kept under *Critical context*.
+The result is trimmed to ``max_tokens`` by dropping the least useful items first (oldest
+progress, then later goals), never emptying a section silently: the count of dropped items is
+written in its place.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from sessiontree.compaction import TURN_PREFIX_SEPARATOR, file_operations
+from sessiontree.messages import (
+    AgentMessage,
+    AssistantMessage,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    ToolResultMessage,
+    UserMessage,
+    message_text,
+)
+from sessiontree.summarizers.base import SUMMARY_SECTIONS, SummaryPurpose, SummaryResult
+
+__all__ = ["ExtractiveSummarizer"]
+
+_PROGRESS_PARTS = ("Done", "In progress", "Blocked")
+_FILE_PARTS = ("Read", "Modified")
+_NONE = "(none)"
+
+_CONSTRAINT_RE = re.compile(
+    r"\b(must|must not|never|don'?t|do not|only|always|should not|shouldn'?t|avoid|"
+    r"make sure|ensure|without|required?|no more than|at most|at least)\b",
+    re.IGNORECASE,
+)
+_DECISION_RE = re.compile(
+    r"\b(i'?ll|i will|let'?s|we'?ll|we will|decided|decision|instead|going to|switch(ed)? to|"
+    r"chose|choose|use .+ rather than|plan is)\b",
+    re.IGNORECASE,
+)
+_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n+")
+_OMITTED_RE = re.compile(r"… (\d+) earlier item\(s\) omitted")
+_WORD_RE = re.compile(r"[A-Za-z0-9_./-]{4,}")
+
+_GOAL_COUNT = 3
+_ITEM_CHARS = 240
+_ARG_CHARS = 80
+
+
+def _clip(text: str, limit: int = _ITEM_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_RE.split(text) if s and s.strip()]
+
+
+def _describe_call(name: str, arguments: dict[str, Any]) -> str:
+    for key in ("path", "file_path", "command", "cmd", "pattern", "query", "url"):
+        value = arguments.get(key)
+        if isinstance(value, str) and value:
+            return f"{name} `{_clip(value, _ARG_CHARS)}`"
+    if not arguments:
+        return f"{name}()"
+    return f"{name} {_clip(orjson.dumps(arguments, default=str).decode(), _ARG_CHARS)}"
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+@dataclass
+class _Sections:
+    """Items per section; Progress and Files have named parts."""
+
+    items: dict[str, list[str]] = field(
+        default_factory=lambda: {name: [] for name in SUMMARY_SECTIONS}
+    )
+    progress: dict[str, list[str]] = field(
+        default_factory=lambda: {part: [] for part in _PROGRESS_PARTS}
+    )
+    files: dict[str, list[str]] = field(default_factory=lambda: {part: [] for part in _FILE_PARTS})
+    omitted: dict[str, int] = field(default_factory=dict)
+
+    def lists(self) -> list[tuple[str, list[str]]]:
+        """Every item list by key (``Section`` or ``Section/Part``), in layout order."""
+        out: list[tuple[str, list[str]]] = []
+        for name in SUMMARY_SECTIONS:
+            if name == "Progress":
+                out.extend((f"Progress/{p}", self.progress[p]) for p in _PROGRESS_PARTS)
+            elif name == "Files":
+                out.extend((f"Files/{p}", self.files[p]) for p in _FILE_PARTS)
+            else:
+                out.append((name, self.items[name]))
+        return out
+
+
+def _add(target: list[str], item: str) -> None:
+    item = item.strip()
+    if item and item != _NONE and item not in target:
+        target.append(item)
+
+
+def _parse(summary: str) -> _Sections:
+    """Read a summary in the structured layout back into sections (for an iterative update).
+
+    Several parts joined by :data:`TURN_PREFIX_SEPARATOR` merge into one; text outside the
+    known sections goes to *Critical context*.
+    """
+    out = _Sections()
+    for part in summary.split(TURN_PREFIX_SEPARATOR):
+        section: str | None = None
+        sub: str | None = None
+        for raw in part.splitlines():
+            line = raw.strip()
+            if not line or line.startswith("<!--"):
+                continue
+            if line.startswith("## "):
+                name = line[3:].strip()
+                section = name if name in SUMMARY_SECTIONS else None
+                sub = None
+                continue
+            if line.startswith("### "):
+                sub = line[4:].strip()
+                continue
+            text = line[2:] if line.startswith(("- ", "* ")) else line
+            omitted = _OMITTED_RE.fullmatch(text)
+            if omitted and section is not None:
+                key = f"{section}/{sub}" if section in ("Progress", "Files") else section
+                out.omitted[key] = out.omitted.get(key, 0) + int(omitted.group(1))
+                continue
+            if section == "Progress" and sub in _PROGRESS_PARTS:
+                _add(out.progress[sub], text)
+            elif section == "Files" and sub in _FILE_PARTS:
+                _add(out.files[sub], text.strip("`"))
+            elif section is not None and section not in ("Progress", "Files"):
+                _add(out.items[section], text)
+            else:
+                _add(out.items["Critical context"], _clip(text))
+    return out
+
+
+class ExtractiveSummarizer:
+    """Offline, deterministic :class:`~sessiontree.summarizers.base.Summarizer` (SPEC §4).
+
+    Args:
+        max_tokens: budget of the summary text (tokens, estimated as characters / 4).
+
+    The same input always gives the same text; ``usage`` is ``None`` (no model was called).
+    """
+
+    def __init__(self, max_tokens: int = 2000) -> None:
+        if max_tokens < 64:
+            raise ValueError("max_tokens must be at least 64")
+        self.max_tokens = max_tokens
+
+    def __repr__(self) -> str:
+        return f"ExtractiveSummarizer(max_tokens={self.max_tokens})"
+
+    async def summarize(
+        self,
+        messages: Sequence[AgentMessage],
+        *,
+        previous_summary: str | None,
+        instructions: str | None,
+        purpose: SummaryPurpose,
+    ) -> SummaryResult:
+        """Summarise ``messages`` (oldest first), merged into ``previous_summary`` when given.
+
+        ``instructions`` (free text) rank items: those mentioning one of its words are the
+        last to be dropped by the budget. ``purpose`` only changes the heading line.
+        """
+        return SummaryResult(self.summarize_sync(messages, previous_summary, instructions, purpose))
+
+    def summarize_sync(
+        self,
+        messages: Sequence[AgentMessage],
+        previous_summary: str | None = None,
+        instructions: str | None = None,
+        purpose: SummaryPurpose = "compaction",
+    ) -> str:
+        """The summary text; what :meth:`summarize` returns, without the event loop."""
+        sections = _parse(previous_summary) if previous_summary else _Sections()
+        self._extract(messages, sections)
+        return self._render(sections, purpose, instructions)
+
+    # ------------------------------------------------------------------ extraction
+
+    def _extract(self, messages: Sequence[AgentMessage], out: _Sections) -> None:
+        results: dict[str, ToolResultMessage] = {}
+        for msg in messages:
+            if isinstance(msg, ToolResultMessage):
+                results.setdefault(msg.tool_call_id, msg)
+        user_texts: list[str] = []
+        last_assistant_text = ""
+        open_calls: list[str] = []
+        for msg in messages:
+            if isinstance(msg, UserMessage):
+                text = message_text(msg).strip()
+                if text:
+                    user_texts.append(text)
+                    for sentence in _sentences(text):
+                        if _CONSTRAINT_RE.search(sentence):
+                            _add(out.items["Constraints"], _clip(sentence))
+            elif isinstance(msg, AssistantMessage):
+                text = message_text(msg).strip()
+                if text:
+                    last_assistant_text = text
+                    for sentence in _sentences(text):
+                        if _DECISION_RE.search(sentence) and len(sentence) > 20:
+                            _add(out.items["Key decisions"], _clip(sentence))
+                if msg.stop_reason in ("error", "aborted") or msg.error_message:
+                    reason = msg.error_message or msg.stop_reason or "error"
+                    _add(out.items["Critical context"], _clip(f"Model call failed: {reason}"))
+                for call in msg.tool_calls():
+                    what = _describe_call(call.name, call.arguments)
+                    result = results.get(call.id)
+                    if result is None:
+                        open_calls.append(what)
+                        _add(out.progress["In progress"], what)
+                    elif result.is_error:
+                        err = _first_line(message_text(result)) or "error"
+                        _add(out.progress["Blocked"], _clip(f"{what}: {err}"))
+                    else:
+                        _add(out.progress["Done"], what)
+            elif isinstance(msg, BashExecutionMessage):
+                what = f"shell `{_clip(msg.command, _ARG_CHARS)}`"
+                if msg.cancelled:
+                    _add(out.progress["Blocked"], f"{what}: cancelled")
+                elif msg.exit_code not in (None, 0):
+                    err = _first_line(msg.output)
+                    _add(out.progress["Blocked"], _clip(f"{what}: exit {msg.exit_code} {err}"))
+                else:
+                    _add(out.progress["Done"], what)
+            elif isinstance(msg, BranchSummaryMessage | CompactionSummaryMessage):
+                kind = "Abandoned branch" if isinstance(msg, BranchSummaryMessage) else "Summary"
+                for line in msg.summary.splitlines():
+                    line = line.strip().lstrip("-* ").strip()
+                    if line and not line.startswith(("#", "<!--")) and line != _NONE:
+                        _add(out.items["Critical context"], _clip(f"{kind}: {line}"))
+            elif isinstance(msg, CustomMessage):
+                text = message_text(msg).strip()
+                if text:
+                    _add(out.items["Critical context"], _clip(f"[{msg.custom_type}] {text}"))
+        for text in user_texts[:_GOAL_COUNT]:
+            _add(out.items["Goal"], _clip(text))
+        if user_texts or open_calls:
+            out.items["Next steps"] = []
+            if user_texts:
+                _add(out.items["Next steps"], _clip(f"Latest user request: {user_texts[-1]}"))
+            for what in open_calls:
+                _add(out.items["Next steps"], f"Awaiting the result of {what}")
+        # A call that finished in these messages is no longer in progress.
+        done = set(out.progress["Done"])
+        blocked = out.progress["Blocked"]
+        out.progress["In progress"] = [
+            i
+            for i in out.progress["In progress"]
+            if i not in done and not any(b.startswith(f"{i}: ") for b in blocked)
+        ]
+        if last_assistant_text:
+            _add(out.items["Critical context"], _clip(f"Latest answer: {last_assistant_text}", 400))
+        read, modified = file_operations(messages, out.files["Read"], out.files["Modified"])
+        out.files["Read"], out.files["Modified"] = read, modified
+
+    # ------------------------------------------------------------------ rendering
+
+    def _render(
+        self, sections: _Sections, purpose: SummaryPurpose, instructions: str | None
+    ) -> str:
+        keywords = {w.lower() for w in _WORD_RE.findall(instructions or "")}
+
+        def important(item: str) -> bool:
+            low = item.lower()
+            return any(k in low for k in keywords)
+
+        # Drop order: oldest finished steps first, then context, decisions, constraints,
+        # goals beyond the first, files; each list keeps at least its newest item.
+        drop_order = [
+            "Progress/Done",
+            "Critical context",
+            "Key decisions",
+            "Files/Read",
+            "Progress/Blocked",
+            "Constraints",
+            "Goal",
+            "Progress/In progress",
+            "Next steps",
+            "Files/Modified",
+        ]
+        lists = dict(sections.lists())
+        budget_chars = self.max_tokens * 4
+        text = self._text(sections, purpose)
+        excess = len(text) - budget_chars
+        for key in drop_order:
+            if excess <= 0:
+                break
+            items = lists[key]
+            # Goal keeps its first (oldest) item; others keep their newest.
+            candidates = (
+                list(range(1, len(items))) if key == "Goal" else list(range(len(items) - 1))
+            )
+            candidates.sort(key=lambda i: important(items[i]))  # stable: unimportant first
+            removed: set[int] = set()
+            for i in candidates:
+                if excess <= 0:
+                    break
+                removed.add(i)
+                excess -= len(items[i]) + 3
+            if removed:
+                kept = [it for i, it in enumerate(items) if i not in removed]
+                items[:] = kept
+                sections.omitted[key] = sections.omitted.get(key, 0) + len(removed)
+                excess += 40  # the "… n omitted" line
+        text = self._text(sections, purpose)
+        if len(text) > budget_chars:
+            # Last resort: cut every item shorter, then the text itself.
+            for _, items in sections.lists():
+                items[:] = [_clip(i, 80) for i in items]
+            text = self._text(sections, purpose)
+            if len(text) > budget_chars:
+                text = text[: budget_chars - 1].rstrip() + "…"
+        return text
+
+    @staticmethod
+    def _text(sections: _Sections, purpose: SummaryPurpose) -> str:
+        lines: list[str] = []
+        if purpose == "turn_prefix":
+            lines.append("<!-- summary of the early part of the current turn -->")
+        elif purpose == "branch":
+            lines.append("<!-- summary of a branch that was left -->")
+        lists = dict(sections.lists())
+
+        def emit(key: str) -> None:
+            items = lists[key]
+            omitted = sections.omitted.get(key, 0)
+            if omitted:
+                lines.append(f"- … {omitted} earlier item(s) omitted")
+            if not items and not omitted:
+                lines.append(f"- {_NONE}")
+            fmt = "- `{}`" if key.startswith("Files/") else "- {}"
+            lines.extend(fmt.format(i) for i in items)
+
+        for name in SUMMARY_SECTIONS:
+            if lines:
+                lines.append("")
+            lines.append(f"## {name}")
+            if name == "Progress":
+                for part in _PROGRESS_PARTS:
+                    lines.append(f"### {part}")
+                    emit(f"Progress/{part}")
+            elif name == "Files":
+                for part in _FILE_PARTS:
+                    lines.append(f"### {part}")
+                    emit(f"Files/{part}")
+            else:
+                emit(name)
+        return "\n".join(lines) + "\n"
