@@ -166,9 +166,7 @@ def trace_chain(
         entry = get(current)
         if entry is None:
             if not chain:
-                raise EntryNotFoundError(
-                    "no such entry", session_id=session_id, entry_id=current
-                )
+                raise EntryNotFoundError("no such entry", session_id=session_id, entry_id=current)
             raise CorruptSessionError(
                 f"entry {chain[-1].id!r} has parentId {current!r}, which names no entry",
                 session_id=session_id,

@@ -137,7 +137,13 @@ class SessionStorage(Protocol):
         ...
 
 
-def select_entries(entries: Sequence[Entry], seq_of: Callable[[str], int | None], cursor: EntryCursor | None, *, session_id: str) -> list[Entry]:
+def select_entries(
+    entries: Sequence[Entry],
+    seq_of: Callable[[str], int | None],
+    cursor: EntryCursor | None,
+    *,
+    session_id: str,
+) -> list[Entry]:
     """Apply an :class:`EntryCursor` to entries held in append order (in-memory backends).
 
     Raises:
@@ -149,7 +155,9 @@ def select_entries(entries: Sequence[Entry], seq_of: Callable[[str], int | None]
         if cursor.after is not None:
             pos = seq_of(cursor.after)
             if pos is None:
-                raise EntryNotFoundError("cursor names no entry", session_id=session_id, entry_id=cursor.after)
+                raise EntryNotFoundError(
+                    "cursor names no entry", session_id=session_id, entry_id=cursor.after
+                )
             start = pos - 1
         indices: range = range(start, -1, -1)
     else:
@@ -157,7 +165,9 @@ def select_entries(entries: Sequence[Entry], seq_of: Callable[[str], int | None]
         if cursor.after is not None:
             pos = seq_of(cursor.after)
             if pos is None:
-                raise EntryNotFoundError("cursor names no entry", session_id=session_id, entry_id=cursor.after)
+                raise EntryNotFoundError(
+                    "cursor names no entry", session_id=session_id, entry_id=cursor.after
+                )
             start = pos + 1
         indices = range(start, len(entries))
     out: list[Entry] = []

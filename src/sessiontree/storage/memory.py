@@ -6,10 +6,10 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from sessiontree.entries import Entry, LeafEntry, parse_entry
-from sessiontree.metadata import SessionMetadata
-from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage, select_entries
 from sessiontree.errors import SessionNotFoundError
 from sessiontree.ids import new_id
+from sessiontree.metadata import SessionMetadata
+from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage, select_entries
 from sessiontree.tree import ForkPosition, TreeIndex, branch_of, check_append
 
 __all__ = ["MemoryStorage"]
@@ -126,9 +126,7 @@ class MemoryStorage:
         self._alive()
 
         async def create(meta: SessionMetadata) -> SessionStorage:
-            new = MemoryStorage(
-                metadata=meta, on_create=self._on_create, on_delete=self._on_delete
-            )
+            new = MemoryStorage(metadata=meta, on_create=self._on_create, on_delete=self._on_delete)
             if self._on_create is not None:
                 self._on_create(new)
             return new
