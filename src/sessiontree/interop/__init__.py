@@ -1,0 +1,134 @@
+"""Interoperability: import other agents' session files, export pi files (SPEC §8).
+
+:func:`import_session` reads a file written by the pi coding agent (versions 1-3), Claude
+Code, the Codex CLI or SWE-agent — the format is detected from the content — and creates one
+session in a repository. It never writes to the source file. Every entry is built and
+checked first and appended in one batch, so an import that fails leaves nothing behind.
+:class:`ImportReport` lists everything that was not a plain one-to-one copy.
+
+:func:`export_pi_session` writes a session as a pi version 3 file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+from sessiontree.errors import CorruptSessionError, StorageError
+from sessiontree.interop._common import Converted, store
+from sessiontree.interop.detect import FORMATS, Format, detect_format_bytes
+from sessiontree.interop.pi import export_pi_session
+from sessiontree.interop.report import CustomLine, DanglingParent, ImportReport, UnreadableLine
+from sessiontree.repos.base import SessionRepo
+from sessiontree.session import Session
+
+__all__ = [
+    "FORMATS",
+    "CustomLine",
+    "DanglingParent",
+    "Format",
+    "ImportReport",
+    "UnreadableLine",
+    "convert",
+    "detect_format",
+    "export_pi_session",
+    "import_session",
+]
+
+
+def _read_sync(path: Path) -> tuple[bytes, int]:
+    with path.open("rb") as f:
+        mtime_ms = os.fstat(f.fileno()).st_mtime_ns // 1_000_000
+        return f.read(), mtime_ms
+
+
+async def _read(path: Path) -> tuple[bytes, int]:
+    """The file's bytes and its modification time (Unix ms). Opened read-only."""
+    try:
+        return await asyncio.to_thread(_read_sync, path)
+    except OSError as exc:
+        raise StorageError(f"{path}: cannot read the file: {exc}") from exc
+
+
+async def detect_format(path: str | Path) -> Format:
+    """The format of a session file, from its content (``pi``, ``claude-code``, ``codex``,
+    ``swe-agent``). Reads the whole file.
+
+    Raises:
+        CorruptSessionError: the file is not a session file of a known format.
+        StorageError: the file cannot be read.
+    """
+    p = Path(path)
+    data, _ = await _read(p)
+    return detect_format_bytes(data, p)
+
+
+def convert(
+    data: bytes,
+    path: Path,
+    fmt: Format,
+    report: ImportReport,
+    *,
+    lenient: bool = False,
+    mtime_ms: int = 0,
+) -> Converted:
+    """Turn a file's bytes into draft entries and metadata (pure; nothing is stored).
+
+    ``mtime_ms`` (Unix ms) dates the entries of formats without timestamps (SWE-agent).
+
+    Raises:
+        CorruptSessionError: an unreadable line and not ``lenient``; content that is not of
+            format ``fmt``.
+    """
+    if fmt == "pi":
+        from sessiontree.interop.pi import convert_pi
+
+        return convert_pi(data, path, report, lenient=lenient)
+    if fmt == "claude-code":
+        from sessiontree.interop.claude_code import convert_claude_code
+
+        return convert_claude_code(data, path, report, lenient=lenient)
+    if fmt == "codex":
+        from sessiontree.interop.codex import convert_codex
+
+        return convert_codex(data, path, report, lenient=lenient)
+    if fmt == "swe-agent":
+        from sessiontree.interop.swe_agent import convert_swe_agent
+
+        return convert_swe_agent(data, path, report, lenient=lenient, mtime_ms=mtime_ms)
+    raise CorruptSessionError(f"unknown import format {fmt!r}; use one of {', '.join(FORMATS)}")
+
+
+async def import_session(
+    path: str | Path,
+    repo: SessionRepo,
+    *,
+    format: Format | None = None,
+    lenient: bool = False,
+) -> tuple[Session, ImportReport]:
+    """Import one session file into ``repo`` (SPEC §8); returns the new session and a report.
+
+    The source file is only read. The new session keeps the file's session id when it is a
+    valid id not yet used in ``repo`` (else it gets a new UUID v7 and the report says so).
+
+    Args:
+        path: the file to read.
+        repo: where to create the session.
+        format: ``pi``, ``claude-code``, ``codex`` or ``swe-agent``; detected from the
+            content when ``None``.
+        lenient: go on past unreadable lines and list them in the report instead of failing.
+
+    Raises:
+        CorruptSessionError: the file is not a session file of a known format, or (without
+            ``lenient``) a line cannot be read; names the file and the line. Nothing is
+            created in ``repo``.
+        StorageError: the file cannot be read.
+    """
+    p = Path(path)
+    data, mtime_ms = await _read(p)
+    fmt = format if format is not None else detect_format_bytes(data, p)
+    report = ImportReport(source_path=p, format=fmt)
+    converted = convert(data, p, fmt, report, lenient=lenient, mtime_ms=mtime_ms)
+    session = await store(repo, converted, report, p, lenient=lenient)
+    return session, report

@@ -1,0 +1,370 @@
+"""What every importer shares: reading lines, staging entries, storing them in one batch.
+
+An importer is a pure function ``convert(data, path, report, lenient) -> Converted`` that turns
+the bytes of a file into :class:`Draft` entries (each remembering its source line) plus
+session metadata. :func:`finalize` then makes the drafts appendable: duplicate ids and
+entries that cannot be stored are unreadable lines, a parent that names no entry makes its
+entry a root (reported), and children that come before their parents in the file are moved
+after them. :func:`store` creates the session and appends everything in one
+``append_entries`` call, so a failed import leaves nothing in the repository (SPEC §8).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from sessiontree.entries import (
+    BOOKKEEPING_TYPES,
+    CustomEntry,
+    Entry,
+    LeafEntry,
+)
+from sessiontree.errors import CorruptSessionError, DuplicateEntryError, SessionTreeError
+from sessiontree.ids import iso_from_ms, ms_from_iso
+from sessiontree.interop.report import CustomLine, DanglingParent, ImportReport, UnreadableLine
+from sessiontree.metadata import SessionMetadata
+from sessiontree.repos.base import SessionRepo
+from sessiontree.session import Session
+from sessiontree.tree import check_append, entry_refs, leaf_of_log
+
+__all__ = [
+    "Converted",
+    "Draft",
+    "custom_draft",
+    "finalize",
+    "iso_or",
+    "ms_or",
+    "read_jsonl",
+    "store",
+    "unreadable",
+]
+
+_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,128}")
+
+
+@dataclass
+class Draft:
+    """One entry to import and where it came from.
+
+    Attributes:
+        entry: the entry, already validated as a model.
+        line: 1-based source line (``None`` for single-document formats).
+    """
+
+    entry: Entry
+    line: int | None = None
+
+
+@dataclass
+class Converted:
+    """The result of a pure converter, before anything is stored.
+
+    Attributes:
+        drafts: entries in source order.
+        metadata: camelCase session metadata (unknown keys kept).
+        session_ids: ids to try for the new session, best first; a new UUID v7 when all
+            are invalid or taken.
+        leaf_id: the leaf the session must end on; a trailing ``leaf`` entry is added when
+            the append log alone would give another one. ``None``: the log decides.
+    """
+
+    drafts: list[Draft] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    session_ids: list[str] = field(default_factory=list)
+    leaf_id: str | None = None
+
+
+def _preview(raw: bytes | str) -> str:
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    return text[:200]
+
+
+def unreadable(
+    report: ImportReport,
+    path: Path,
+    line: int | None,
+    reason: str,
+    raw: bytes | str,
+    *,
+    lenient: bool,
+) -> None:
+    """Record a line that cannot be imported; without ``lenient`` fail the import on it.
+
+    Raises:
+        CorruptSessionError: not ``lenient`` (names the file and the line).
+    """
+    if not lenient:
+        raise CorruptSessionError(reason, path=path, line_number=line)
+    report.unreadable_lines.append(UnreadableLine(line, reason, _preview(raw)))
+
+
+def read_jsonl(
+    data: bytes, path: Path, report: ImportReport, *, lenient: bool
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line_number, object)`` for every JSON-object line (1-based); blank lines are ignored.
+
+    A line that is not a JSON object is unreadable (see :func:`unreadable`); a last line
+    without a newline that does not parse is reported as a torn final line.
+
+    Raises:
+        CorruptSessionError: an unreadable line and not ``lenient``.
+    """
+    lines = data.split(b"\n")
+    last = len(lines)
+    torn_possible = not data.endswith(b"\n")
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        report.lines_read += 1
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            torn = torn_possible and number == last
+            reason = "torn final line (no newline, not valid JSON)" if torn else f"bad JSON: {exc}"
+            unreadable(report, path, number, reason, raw, lenient=lenient)
+            continue
+        if not isinstance(obj, dict):
+            kind = type(obj).__name__
+            unreadable(report, path, number, f"not a JSON object ({kind})", raw, lenient=lenient)
+            continue
+        yield number, obj
+
+
+def ms_or(value: Any, default: int) -> int:
+    """Unix ms from an ISO 8601 string or a number of ms; ``default`` when neither."""
+    if isinstance(value, bool):
+        return default
+    if isinstance(value, int | float):
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return ms_from_iso(value)
+        except ValueError:
+            return default
+    return default
+
+
+def iso_or(value: Any, default_ms: int) -> str:
+    """An entry timestamp (ISO 8601 UTC, ms, ``Z``) from an ISO string or ms; else ``default_ms``."""
+    return iso_from_ms(ms_or(value, default_ms))
+
+
+def custom_draft(
+    report: ImportReport,
+    custom_type: str,
+    data: Any,
+    *,
+    line: int | None,
+    entry_id: str | None = None,
+    parent_id: str | None = None,
+    timestamp: str | None = None,
+    where: str | None = None,
+) -> Draft:
+    """A ``custom`` entry holding a record we do not model, listed in ``report.custom_lines``."""
+    fields: dict[str, Any] = {"custom_type": custom_type, "data": data, "parent_id": parent_id}
+    if entry_id is not None:
+        fields["id"] = entry_id
+    if timestamp is not None:
+        fields["timestamp"] = timestamp
+    entry = CustomEntry(**fields)
+    report.custom_lines.append(CustomLine(line, custom_type, entry.id, where))
+    return Draft(entry, line)
+
+
+def _rehome(entry: Entry) -> Entry:
+    new = entry.model_copy(update={"parent_id": None})
+    new.__pydantic_fields_set__.add("parent_id")
+    return new
+
+
+def finalize(
+    drafts: list[Draft], report: ImportReport, path: Path, *, lenient: bool
+) -> list[Entry]:
+    """Make drafts appendable in one batch; report every change (SPEC §8).
+
+    * a second entry with an id already used, a ``label``/``leaf`` target or ``fromId`` that
+      names no usable entry, or an entry of an unknown type: unreadable (fails unless
+      ``lenient``);
+    * a ``parentId`` that names no entry, names a ``leaf`` entry, or closes a cycle: the
+      entry becomes a root and is listed in ``report.dangling_parents``;
+    * an entry that comes before its parent (or target) in the file moves after it; otherwise
+      source order is kept.
+
+    Raises:
+        CorruptSessionError: an unreadable entry and not ``lenient``.
+    """
+    kept: list[Draft] = []
+    types: dict[str, str] = {}
+    for d in drafts:
+        e = d.entry
+        if e.id in types:
+            unreadable(
+                report,
+                path,
+                d.line,
+                f"duplicate entry id {e.id!r}",
+                _entry_preview(e),
+                lenient=lenient,
+            )
+            continue
+        types[e.id] = e.type
+        kept.append(d)
+
+    # references other than parentId must name a usable entry
+    usable: list[Draft] = []
+    dropped: set[str] = set()
+    for d in kept:
+        e = d.entry
+        problem = None
+        for what, ref in entry_refs(e):
+            if what == "parentId":
+                continue
+            ref_type = types.get(ref)
+            if ref_type is None:
+                problem = f"{what} {ref!r} names no entry"
+            elif e.type == "leaf" and ref_type in BOOKKEEPING_TYPES:
+                problem = f"leaf target {ref!r} is a {ref_type} entry"
+        if problem is not None:
+            unreadable(report, path, d.line, problem, _entry_preview(e), lenient=lenient)
+            dropped.add(e.id)
+            continue
+        usable.append(d)
+    for entry_id in dropped:
+        types.pop(entry_id, None)
+
+    # parents that cannot be used: the entry becomes a root
+    for i, d in enumerate(usable):
+        pid = d.entry.parent_id
+        if pid is None:
+            continue
+        reason = None
+        if pid not in types:
+            reason = "names no entry"
+        elif types[pid] == "leaf":
+            reason = "is a leaf entry"
+        if reason is not None:
+            report.dangling_parents.append(DanglingParent(d.line, d.entry.id, pid, reason))
+            usable[i] = Draft(_rehome(d.entry), d.line)
+
+    ordered = _topological(usable, report)
+    staged: dict[str, str] = {}
+    for e in ordered:
+        try:
+            check_append(e, staged.get)
+        except SessionTreeError as exc:  # pragma: no cover - finalize's own checks forbid it
+            raise CorruptSessionError(f"cannot import entry: {exc}", path=path) from exc
+        staged[e.id] = e.type
+    return ordered
+
+
+def _entry_preview(entry: Entry) -> str:
+    return _preview(orjson.dumps(entry.to_wire()))
+
+
+def _topological(drafts: list[Draft], report: ImportReport) -> list[Entry]:
+    """Source order, except that an entry waits until everything it refers to is placed."""
+    position = {id(d): i for i, d in enumerate(drafts)}
+    done: set[str] = set()
+    waiting: dict[str, list[Draft]] = {}
+    out: list[Entry] = []
+
+    def place(first: Draft) -> None:
+        stack = [first]
+        while stack:
+            d = stack.pop()
+            missing = next((ref for _, ref in entry_refs(d.entry) if ref not in done), None)
+            if missing is not None:
+                waiting.setdefault(missing, []).append(d)
+                continue
+            out.append(d.entry)
+            done.add(d.entry.id)
+            stack.extend(reversed(waiting.pop(d.entry.id, [])))
+
+    for d in drafts:
+        place(d)
+    # whatever still waits is on a parentId cycle: cut it at its first entry in source order
+    rounds = 0
+    while waiting:
+        rounds += 1
+        if rounds > len(drafts):  # pragma: no cover - every round places at least one entry
+            raise CorruptSessionError("entries refer to each other in a cycle")
+        rest = sorted(
+            (d for ds in waiting.values() for d in ds),
+            key=lambda d: position.get(id(d), len(drafts)),
+        )
+        waiting.clear()
+        head = rest[0]
+        assert head.entry.parent_id is not None
+        report.dangling_parents.append(
+            DanglingParent(head.line, head.entry.id, head.entry.parent_id, "cycle")
+        )
+        place(Draft(_rehome(head.entry), head.line))
+        for d in rest[1:]:
+            place(d)
+    return out
+
+
+def _metadata(meta: Mapping[str, Any], path: Path) -> SessionMetadata:
+    try:
+        return SessionMetadata.model_validate(dict(meta))
+    except ValueError as exc:
+        raise CorruptSessionError(f"session metadata does not validate: {exc}", path=path) from exc
+
+
+async def store(
+    repo: SessionRepo, converted: Converted, report: ImportReport, path: Path, *, lenient: bool
+) -> Session:
+    """Finalize the drafts, create the session and append every entry in one batch.
+
+    The session id is the first of ``converted.session_ids`` that is a valid id and not
+    taken in ``repo`` (a warning says so when the file's id was taken), else a new UUID v7.
+    If the append fails the new session is deleted again, so nothing is left behind.
+
+    Raises:
+        CorruptSessionError: an unreadable entry and not ``lenient``.
+    """
+    entries = finalize(converted.drafts, report, path, lenient=lenient)
+    leaf = leaf_of_log(entries)
+    want = converted.leaf_id
+    if want is not None and want != leaf and any(e.id == want for e in entries):
+        entries.append(LeafEntry(parent_id=leaf, target_id=want))
+        report.warnings.append(
+            f"the last record in the file is not the newest message of the main conversation; "
+            f"a leaf entry moves the leaf to {want!r}"
+        )
+        leaf = want
+    metadata = _metadata(converted.metadata, path)
+
+    session: Session | None = None
+    for i, candidate in enumerate(converted.session_ids):
+        if not _ID_RE.fullmatch(candidate):
+            continue
+        try:
+            session = await repo.create(id=candidate, metadata=metadata)
+            break
+        except DuplicateEntryError:
+            report.warnings.append(
+                f"session id {candidate!r} is already taken in the repository; "
+                + (
+                    "trying the next candidate"
+                    if i + 1 < len(converted.session_ids)
+                    else "the import gets a new id"
+                )
+            )
+    if session is None:
+        session = await repo.create(metadata=metadata)
+    try:
+        await session.storage.append_entries(entries)
+    except BaseException:
+        await session.delete()
+        raise
+    report.session_id = session.id
+    report.entries_imported = len(entries)
+    report.leaf_id = leaf
+    return session

@@ -1,0 +1,220 @@
+"""pi coding agent session files: import versions 1-3, export version 3 (SPEC §8).
+
+A pi file is JSONL: a ``{"type": "session", ...}`` header line, then one entry per line.
+
+* **Version 1** (no ``version`` key): a linear log without ids. Ids are assigned in file
+  order (new UUID v7 strings), each entry's parent is the previous entry, and a compaction's
+  ``firstKeptEntryIndex`` — an index into the file's parsed lines where the header is 0 —
+  becomes ``firstKeptEntryId`` (as pi's own ``migrateV1ToV2`` does).
+* **Version 2**: the tree (``id``/``parentId``), imported as it is.
+* **Version 3**: version 2 with the message role ``hookMessage`` renamed ``custom``; files of
+  versions 1 and 2 get the rename on import.
+
+Header keys other than ``type``/``version``/``id``/``timestamp`` (``cwd``, ``branchedFrom``,
+``parentSession``, ``provider``, ``modelId``, ``thinkingLevel``, ...) are kept in the session
+metadata; a v3 header's ``metadata`` object (what sessiontree writes) is the metadata itself.
+``metadata.importedFrom`` records format, version, source session id, header timestamp and
+path. Entry types sessiontree does not know become ``custom`` entries (``pi:<type>``) with the
+same id and parent, so nothing hangs off a missing node.
+
+Export writes version 3: the header (``cwd``, ``parentSession`` when the metadata has one, and
+the whole metadata under ``metadata``) and every entry in append order, to a new file that is
+fsynced and renamed into place, so a reader never sees half a file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from sessiontree.entries import ENTRY_TYPES, dump_entry, parse_entry
+from sessiontree.errors import CorruptSessionError, InvalidEntryError, StorageError
+from sessiontree.ids import new_id, now_iso
+from sessiontree.interop._common import Converted, Draft, custom_draft, read_jsonl, unreadable
+from sessiontree.interop.report import ImportReport
+from sessiontree.session import Session
+
+__all__ = ["PI_VERSION", "convert_pi", "export_pi_session", "pi_header"]
+
+PI_VERSION = 3
+"""The pi session format version that :func:`export_pi_session` writes."""
+
+_HEADER_ONLY = frozenset({"type", "version", "id", "timestamp", "metadata"})
+
+
+def _metadata_from_header(header: dict[str, Any], version: int, path: Path) -> dict[str, Any]:
+    raw = header.get("metadata")
+    meta: dict[str, Any] = dict(raw) if isinstance(raw, dict) else {}
+    for key, value in header.items():
+        if key not in _HEADER_ONLY:
+            meta.setdefault(key, value)
+    imported: dict[str, Any] = {"format": "pi", "version": version, "path": str(path)}
+    if isinstance(header.get("id"), str):
+        imported["sessionId"] = header["id"]
+    if isinstance(header.get("timestamp"), str):
+        imported["timestamp"] = header["timestamp"]
+    meta["importedFrom"] = imported
+    return meta
+
+
+def convert_pi(data: bytes, path: Path, report: ImportReport, *, lenient: bool) -> Converted:
+    """Parse a pi session file (any version) into drafts and metadata. Pure, no I/O.
+
+    Raises:
+        CorruptSessionError: no session header on the first line; an unreadable line or an
+            invalid entry and not ``lenient`` (names the file and the line).
+    """
+    rows = list(read_jsonl(data, path, report, lenient=lenient))
+    if not rows or rows[0][1].get("type") != "session":
+        line = rows[0][0] if rows else 1
+        raise CorruptSessionError(
+            "not a pi session file: the first line is not a session header",
+            path=path,
+            line_number=line,
+        )
+    header = rows[0][1]
+    raw_version = header.get("version", 1)
+    version = (
+        raw_version if isinstance(raw_version, int) and not isinstance(raw_version, bool) else 1
+    )
+    if version != raw_version:
+        report.warnings.append(f"header version {raw_version!r} is not a number; read as version 1")
+    if version > PI_VERSION:
+        report.warnings.append(
+            f"pi version {version} is newer than {PI_VERSION}; read as version 3"
+        )
+    report.source_version = version
+    if isinstance(header.get("id"), str):
+        report.source_session_id = header["id"]
+
+    out = Converted(metadata=_metadata_from_header(header, version, path))
+    if isinstance(header.get("id"), str):
+        out.session_ids.append(header["id"])
+    index_ids: dict[int, str] = {}  # v1: position among parsed lines (header = 0) -> entry id
+    prev_id: str | None = None
+    for position, (line, obj) in enumerate(rows[1:], 1):
+        etype = obj.get("type")
+        if version < 2:
+            obj = dict(obj)
+            obj["id"] = new_id()
+            obj["parentId"] = prev_id
+            if etype == "compaction" and "firstKeptEntryIndex" in obj:
+                index = obj.pop("firstKeptEntryIndex")
+                target = index_ids.get(index) if isinstance(index, int) else None
+                if target is not None:
+                    obj["firstKeptEntryId"] = target
+                else:
+                    report.warnings.append(
+                        f"line {line}: firstKeptEntryIndex {index!r} names no earlier entry; "
+                        "the compaction keeps nothing older than itself"
+                    )
+        elif "id" not in obj:
+            report.warnings.append(f"line {line}: entry without an id; a new id was given")
+        if version < 3:
+            obj = _rename_hook_message(obj)
+        timestamp = obj.get("timestamp")
+        if etype not in ENTRY_TYPES:
+            entry_id = obj.get("id") if isinstance(obj.get("id"), str) and obj.get("id") else None
+            parent = obj.get("parentId") if isinstance(obj.get("parentId"), str) else None
+            draft = custom_draft(
+                report,
+                f"pi:{etype}",
+                obj,
+                line=line,
+                entry_id=entry_id,
+                parent_id=parent,
+                timestamp=timestamp if isinstance(timestamp, str) else None,
+            )
+        else:
+            try:
+                draft = Draft(parse_entry(obj), line)
+            except InvalidEntryError as exc:
+                unreadable(report, path, line, str(exc), orjson.dumps(obj), lenient=lenient)
+                continue
+        out.drafts.append(draft)
+        index_ids[position] = draft.entry.id
+        prev_id = draft.entry.id
+    return out
+
+
+def _rename_hook_message(obj: dict[str, Any]) -> dict[str, Any]:
+    msg = obj.get("message")
+    if obj.get("type") == "message" and isinstance(msg, dict) and msg.get("role") == "hookMessage":
+        obj = dict(obj)
+        obj["message"] = {**msg, "role": "custom"}
+    return obj
+
+
+def pi_header(session_id: str, metadata: dict[str, Any], timestamp: str) -> dict[str, Any]:
+    """The v3 header line for a session: ``type``, ``version``, ``id``, ``timestamp``, ``cwd``,
+    ``parentSession`` (when the metadata has one) and the whole metadata under ``metadata``."""
+    header: dict[str, Any] = {
+        "type": "session",
+        "version": PI_VERSION,
+        "id": session_id,
+        "timestamp": timestamp,
+        "cwd": metadata.get("cwd") or "",
+    }
+    parent = metadata.get("parentSession")
+    if isinstance(parent, str):
+        header["parentSession"] = parent
+    header["metadata"] = metadata
+    return header
+
+
+async def export_pi_session(session: Session, path: str | Path, *, overwrite: bool = False) -> int:
+    """Write a session as a pi version 3 file; returns the number of entries written.
+
+    Every entry is written in append order as its camelCase wire dict, so importing the file
+    again gives the same entries. The file is written beside ``path`` under a temporary name,
+    fsynced and renamed into place (mode 0600), so a crash never leaves half a file.
+    Reads every entry of the session.
+
+    Args:
+        session: the session to export.
+        path: the file to write.
+        overwrite: replace an existing file; without it an existing ``path`` is refused.
+
+    Raises:
+        StorageError: ``path`` exists and ``overwrite`` is false, or the file cannot be written
+            (the ``OSError`` is the ``__cause__``).
+    """
+    target = Path(path)
+    entries = await session.get_entries()
+    metadata = (await session.get_metadata()).to_wire()
+    imported = metadata.get("importedFrom")
+    timestamp: str | None = None
+    if isinstance(imported, dict) and imported.get("format") == "pi":
+        ts = imported.get("timestamp")
+        timestamp = ts if isinstance(ts, str) else None
+    if timestamp is None:
+        timestamp = entries[0].timestamp if entries else now_iso()
+    lines = [orjson.dumps(pi_header(session.id, metadata, timestamp))]
+    lines.extend(orjson.dumps(dump_entry(e)) for e in entries)
+    payload = b"\n".join(lines) + b"\n"
+    await asyncio.to_thread(_write_atomic, target, payload, overwrite)
+    return len(entries)
+
+
+def _write_atomic(target: Path, payload: bytes, overwrite: bool) -> None:
+    if not overwrite and target.exists():
+        raise StorageError(f"{target}: file exists (pass overwrite=True to replace it)")
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{new_id()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            view = memoryview(payload)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise StorageError(f"{target}: cannot write the export: {exc}") from exc
