@@ -1,0 +1,325 @@
+"""A directory of JSONL sessions: ``<root>/<session_id>/session.jsonl`` (SPEC §6 "jsonl").
+
+``open_repo("jsonl:///abs/dir")`` or ``open_repo("/abs/dir")``. Each session directory holds
+the log (a pi v3 file, see :mod:`sessiontree.storage.jsonl`), its lock file and a listing
+sidecar (:mod:`sessiontree.storage.jsonl_stats`).
+
+* :meth:`JSONLRepo.list` ``stat``\\ s every log (sorting by ``modified_at`` needs every mtime) but
+  reads only the page it returns, and for each of those only the header line, the sidecar and
+  the bytes appended after the sidecar's ``covered`` offset — never every file whole.
+* :meth:`JSONLRepo.search` scans the logs (SQL backends index); a line is only parsed when a
+  substring pre-check on its raw text could match.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import logging
+import os
+import shutil
+import weakref
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+
+from sessiontree.errors import (
+    CorruptSessionError,
+    DuplicateEntryError,
+    SessionNotFoundError,
+    StorageError,
+)
+from sessiontree.ids import new_id
+from sessiontree.messages import message_text, parse_message
+from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
+from sessiontree.repos.base import coerce_metadata, make_snippet
+from sessiontree.repos.memory import check_session_id
+from sessiontree.session import Session
+from sessiontree.storage.jsonl import LOG_NAME, Durability, JSONLStorage, create_session_file
+from sessiontree.storage.jsonl_format import parse_header
+from sessiontree.storage.jsonl_stats import STATS_NAME, Stats, count_lines, read_stats, write_stats
+from sessiontree.tree import ForkPosition
+
+__all__ = ["JSONLRepo"]
+
+log = logging.getLogger("sessiontree.repos.jsonl")
+
+_HEADER_PROBE = 64 * 1024
+"""Bytes read at first to find the header line (more only for a longer header)."""
+
+_STATS_REWRITE_BYTES = 64 * 1024
+"""Listing rewrites a sidecar when it had to scan at least this many new bytes."""
+
+
+@dataclass(frozen=True)
+class _Log:
+    session_id: str
+    path: Path
+    size: int
+    mtime_ns: int
+    ino: int
+
+
+def _read_header_line(fd: int) -> bytes:
+    data = os.pread(fd, _HEADER_PROBE, 0)
+    while b"\n" not in data:
+        more = os.pread(fd, _HEADER_PROBE, len(data))
+        if not more:
+            break
+        data += more
+    end = data.find(b"\n")
+    return data if end < 0 else data[: end + 1]
+
+
+class JSONLRepo:
+    """Sessions as JSONL files under one root directory (created 0700 on first write).
+
+    Attributes:
+        root: the directory.
+        url: ``jsonl://<absolute root>``.
+        durability: passed to every :class:`JSONLStorage` (``none``, ``flush``, ``fsync``).
+    """
+
+    def __init__(self, root: str | os.PathLike[str], *, durability: Durability = "flush") -> None:
+        """Remember the root; nothing is read or created until first use."""
+        self.root = Path(root).expanduser().absolute()
+        self.url = f"jsonl://{self.root}"
+        self.durability: Durability = durability
+        self._open: weakref.WeakSet[JSONLStorage] = weakref.WeakSet()
+
+    async def __aenter__(self) -> JSONLRepo:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def _log_path(self, session_id: str) -> Path:
+        return self.root / check_session_id(session_id) / LOG_NAME
+
+    def _storage(self, session_id: str) -> JSONLStorage:
+        path = self._log_path(session_id)
+        try:
+            storage = JSONLStorage(
+                path, durability=self.durability, session_id=session_id, repo_root=self.root
+            )
+        except SessionNotFoundError:
+            raise SessionNotFoundError(session_id) from None
+        self._open.add(storage)
+        return storage
+
+    async def create(
+        self, id: str | None = None, metadata: SessionMetadata | Mapping[str, Any] | None = None
+    ) -> Session:
+        """See :meth:`SessionRepo.create`: a new directory holding a header-only log.
+
+        Raises:
+            InvalidEntryError: an id outside ``[A-Za-z0-9_-]{1,128}``.
+            DuplicateEntryError: the id is taken.
+            StorageError: the directory cannot be written.
+        """
+        session_id = new_id() if id is None else check_session_id(id)
+        meta = coerce_metadata(metadata)
+        directory = self.root / session_id
+        try:
+            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.mkdir(directory, 0o700)
+        except FileExistsError:
+            raise DuplicateEntryError(
+                "a session with this id already exists", session_id=session_id
+            ) from None
+        except OSError as exc:
+            raise StorageError(f"cannot create session directory {directory}: {exc}") from exc
+        try:
+            create_session_file(directory / LOG_NAME, session_id, meta, self.durability)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.rmdir(directory)
+            raise StorageError(f"cannot create session file in {directory}: {exc}") from exc
+        storage = self._storage(session_id)
+        write_stats(directory / STATS_NAME, storage.stats())
+        return Session(storage)
+
+    async def open(self, id: str) -> Session:
+        """See :meth:`SessionRepo.open`; reads the log once and indexes it.
+
+        Raises:
+            SessionNotFoundError: no such session. InvalidEntryError: an unsafe id.
+            CorruptSessionError: the log has no valid header or a bad line.
+        """
+        return Session(self._storage(id))
+
+    def _logs(self) -> Iterator[_Log]:
+        try:
+            names = os.listdir(self.root)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise StorageError(f"cannot list {self.root}: {exc}") from exc
+        for name in names:
+            path = self.root / name / LOG_NAME
+            try:
+                check_session_id(name)
+                st = os.stat(path)
+            except (OSError, ValueError):
+                continue
+            yield _Log(name, path, st.st_size, st.st_mtime_ns, st.st_ino)
+
+    async def list(self, *, limit: int | None = None, offset: int = 0) -> list[SessionInfo]:
+        """See :meth:`SessionRepo.list`: newest ``modified_at`` (log mtime) first.
+
+        Cost: one ``stat`` per session, then for each session of the page its header line,
+        its sidecar and the log bytes appended since the sidecar was written. A session whose
+        log has no valid header is left out (and logged).
+        """
+        logs = sorted(self._logs(), key=lambda lg: (lg.mtime_ns, lg.session_id), reverse=True)
+        page = logs[offset:] if limit is None else logs[offset : offset + limit]
+        infos: list[SessionInfo] = []
+        for lg in page:
+            try:
+                info = self._info(lg)
+            except (CorruptSessionError, OSError) as exc:
+                log.warning("listing skips %s: %s", lg.path, exc)
+                continue
+            infos.append(info)
+        return infos
+
+    def _info(self, lg: _Log) -> SessionInfo:
+        fd = os.open(lg.path, os.O_RDONLY)
+        try:
+            header = parse_header(_read_header_line(fd), lg.path)
+            stats_path = lg.path.parent / STATS_NAME
+            stats = read_stats(stats_path, lg.ino, lg.size)
+            if stats is None or stats.covered < header.length:
+                stats = Stats(ino=lg.ino, covered=header.length)
+            before = stats.covered
+            if lg.size > stats.covered:
+                count_lines(stats, os.pread(fd, lg.size - stats.covered, stats.covered))
+            if stats.covered - before >= _STATS_REWRITE_BYTES:
+                write_stats(stats_path, stats)
+        finally:
+            os.close(fd)
+        return SessionInfo(
+            id=lg.session_id,
+            name=stats.name,
+            created_at=header.created_at,
+            modified_at=datetime.fromtimestamp(lg.mtime_ns / 1e9, UTC),
+            entry_count=stats.entry_count,
+            message_count=stats.message_count,
+            first_message=stats.first_message,
+            parent_session_id=header.metadata.parent_session_id,
+            metadata=header.metadata,
+        )
+
+    async def delete(self, id: str) -> None:
+        """See :meth:`SessionRepo.delete`: removes the session directory.
+
+        Raises:
+            SessionNotFoundError: no such session.
+        """
+        path = self._log_path(id)
+        if not path.exists():
+            raise SessionNotFoundError(id)
+        for storage in self._open:
+            if storage.id == id:
+                await storage.close()
+        try:
+            shutil.rmtree(path.parent)
+        except OSError as exc:
+            raise StorageError(f"cannot delete session {id}: {exc}") from exc
+
+    async def fork(self, id: str, target_id: str, position: ForkPosition = "at") -> Session:
+        """See :meth:`SessionRepo.fork`.
+
+        Raises:
+            SessionNotFoundError: no such session. EntryNotFoundError: unknown target.
+        """
+        source = await self.open(id)
+        fork = await source.fork(target_id, position)
+        if isinstance(fork.storage, JSONLStorage):
+            self._open.add(fork.storage)
+        return fork
+
+    async def search(self, query: str, limit: int = 20) -> builtins.list[SearchHit]:
+        """Case-insensitive substring search over message text, newest sessions first.
+
+        A linear scan of every log; a line is parsed only when its raw text, lower-cased,
+        contains the query's longest run of characters that JSON never escapes.
+        """
+        needle = query.lower()
+        hits: list[SearchHit] = []
+        if not needle.strip() or limit <= 0:
+            return hits
+        probe = _probe_of(needle)
+        logs = sorted(self._logs(), key=lambda lg: (lg.mtime_ns, lg.session_id), reverse=True)
+        for lg in logs:
+            try:
+                _search_log(lg, needle, probe, query, hits, limit)
+            except OSError as exc:
+                log.warning("search skips %s: %s", lg.path, exc)
+            if len(hits) >= limit:
+                break
+        return hits
+
+    async def close(self) -> None:
+        """Close every storage this repository opened (writing their sidecars). Idempotent."""
+        opened, self._open = list(self._open), weakref.WeakSet()
+        for storage in opened:
+            await storage.close()
+
+
+def _search_log(
+    lg: _Log, needle: str, probe: str, query: str, hits: list[SearchHit], limit: int
+) -> None:
+    """Append the hits of one log to ``hits`` until there are ``limit``."""
+    with open(lg.path, "rb") as f:
+        f.readline()  # the header
+        for raw in f:
+            if not raw.endswith(b"\n"):
+                break  # a torn final line
+            hit = _match_line(raw, needle, probe, query)
+            if hit is not None:
+                hits.append(SearchHit(lg.session_id, hit[0], hit[1]))
+                if len(hits) >= limit:
+                    return
+
+
+def _probe_of(needle: str) -> str:
+    """The longest run of ``needle`` that appears verbatim in raw JSON (no escapes needed)."""
+    runs: list[str] = []
+    current: list[str] = []
+    for ch in needle:
+        if ch in '"\\' or ord(ch) < 0x20 or ch in "\u2028\u2029":
+            runs.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    runs.append("".join(current))
+    return max(runs, key=len)
+
+
+def _match_line(raw: bytes, needle: str, probe: str, query: str) -> tuple[str, str] | None:
+    text = raw.decode("utf-8", "replace")
+    if probe and "\\u" not in text and probe not in text.lower():
+        return None
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    if type(obj) is not dict or obj.get("type") != "message":
+        return None
+    entry_id = obj.get("id")
+    msg = obj.get("message")
+    if not isinstance(entry_id, str) or not isinstance(msg, dict):
+        return None
+    try:
+        body = message_text(parse_message(msg))
+    except ValidationError:
+        return None
+    if needle not in body.lower():
+        return None
+    return entry_id, make_snippet(body, query)

@@ -1,0 +1,361 @@
+"""The on-disk format of a JSONL session (SPEC §6 "jsonl"): the header and the entry lines.
+
+A session file is a pi v3 session file::
+
+    {"type":"session","version":3,"id":"…","timestamp":"…","cwd":"…","parentSession":"…","metadata":{…}}
+    {"type":"message","id":"…","parentId":null,"timestamp":"…","message":{…}}
+    …
+
+This module is pure (no file I/O): it turns the header into :class:`SessionMetadata` and back,
+and scans a block of bytes into light :class:`LineRecord` objects. A record holds only what the
+tree rules need (``type``, ``id``, ``parentId``, ``targetId``, ``fromId``) plus the
+orjson-parsed line; the pydantic :data:`~sessiontree.entries.Entry` is validated lazily, only
+when an entry is actually returned (:meth:`LineRecord.entry_of`). Validating every line of a
+large file costs more than parsing it, and context building only needs the branch.
+
+Header mapping (a decision where SPEC is silent): ``cwd`` ↔ ``metadata.cwd``,
+``parentSession`` ↔ ``metadata.parent_session_id``; every other metadata field goes into the
+header's ``metadata`` object. On reading, unknown top-level header keys (pi's ``provider``,
+``modelId``, ``thinkingLevel``, ``branchedFrom``, …) are kept as metadata extras; the header
+line itself is never rewritten.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+
+from sessiontree.entries import ENTRY_ADAPTER, Entry
+from sessiontree.errors import CorruptSessionError
+from sessiontree.ids import ms_from_iso
+from sessiontree.messages import message_text, parse_message
+from sessiontree.metadata import SessionMetadata
+
+__all__ = [
+    "FORMAT_VERSION",
+    "Header",
+    "LineRecord",
+    "ScanResult",
+    "SkippedLine",
+    "build_header",
+    "first_user_text",
+    "parse_header",
+    "scan_block",
+]
+
+FORMAT_VERSION = 3
+"""The pi session-file version this backend reads and writes."""
+
+_HEADER_KEYS = frozenset({"type", "version", "id", "timestamp", "cwd", "parentSession", "metadata"})
+
+
+@dataclass(frozen=True)
+class Header:
+    """The parsed header line of a session file.
+
+    Attributes:
+        session_id: the header's ``id``.
+        created_at: the header's ``timestamp`` (aware UTC).
+        metadata: the session metadata built from the header.
+        length: bytes of the header line including its newline.
+    """
+
+    session_id: str
+    created_at: datetime
+    metadata: SessionMetadata
+    length: int
+
+
+def build_header(session_id: str, metadata: SessionMetadata, timestamp: str) -> bytes:
+    """The header line (with its newline) for a new session file.
+
+    Args:
+        session_id: written as ``id``.
+        metadata: ``cwd`` and ``parent_session_id`` go to the top level, the rest (extras
+            included) into ``metadata``.
+        timestamp: ISO 8601 UTC creation time.
+    """
+    wire = metadata.to_wire()
+    header: dict[str, Any] = {
+        "type": "session",
+        "version": FORMAT_VERSION,
+        "id": session_id,
+        "timestamp": timestamp,
+        "cwd": wire.pop("cwd", None) or "",
+    }
+    parent = wire.pop("parentSessionId", None)
+    if parent is not None:
+        header["parentSession"] = parent
+    header["metadata"] = wire
+    return orjson.dumps(header) + b"\n"
+
+
+def parse_header(first_line: bytes, path: str | Path) -> Header:
+    """Parse line 1 of a session file (without or with its newline).
+
+    Raises:
+        CorruptSessionError: not a JSON object with ``type: "session"`` and a string ``id``
+            (the file is not a session file), or a pi version other than 3 (older files are
+            imported with :func:`sessiontree.import_session`, never migrated in place here).
+    """
+    line = first_line.rstrip(b"\r\n")
+    try:
+        obj = orjson.loads(line) if line.strip() else None
+    except orjson.JSONDecodeError as exc:
+        raise CorruptSessionError(
+            "not a session file: line 1 is not a JSON session header", path=path, line_number=1
+        ) from exc
+    if not isinstance(obj, dict) or obj.get("type") != "session":
+        raise CorruptSessionError(
+            'not a session file: line 1 is not a {"type":"session"} header',
+            path=path,
+            line_number=1,
+        )
+    session_id = obj.get("id")
+    if not isinstance(session_id, str) or not session_id:
+        raise CorruptSessionError("session header has no id", path=path, line_number=1)
+    version = obj.get("version", 1)
+    if version != FORMAT_VERSION:
+        raise CorruptSessionError(
+            f"pi session file version {version!r} cannot be opened in place (only version "
+            f"{FORMAT_VERSION}); import it with sessiontree.import_session",
+            path=path,
+            line_number=1,
+        )
+    raw_meta = obj.get("metadata")
+    meta: dict[str, Any] = {k: v for k, v in obj.items() if k not in _HEADER_KEYS}
+    if isinstance(raw_meta, dict):
+        meta.update(raw_meta)
+    if isinstance(obj.get("cwd"), str) and obj["cwd"]:
+        meta["cwd"] = obj["cwd"]
+    if isinstance(obj.get("parentSession"), str):
+        meta["parentSessionId"] = obj["parentSession"]
+    try:
+        metadata = SessionMetadata.model_validate(meta)
+    except ValidationError as exc:
+        raise CorruptSessionError(
+            f"session header metadata is invalid: {exc.errors()[0]['msg']}",
+            path=path,
+            line_number=1,
+        ) from exc
+    created_at = datetime.fromtimestamp(0, UTC)
+    ts = obj.get("timestamp")
+    if isinstance(ts, str):
+        with contextlib.suppress(ValueError):
+            created_at = datetime.fromtimestamp(ms_from_iso(ts) / 1000, UTC)
+    return Header(session_id, created_at, metadata, len(first_line))
+
+
+class LineRecord:
+    """One entry line, indexed but not yet validated into a pydantic model.
+
+    ``type``/``id``/``parent_id``/``target_id`` are read from the raw JSON so that
+    :func:`sessiontree.tree.check_append` and :func:`sessiontree.tree.leaf_after` can run on
+    records directly (duck-typed). ``data`` is the orjson-parsed line until :meth:`entry_of`
+    validates it; then ``entry`` holds the model and ``data`` is dropped.
+    """
+
+    __slots__ = (
+        "data",
+        "entry",
+        "from_id",
+        "id",
+        "line_number",
+        "parent_id",
+        "seq",
+        "target_id",
+        "type",
+    )
+
+    def __init__(
+        self,
+        data: dict[str, Any] | None,
+        line_number: int,
+        entry: Entry | None = None,
+    ) -> None:
+        self.line_number = line_number
+        self.seq = -1
+        self.entry = entry
+        if entry is not None:
+            self.data = None
+            self.type: str = entry.type
+            self.id: str = entry.id
+            self.parent_id: str | None = entry.parent_id
+            self.target_id: str | None = getattr(entry, "target_id", None)
+            self.from_id: str | None = getattr(entry, "from_id", None)
+        else:
+            assert data is not None
+            self.data = data
+            self.type = data["type"]
+            self.id = data["id"]
+            self.parent_id = data.get("parentId")
+            target = data.get("targetId")
+            self.target_id = target if isinstance(target, str) else None
+            from_id = data.get("fromId")
+            self.from_id = from_id if isinstance(from_id, str) else None
+
+    def entry_of(self, path: str | Path, session_id: str | None) -> Entry:
+        """The validated entry (validated once, then cached).
+
+        Raises:
+            CorruptSessionError: the line is JSON but not a valid entry (names file and line).
+        """
+        entry = self.entry
+        if entry is None:
+            try:
+                entry = ENTRY_ADAPTER.validate_python(self.data)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                loc = ".".join(str(p) for p in first["loc"])
+                raise CorruptSessionError(
+                    f"invalid entry: {loc}: {first['msg']}",
+                    session_id=session_id,
+                    entry_id=self.id,
+                    path=path,
+                    line_number=self.line_number,
+                ) from exc
+            self.entry = entry
+            self.data = None
+        return entry
+
+
+@dataclass(frozen=True)
+class SkippedLine:
+    """A line left out because the caller opted into skipping bad lines."""
+
+    line_number: int
+    reason: str
+
+
+@dataclass
+class ScanResult:
+    """What :func:`scan_block` found in a block of bytes.
+
+    Attributes:
+        records: the good lines, in order.
+        consumed: bytes of the block that are whole, accepted lines (the next read starts here).
+        lines: lines consumed (good, blank or skipped).
+        torn: the block ends in an incomplete line (no newline) or a final line that does not
+            parse; it is not consumed (SPEC §6: ignored, cut off before the next append).
+        skipped: lines skipped in skip mode.
+    """
+
+    records: list[LineRecord] = field(default_factory=list)
+    consumed: int = 0
+    lines: int = 0
+    torn: bool = False
+    skipped: list[SkippedLine] = field(default_factory=list)
+
+
+def _check_shape(obj: Any) -> str | None:
+    if not isinstance(obj, dict):
+        return "not a JSON object"
+    if not isinstance(obj.get("type"), str):
+        return "no string 'type'"
+    entry_id = obj.get("id")
+    if not isinstance(entry_id, str) or not entry_id:
+        return "no entry 'id'"
+    parent = obj.get("parentId")
+    if parent is not None and not isinstance(parent, str):
+        return "'parentId' is not a string or null"
+    return None
+
+
+def scan_block(
+    block: bytes,
+    first_line_number: int,
+    path: str | Path,
+    *,
+    skip_bad: bool = False,
+    validate: bool = False,
+    session_id: str | None = None,
+) -> ScanResult:
+    """Scan whole lines of ``block`` (bytes that follow the last consumed line) into records.
+
+    Args:
+        block: file bytes from the first unread byte to the end of the file.
+        first_line_number: the 1-based file line number of the block's first line.
+        path: named in errors.
+        skip_bad: skip (and report) bad lines instead of raising.
+        validate: validate every line into an entry now (used with ``skip_bad`` so that invalid
+            entries are found at open time, not later).
+        session_id: named in errors.
+
+    Raises:
+        CorruptSessionError: a line that is not a valid entry line and is not the final line
+            (``file:line``), unless ``skip_bad``.
+    """
+    result = ScanResult()
+    pieces = block.split(b"\n")
+    tail = pieces.pop()  # bytes after the last newline: b"" or a torn line
+    last = len(pieces) - 1
+    pos = 0
+    loads = orjson.loads
+    records = result.records
+    for i, piece in enumerate(pieces):
+        line_number = first_line_number + i
+        end = pos + len(piece) + 1
+        reason: str | None = None
+        obj: Any = None
+        if piece.strip():
+            try:
+                obj = loads(piece)
+            except orjson.JSONDecodeError:
+                reason = "not valid JSON"
+            if reason is None and not (
+                type(obj) is dict
+                and type(obj.get("id")) is str
+                and obj["id"]
+                and type(obj.get("type")) is str
+                and ((pid := obj.get("parentId")) is None or type(pid) is str)
+            ):
+                reason = _check_shape(obj)
+            if reason is None:
+                record = LineRecord(obj, line_number)
+                if validate:
+                    try:
+                        record.entry_of(path, session_id)
+                    except CorruptSessionError as exc:
+                        reason = str(exc)
+                if reason is None:
+                    records.append(record)
+            if reason is not None:
+                if i == last and not tail and reason == "not valid JSON":
+                    result.torn = True
+                    return result
+                if not skip_bad:
+                    raise CorruptSessionError(
+                        f"bad line: {reason}",
+                        session_id=session_id,
+                        path=path,
+                        line_number=line_number,
+                    )
+                result.skipped.append(SkippedLine(line_number, reason))
+        pos = end
+        result.consumed = pos
+        result.lines = i + 1
+    if tail:
+        result.torn = True
+    return result
+
+
+def first_user_text(data: dict[str, Any]) -> str | None:
+    """The text of a ``message`` line's user message (≤ 200 characters), else ``None``.
+
+    Used for :attr:`SessionInfo.first_message`; a message that does not validate gives ``None``.
+    """
+    if data.get("type") != "message":
+        return None
+    msg = data.get("message")
+    if not isinstance(msg, dict) or msg.get("role") != "user":
+        return None
+    try:
+        return message_text(parse_message(msg))[:200]
+    except ValidationError:
+        return None

@@ -1,0 +1,115 @@
+"""The listing sidecar of a JSONL session: what :class:`SessionInfo` needs, without the log.
+
+``<root>/<id>/stats.json`` records, for the first ``covered`` bytes of ``session.jsonl``, the
+entry count, message count, first user message and name. Listing reads the header line and
+the sidecar, then scans only the bytes appended after ``covered`` (SPEC §6: "listing reads only
+each file's header and what it needs"). The sidecar is a cache: it is written atomically
+(temporary file + rename) by the storage (on create, every :data:`REFRESH_BYTES` appended, on
+close) and by listing after a catch-up; a missing, stale or foreign one (different inode, or
+``covered`` beyond the end of the file) is ignored and rebuilt from the log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from sessiontree.storage.jsonl_format import first_user_text
+
+__all__ = ["REFRESH_BYTES", "STATS_NAME", "Stats", "count_lines", "read_stats", "write_stats"]
+
+STATS_NAME = "stats.json"
+"""File name of the sidecar inside a session directory."""
+
+REFRESH_BYTES = 256 * 1024
+"""A storage rewrites its sidecar after this many bytes (of log) appended since the last write."""
+
+
+@dataclass
+class Stats:
+    """Counts over the first ``covered`` bytes (whole lines) of a session file.
+
+    Attributes:
+        ino: inode of the log the counts belong to.
+        covered: bytes of the log covered, header included; always a line boundary.
+        entry_count: entry lines (every type).
+        message_count: ``message`` entries.
+        first_message: text of the first user message, ≤ 200 characters.
+        name: ``name`` of the newest ``session_info`` entry.
+    """
+
+    ino: int
+    covered: int
+    entry_count: int = 0
+    message_count: int = 0
+    first_message: str | None = None
+    name: str | None = None
+
+
+def read_stats(path: Path, ino: int, size: int) -> Stats | None:
+    """The sidecar at ``path`` if it belongs to the log with this inode and size, else ``None``."""
+    try:
+        raw = orjson.loads(path.read_bytes())
+        stats = Stats(**raw)
+    except (OSError, orjson.JSONDecodeError, TypeError):
+        return None
+    if stats.ino != ino or stats.covered > size:
+        return None
+    return stats
+
+
+def write_stats(path: Path, stats: Stats) -> None:
+    """Write the sidecar atomically (mode 0600). Best effort: an ``OSError`` is ignored."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, orjson.dumps(asdict(stats)))
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def count_lines(stats: Stats, block: bytes) -> None:
+    """Add the whole lines of ``block`` (the log bytes after ``stats.covered``) to ``stats``.
+
+    Counting stops before a line that does not parse and before a final line without a
+    newline: the storage cuts such a torn tail before its next append, so ``covered`` must
+    never move past it (listing must not fail because of it either). Lines are only
+    orjson-parsed, never validated, except the first user message.
+    """
+    loads = orjson.loads
+    pos = 0
+    while True:
+        end = block.find(b"\n", pos)
+        if end < 0:
+            break
+        line = block[pos:end]
+        if line.strip():
+            try:
+                obj: Any = loads(line)
+            except orjson.JSONDecodeError:
+                break
+            if type(obj) is dict and type(obj.get("id")) is str:
+                _count(stats, obj)
+        pos = end + 1
+    stats.covered += pos
+
+
+def _count(stats: Stats, obj: dict[str, Any]) -> None:
+    stats.entry_count += 1
+    kind = obj.get("type")
+    if kind == "message":
+        stats.message_count += 1
+        if stats.first_message is None:
+            stats.first_message = first_user_text(obj)
+    elif kind == "session_info" and isinstance(obj.get("name"), str):
+        stats.name = obj["name"]
