@@ -17,9 +17,10 @@ layout of :data:`~sessiontree.summarizers.base.SUMMARY_SECTIONS`:
 
 Given a ``previous_summary`` it parses its sections and merges the new items into them (an
 iterative update, not a re-summary); text of another layout is kept under *Critical context*.
-The result is trimmed to ``max_tokens`` by dropping the least useful items first (oldest
-progress, then later goals), never emptying a section silently: the count of dropped items is
-written in its place.
+The result is trimmed to ``max_tokens``: every item list is capped at the same number of
+items (the largest that fits), keeping items that mention a word of the ``instructions`` first,
+then the newest (the oldest for *Goal*, the original request); the number of dropped items is
+written in their place, so nothing disappears silently.
 """
 
 from __future__ import annotations
@@ -195,7 +196,8 @@ class ExtractiveSummarizer:
         """Summarise ``messages`` (oldest first), merged into ``previous_summary`` when given.
 
         ``instructions`` (free text) rank items: those mentioning one of its words are the
-        last to be dropped by the budget. ``purpose`` only changes the heading line.
+        last to be dropped by the budget. Every ``purpose`` gets the same layout (the caller
+        knows what it asked for; a split turn's parts are joined by the compaction).
         """
         return SummaryResult(self.summarize_sync(messages, previous_summary, instructions, purpose))
 
@@ -295,56 +297,51 @@ class ExtractiveSummarizer:
     def _render(
         self, sections: _Sections, purpose: SummaryPurpose, instructions: str | None
     ) -> str:
+        """Render within ``max_tokens``: every list is capped at the same number of items ``n``
+        (the largest that fits, found by bisection), keeping the items that mention an
+        instruction keyword, then the newest (for *Goal*: the oldest); dropped items are
+        counted in their place. If even ``n = 1`` is too long, items are shortened and finally
+        the text is cut."""
         keywords = {w.lower() for w in _WORD_RE.findall(instructions or "")}
+        budget_chars = self.max_tokens * 4
+        text = self._text(sections, purpose)
+        if len(text) <= budget_chars:
+            return text
 
         def important(item: str) -> bool:
             low = item.lower()
             return any(k in low for k in keywords)
 
-        # Drop order: oldest finished steps first, then context, decisions, constraints,
-        # goals beyond the first, files; each list keeps at least its newest item.
-        drop_order = [
-            "Progress/Done",
-            "Critical context",
-            "Key decisions",
-            "Files/Read",
-            "Progress/Blocked",
-            "Constraints",
-            "Goal",
-            "Progress/In progress",
-            "Next steps",
-            "Files/Modified",
-        ]
-        lists = dict(sections.lists())
-        budget_chars = self.max_tokens * 4
-        text = self._text(sections, purpose)
-        excess = len(text) - budget_chars
-        for key in drop_order:
-            if excess <= 0:
-                break
-            items = lists[key]
-            # Goal keeps its first (oldest) item; others keep their newest.
-            candidates = (
-                list(range(1, len(items))) if key == "Goal" else list(range(len(items) - 1))
-            )
-            candidates.sort(key=lambda i: important(items[i]))  # stable: unimportant first
-            removed: set[int] = set()
-            for i in candidates:
-                if excess <= 0:
-                    break
-                removed.add(i)
-                excess -= len(items[i]) + 3
-            if removed:
-                kept = [it for i, it in enumerate(items) if i not in removed]
-                items[:] = kept
-                sections.omitted[key] = sections.omitted.get(key, 0) + len(removed)
-                excess += 40  # the "… n omitted" line
-        text = self._text(sections, purpose)
+        def capped(n: int) -> _Sections:
+            out = _Sections(omitted=dict(sections.omitted))
+            capped_lists = dict(out.lists())
+            for key, items in sections.lists():
+                order = list(range(len(items)))
+                if key != "Goal":
+                    order.reverse()  # newest first
+                order.sort(key=lambda i: not important(items[i]))  # stable
+                keep = set(order[:n])
+                capped_lists[key][:] = [it for i, it in enumerate(items) if i in keep]
+                dropped = len(items) - len(keep)
+                if dropped:
+                    out.omitted[key] = out.omitted.get(key, 0) + dropped
+            return out
+
+        longest = max(len(items) for _, items in sections.lists())
+        lo, hi = 1, longest
+        best = capped(1)
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            candidate = capped(mid)
+            if len(self._text(candidate, purpose)) <= budget_chars:
+                best, lo = candidate, mid + 1
+            else:
+                hi = mid - 1
+        text = self._text(best, purpose)
         if len(text) > budget_chars:
-            # Last resort: cut every item shorter, then the text itself.
-            for _, items in sections.lists():
+            for _, items in best.lists():
                 items[:] = [_clip(i, 80) for i in items]
-            text = self._text(sections, purpose)
+            text = self._text(best, purpose)
             if len(text) > budget_chars:
                 text = text[: budget_chars - 1].rstrip() + "…"
         return text
@@ -352,10 +349,6 @@ class ExtractiveSummarizer:
     @staticmethod
     def _text(sections: _Sections, purpose: SummaryPurpose) -> str:
         lines: list[str] = []
-        if purpose == "turn_prefix":
-            lines.append("<!-- summary of the early part of the current turn -->")
-        elif purpose == "branch":
-            lines.append("<!-- summary of a branch that was left -->")
         lists = dict(sections.lists())
 
         def emit(key: str) -> None:

@@ -1,0 +1,110 @@
+"""AgentHarness: the context-window loop (SPEC §9, §4, §5)."""
+
+from __future__ import annotations
+
+import pytest
+
+from _compaction_support import assistant, new_session, tool_rounds, user, words
+from sessiontree import AgentHarness, AgentHarnessError, CompactionEntry
+from sessiontree.compaction import CompactionSettings, estimate_context_tokens
+from sessiontree.context import find_tool_pair_problems
+from sessiontree.entries import dump_entry
+from sessiontree.messages import CompactionSummaryMessage
+from sessiontree.testing.fakes import FailingSummarizer, ScriptedSummarizer
+
+SETTINGS = CompactionSettings(reserve_tokens=1000, keep_recent_tokens=800)
+
+
+async def test_prepare_context_compacts_only_when_the_window_is_nearly_full() -> None:
+    s = await new_session()
+    await tool_rounds(s, 2)
+    fake = ScriptedSummarizer()
+    h = AgentHarness(s, context_window=4000, settings=SETTINGS, summarizer=fake)
+    ctx = await h.prepare_context()
+    assert fake.calls == [] and h.last_compaction is None
+    assert h.last_context_tokens == estimate_context_tokens(ctx.messages) <= 3000
+    await tool_rounds(s, 6, prefix="q")
+    big = estimate_context_tokens((await s.build_context()).messages)
+    assert big > 3000
+    ctx = await h.prepare_context(instructions="keep the step numbers")
+    assert isinstance(h.last_compaction, CompactionEntry)
+    assert fake.calls[0].instructions == "keep the step numbers"
+    assert isinstance(ctx.messages[0], CompactionSummaryMessage)
+    assert h.last_context_tokens < big and h.last_context_tokens <= 3000
+    assert find_tool_pair_problems(ctx.messages) == []
+    assert await s.get_leaf_id() == h.last_compaction.id
+
+
+async def test_prepare_context_in_retained_tail_mode_with_the_default_summarizer() -> None:
+    s = await new_session()
+    await tool_rounds(s, 10)
+    h = AgentHarness(s, context_window=4000, settings=SETTINGS, compaction_mode="retained_tail")
+    ctx = await h.prepare_context()
+    assert h.last_compaction is not None and h.last_compaction.retained_tail
+    assert h.last_compaction.summary.startswith("## Goal")
+    assert ctx.messages[1:] == h.last_compaction.retained_tail
+
+
+async def test_prepare_context_returns_the_context_when_nothing_can_be_compacted() -> None:
+    s = await new_session()
+    await s.append_message(user("one huge message " + words(5000)))
+    fake = ScriptedSummarizer()
+    h = AgentHarness(s, context_window=4000, settings=SETTINGS, summarizer=fake)
+    ctx = await h.prepare_context()
+    assert len(ctx.messages) == 1 and h.last_compaction is None and fake.calls == []
+
+
+async def test_a_failed_compaction_raises_and_changes_nothing() -> None:
+    s = await new_session()
+    await tool_rounds(s, 10)
+    before = [dump_entry(e) for e in await s.get_entries()]
+    h = AgentHarness(s, context_window=4000, settings=SETTINGS, summarizer=FailingSummarizer())
+    with pytest.raises(AgentHarnessError) as err:
+        await h.prepare_context()
+    assert err.value.code == "compaction"
+    assert [dump_entry(e) for e in await s.get_entries()] == before
+    with pytest.raises(AgentHarnessError) as err:
+        await h.compact()
+    assert err.value.code == "compaction"
+
+
+async def test_manual_compact() -> None:
+    s = await new_session()
+    await tool_rounds(s, 1, size=10)
+    h = AgentHarness(s, context_window=100_000, settings=SETTINGS)
+    with pytest.raises(AgentHarnessError) as err:
+        await h.compact()
+    assert err.value.code == "nothing_to_compact"
+    await tool_rounds(s, 8, prefix="q")
+    entry = await h.compact()
+    assert h.last_compaction == entry
+
+
+async def test_navigate_tree_reraises_summary_errors_as_branch_summary() -> None:
+    s = await new_session()
+    first = await s.append_message(user("a"))
+    await h_append(s)
+    h = AgentHarness(s, context_window=10_000, summarizer=FailingSummarizer())
+    leaf = await s.get_leaf_id()
+    with pytest.raises(AgentHarnessError) as err:
+        await h.navigate_tree(first, summarize=True)
+    assert err.value.code == "branch_summary"
+    assert await s.get_leaf_id() == leaf
+    assert await h.navigate_tree(first) is None
+    assert await s.get_leaf_id() == first
+    h.summarizer = ScriptedSummarizer(["S"])
+    await h.append_message(assistant("different"))
+    summary = await h.navigate_tree(first, summarize=True)
+    assert summary is not None and await s.get_leaf_id() == summary
+
+
+async def h_append(s: object) -> None:
+    await s.append_message(assistant("b"))  # type: ignore[attr-defined]
+    await s.append_message(user("c"))  # type: ignore[attr-defined]
+
+
+async def test_invalid_window() -> None:
+    s = await new_session()
+    with pytest.raises(AgentHarnessError) as err:
+        AgentHarness(s, context_window=0)
+    assert err.value.code == "invalid_settings"
