@@ -65,7 +65,7 @@ async def test_lesson14_summary_hangs_under_the_target_with_from_id_the_old_leaf
 
 
 async def test_nothing_abandoned_means_no_summary() -> None:
-    s, ancestor, target, abandoned = await two_branches()
+    s, _, _, abandoned = await two_branches()
     fake = ScriptedSummarizer()
     # Target is the old leaf: nothing changes at all.
     before = await snapshot(s)
