@@ -80,7 +80,9 @@ class _Group(click.Group):
         sys.exit(code if isinstance(code, int) else 0)
 
 
-@click.group(cls=_Group, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=_Group, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]}
+)
 @click.option(
     "--store",
     envvar="SESSIONTREE_URL",

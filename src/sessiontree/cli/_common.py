@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import itertools
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -233,7 +234,7 @@ def short_id_length(ids: Iterable[str], minimum: int = MIN_SHORT_ID) -> int:
     """
     ordered = sorted(set(ids))
     need = minimum
-    for a, b in zip(ordered, ordered[1:], strict=False):
+    for a, b in itertools.pairwise(ordered):
         n = 0
         for x, y in zip(a, b, strict=False):
             if x != y:

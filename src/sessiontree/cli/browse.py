@@ -42,8 +42,13 @@ def _id_text(session_id: str, unique: int) -> Text:
 
 
 @click.command("list")
-@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
-              help="Show at most this many sessions (newest first).")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=50,
+    show_default=True,
+    help="Show at most this many sessions (newest first).",
+)
 @click.option("--offset", type=click.IntRange(min=0), default=0, help="Skip this many first.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @repo_command
@@ -97,8 +102,12 @@ async def list_cmd(app: App, limit: int, offset: int, as_json: bool) -> None:
 @click.command("show")
 @click.argument("session")
 @click.option("--full", is_flag=True, help="Show every entry; do not collapse long linear runs.")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print the tree as JSON: a flat list of nodes with parentId and children.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the tree as JSON: a flat list of nodes with parentId and children.",
+)
 @repo_command
 async def show_cmd(app: App, session: str, full: bool, as_json: bool) -> None:
     """Show the tree of a session.
@@ -161,12 +170,24 @@ async def print_tree(app: App, s: Session, *, full: bool, as_json: bool = False)
 
 @click.command("context")
 @click.argument("session")
-@click.option("--leaf", "leaf", default=None, metavar="ENTRY",
-              help="Build the context as seen from this entry (id or prefix) instead of the leaf.")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print JSON; messages as AgentMessage wire dicts (camelCase, as stored).")
-@click.option("--llm", is_flag=True,
-              help="With --json: messages as provider-neutral chat messages (to_llm_messages).")
+@click.option(
+    "--leaf",
+    "leaf",
+    default=None,
+    metavar="ENTRY",
+    help="Build the context as seen from this entry (id or prefix) instead of the leaf.",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print JSON; messages as AgentMessage wire dicts (camelCase, as stored).",
+)
+@click.option(
+    "--llm",
+    is_flag=True,
+    help="With --json: messages as provider-neutral chat messages (to_llm_messages).",
+)
 @click.option("--full", is_flag=True, help="Do not shorten long message texts.")
 @repo_command
 async def context_cmd(
@@ -242,8 +263,13 @@ def _context_tokens(messages: Any) -> int:
 
 @click.command("search")
 @click.argument("query")
-@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True,
-              help="At most this many hits.")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=20,
+    show_default=True,
+    help="At most this many hits.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @repo_command
 async def search_cmd(app: App, query: str, limit: int, as_json: bool) -> None:

@@ -7,6 +7,7 @@ Every change goes through :class:`~sessiontree.session.Session`, so it is an app
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import click
@@ -37,8 +38,11 @@ def _entry_line(entry_id: str | None, kind: str, gist: str) -> Text:
 @click.command("checkout")
 @click.argument("session")
 @click.argument("entry")
-@click.option("--summarize", is_flag=True,
-              help="Summarise the branch being left and append the summary under ENTRY.")
+@click.option(
+    "--summarize",
+    is_flag=True,
+    help="Summarise the branch being left and append the summary under ENTRY.",
+)
 @summarizer_options
 @repo_command
 async def checkout_cmd(
@@ -89,8 +93,11 @@ async def checkout_cmd(
 @click.command("fork")
 @click.argument("session")
 @click.argument("entry")
-@click.option("--before", is_flag=True,
-              help="Copy the path up to ENTRY's parent (to ask a user message again).")
+@click.option(
+    "--before",
+    is_flag=True,
+    help="Copy the path up to ENTRY's parent (to ask a user message again).",
+)
 @repo_command
 async def fork_cmd(app: App, session: str, entry: str, before: bool) -> None:
     """Fork a session into a new one.
@@ -169,12 +176,13 @@ async def export_cmd(app: App, session: str, path: Path, force: bool) -> None:
     """
     from sessiontree.interop import export_pi_session
 
-    if path.exists() and not force:
+    if await asyncio.to_thread(path.exists) and not force:
         raise fail(f"{path} exists; use --force to overwrite it")
     s = await resolve_session(app.repo, session)
     await export_pi_session(s, path)
     count = len(await s.get_entries())
-    app.out.print(Text(f"wrote {path}: {count:,} entries ({path.stat().st_size:,} bytes)"))
+    size = (await asyncio.to_thread(path.stat)).st_size
+    app.out.print(Text(f"wrote {path}: {count:,} entries ({size:,} bytes)"))
 
 
 @click.command("rm")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 import click
 from rich.text import Text
@@ -14,7 +14,7 @@ from sessiontree.cli._common import App, error_line, repo_command, stderr_is_ter
 from sessiontree.errors import DuplicateEntryError, SessionTreeError
 
 if TYPE_CHECKING:
-    from sessiontree.interop import ImportReport
+    from sessiontree.interop import Format, ImportReport
 
 __all__ = ["DIR_SUFFIXES", "PROGRESS_MIN_BYTES", "collect_files", "import_cmd"]
 
@@ -23,6 +23,8 @@ DIR_SUFFIXES = frozenset({".jsonl", ".traj"})
 PROGRESS_MIN_BYTES = 4 * 1024 * 1024
 """Inputs at least this large (bytes, all files together) get a progress bar on a terminal."""
 FORMATS = ("pi", "claude-code", "codex", "swe-agent")
+MAX_LISTED = 10
+"""Unreadable lines, dangling parents and warnings listed per file (the rest are counted)."""
 
 
 def collect_files(paths: Iterable[Path]) -> list[Path]:
@@ -95,36 +97,49 @@ def _report_text(outcome: Outcome) -> Text:
     for count, what in facts:
         if count:
             text.append(f", {count:,} {what}", style="yellow")
-    if report.unreadable_lines:
-        lines = ", ".join(str(n) for n in _line_numbers(report.unreadable_lines)[:20])
-        text.append(f"\n    unreadable lines skipped (--lenient): {lines}", style="yellow")
-    if report.dangling_parents:
-        shown = ", ".join(str(d) for d in list(report.dangling_parents)[:5])
-        text.append(f"\n    dangling parents: {shown}", style="dim")
+    for item in report.unreadable_lines[:MAX_LISTED]:
+        text.append(f"\n    unreadable line {item.line}: {item.reason}", style="yellow")
+    for d in report.dangling_parents[:MAX_LISTED]:
+        where = f"line {d.line}: " if d.line is not None else ""
+        text.append(
+            f"\n    {where}entry {d.entry_id} has parent {d.parent_id!r} that {d.reason}; "
+            "imported as a root",
+            style="dim",
+        )
+    for w in report.warnings[:MAX_LISTED]:
+        text.append(f"\n    {w}", style="dim")
+    hidden = sum(
+        max(0, len(x) - MAX_LISTED)
+        for x in (report.unreadable_lines, report.dangling_parents, report.warnings)
+    )
+    if hidden:
+        text.append(f"\n    … and {hidden} more (see --json)", style="dim")
     return text
-
-
-def _line_numbers(items: Sequence[Any]) -> list[Any]:
-    out: list[Any] = []
-    for item in items:
-        number = getattr(item, "line_number", None)
-        if number is None and isinstance(item, tuple | list) and item:
-            number = item[0]
-        out.append(item if number is None else number)
-    return out
 
 
 @click.command("import")
 @click.argument(
-    "paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path),
+    "paths",
+    nargs=-1,
+    required=True,
+    type=click.Path(exists=True, path_type=Path),
     metavar="PATH...",
 )
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
-              help="The files' format; detected from each file's content when not given.")
-@click.option("--lenient", is_flag=True,
-              help="Skip unreadable lines (each is listed) instead of failing the file.")
-@click.option("--show", "show", is_flag=True,
-              help="Afterwards show the tree of the first session imported.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default=None,
+    help="The files' format; detected from each file's content when not given.",
+)
+@click.option(
+    "--lenient",
+    is_flag=True,
+    help="Skip unreadable lines (each is listed) instead of failing the file.",
+)
+@click.option(
+    "--show", "show", is_flag=True, help="Afterwards show the tree of the first session imported."
+)
 @repo_command
 async def import_cmd(
     app: App, paths: tuple[Path, ...], fmt: str | None, lenient: bool, show: bool
@@ -176,7 +191,9 @@ async def import_cmd(
                 progress.update(task, name=path.name)
             outcome = Outcome(path)
             try:
-                session, report = await import_session(path, app.repo, format=fmt, lenient=lenient)
+                session, report = await import_session(
+                    path, app.repo, format=cast("Format | None", fmt), lenient=lenient
+                )
                 outcome.session_id = session.id
                 outcome.report = report
                 await session.close()

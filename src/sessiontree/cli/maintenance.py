@@ -102,7 +102,7 @@ async def check_session(session: Session) -> Findings:
     except CorruptSessionError as exc:
         found.problems.append(f"current branch: {error_line(exc)[7:]}")
         return found
-    found.facts["branch"] = len(path)
+    found.facts["entries on the branch"] = len(path)
     compactions = [i for i, e in enumerate(path) if isinstance(e, CompactionEntry)]
     if compactions:
         c = path[compactions[-1]]
@@ -125,8 +125,9 @@ async def check_session(session: Session) -> Findings:
 
 @click.command("verify")
 @click.argument("session")
-@click.option("--strict", is_flag=True,
-              help="Also fail on tool-pair faults that context building repairs.")
+@click.option(
+    "--strict", is_flag=True, help="Also fail on tool-pair faults that context building repairs."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 @repo_command
 async def verify_cmd(app: App, session: str, strict: bool, as_json: bool) -> int | None:
@@ -190,12 +191,21 @@ async def verify_cmd(app: App, session: str, strict: bool, as_json: bool) -> int
 
 @click.command("compact")
 @click.argument("session")
-@click.option("--mode", type=click.Choice(["pointer", "retained_tail"]), default="pointer",
-              show_default=True,
-              help="pointer: keep entries by reference (pi-compatible); retained_tail: copy "
-              "them into the compaction entry (a self-contained checkpoint).")
-@click.option("--keep-tokens", type=click.IntRange(min=0), default=None, metavar="N",
-              help="Keep at least N tokens of recent messages (default 20000).")
+@click.option(
+    "--mode",
+    type=click.Choice(["pointer", "retained_tail"]),
+    default="pointer",
+    show_default=True,
+    help="pointer: keep entries by reference (pi-compatible); retained_tail: copy "
+    "them into the compaction entry (a self-contained checkpoint).",
+)
+@click.option(
+    "--keep-tokens",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="Keep at least N tokens of recent messages (default 20000).",
+)
 @summarizer_options
 @repo_command
 async def compact_cmd(
@@ -221,22 +231,25 @@ async def compact_cmd(
 
     s = await resolve_session(app.repo, session)
     summ = make_summarizer(summarizer, model, base_url)
-    settings = CompactionSettings() if keep_tokens is None else CompactionSettings(
-        keep_recent_tokens=keep_tokens
+    settings = (
+        CompactionSettings()
+        if keep_tokens is None
+        else CompactionSettings(keep_recent_tokens=keep_tokens)
     )
     before_ctx = await s.build_context()
     before = estimate_context_tokens(before_ctx.messages)
-    await compact(s, settings=settings, summarizer=summ, mode=mode, instructions=instructions)  # type: ignore[arg-type]
+    entry = await compact(
+        s,
+        settings=settings,
+        summarizer=summ,
+        mode="retained_tail" if mode == "retained_tail" else "pointer",
+        instructions=instructions,
+    )
     after_ctx = await s.build_context()
     after = estimate_context_tokens(after_ctx.messages)
-    leaf = await s.get_leaf_id()
-    entry = await s.get_entry(leaf) if leaf is not None else None
     text = Text(f"compacted {s.id} ({mode}): ")
     text.append(f"{before:,} → {after:,} tokens", style="bold")
     text.append(f", {len(before_ctx.messages):,} → {len(after_ctx.messages):,} messages")
-    if isinstance(entry, CompactionEntry):
-        text.append(f"\ncompaction entry {entry.id}", style="cyan")
-        first = entry.summary.strip().splitlines()[:1]
-        if first:
-            text.append(f": {first[0][:100]}", style="dim")
+    text.append(f"\ncompaction entry {entry.id}", style="cyan")
+    text.append(f" ({len(entry.summary):,} characters of summary)", style="dim")
     app.out.print(text)

@@ -139,8 +139,10 @@ def describe_entry(entry: Entry, width: int = LINE_WIDTH) -> tuple[str, str]:
         return "active_tools_change", one_line(", ".join(entry.active_tool_names), width)
     if isinstance(entry, CustomMessageEntry):
         content = entry.content
-        text = content if isinstance(content, str) else " ".join(
-            getattr(b, "text", "") for b in content
+        text = (
+            content
+            if isinstance(content, str)
+            else " ".join(getattr(b, "text", "") for b in content)
         )
         return f"custom_message[{entry.custom_type}]", one_line(text, width)
     if isinstance(entry, CustomEntry):
@@ -181,30 +183,70 @@ def flatten_tree(roots: Sequence[TreeNode]) -> list[EntryLine]:
 
 
 def _entry_text(
-    entry: Entry, label: str | None, *, leaf_id: str | None, on_path: bool, id_len: int
+    entry: Entry,
+    label: str | None,
+    *,
+    leaf_id: str | None,
+    on_path: bool,
+    id_len: int,
+    twig: bool = False,
 ) -> Text:
+    """One tree line; the label and the leaf marker come before the text, so cutting a long
+    line at the terminal's width never hides them."""
     kind, gist = describe_entry(entry)
-    text = Text()
+    text = Text(no_wrap=True, overflow="ellipsis")
+    if twig:
+        text.append("⎇ ", style="dim")
     text.append(short(entry.id, id_len), style="cyan" if on_path else "dim cyan")
+    if entry.id == leaf_id:
+        text.append(" ◀ leaf", style="bold red")
+    if label:
+        text.append(" ")
+        text.append(f"[{label}]", style="bold reverse")
     text.append(" ")
     text.append(kind, style=ROLE_STYLES.get(kind, "white") if on_path else "dim")
     if gist:
         text.append(": " + gist, style="" if on_path else "dim")
-    if label:
-        text.append(" ")
-        text.append(f"[{label}]", style="bold reverse")
-    if entry.id == leaf_id:
-        text.append("  ◀ leaf", style="bold red")
     return text
 
 
-def _visible(spine: Sequence[TreeNode], leaf_id: str | None, full: bool) -> list[int | tuple[int, int]]:
+Spine = list[tuple[TreeNode, bool]]
+"""A run shown at one level: nodes in order, ``True`` for a twig (a one-entry side branch)."""
+
+
+def _spine(start: TreeNode, path_ids: set[str]) -> tuple[Spine, list[TreeNode]]:
+    """Follow ``start`` down while there is one way on; returns the run and the fork after it.
+
+    A fork whose children are all single entries off the current path but (at most) one is
+    not a real fork: those single entries (e.g. Claude Code side records) are listed as twigs
+    and the run goes on through the remaining child (the newest one when all are twigs).
+    """
+    spine: Spine = []
+    node = start
+    while True:
+        spine.append((node, False))
+        kids = node.children
+        if not kids:
+            return spine, []
+        if len(kids) == 1:
+            node = kids[0]
+            continue
+        main = [c for c in kids if c.children or c.entry.id in path_ids]
+        if len(main) > 1:
+            return spine, list(kids)
+        if not main:
+            main = [kids[-1]]
+        spine.extend((c, True) for c in kids if c is not main[0])
+        node = main[0]
+
+
+def _visible(spine: Spine, leaf_id: str | None, full: bool) -> list[int | tuple[int, int]]:
     """Indices of ``spine`` to show, with ``(start, count)`` for each collapsed stretch."""
     n = len(spine)
     if full or n <= 2 * HEAD + MIN_COLLAPSE:
         return list(range(n))
     keep = set(range(HEAD)) | set(range(n - HEAD, n))
-    for i, node in enumerate(spine):
+    for i, (node, _) in enumerate(spine):
         e = node.entry
         if node.label or e.id == leaf_id or isinstance(e, CompactionEntry | BranchSummaryEntry):
             keep.add(i)
@@ -237,17 +279,15 @@ def render_tree(
 ) -> Tree:
     """The session tree: linear runs listed at one level, each fork as ``⎇ branch k/n``.
 
-    The branch holding the leaf is marked ``(current)``; entries off the current path are dim.
-    Runs longer than ``2 * HEAD + MIN_COLLAPSE`` are collapsed unless ``full``; the leaf,
-    labelled entries, compactions and branch summaries are never hidden.
+    Single-entry side branches are listed in the run as ``⎇ <entry>`` twigs. The branch
+    holding the leaf is marked ``(current)``; entries off the current path are dim. Runs
+    longer than ``2 * HEAD + MIN_COLLAPSE`` are collapsed unless ``full``; the leaf, labelled
+    entries, compactions and branch summaries are never hidden. Iterative (explicit stack).
     """
     top = Tree(title, guide_style="dim")
     stack: list[tuple[Tree, TreeNode]] = []
 
     def push_branches(container: Tree, nodes: Sequence[TreeNode], what: str) -> None:
-        if len(nodes) == 1 and what == "branch":
-            stack.append((container, nodes[0]))
-            return
         heads: list[tuple[Tree, TreeNode]] = []
         for k, child in enumerate(nodes, 1):
             current = child.entry.id in path_ids
@@ -263,25 +303,29 @@ def render_tree(
         push_branches(top, roots, "root")
     while stack:
         container, start = stack.pop()
-        spine = [start]
-        while len(spine[-1].children) == 1:
-            spine.append(spine[-1].children[0])
+        spine, fork = _spine(start, path_ids)
         for item in _visible(spine, leaf_id, full):
             if isinstance(item, tuple):
                 first, count = item
-                hidden = spine[first : first + count]
-                on_path = hidden[0].entry.id in path_ids
+                on_path = spine[first][0].entry.id in path_ids
                 container.add(
                     Text(f"… {count} entries …", style="italic" if on_path else "dim italic")
                 )
                 continue
-            node = spine[item]
+            node, twig = spine[item]
             e = node.entry
             container.add(
-                _entry_text(e, node.label, leaf_id=leaf_id, on_path=e.id in path_ids, id_len=id_len)
+                _entry_text(
+                    e,
+                    node.label,
+                    leaf_id=leaf_id,
+                    on_path=e.id in path_ids,
+                    id_len=id_len,
+                    twig=twig,
+                )
             )
-        if spine[-1].children:
-            push_branches(container, spine[-1].children, "branch")
+        if fork:
+            push_branches(container, fork, "branch")
     return top
 
 
@@ -314,7 +358,9 @@ def render_messages(messages: Sequence[AgentMessage], *, full: bool = False) -> 
     return out
 
 
-def entry_json(line: EntryLine, *, leaf_id: str | None, path_ids: set[str], full: bool) -> dict[str, Any]:
+def entry_json(
+    line: EntryLine, *, leaf_id: str | None, path_ids: set[str], full: bool
+) -> dict[str, Any]:
     """The JSON form of one tree node for ``show --json`` (camelCase keys)."""
     from sessiontree.entries import dump_entry
 
