@@ -127,8 +127,19 @@ async def import_session(
     """
     p = Path(path)
     data, mtime_ms = await _read(p)
-    fmt = format if format is not None else detect_format_bytes(data, p)
+    detected: Format | None
+    try:
+        detected = detect_format_bytes(data, p)
+    except CorruptSessionError:
+        if format is None:
+            raise
+        detected = None
+    fmt = format if format is not None else detected
+    assert fmt is not None
     report = ImportReport(source_path=p, format=fmt)
+    if detected != fmt:
+        looks = f"looks like {detected}" if detected else "matches no known format"
+        report.warnings.append(f"the content {looks}; read as {fmt} as asked")
     converted = convert(data, p, fmt, report, lenient=lenient, mtime_ms=mtime_ms)
     session = await store(repo, converted, report, p, lenient=lenient)
     return session, report

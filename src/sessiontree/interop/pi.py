@@ -11,8 +11,8 @@ A pi file is JSONL: a ``{"type": "session", ...}`` header line, then one entry p
   versions 1 and 2 get the rename on import.
 
 Header keys other than ``type``/``version``/``id``/``timestamp`` (``cwd``, ``branchedFrom``,
-``parentSession``, ``provider``, ``modelId``, ``thinkingLevel``, ...) are kept in the session
-metadata; a v3 header's ``metadata`` object (what sessiontree writes) is the metadata itself.
+``parentSession``, ``provider``, ``modelId``, ``thinkingLevel``, ...; empty values left out)
+are kept in the session metadata; a v3 header's ``metadata`` object (what sessiontree writes) is the metadata itself.
 ``metadata.importedFrom`` records format, version, source session id, header timestamp and
 path. Entry types sessiontree does not know become ``custom`` entries (``pi:<type>``) with the
 same id and parent, so nothing hangs off a missing node.
@@ -50,7 +50,7 @@ def _metadata_from_header(header: dict[str, Any], version: int, path: Path) -> d
     raw = header.get("metadata")
     meta: dict[str, Any] = dict(raw) if isinstance(raw, dict) else {}
     for key, value in header.items():
-        if key not in _HEADER_ONLY:
+        if key not in _HEADER_ONLY and value not in (None, ""):
             meta.setdefault(key, value)
     imported: dict[str, Any] = {"format": "pi", "version": version, "path": str(path)}
     if isinstance(header.get("id"), str):

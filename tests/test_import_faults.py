@@ -1,0 +1,281 @@
+"""The faults real files and their users showed, each as a test (SPEC §8, LESSONS 18-20)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessiontree import MemoryRepo, import_session
+from sessiontree.context import find_tool_pair_problems
+from sessiontree.entries import CompactionEntry, CustomEntry, LeafEntry, MessageEntry
+from sessiontree.errors import CorruptSessionError
+from sessiontree.interop import DanglingParent
+from sessiontree.messages import CompactionSummaryMessage
+
+SESSIONS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sessions"
+CLAUDE = SESSIONS / "claude-code"
+PI = SESSIONS / "pi"
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(raw) for raw in path.read_bytes().split(b"\n") if raw.strip()]
+
+
+# ----------------------------------------------------------------- dangling parentUuid
+
+
+async def test_dangling_parent_uuid_becomes_a_reported_root() -> None:
+    path = CLAUDE / "agent-a7c3dfb.jsonl"
+    line6 = _lines(path)[5]
+    assert line6["parentUuid"] == "88c4af90-5a53-48c6-9559-c372cd8f4901"
+
+    session, report = await import_session(path, MemoryRepo())
+
+    assert report.dangling_parents == [
+        DanglingParent(6, line6["uuid"], "88c4af90-5a53-48c6-9559-c372cd8f4901")
+    ]
+    entry = await session.get_entry(line6["uuid"])
+    assert entry is not None and entry.parent_id is None
+    # nothing after the broken link is lost: every line is imported, the leaf is the last line
+    assert len(await session.get_entries()) == 23
+    assert await session.get_leaf_id() == _lines(path)[-1]["uuid"]
+    branch = await session.get_branch()
+    assert branch[0].id == line6["uuid"]
+    assert len(branch) == 23 - 5
+    assert (await session.get_stats()).roots == 2
+    assert find_tool_pair_problems((await session.build_context()).messages) == []
+
+
+# ----------------------------------------------------------------- side records / sidechains
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"],
+)
+async def test_sidechains_never_become_the_leaf(name: str) -> None:
+    path = CLAUDE / name
+    rows = _lines(path)
+    main = [r for r in rows if r.get("uuid") and not r.get("isSidechain")]
+    side = {r["uuid"] for r in rows if r.get("uuid") and r.get("isSidechain")}
+    assert side, "the file has inline sub-agent conversations"
+    newest_main = main[-1]
+
+    session, _ = await import_session(path, MemoryRepo())
+
+    assert await session.get_leaf_id() == newest_main["uuid"]
+    branch = await session.get_branch()
+    assert not {e.id for e in branch} & side
+    assert branch[0].id == main[0]["uuid"]  # the main conversation from its first line
+    assert len(branch) == len(main)
+
+
+async def test_side_records_after_the_main_conversation_do_not_move_the_leaf(
+    tmp_path: Path,
+) -> None:
+    """A file that ends with sidechain and uuid-less side records: the leaf stays on the
+    newest main-conversation message (a trailing ``leaf`` entry puts it there)."""
+    src = CLAUDE / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
+    rows = _lines(src)
+    main_last = [r for r in rows if r.get("uuid") and not r.get("isSidechain")][-1]
+    side_last = [r for r in rows if r.get("isSidechain")][-1]
+    extra_side = {**side_last, "uuid": "0000-side", "parentUuid": side_last["uuid"]}
+    progress = {"type": "progress", "data": {"step": 1}, "sessionId": side_last["sessionId"]}
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(
+        src.read_bytes()
+        + (json.dumps(extra_side) + "\n").encode()
+        + (json.dumps(progress) + "\n").encode()
+    )
+
+    session, report = await import_session(path, MemoryRepo())
+
+    assert await session.get_leaf_id() == main_last["uuid"] == report.leaf_id
+    last = (await session.get_entries())[-1]
+    assert isinstance(last, LeafEntry) and last.target_id == main_last["uuid"]
+    assert any("leaf" in w for w in report.warnings)
+    # the side records are kept, hanging where they were written
+    side_entry = await session.get_entry("0000-side")
+    assert side_entry is not None and side_entry.parent_id == side_last["uuid"]
+    custom = [e for e in await session.get_entries() if isinstance(e, CustomEntry)]
+    assert [c.custom_type for c in custom] == ["claude-code:progress"]
+    assert custom[0].parent_id == "0000-side"
+    # appending continues the main conversation
+    new_id = await session.append_message({"role": "user", "content": "go on"})
+    assert (await session.get_entry(new_id)).parent_id == main_last["uuid"]  # type: ignore[union-attr]
+
+
+# ----------------------------------------------------------------- unmodelled line kinds
+
+
+async def test_unmodelled_line_kinds_are_kept_as_custom_entries() -> None:
+    path = CLAUDE / "8a283a61-e3f0-4e8f-ba06-6711e2fcf2ed.jsonl"
+    rows = _lines(path)
+    session, report = await import_session(path, MemoryRepo())
+
+    custom = {e.id: e for e in await session.get_entries() if isinstance(e, CustomEntry)}
+    kinds = [r["type"] for r in rows if r["type"] not in ("user", "assistant")]
+    assert sorted(kinds) == sorted(
+        ["permission-mode"] * 3
+        + ["file-history-snapshot"] * 2
+        + ["attachment"]
+        + ["ai-title"] * 3
+        + ["last-prompt"] * 2
+        + ["system"] * 2
+    )
+    assert len(report.custom_lines) == len(kinds) == len(custom)
+    for record in report.custom_lines:
+        entry = custom[record.entry_id]
+        assert entry.data == rows[record.line - 1]  # the whole line, unchanged
+        assert entry.custom_type == f"claude-code:{rows[record.line - 1]['type']}"
+    # lines with a uuid keep their place; the others hang under the nearest earlier node
+    attachment = next(r for r in rows if r["type"] == "attachment")
+    assert attachment["uuid"] in custom
+    assert custom[attachment["uuid"]].parent_id == attachment["parentUuid"]
+    title = next(c for c in report.custom_lines if c.custom_type == "claude-code:ai-title")
+    assert title.line == 10
+    assert custom[title.entry_id].parent_id == rows[8]["uuid"]  # line 9
+    # lines before the first node hang under it
+    first = next(c for c in report.custom_lines if c.line == 1)
+    assert custom[first.entry_id].parent_id == rows[2]["uuid"]
+    # the leaf is the last assistant message, not the trailing system / title lines
+    newest = [r for r in rows if r["type"] == "assistant"][-1]
+    assert await session.get_leaf_id() == newest["uuid"]
+    ctx = await session.build_context()
+    assert find_tool_pair_problems(ctx.messages) == []
+
+
+# ----------------------------------------------------------------- pi v1 compaction index
+
+
+async def test_pi_v1_compaction_index_becomes_first_kept_entry_id() -> None:
+    path = PI / "pi-mono_before-compaction.v1.jsonl"
+    rows = _lines(path)
+    indices = [r["firstKeptEntryIndex"] for r in rows if r["type"] == "compaction"]
+    assert indices == [293, 551]
+
+    session, report = await import_session(path, MemoryRepo())
+    assert report.source_version == 1
+    entries = await session.get_entries()
+    # ids in file order, each entry's parent the previous one
+    assert entries[0].parent_id is None
+    assert all(b.parent_id == a.id for a, b in itertools.pairwise(entries))
+    compactions = [e for e in entries if isinstance(e, CompactionEntry)]
+    assert len(compactions) == 2
+    for c, index in zip(compactions, indices, strict=True):
+        assert "firstKeptEntryIndex" not in c.to_wire()
+        kept = entries[index - 1]  # the header is index 0
+        assert c.first_kept_entry_id == kept.id
+        assert isinstance(kept, MessageEntry)
+        assert kept.message.timestamp == rows[index]["message"]["timestamp"]
+
+    ctx = await session.build_context()
+    assert isinstance(ctx.messages[0], CompactionSummaryMessage)
+    assert ctx.messages[0].summary == compactions[-1].summary
+    kept_entry = entries[indices[-1] - 1]
+    assert isinstance(kept_entry, MessageEntry)
+    assert ctx.messages[1] == kept_entry.message
+    assert find_tool_pair_problems(ctx.messages) == []
+
+
+# ----------------------------------------------------------------- unreadable lines
+
+
+def _torn_copy(tmp_path: Path) -> Path:
+    data = (PI / "agent-sessions_pi-small.v3.jsonl").read_bytes().rstrip(b"\n")
+    path = tmp_path / "torn.jsonl"
+    path.write_bytes(data[: len(data) - 40])  # the last line cut in the middle, no newline
+    return path
+
+
+async def test_torn_line_fails_the_import_and_creates_nothing(tmp_path: Path) -> None:
+    path = _torn_copy(tmp_path)
+    before = path.read_bytes()
+    repo = MemoryRepo()
+    with pytest.raises(CorruptSessionError) as info:
+        await import_session(path, repo)
+    assert info.value.line_number == 9
+    assert info.value.path == path
+    assert f"{path}:9" in str(info.value)
+    assert await repo.list() == []
+    assert path.read_bytes() == before
+
+
+async def test_torn_line_is_listed_with_lenient(tmp_path: Path) -> None:
+    path = _torn_copy(tmp_path)
+    session, report = await import_session(path, MemoryRepo(), lenient=True)
+    assert [u.line for u in report.unreadable_lines] == [9]
+    assert "torn" in report.unreadable_lines[0].reason
+    assert report.unreadable_lines[0].text.startswith('{"type":"compaction"')
+    assert report.entries_imported == len(await session.get_entries()) == 7
+
+
+async def test_bad_line_in_the_middle_with_lenient_cuts_and_reports_the_link(
+    tmp_path: Path,
+) -> None:
+    src = CLAUDE / "agent-a0294d5.jsonl"
+    lines = src.read_bytes().split(b"\n")
+    lines[9] = b'{"type": "user", "uuid": broken'
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    rows = [json.loads(raw) for raw in lines if raw.strip() and raw != lines[9]]
+
+    with pytest.raises(CorruptSessionError) as info:
+        await import_session(path, MemoryRepo())
+    assert info.value.line_number == 10
+
+    session, report = await import_session(path, MemoryRepo(), lenient=True)
+    assert [u.line for u in report.unreadable_lines] == [10]
+    assert "bad JSON" in report.unreadable_lines[0].reason
+    # line 11's parent was line 10: it becomes a root, and the report says so
+    assert [(d.line, d.entry_id) for d in report.dangling_parents] == [(11, rows[9]["uuid"])]
+    assert len(await session.get_entries()) == 94
+
+
+async def test_not_a_session_file_is_refused_and_left_alone(tmp_path: Path) -> None:
+    repo = MemoryRepo()
+    for name, content in [
+        ("log.txt", b"2026-01-01 12:00:00 INFO server started\nmore\n"),
+        ("empty.jsonl", b""),
+        ("other.jsonl", b'{"event": "click", "x": 1}\n{"event": "scroll"}\n'),
+        ("doc.json", b'{\n  "name": "package",\n  "version": "1.0"\n}\n'),
+    ]:
+        path = tmp_path / name
+        path.write_bytes(content)
+        with pytest.raises(CorruptSessionError, match="not a session file") as info:
+            await import_session(path, repo)
+        assert info.value.path == path
+        assert path.read_bytes() == content
+    assert await repo.list() == []
+
+
+async def test_a_pi_file_without_a_header_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "headless.jsonl"
+    lines = (PI / "agent-sessions_pi-small.v3.jsonl").read_bytes().split(b"\n")
+    path.write_bytes(b"\n".join(lines[1:]))
+    with pytest.raises(CorruptSessionError, match="session header"):
+        await import_session(path, MemoryRepo(), format="pi")
+
+
+async def test_duplicate_entry_id_is_unreadable(tmp_path: Path) -> None:
+    lines = (PI / "agent-sessions_pi-small.v3.jsonl").read_bytes().rstrip(b"\n").split(b"\n")
+    path = tmp_path / "dup.jsonl"
+    path.write_bytes(b"\n".join([*lines, lines[3]]) + b"\n")
+    with pytest.raises(CorruptSessionError, match="duplicate entry id") as info:
+        await import_session(path, MemoryRepo())
+    assert info.value.line_number == 10
+    _, report = await import_session(path, MemoryRepo(), lenient=True)
+    assert [u.line for u in report.unreadable_lines] == [10]
+
+
+async def test_a_forced_format_that_does_not_match_is_warned_about() -> None:
+    path = PI / "agent-sessions_pi-small.v3.jsonl"
+    session, report = await import_session(path, MemoryRepo(), format="codex")
+    assert report.format == "codex"
+    assert any("looks like pi" in w for w in report.warnings)
+    # nothing is dropped even then: every line is a custom entry
+    assert len(report.custom_lines) == 9 == len(await session.get_entries())
