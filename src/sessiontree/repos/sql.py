@@ -8,6 +8,7 @@ first use, creating or migrating the schema (:mod:`sessiontree.storage.sql_schem
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Mapping
 from typing import Any
 
@@ -95,7 +96,7 @@ class SQLRepo:
         """
         return await (await self.open(id)).fork(target_id, position)
 
-    async def search(self, query: str, limit: int = 20) -> list[SearchHit]:
+    async def search(self, query: str, limit: int = 20) -> builtins.list[SearchHit]:
         """Indexed full-text search over message text (SQLite FTS5, PostgreSQL ``tsvector``).
 
         Every word of ``query`` must occur (as a word prefix, case-insensitive) in the message;

@@ -154,4 +154,6 @@ def check_version(found: int | None, where: str) -> None:
 
 def foreign_database(where: str, detail: str) -> CorruptSessionError:
     """The error for a database that is not a sessiontree store (nothing is written to it)."""
-    return CorruptSessionError(f"not a sessiontree database ({detail}); refusing to touch it", path=where)
+    return CorruptSessionError(
+        f"not a sessiontree database ({detail}); refusing to touch it", path=where
+    )

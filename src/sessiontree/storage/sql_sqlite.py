@@ -164,7 +164,9 @@ class SQLiteEngine:
             path = Path(self.path)
             if path.exists():
                 mode = path.stat().st_mode
-                if not os.access(path, os.W_OK) or not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+                if not os.access(path, os.W_OK) or not mode & (
+                    stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
+                ):
                     raise StorageError(f"{path}: the database file is read-only")
             else:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -201,9 +203,7 @@ class SQLiteEngine:
     def _stored_version(self, conn: sqlite3.Connection) -> int | None:
         names = {
             r[0]
-            for r in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')"
-            )
+            for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
         }
         if "schema_version" not in names:
             if names:
@@ -250,10 +250,18 @@ class SQLiteEngine:
             conn.execute(
                 "INSERT INTO sessions (id, metadata, created_us, modified_us, parent_session_id)"
                 " VALUES (?, ?, ?, ?, ?)",
-                (session_id, metadata.model_dump_json(by_alias=True, exclude_unset=True), now, now, metadata.parent_session_id),
+                (
+                    session_id,
+                    metadata.model_dump_json(by_alias=True, exclude_unset=True),
+                    now,
+                    now,
+                    metadata.parent_session_id,
+                ),
             )
         except sqlite3.IntegrityError as exc:
-            raise DuplicateEntryError("a session with this id already exists", session_id=session_id) from exc
+            raise DuplicateEntryError(
+                "a session with this id already exists", session_id=session_id
+            ) from exc
         except sqlite3.Error as exc:
             raise self._error(exc) from exc
 
@@ -391,7 +399,9 @@ class SQLiteEngine:
                     conn.execute("ROLLBACK")
                 raise
         except sqlite3.IntegrityError as exc:
-            raise DuplicateEntryError(f"entry id already used ({exc})", session_id=session_id) from exc
+            raise DuplicateEntryError(
+                f"entry id already used ({exc})", session_id=session_id
+            ) from exc
         except sqlite3.Error as exc:
             raise self._error(exc) from exc
         return stored

@@ -1,0 +1,475 @@
+"""The PostgreSQL engine: psycopg 3 through a ``psycopg_pool`` connection pool (SPEC §6 "sql").
+
+Needs ``pip install 'sessiontree[postgres]'``; the driver is imported when an engine is made,
+never by ``import sessiontree`` (a missing driver raises :class:`MissingExtraError`).
+
+Connections are in autocommit mode. A single append is two statements and one commit, with no
+lock held across a round trip: a snapshot read of the session row *and* the types of every id
+the entry refers to (one query), the core validation in Python, then one statement that updates
+the session row only if its ``entry_count`` is still the one read (compare-and-set) and inserts
+the entry in the same statement. If another process appended in between, nothing is written and
+the append is re-validated and retried, so appenders from many machines lose nothing and never
+hang an entry under a leaf that moved. Large batches (imports, forks) take the session row lock
+(``SELECT … FOR UPDATE``) in one transaction instead and insert in chunks.
+
+The first connection checks the database is ours (or empty) and migrates it under an advisory
+lock, so concurrent first opens are safe; a newer schema version is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from sessiontree.entries import Entry
+from sessiontree.errors import (
+    DuplicateEntryError,
+    InvalidEntryError,
+    MissingExtraError,
+    SessionNotFoundError,
+    SessionTreeError,
+    StorageError,
+)
+from sessiontree.ids import now_ms
+from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
+from sessiontree.storage.base import EntryCursor
+from sessiontree.storage.sql_common import (
+    LIST_COLUMNS,
+    AppendPlan,
+    SessionState,
+    hit_from_row,
+    info_from_row,
+    lookup_ids,
+    now_us,
+    plan_append,
+    search_terms,
+)
+from sessiontree.storage.sql_schema import (
+    APP,
+    MIGRATIONS,
+    check_version,
+    foreign_database,
+)
+
+__all__ = ["PostgresEngine", "import_drivers"]
+
+CONNECT_TIMEOUT_S = 5
+"""Default ``connect_timeout`` (seconds) when the URL does not set one."""
+POOL_MAX_SIZE = 8
+"""Connections one engine's pool may open."""
+CAS_CHUNK = 1000
+"""Batches up to this many entries are one compare-and-set statement; larger ones lock."""
+MAX_ATTEMPTS = 200
+"""Compare-and-set retries before an append gives up (StorageError)."""
+_MIGRATION_LOCK = 0x5E55_10_7E  # advisory lock key for schema creation
+
+_LOOKUP_SQL = """
+SELECT s.leaf_id, s.entry_count, s.message_count, s.first_message IS NOT NULL,
+       (SELECT json_object_agg(e.id, e.type) FROM entries AS e
+         WHERE e.session_id = s.id AND (e.id = ANY(%(ids)s::text[]) OR e.id = s.leaf_id))
+  FROM sessions AS s WHERE s.id = %(sid)s
+"""
+
+_ROWS = (
+    "FROM unnest(%(seq)s::bigint[], %(id)s::text[], %(parent)s::text[], %(type)s::text[],"
+    " %(ts)s::text[], %(target)s::text[], %(body)s::text[], %(text)s::text[])"
+    " AS r (seq, id, parent_id, type, ts, target_id, body, text)"
+)
+_INSERT_COLUMNS = (
+    "INSERT INTO entries (session_id, seq, id, parent_id, type, timestamp, target_id, body, fts)"
+)
+_ROW_VALUES = (
+    "r.seq, r.id, r.parent_id, r.type, r.ts, r.target_id, r.body::json,"
+    " to_tsvector('simple', r.text)"
+)
+_UPDATE_SET = (
+    "UPDATE sessions SET leaf_id = %(leaf)s, entry_count = %(count)s, message_count = %(msgs)s,"
+    " modified_us = %(now)s, first_message = COALESCE(first_message, %(first)s),"
+    " name = COALESCE(%(name)s, name)"
+)
+_CAS_SQL = (
+    f"WITH upd AS ({_UPDATE_SET} WHERE id = %(sid)s AND entry_count = %(old)s RETURNING id)"
+    f" {_INSERT_COLUMNS} SELECT upd.id, {_ROW_VALUES} FROM upd, ({'SELECT * ' + _ROWS}) AS r"
+)
+_INSERT_SQL = f"{_INSERT_COLUMNS} SELECT %(sid)s, {_ROW_VALUES} {_ROWS}"
+_UPDATE_SQL = f"{_UPDATE_SET} WHERE id = %(sid)s"
+
+_CHAIN_SQL = """
+WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
+    SELECT id, parent_id, type, body, 0 FROM entries
+     WHERE session_id = %(sid)s
+       AND id = COALESCE(%(leaf)s::text, (SELECT leaf_id FROM sessions WHERE id = %(sid)s))
+    UNION ALL
+    SELECT e.id, e.parent_id, e.type, e.body, c.depth + 1
+      FROM chain AS c JOIN entries AS e ON e.session_id = %(sid)s AND e.id = c.parent_id
+     WHERE c.depth < (SELECT entry_count FROM sessions WHERE id = %(sid)s)
+)
+SELECT id, parent_id, type, body::text FROM chain ORDER BY depth DESC
+"""
+
+
+def import_drivers() -> tuple[Any, Any]:
+    """``(psycopg, psycopg_pool)``, imported on first use.
+
+    Raises:
+        MissingExtraError: naming ``pip install 'sessiontree[postgres]'``.
+    """
+    try:
+        import psycopg
+        import psycopg_pool
+    except ImportError as exc:
+        raise MissingExtraError("postgres", exc.name or "psycopg") from exc
+    return psycopg, psycopg_pool
+
+
+def redact(url: str) -> str:
+    """The URL with any password replaced by ``***`` (for error messages)."""
+    return re.sub(r"(//[^:@/]*):[^@/]*@", r"\1:***@", url)
+
+
+def _clean(text: str | None) -> str | None:
+    """PostgreSQL ``text`` cannot hold NUL: derived columns get U+FFFD instead."""
+    return text if text is None or "\x00" not in text else text.replace("\x00", "\ufffd")
+
+
+class PostgresEngine:
+    """The :class:`~sessiontree.storage.sql_common.SQLEngine` over one PostgreSQL database.
+
+    The pool opens on first use (after a direct connection has checked and migrated the schema).
+
+    Raises (constructor):
+        MissingExtraError: psycopg or psycopg_pool is not installed.
+        StorageError: a malformed URL.
+    """
+
+    def __init__(self, url: str) -> None:
+        self._psycopg, self._pool_mod = import_drivers()
+        self.url = url
+        self._where = redact(url)
+        conninfo = "postgresql" + url[url.index(":") :] if url.startswith("postgres:") else url
+        try:
+            params = self._psycopg.conninfo.conninfo_to_dict(conninfo)
+        except self._psycopg.Error as exc:
+            raise StorageError(f"{self._where}: bad PostgreSQL URL: {exc}") from exc
+        if "connect_timeout" not in params:
+            conninfo = self._psycopg.conninfo.make_conninfo(
+                conninfo, connect_timeout=CONNECT_TIMEOUT_S
+            )
+        self._conninfo = conninfo
+        self._pool: Any = None
+        self._opening: asyncio.Lock | None = None
+        self._closed = False
+
+    # ------------------------------------------------------------------ connection
+
+    def _error(self, exc: BaseException, session_id: str | None = None) -> SessionTreeError:
+        errors = self._psycopg.errors
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        if isinstance(exc, errors.UniqueViolation):
+            return DuplicateEntryError(f"already exists ({first})", session_id=session_id)
+        if isinstance(exc, self._psycopg.DataError):
+            return InvalidEntryError(
+                f"PostgreSQL refused the value: {first}", session_id=session_id
+            )
+        if isinstance(exc, self._pool_mod.PoolTimeout):
+            return StorageError(f"{self._where}: no connection available: {first}")
+        if isinstance(exc, self._psycopg.OperationalError):
+            return StorageError(f"{self._where}: cannot reach PostgreSQL: {first}")
+        return StorageError(f"{self._where}: {first}")
+
+    async def _get_pool(self) -> Any:
+        if self._pool is not None:
+            return self._pool
+        if self._closed:
+            raise StorageError(f"{self._where}: the repository is closed")
+        if self._opening is None:
+            self._opening = asyncio.Lock()
+        async with self._opening:
+            if self._pool is None:
+                try:
+                    await self._setup()
+                    pool = self._pool_mod.AsyncConnectionPool(
+                        self._conninfo,
+                        min_size=1,
+                        max_size=POOL_MAX_SIZE,
+                        kwargs={"autocommit": True},
+                        open=False,
+                        timeout=30,
+                    )
+                    await pool.open(wait=True, timeout=CONNECT_TIMEOUT_S * 2)
+                except SessionTreeError:
+                    raise
+                except self._psycopg.Error as exc:
+                    raise self._error(exc) from exc
+                self._pool = pool
+        return self._pool
+
+    async def _setup(self) -> None:
+        conn = await self._psycopg.AsyncConnection.connect(self._conninfo, autocommit=True)
+        async with conn, conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            cur = await conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+            )
+            names = {r[0] for r in await cur.fetchall()}
+            version = 0
+            if "schema_version" not in names:
+                if names:
+                    raise foreign_database(self._where, f"it holds tables {sorted(names)[:5]}")
+            else:
+                cur = await conn.execute(
+                    "SELECT max(version), count(*), count(*) FILTER (WHERE app = %s)"
+                    " FROM schema_version",
+                    (APP,),
+                )
+                top, count, ours = await cur.fetchone()
+                if count and not ours:
+                    raise foreign_database(
+                        self._where, "schema_version belongs to another application"
+                    )
+                version = int(top or 0)
+            check_version(version, self._where)
+            for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
+                for statement in migration.postgres:
+                    await conn.execute(statement)
+                await conn.execute(
+                    "INSERT INTO schema_version (app, version, applied_at_ms) VALUES (%s, %s, %s)",
+                    (APP, number, now_ms()),
+                )
+
+    async def close(self) -> None:
+        """Close the pool. Idempotent."""
+        self._closed = True
+        if self._pool is not None:
+            pool, self._pool = self._pool, None
+            await pool.close()
+
+    async def _fetch(
+        self, sql: str, params: Any = None, session_id: str | None = None
+    ) -> list[Any]:
+        pool = self._pool or await self._get_pool()
+        try:
+            async with pool.connection() as conn:
+                cur = await conn.execute(sql, params)
+                return await cur.fetchall()  # type: ignore[no-any-return]
+        except self._psycopg.Error as exc:
+            raise self._error(exc, session_id) from exc
+
+    async def _execute(self, sql: str, params: Any = None, session_id: str | None = None) -> int:
+        pool = self._pool or await self._get_pool()
+        try:
+            async with pool.connection() as conn:
+                cur = await conn.execute(sql, params)
+                return int(cur.rowcount)
+        except self._psycopg.Error as exc:
+            raise self._error(exc, session_id) from exc
+
+    # ------------------------------------------------------------------ sessions
+
+    async def create_session(self, session_id: str, metadata: SessionMetadata) -> None:
+        """See :class:`SQLEngine`."""
+        now = now_us()
+        try:
+            await self._execute(
+                "INSERT INTO sessions (id, metadata, created_us, modified_us, parent_session_id)"
+                " VALUES (%s, %s::json, %s, %s, %s)",
+                (
+                    session_id,
+                    metadata.model_dump_json(by_alias=True, exclude_unset=True),
+                    now,
+                    now,
+                    _clean(metadata.parent_session_id),
+                ),
+                session_id,
+            )
+        except DuplicateEntryError as exc:
+            raise DuplicateEntryError(
+                "a session with this id already exists", session_id=session_id
+            ) from exc.__cause__
+
+    async def load_metadata(self, session_id: str) -> str | None:
+        """See :class:`SQLEngine`."""
+        rows = await self._fetch(
+            "SELECT metadata::text FROM sessions WHERE id = %s", (session_id,), session_id
+        )
+        return rows[0][0] if rows else None
+
+    async def session_leaf(self, session_id: str) -> tuple[bool, str | None]:
+        """See :class:`SQLEngine`."""
+        rows = await self._fetch(
+            "SELECT leaf_id FROM sessions WHERE id = %s", (session_id,), session_id
+        )
+        return (True, rows[0][0]) if rows else (False, None)
+
+    async def delete_session(self, session_id: str) -> bool:
+        """See :class:`SQLEngine`: entries and their search vectors go by ``ON DELETE CASCADE``."""
+        found = await self._execute("DELETE FROM sessions WHERE id = %s", (session_id,), session_id)
+        return found > 0
+
+    async def list_sessions(self, limit: int | None, offset: int) -> list[SessionInfo]:
+        """See :class:`SQLEngine`."""
+        columns = LIST_COLUMNS.replace("metadata", "metadata::text")
+        rows = await self._fetch(
+            f"SELECT {columns} FROM sessions ORDER BY modified_us DESC, id DESC LIMIT %s OFFSET %s",
+            (None if limit is None else max(limit, 0), max(offset, 0)),
+        )
+        return [info_from_row(r) for r in rows]
+
+    async def search(self, query: str, limit: int) -> list[SearchHit]:
+        """See :class:`SQLEngine`: ``tsvector @@ tsquery`` (every word as a prefix), by ``ts_rank``."""
+        terms = search_terms(query)
+        if not terms or limit <= 0:
+            return []
+        tsquery = " & ".join(f"{t}:*" for t in terms)
+        rows = await self._fetch(
+            "SELECT e.session_id, e.id, e.body::text FROM entries AS e,"
+            " to_tsquery('simple', %s) AS q WHERE e.fts IS NOT NULL AND e.fts @@ q"
+            " ORDER BY ts_rank(e.fts, q) DESC, e.session_id, e.seq LIMIT %s",
+            (tsquery, limit),
+        )
+        return [hit_from_row(sid, eid, body, query) for sid, eid, body in rows]
+
+    # ------------------------------------------------------------------ entries
+
+    async def get_entry(self, session_id: str, entry_id: str) -> str | None:
+        """See :class:`SQLEngine`."""
+        rows = await self._fetch(
+            "SELECT body::text FROM entries WHERE session_id = %s AND id = %s",
+            (session_id, entry_id),
+            session_id,
+        )
+        return rows[0][0] if rows else None
+
+    async def entry_seq(self, session_id: str, entry_id: str) -> int | None:
+        """See :class:`SQLEngine`."""
+        rows = await self._fetch(
+            "SELECT seq FROM entries WHERE session_id = %s AND id = %s",
+            (session_id, entry_id),
+            session_id,
+        )
+        return int(rows[0][0]) if rows else None
+
+    async def get_entries(
+        self, session_id: str, cursor: EntryCursor, after_seq: int | None
+    ) -> list[tuple[str, str]]:
+        """See :class:`SQLEngine`."""
+        sql = ["SELECT id, body::text FROM entries WHERE session_id = %s"]
+        params: list[Any] = [session_id]
+        if after_seq is not None:
+            sql.append("AND seq < %s" if cursor.reverse else "AND seq > %s")
+            params.append(after_seq)
+        if cursor.types is not None:
+            sql.append("AND type = ANY(%s::text[])")
+            params.append(sorted(cursor.types))
+        sql.append("ORDER BY seq DESC" if cursor.reverse else "ORDER BY seq")
+        if cursor.limit is not None:
+            sql.append("LIMIT %s")
+            params.append(max(cursor.limit, 0))
+        return await self._fetch(" ".join(sql), params, session_id)
+
+    async def get_chain(
+        self, session_id: str, leaf_id: str | None
+    ) -> list[tuple[str, str | None, str, str]]:
+        """See :class:`SQLEngine`."""
+        return await self._fetch(_CHAIN_SQL, {"sid": session_id, "leaf": leaf_id}, session_id)
+
+    async def get_label_body(self, session_id: str, entry_id: str) -> str | None:
+        """See :class:`SQLEngine`."""
+        rows = await self._fetch(
+            "SELECT body::text FROM entries WHERE session_id = %s AND type = 'label'"
+            " AND target_id = %s ORDER BY seq DESC LIMIT 1",
+            (session_id, entry_id),
+            session_id,
+        )
+        return rows[0][0] if rows else None
+
+    async def get_name_body(self, session_id: str) -> str | None:
+        """See :class:`SQLEngine`."""
+        rows = await self._fetch(
+            "SELECT body::text FROM entries WHERE session_id = %s AND type = 'session_info'"
+            " ORDER BY seq DESC LIMIT 1",
+            (session_id,),
+            session_id,
+        )
+        return rows[0][0] if rows else None
+
+    @staticmethod
+    def _params(session_id: str, plan: AppendPlan, rows: Sequence[Any]) -> dict[str, Any]:
+        return {
+            "sid": session_id,
+            "leaf": plan.leaf_id,
+            "count": plan.entry_count,
+            "msgs": plan.message_count,
+            "now": now_us(),
+            "first": _clean(plan.first_message),
+            "name": _clean(plan.name),
+            "seq": [r.seq for r in rows],
+            "id": [r.id for r in rows],
+            "parent": [r.parent_id for r in rows],
+            "type": [r.type for r in rows],
+            "ts": [r.timestamp for r in rows],
+            "target": [r.target_id for r in rows],
+            "body": [r.body for r in rows],
+            "text": [_clean(r.text) for r in rows],
+        }
+
+    async def append(
+        self, session_id: str, entries: Sequence[Entry], *, at_leaf: bool
+    ) -> list[Entry]:
+        """See :class:`SQLEngine`: compare-and-set (retried), or a locked transaction for big batches."""
+        pool = self._pool or await self._get_pool()
+        try:
+            if len(entries) > CAS_CHUNK:
+                return await self._append_locked(pool, session_id, entries, at_leaf)
+            for attempt in range(MAX_ATTEMPTS):
+                async with pool.connection() as conn:
+                    cur = await conn.execute(
+                        _LOOKUP_SQL, {"sid": session_id, "ids": lookup_ids(entries)}
+                    )
+                    row = await cur.fetchone()
+                    if row is None:
+                        raise SessionNotFoundError(session_id)
+                    state = SessionState(row[0], row[1], row[2], row[3])
+                    plan = plan_append(session_id, state, entries, row[4] or {}, at_leaf=at_leaf)
+                    params = self._params(session_id, plan, plan.rows)
+                    params["old"] = state.entry_count
+                    cur = await conn.execute(_CAS_SQL, params)
+                    if cur.rowcount == len(plan.rows):
+                        return plan.entries
+                # another writer appended since the read: re-validate against the new state
+                await asyncio.sleep(random.uniform(0, 0.0005 * min(attempt + 1, 20)))
+        except self._psycopg.Error as exc:
+            raise self._error(exc, session_id) from exc
+        raise StorageError(
+            f"{self._where}: gave up appending to session {session_id!r} after {MAX_ATTEMPTS}"
+            " attempts: too many concurrent writers"
+        )
+
+    async def _append_locked(
+        self, pool: Any, session_id: str, entries: Sequence[Entry], at_leaf: bool
+    ) -> list[Entry]:
+        async with pool.connection() as conn, conn.transaction():
+            cur = await conn.execute(
+                "SELECT leaf_id, entry_count, message_count, first_message IS NOT NULL"
+                " FROM sessions WHERE id = %s FOR UPDATE",
+                (session_id,),
+            )
+            row = await cur.fetchone()
+            if row is None:
+                raise SessionNotFoundError(session_id)
+            state = SessionState(row[0], row[1], row[2], row[3])
+            ids = lookup_ids(entries, state.leaf_id if at_leaf else None)
+            cur = await conn.execute(
+                "SELECT id, type FROM entries WHERE session_id = %s AND id = ANY(%s::text[])",
+                (session_id, ids),
+            )
+            known = {r[0]: r[1] for r in await cur.fetchall()}
+            plan = plan_append(session_id, state, entries, known, at_leaf=at_leaf)
+            for start in range(0, len(plan.rows), CAS_CHUNK):
+                chunk = plan.rows[start : start + CAS_CHUNK]
+                await conn.execute(_INSERT_SQL, self._params(session_id, plan, chunk))
+            await conn.execute(_UPDATE_SQL, self._params(session_id, plan, ()))
+        return plan.entries
