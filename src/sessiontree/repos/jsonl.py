@@ -49,7 +49,7 @@ __all__ = ["JSONLRepo"]
 
 log = logging.getLogger("sessiontree.repos.jsonl")
 
-_HEADER_PROBE = 64 * 1024
+_HEADER_PROBE = 4096
 """Bytes read at first to find the header line (more only for a longer header)."""
 
 _STATS_REWRITE_BYTES = 64 * 1024

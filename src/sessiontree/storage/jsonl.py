@@ -42,7 +42,7 @@ from typing import Literal, cast
 
 from filelock import FileLock, Timeout
 
-from sessiontree.entries import Entry, dump_entry_json, parse_entry
+from sessiontree.entries import BOOKKEEPING_TYPES, Entry, dump_entry_json, parse_entry
 from sessiontree.errors import CorruptSessionError, SessionNotFoundError, StorageError
 from sessiontree.ids import new_id, now_iso
 from sessiontree.metadata import SessionMetadata
@@ -56,7 +56,7 @@ from sessiontree.storage.jsonl_format import (
     scan_block,
 )
 from sessiontree.storage.jsonl_stats import REFRESH_BYTES, STATS_NAME, Stats, write_stats
-from sessiontree.tree import ForkPosition, branch_of, check_append, leaf_after, trace_chain
+from sessiontree.tree import ForkPosition, branch_of, check_append, trace_chain
 
 __all__ = ["LOG_NAME", "Durability", "JSONLStorage", "create_session_file"]
 
@@ -181,6 +181,7 @@ class JSONLStorage:
         self._next_line = 2
         self._stats_offset = 0
         self._dirty = False
+        self._torn_at = -1
         fd = self._open_read()
         try:
             data = self._read_from(fd, 0)
@@ -260,16 +261,8 @@ class JSONLStorage:
             validate=self.skip_bad_lines,
             session_id=getattr(self, "_id", None),
         )
-        for record in result.records:
-            if record.id in self._by_id:
-                reason = f"duplicate entry id {record.id!r}"
-                if not self.skip_bad_lines:
-                    raise CorruptSessionError(
-                        reason, session_id=self._id, path=self.path, line_number=record.line_number
-                    )
-                result.skipped.append(SkippedLine(record.line_number, reason))
-                continue
-            self._add(record)
+        end = self._offset + len(block)
+        self._add_all(result.records, result.skipped)
         for skipped in result.skipped:
             log.warning(
                 "%s:%d: skipped bad line: %s", self.path, skipped.line_number, skipped.reason
@@ -285,35 +278,65 @@ class JSONLStorage:
                     self._next_line,
                 )
                 os.ftruncate(self._open_write(), self._offset)
-            else:
+                self._torn_at = -1
+                return
+            if self._torn_at != end:
                 log.warning("%s:%d: ignoring a torn final line", self.path, self._next_line)
+            # remember the file size that ends in this torn tail: no re-read until it changes
+            self._torn_at = end
 
-    def _add(self, record: LineRecord) -> None:
-        record.seq = len(self._records)
-        self._records.append(record)
-        self._by_id[record.id] = record
-        kind = record.type
-        self._leaf = leaf_after(self._leaf, cast(Entry, record))
-        if kind == "message":
-            self._message_count += 1
-            if self._first_message is None:
-                data = record.data if record.entry is None else record.entry.to_wire()
-                self._first_message = first_user_text(data) if data is not None else None
-        elif kind == "label" and record.target_id is not None:
-            label = record.data.get("label") if record.entry is None else record.entry.label  # type: ignore[union-attr]
-            if isinstance(label, str) and label:
-                self._labels[record.target_id] = label
-            else:
-                self._labels.pop(record.target_id, None)
-        elif kind == "session_info":
-            name = record.data.get("name") if record.entry is None else record.entry.name  # type: ignore[union-attr]
-            if isinstance(name, str):
-                self._name = name
+    def _add_all(self, records: list[LineRecord], skipped: list[SkippedLine]) -> None:
+        """Index records in append order; keep leaf, labels, name and counts current."""
+        by_id = self._by_id
+        entries = self._records
+        seq = len(entries)
+        added: list[LineRecord] = []
+        for record in records:
+            if record.id in by_id:
+                reason = f"duplicate entry id {record.id!r}"
+                if not self.skip_bad_lines:
+                    raise CorruptSessionError(
+                        reason, session_id=self._id, path=self.path, line_number=record.line_number
+                    )
+                skipped.append(SkippedLine(record.line_number, reason))
+                continue
+            record.seq = seq
+            seq += 1
+            by_id[record.id] = record
+            entries.append(record)
+            added.append(record)
+            kind = record.type
+            if kind == "message":
+                self._message_count += 1
+                if self._first_message is None:
+                    data = record.data if record.entry is None else record.entry.to_wire()
+                    self._first_message = None if data is None else first_user_text(data)
+            elif kind == "label":
+                target, label = record.field("targetId"), record.field("label")
+                if isinstance(target, str):
+                    if isinstance(label, str) and label:
+                        self._labels[target] = label
+                    else:
+                        self._labels.pop(target, None)
+            elif kind == "session_info":
+                name = record.field("name")
+                if isinstance(name, str):
+                    self._name = name
+        # The leaf is a pure function of the log (SPEC §2): the newest leaf or path entry.
+        for record in reversed(added):
+            if record.type == "leaf":
+                target = record.field("targetId")
+                self._leaf = target if isinstance(target, str) else None
+                break
+            if record.type not in BOOKKEEPING_TYPES:
+                self._leaf = record.id
+                break
 
     def _refresh(self) -> None:
         """Pick up whole lines other processes appended (no lock; a torn tail is left alone)."""
         fd = self._open_read()
-        if os.fstat(fd).st_size > self._offset:
+        size = os.fstat(fd).st_size
+        if size > self._offset and size != self._torn_at:
             self._ingest(self._read_from(fd, self._offset), cut=False)
 
     def _type_of(self, entry_id: str) -> str | None:
@@ -369,8 +392,7 @@ class JSONLStorage:
             self._ingest(self._read_from(fd, self._offset), cut=True)
 
     def _after_write(self, records: list[LineRecord], total: int) -> None:
-        for record in records:
-            self._add(record)
+        self._add_all(records, [])
         self._offset += total
         self._next_line += len(records)
         if self._offset - self._stats_offset >= REFRESH_BYTES:
@@ -466,7 +488,7 @@ class JSONLStorage:
             check_append(entry, self._type_of, session_id=self._id)
             line = dump_entry_json(entry) + b"\n"
             self._write_lines([line])
-            self._after_write([LineRecord(None, self._next_line, entry)], len(line))
+            self._after_write([LineRecord.of_entry(entry, self._next_line)], len(line))
         return entry
 
     async def append_entries(self, entries: Sequence[Entry]) -> None:
@@ -495,7 +517,7 @@ class JSONLStorage:
                 staged[e.id] = e.type
             lines = [dump_entry_json(e) + b"\n" for e in parsed]
             self._write_lines(lines)
-            records = [LineRecord(None, self._next_line + i, e) for i, e in enumerate(parsed)]
+            records = [LineRecord.of_entry(e, self._next_line + i) for i, e in enumerate(parsed)]
             self._after_write(records, sum(len(line) for line in lines))
 
     async def get_label(self, entry_id: str) -> str | None:

@@ -155,50 +155,39 @@ def parse_header(first_line: bytes, path: str | Path) -> Header:
 class LineRecord:
     """One entry line, indexed but not yet validated into a pydantic model.
 
-    ``type``/``id``/``parent_id``/``target_id`` are read from the raw JSON so that
-    :func:`sessiontree.tree.check_append` and :func:`sessiontree.tree.leaf_after` can run on
-    records directly (duck-typed). ``data`` is the orjson-parsed line until :meth:`entry_of`
-    validates it; then ``entry`` holds the model and ``data`` is dropped.
+    Only ``type`` and ``id`` are read from the raw JSON at open, which is all the tree rules
+    need of existing entries (:func:`sessiontree.tree.check_append` asks for types by id).
+    ``data`` is the orjson-parsed line until :meth:`entry_of` validates it; then ``entry``
+    holds the model and ``data`` is dropped. ``seq`` is the append-order position.
     """
 
-    __slots__ = (
-        "data",
-        "entry",
-        "from_id",
-        "id",
-        "line_number",
-        "parent_id",
-        "seq",
-        "target_id",
-        "type",
-    )
+    __slots__ = ("data", "entry", "id", "line_number", "seq", "type")
 
     def __init__(
         self,
-        data: dict[str, Any] | None,
+        entry_id: str,
+        kind: str,
         line_number: int,
+        data: dict[str, Any] | None,
         entry: Entry | None = None,
     ) -> None:
+        self.id = entry_id
+        self.type = kind
         self.line_number = line_number
-        self.seq = -1
+        self.data = data
         self.entry = entry
-        if entry is not None:
-            self.data = None
-            self.type: str = entry.type
-            self.id: str = entry.id
-            self.parent_id: str | None = entry.parent_id
-            self.target_id: str | None = getattr(entry, "target_id", None)
-            self.from_id: str | None = getattr(entry, "from_id", None)
-        else:
-            assert data is not None
-            self.data = data
-            self.type = data["type"]
-            self.id = data["id"]
-            self.parent_id = data.get("parentId")
-            target = data.get("targetId")
-            self.target_id = target if isinstance(target, str) else None
-            from_id = data.get("fromId")
-            self.from_id = from_id if isinstance(from_id, str) else None
+        self.seq = -1
+
+    @classmethod
+    def of_entry(cls, entry: Entry, line_number: int) -> LineRecord:
+        """A record of an entry already validated (just appended)."""
+        return cls(entry.id, entry.type, line_number, None, entry)
+
+    def field(self, key: str) -> Any:
+        """A top-level wire field (camelCase) of the line, validated or not."""
+        if self.entry is not None:
+            return self.entry.to_wire().get(key)
+        return None if self.data is None else self.data.get(key)
 
     def entry_of(self, path: str | Path, session_id: str | None) -> Entry:
         """The validated entry (validated once, then cached).
@@ -295,51 +284,57 @@ def scan_block(
     pieces = block.split(b"\n")
     tail = pieces.pop()  # bytes after the last newline: b"" or a torn line
     last = len(pieces) - 1
-    pos = 0
     loads = orjson.loads
     records = result.records
+    append = records.append
+    line_number = first_line_number - 1
     for i, piece in enumerate(pieces):
-        line_number = first_line_number + i
-        end = pos + len(piece) + 1
+        line_number += 1
+        if not piece or piece.isspace():
+            continue
         reason: str | None = None
         obj: Any = None
-        if piece.strip():
-            try:
-                obj = loads(piece)
-            except orjson.JSONDecodeError:
-                reason = "not valid JSON"
-            if reason is None and not (
+        try:
+            obj = loads(piece)
+        except orjson.JSONDecodeError:
+            reason = "not valid JSON"
+        if reason is None:
+            if (
                 type(obj) is dict
-                and type(obj.get("id")) is str
-                and obj["id"]
-                and type(obj.get("type")) is str
+                and type(entry_id := obj.get("id")) is str
+                and entry_id
+                and type(kind := obj.get("type")) is str
                 and ((pid := obj.get("parentId")) is None or type(pid) is str)
             ):
+                record = LineRecord(entry_id, kind, line_number, obj)
+                if not validate:
+                    append(record)
+                    continue
+                try:
+                    record.entry_of(path, session_id)
+                except CorruptSessionError as exc:
+                    reason = str(exc)
+                else:
+                    append(record)
+                    continue
+            else:
                 reason = _check_shape(obj)
-            if reason is None:
-                record = LineRecord(obj, line_number)
-                if validate:
-                    try:
-                        record.entry_of(path, session_id)
-                    except CorruptSessionError as exc:
-                        reason = str(exc)
-                if reason is None:
-                    records.append(record)
-            if reason is not None:
-                if i == last and not tail and reason == "not valid JSON":
-                    result.torn = True
-                    return result
-                if not skip_bad:
-                    raise CorruptSessionError(
-                        f"bad line: {reason}",
-                        session_id=session_id,
-                        path=path,
-                        line_number=line_number,
-                    )
-                result.skipped.append(SkippedLine(line_number, reason))
-        pos = end
-        result.consumed = pos
-        result.lines = i + 1
+        assert reason is not None
+        if i == last and not tail and reason == "not valid JSON":
+            result.consumed = sum(len(p) + 1 for p in pieces[:i])
+            result.lines = i
+            result.torn = True
+            return result
+        if not skip_bad:
+            raise CorruptSessionError(
+                f"bad line: {reason}",
+                session_id=session_id,
+                path=path,
+                line_number=line_number,
+            )
+        result.skipped.append(SkippedLine(line_number, reason))
+    result.consumed = len(block) - len(tail)
+    result.lines = len(pieces)
     if tail:
         result.torn = True
     return result

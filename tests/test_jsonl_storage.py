@@ -1,0 +1,387 @@
+"""JSONLStorage: the file format, crash and fault behaviour of SPEC §6 "jsonl"."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from conftest import SHARED_SESSIONS
+from sessiontree.entries import MessageEntry, parse_entry
+from sessiontree.errors import (
+    CorruptSessionError,
+    DuplicateEntryError,
+    EntryNotFoundError,
+    SessionNotFoundError,
+)
+from sessiontree.metadata import SessionMetadata
+from sessiontree.session import Session
+from sessiontree.storage.jsonl import JSONLStorage, create_session_file
+from sessiontree.testing.builders import assistant, user
+
+PI_V3 = SHARED_SESSIONS / "pi" / "agent-sessions_pi-small.v3.jsonl"
+PI_V1 = SHARED_SESSIONS / "pi" / "pi-mono_large-session.v1.jsonl"
+
+HEADER = {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z"}
+
+
+def line(obj: dict[str, Any]) -> bytes:
+    return orjson.dumps(obj) + b"\n"
+
+
+def msg(entry_id: str, parent: str | None, text: str = "hi") -> dict[str, Any]:
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": "2026-01-01T00:00:01.000Z",
+        "message": user(text),
+    }
+
+
+def write(path: Path, *parts: bytes) -> bytes:
+    data = b"".join(parts)
+    path.write_bytes(data)
+    return data
+
+
+def data_of(path: Path) -> bytes:
+    return path.read_bytes()
+
+
+def lines_of(path: Path) -> list[dict[str, Any]]:
+    data = path.read_bytes()
+    assert data.endswith(b"\n")
+    return [orjson.loads(raw) for raw in data.split(b"\n")[:-1]]
+
+
+@pytest.fixture
+def pi_copy(tmp_path: Path) -> Path:
+    if not PI_V3.exists():
+        pytest.skip(f"{PI_V3} is not available")
+    target = tmp_path / "pi.jsonl"
+    shutil.copyfile(PI_V3, target)
+    return target
+
+
+# ---------------------------------------------------------------------- pi v3 in place
+
+
+async def test_opens_a_real_pi_v3_file_in_place_and_appends(pi_copy: Path) -> None:
+    original = data_of(pi_copy)
+    storage = JSONLStorage(pi_copy)
+    session = Session(storage)
+    raw = lines_of(pi_copy)
+    assert storage.id == raw[0]["id"]
+    assert storage.metadata.cwd == raw[0]["cwd"]
+    assert [e.id for e in await session.get_entries()] == [r["id"] for r in raw[1:]]
+    leaf = await session.get_leaf_id()
+    assert leaf == raw[-1]["id"]
+    ctx = await session.build_context()
+    assert ctx.messages and ctx.model is not None
+    assert data_of(pi_copy) == original  # opening writes nothing
+
+    new_id = await session.append_message(assistant("appended"))
+    data = data_of(pi_copy)
+    assert data.startswith(original)  # append-only: every old byte unchanged
+    added = lines_of(pi_copy)[-1]
+    assert added["id"] == new_id and added["parentId"] == leaf and added["type"] == "message"
+    await storage.close()
+
+    again = Session(JSONLStorage(pi_copy))
+    assert await again.get_leaf_id() == new_id
+    assert (await again.get_entry(new_id)) == await session.get_entry(new_id)
+
+
+async def test_unknown_header_keys_are_metadata_and_the_header_is_never_rewritten(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.jsonl"
+    header = {**HEADER, "cwd": "/w", "provider": "anthropic", "modelId": "m", "branchedFrom": "x"}
+    head = line(header)
+    write(path, head)
+    storage = JSONLStorage(path)
+    meta = storage.metadata
+    assert meta.cwd == "/w"
+    assert meta.model_extra == {"provider": "anthropic", "modelId": "m", "branchedFrom": "x"}
+    await storage.append_entry(parse_entry(msg("a", None)))
+    assert path.read_bytes().startswith(head)
+
+
+async def test_header_round_trips_metadata(tmp_path: Path) -> None:
+    path = tmp_path / "new.jsonl"
+    meta = SessionMetadata.model_validate(
+        {"systemPrompt": "sp", "cwd": "/w", "parentSessionId": "p1", "extra": [1, 2]}
+    )
+    create_session_file(path, "new-1", meta)
+    (header,) = lines_of(path)
+    assert header["type"] == "session" and header["version"] == 3 and header["id"] == "new-1"
+    assert header["cwd"] == "/w" and header["parentSession"] == "p1"
+    assert header["metadata"] == {"systemPrompt": "sp", "extra": [1, 2]}
+    assert JSONLStorage(path).metadata == meta
+
+
+def test_missing_file_is_session_not_found(tmp_path: Path) -> None:
+    with pytest.raises(SessionNotFoundError):
+        JSONLStorage(tmp_path / "nope.jsonl")
+
+
+# ---------------------------------------------------------------------- files that are not sessions
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"2026-01-01 12:00:00 INFO server started\n2026-01-01 12:00:01 INFO ok\n",
+        b'{"level": "info", "msg": "a JSON log, not a session"}\n',
+        b'{"type":"session","version":3,"id":"s1"',  # a header without its newline
+        b"\x00\x01\x02binary",
+    ],
+    ids=["empty", "text-log", "json-log", "torn-header", "binary"],
+)
+async def test_a_file_without_a_valid_header_is_refused_and_untouched(
+    tmp_path: Path, content: bytes
+) -> None:
+    path = tmp_path / "not-a-session.jsonl"
+    write(path, content)
+    before = sorted(os.listdir(tmp_path))
+    with pytest.raises(CorruptSessionError) as err:
+        JSONLStorage(path)
+    assert err.value.path == path and err.value.line_number == 1
+    assert str(path) in str(err.value)
+    assert path.read_bytes() == content
+    assert sorted(os.listdir(tmp_path)) == before  # no lock file, no sidecar
+
+
+def test_an_older_pi_file_is_refused_not_migrated(tmp_path: Path) -> None:
+    if not PI_V1.exists():
+        pytest.skip(f"{PI_V1} is not available")
+    path = tmp_path / "v1.jsonl"
+    shutil.copyfile(PI_V1, path)
+    with pytest.raises(CorruptSessionError, match="import_session"):
+        JSONLStorage(path)
+    assert path.read_bytes() == PI_V1.read_bytes()
+
+
+# ---------------------------------------------------------------------- torn and bad lines
+
+
+async def test_torn_final_line_is_ignored_then_cut_before_the_next_append(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    good = line(HEADER) + line(msg("a", None)) + line(msg("b", "a"))
+    torn = b'{"type":"message","id":"c","parentId":"b","timesta'
+    write(path, good, torn)
+    storage = JSONLStorage(path)
+    assert [e.id for e in await storage.get_entries()] == ["a", "b"]
+    assert await storage.get_leaf_id() == "b"
+    assert path.read_bytes() == good + torn  # ignoring is not cutting
+    await storage.append_entry(parse_entry(msg("c2", None)), at_leaf=True)
+    rows = lines_of(path)
+    assert [r["id"] for r in rows[1:]] == ["a", "b", "c2"]
+    assert rows[-1]["parentId"] == "b"
+    assert path.read_bytes().startswith(good)
+
+
+async def test_unparsable_final_line_with_newline_is_treated_as_torn(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    good = line(HEADER) + line(msg("a", None))
+    write(path, good, b'{"type":"message","id":"x",,,\n')
+    storage = JSONLStorage(path)
+    assert [e.id for e in await storage.get_entries()] == ["a"]
+    b = msg("b", "a")
+    await storage.append_entry(parse_entry(b))
+    assert path.read_bytes() == good + line(b)
+
+
+async def test_a_bad_line_elsewhere_names_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    content = write(path, line(HEADER), line(msg("a", None)), b"{not json\n", line(msg("b", "a")))
+    with pytest.raises(CorruptSessionError) as err:
+        JSONLStorage(path)
+    assert err.value.line_number == 3 and err.value.path == path
+    assert f"{path}:3" in str(err.value)
+    assert path.read_bytes() == content
+
+
+async def test_a_line_that_is_json_but_not_an_entry_names_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    bad = {"type": "message", "id": "b", "parentId": "a", "timestamp": "t", "message": 42}
+    write(path, line(HEADER), line(msg("a", None)), line(bad), line(msg("c", "b")))
+    storage = JSONLStorage(path)  # structure is fine; the entry is validated when read
+    with pytest.raises(CorruptSessionError) as err:
+        await storage.get_branch()
+    assert err.value.line_number == 3 and f"{path}:3" in str(err.value)
+    with pytest.raises(CorruptSessionError):
+        await storage.get_entries()
+    assert (await storage.get_entry("a")) is not None
+
+
+async def test_lines_without_id_or_with_a_duplicate_id_are_corrupt(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    write(path, line(HEADER), line({"type": "message", "parentId": None}), line(msg("a", None)))
+    with pytest.raises(CorruptSessionError) as err:
+        JSONLStorage(path)
+    assert err.value.line_number == 2
+    write(path, line(HEADER), line(msg("a", None)), line(msg("a", None)), line(msg("b", "a")))
+    with pytest.raises(CorruptSessionError, match="duplicate") as err:
+        JSONLStorage(path)
+    assert err.value.line_number == 3
+
+
+async def test_skipping_bad_lines_reports_every_one(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    not_an_entry = {"type": "message", "id": "x", "parentId": None, "message": "nope"}
+    content = write(
+        path,
+        line(HEADER),
+        line(msg("a", None)),
+        b"garbage\n",
+        line(msg("b", "a")),
+        line(not_an_entry),
+        line(msg("a", None)),  # duplicate id
+        line(msg("c", "b")),
+    )
+    storage = JSONLStorage(path, skip_bad_lines=True)
+    assert [s.line_number for s in storage.skipped_lines] == [3, 5, 6]
+    assert [e.id for e in await storage.get_branch()] == ["a", "b", "c"]
+    assert path.read_bytes() == content
+
+
+# ---------------------------------------------------------------------- several writers
+
+
+async def test_a_writer_picks_up_what_another_appended_before_it_appends(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.jsonl"
+    write(path, line(HEADER))
+    first, second = JSONLStorage(path), JSONLStorage(path)
+    a = await first.append_entry(
+        MessageEntry.model_validate({"message": user("one")}), at_leaf=True
+    )
+    # ``second`` has not read since it opened; under the lock it reads ``a`` first.
+    b = await second.append_entry(
+        MessageEntry.model_validate({"message": user("two")}), at_leaf=True
+    )
+    assert b.parent_id == a.id
+    with pytest.raises(DuplicateEntryError):
+        await second.append_entry(parse_entry(msg(a.id, None)))
+    with pytest.raises(EntryNotFoundError):
+        await second.append_entry(parse_entry(msg("z", "ghost")))
+    # readers pick up appends too (one fstat per call)
+    assert [e.id for e in await first.get_entries()] == [a.id, b.id]
+    assert await first.get_leaf_id() == b.id
+    rows = lines_of(path)
+    assert [r["id"] for r in rows[1:]] == [a.id, b.id]
+
+
+async def test_build_context_never_rereads_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.jsonl"
+    parts = [line(HEADER)]
+    parent = None
+    for i in range(200):
+        parts.append(line(msg(f"m{i}", parent, "x" * 500)))
+        parent = f"m{i}"
+    write(path, *parts)
+    storage = JSONLStorage(path)
+    session = Session(storage)
+    read: list[int] = []
+    real_pread = os.pread
+
+    def counting_pread(fd: int, n: int, offset: int) -> bytes:
+        data = real_pread(fd, n, offset)
+        read.append(len(data))
+        return data
+
+    monkeypatch.setattr(os, "pread", counting_pread)
+    for _ in range(3):
+        ctx = await session.build_context()
+        assert len(ctx.messages) == 200
+    assert sum(read) == 0
+    other = JSONLStorage(path)
+    new = line(msg("late", "m199"))
+    await other.append_entry(parse_entry(msg("late", "m199")))
+    read.clear()
+    ctx = await session.build_context()
+    assert len(ctx.messages) == 201
+    assert sum(read) == len(new)  # only the new bytes
+
+
+# ---------------------------------------------------------------------- durability and modes
+
+
+@pytest.mark.parametrize(
+    ("durability", "on_append", "on_close"),
+    [("none", 0, 0), ("flush", 0, 1), ("fsync", 1, 1)],
+)
+async def test_durability_settings(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    durability: Any,
+    on_append: int,
+    on_close: int,
+) -> None:
+    path = tmp_path / "s.jsonl"
+    write(path, line(HEADER))
+    storage = JSONLStorage(path, durability=durability)
+    calls: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (calls.append(fd), real_fsync(fd))[1])
+    await storage.append_entry(parse_entry(msg("a", None)))
+    await storage.append_entry(parse_entry(msg("b", "a")))
+    assert len(calls) == 2 * on_append
+    calls.clear()
+    await storage.close()
+    assert len(calls) == on_close
+    assert [r["id"] for r in lines_of(path)[1:]] == ["a", "b"]
+    with pytest.raises(ValueError, match="durability"):
+        JSONLStorage(path, durability="sometimes")  # type: ignore[arg-type]
+
+
+async def test_new_files_are_0600_whatever_the_umask(tmp_path: Path) -> None:
+    old = os.umask(0)
+    try:
+        path = tmp_path / "s.jsonl"
+        create_session_file(path, "s", SessionMetadata())
+        storage = JSONLStorage(path)
+        await storage.append_entry(parse_entry(msg("a", None)))
+        fork = await storage.fork("a")
+        assert isinstance(fork, JSONLStorage)
+    finally:
+        os.umask(old)
+    for p in (path, path.with_name("s.jsonl.lock"), fork.path):
+        assert stat.S_IMODE(p.stat().st_mode) == 0o600, p
+
+
+async def test_fork_of_a_file_outside_a_repository_is_a_sibling_file(pi_copy: Path) -> None:
+    original = data_of(pi_copy)
+    storage = JSONLStorage(pi_copy)
+    leaf = await storage.get_leaf_id()
+    assert leaf is not None
+    fork = await storage.fork(leaf)
+    assert isinstance(fork, JSONLStorage)
+    assert fork.path.parent == pi_copy.parent and fork.path.name == f"{fork.id}.jsonl"
+    assert fork.metadata.parent_session_id == storage.id
+    assert [e.id for e in await fork.get_branch()] == [e.id for e in await storage.get_branch()]
+    assert data_of(pi_copy) == original
+
+
+async def test_append_entries_is_all_or_nothing_on_disk(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    content = write(path, line(HEADER), line(msg("a", None)))
+    storage = JSONLStorage(path)
+    batch = [parse_entry(msg("b", "a")), parse_entry(msg("c", "b")), parse_entry(msg("d", "x"))]
+    with pytest.raises(EntryNotFoundError):
+        await storage.append_entries(batch)
+    assert path.read_bytes() == content
+    assert [e.id for e in await storage.get_entries()] == ["a"]
+    await storage.append_entries(batch[:2])
+    assert [r["id"] for r in lines_of(path)[1:]] == ["a", "b", "c"]
