@@ -12,7 +12,7 @@ import pytest
 
 from sessiontree import MemoryRepo, export_pi_session, import_session
 from sessiontree.entries import dump_entry
-from sessiontree.errors import StorageError
+from sessiontree.errors import DuplicateEntryError, StorageError
 from sessiontree.messages import CustomMessage
 
 SESSIONS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sessions"
@@ -191,13 +191,18 @@ async def test_v1_header_keys_are_kept_and_a_bad_index_is_reported(tmp_path: Pat
     assert [(c.line, c.custom_type) for c in report.custom_lines] == [(4, "pi:mystery")]
 
 
-async def test_a_taken_session_id_gets_a_new_one(tmp_path: Path) -> None:
+async def test_importing_the_same_file_twice_is_refused_and_a_copy_needs_an_id() -> None:
     repo = MemoryRepo()
     first, _ = await import_session(PI_V3, repo)
-    second, report = await import_session(PI_V3, repo)
     assert first.id == "019e19b4-eb48-746a-aa6b-8dfcfa37954b"
-    assert second.id != first.id and report.session_id == second.id
-    assert any("already taken" in w for w in report.warnings)
-    assert [dump_entry(e) for e in await second.get_entries()] == [
+    with pytest.raises(DuplicateEntryError) as info:
+        await import_session(PI_V3, repo)
+    assert info.value.session_id == first.id and info.value.entry_id is None
+    assert str(PI_V3) in str(info.value)
+    assert [s.id for s in await repo.list()] == [first.id]
+
+    copy, report = await import_session(PI_V3, repo, session_id="my-copy")
+    assert copy.id == report.session_id == "my-copy"
+    assert [dump_entry(e) for e in await copy.get_entries()] == [
         dump_entry(e) for e in await first.get_entries()
     ]

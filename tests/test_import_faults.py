@@ -12,7 +12,7 @@ import pytest
 from sessiontree import MemoryRepo, import_session
 from sessiontree.context import find_tool_pair_problems
 from sessiontree.entries import CompactionEntry, CustomEntry, LeafEntry, MessageEntry
-from sessiontree.errors import CorruptSessionError
+from sessiontree.errors import CorruptSessionError, DuplicateEntryError
 from sessiontree.interop import DanglingParent
 from sessiontree.messages import CompactionSummaryMessage
 
@@ -35,6 +35,8 @@ async def test_dangling_parent_uuid_becomes_a_reported_root() -> None:
 
     session, report = await import_session(path, MemoryRepo())
 
+    # a sub-agent file names its parent session; its own id keeps the two apart
+    assert session.id == f"{line6['sessionId']}-agent-a7c3dfb"
     assert report.dangling_parents == [
         DanglingParent(6, line6["uuid"], "88c4af90-5a53-48c6-9559-c372cd8f4901")
     ]
@@ -279,3 +281,18 @@ async def test_a_forced_format_that_does_not_match_is_warned_about() -> None:
     assert any("looks like pi" in w for w in report.warnings)
     # nothing is dropped even then: every line is a custom entry
     assert len(report.custom_lines) == 9 == len(await session.get_entries())
+
+
+async def test_swe_agent_ids_come_from_the_content(tmp_path: Path) -> None:
+    """Trajectories have no id and their names recur across runs: same content, same id
+    (a second import is refused); same name, other content, another session."""
+    src = SESSIONS / "swe-agent-traj" / "function_calling_simple.traj"
+    repo = MemoryRepo()
+    first, _ = await import_session(src, repo)
+    assert first.id.startswith("swe-agent-")
+    with pytest.raises(DuplicateEntryError):
+        await import_session(src, repo)
+    other = tmp_path / src.name
+    other.write_bytes(src.read_bytes().replace(b"missing_colon", b"missing_semicolon"))
+    second, _ = await import_session(other, repo)
+    assert second.id != first.id

@@ -106,11 +106,14 @@ async def import_session(
     *,
     format: Format | None = None,
     lenient: bool = False,
+    session_id: str | None = None,
 ) -> tuple[Session, ImportReport]:
     """Import one session file into ``repo`` (SPEC §8); returns the new session and a report.
 
-    The source file is only read. The new session keeps the file's session id when it is a
-    valid id not yet used in ``repo`` (else it gets a new UUID v7 and the report says so).
+    The source file is only read. The new session keeps the file's session id (for a Claude
+    Code sub-agent file ``<sessionId>-agent-<agentId>``; for a SWE-agent trajectory
+    ``swe-agent-<content hash>``) when it is a valid id, else it gets a new UUID v7.
+    Importing a file whose session is already in ``repo`` is refused, never merged or copied.
 
     Args:
         path: the file to read.
@@ -118,11 +121,15 @@ async def import_session(
         format: ``pi``, ``claude-code``, ``codex`` or ``swe-agent``; detected from the
             content when ``None``.
         lenient: go on past unreadable lines and list them in the report instead of failing.
+        session_id: the id of the new session instead of the file's (e.g. for a second copy).
 
     Raises:
         CorruptSessionError: the file is not a session file of a known format, or (without
             ``lenient``) a line cannot be read; names the file and the line. Nothing is
             created in ``repo``.
+        DuplicateEntryError: the session id is already in ``repo`` (``session_id`` set on
+            the error, ``entry_id`` ``None``); nothing was created.
+        InvalidEntryError: ``session_id`` is not of the form ``[A-Za-z0-9_-]{1,128}``.
         StorageError: the file cannot be read.
     """
     p = Path(path)
@@ -141,5 +148,5 @@ async def import_session(
         looks = f"looks like {detected}" if detected else "matches no known format"
         report.warnings.append(f"the content {looks}; read as {fmt} as asked")
     converted = convert(data, p, fmt, report, lenient=lenient, mtime_ms=mtime_ms)
-    session = await store(repo, converted, report, p, lenient=lenient)
+    session = await store(repo, converted, report, p, lenient=lenient, session_id=session_id)
     return session, report

@@ -68,15 +68,16 @@ class Converted:
     Attributes:
         drafts: entries in source order.
         metadata: camelCase session metadata (unknown keys kept).
-        session_ids: ids to try for the new session, best first; a new UUID v7 when all
-            are invalid or taken.
+        session_id: the id the new session should get (the file's own session id, or one
+            derived from it); ``None`` or an id not of the form ``[A-Za-z0-9_-]{1,128}``
+            gives a new UUID v7.
         leaf_id: the leaf the session must end on; a trailing ``leaf`` entry is added when
             the append log alone would give another one. ``None``: the log decides.
     """
 
     drafts: list[Draft] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
-    session_ids: list[str] = field(default_factory=list)
+    session_id: str | None = None
     leaf_id: str | None = None
 
 
@@ -318,16 +319,26 @@ def _metadata(meta: Mapping[str, Any], path: Path) -> SessionMetadata:
 
 
 async def store(
-    repo: SessionRepo, converted: Converted, report: ImportReport, path: Path, *, lenient: bool
+    repo: SessionRepo,
+    converted: Converted,
+    report: ImportReport,
+    path: Path,
+    *,
+    lenient: bool,
+    session_id: str | None = None,
 ) -> Session:
     """Finalize the drafts, create the session and append every entry in one batch.
 
-    The session id is the first of ``converted.session_ids`` that is a valid id and not
-    taken in ``repo`` (a warning says so when the file's id was taken), else a new UUID v7.
-    If the append fails the new session is deleted again, so nothing is left behind.
+    The session id is ``session_id`` when given, else ``converted.session_id`` when it is a
+    valid id, else a new UUID v7. An id already in ``repo`` is refused: importing the same
+    file twice never makes a second copy or merges two histories (LESSONS 15). If the append
+    fails the new session is deleted again, so nothing is left behind.
 
     Raises:
         CorruptSessionError: an unreadable entry and not ``lenient``.
+        DuplicateEntryError: the session id is already in ``repo`` (``session_id`` set,
+            ``entry_id`` ``None``); nothing was created.
+        InvalidEntryError: ``session_id`` is not a valid session id.
     """
     entries = finalize(converted.drafts, report, path, lenient=lenient)
     leaf = leaf_of_log(entries)
@@ -341,24 +352,17 @@ async def store(
         leaf = want
     metadata = _metadata(converted.metadata, path)
 
-    session: Session | None = None
-    for i, candidate in enumerate(converted.session_ids):
-        if not _ID_RE.fullmatch(candidate):
-            continue
-        try:
-            session = await repo.create(id=candidate, metadata=metadata)
-            break
-        except DuplicateEntryError:
-            report.warnings.append(
-                f"session id {candidate!r} is already taken in the repository; "
-                + (
-                    "trying the next candidate"
-                    if i + 1 < len(converted.session_ids)
-                    else "the import gets a new id"
-                )
-            )
-    if session is None:
-        session = await repo.create(metadata=metadata)
+    wanted = session_id
+    if wanted is None and converted.session_id and _ID_RE.fullmatch(converted.session_id):
+        wanted = converted.session_id
+    try:
+        session = await repo.create(id=wanted, metadata=metadata)
+    except DuplicateEntryError as exc:
+        raise DuplicateEntryError(
+            f"{path}: session {wanted!r} is already in the repository (imported before?); "
+            "pass session_id= to import another copy",
+            session_id=wanted,
+        ) from exc
     try:
         await session.storage.append_entries(entries)
     except BaseException:

@@ -342,9 +342,10 @@ def _fill_metadata(
         report.source_session_id = session_id
     agent = info.get("agentId")
     if sidechain_only and isinstance(agent, str):
-        out.session_ids.append(f"agent-{agent}")
+        # a sub-agent's own file names its parent's session: keep both apart
+        out.session_id = f"{session_id}-agent-{agent}" if session_id else f"agent-{agent}"
     elif isinstance(session_id, str):
-        out.session_ids.append(session_id)
+        out.session_id = session_id
     meta["claudeCode"] = info
     meta["importedFrom"] = {"format": "claude-code", "path": str(path), "sessionId": session_id}
     out.metadata = meta

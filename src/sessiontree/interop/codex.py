@@ -264,4 +264,4 @@ def _fill_metadata(
     session_id = payload.get("id")
     if isinstance(session_id, str):
         report.source_session_id = session_id
-        out.session_ids.append(session_id)
+        out.session_id = session_id

@@ -93,7 +93,7 @@ def convert_pi(data: bytes, path: Path, report: ImportReport, *, lenient: bool) 
 
     out = Converted(metadata=_metadata_from_header(header, version, path))
     if isinstance(header.get("id"), str):
-        out.session_ids.append(header["id"])
+        out.session_id = header["id"]
     index_ids: dict[int, str] = {}  # v1: position among parsed lines (header = 0) -> entry id
     prev_id: str | None = None
     for position, (line, obj) in enumerate(rows[1:], 1):

@@ -17,12 +17,15 @@ message. Every other top-level key (``info``, ``environment``, ``replay_config``
 ``swe-agent:<key>`` at the start of the chain; ``environment`` and ``info.exit_status`` are
 also put in the metadata under ``sweAgent``.
 
+The session id is ``swe-agent-`` and 32 hex digits of the file's SHA-256 (trajectories have
+no id and the same file name recurs across runs), so importing one file twice is refused.
 A trajectory carries no timestamps: every entry gets the file's modification time (passed in
 by the caller), so the order of the chain, not the clock, tells the sequence.
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -171,7 +174,8 @@ def convert_swe_agent(
         swe["exitStatus"] = info["exit_status"]
     meta["sweAgent"] = swe
     meta["importedFrom"] = {"format": "swe-agent", "path": str(path)}
-    out.session_ids.append(path.stem)
+    # trajectories carry no id and share names across runs: the id is the content's hash
+    out.session_id = "swe-agent-" + hashlib.sha256(data).hexdigest()[:32]
 
     parent: str | None = None
     used_key = "history" if use_history else "trajectory"
