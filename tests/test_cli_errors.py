@@ -1,0 +1,171 @@
+"""CLI meta-tests: every command has help; errors are one line; prefixes resolve like git."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from sessiontree import open_repo
+from sessiontree.cli import cli
+from sessiontree.cli._common import short_id_length
+from sessiontree.cli.maintenance import find_cycles, torn_final_line
+from sessiontree.entries import parse_entry
+
+COMMANDS = sorted(cli.commands)
+
+
+def invoke(*args: str, store: str | None = None) -> tuple[int, str, str]:
+    argv = (["--store", store] if store else []) + list(args)
+    result = CliRunner().invoke(cli, argv, env={"COLUMNS": "200", "SESSIONTREE_URL": None})
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_the_issue_commands_all_exist() -> None:
+    wanted = {"import", "list", "show", "context", "checkout", "fork", "label", "name"}
+    wanted |= {"export", "rm", "search", "stats", "verify", "compact"}
+    assert wanted <= set(COMMANDS)
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_every_command_has_help(name: str) -> None:
+    code, out, err = invoke(name, "--help")
+    assert code == 0, err
+    command = cli.commands[name]
+    assert command.help and len(command.help.strip()) > 20
+    assert f"Usage: cli {name}" in out or f"Usage: sessiontree {name}" in out
+    body = out.split("\n\n", 2)[1]
+    assert body.strip(), f"{name} --help has no description"
+    for param in command.params:
+        if isinstance(param, click.Option):
+            assert param.help, f"{name} {param.opts} has no help text"
+
+
+def test_group_help_lists_every_command() -> None:
+    code, out, _ = invoke("--help")
+    assert code == 0
+    for name in COMMANDS:
+        assert f"  {name} " in out
+
+
+def test_no_arguments_prints_help() -> None:
+    code, out, _ = invoke()
+    assert code == 0 and "Commands:" in out
+
+
+def test_usage_error_is_one_line_exit_2(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 's.db'}"
+    for args in (
+        ["show"],
+        ["nosuchcommand"],
+        ["list", "--limit", "zero"],
+        ["compact", "x", "--mode", "bad"],
+    ):
+        code, _, err = invoke(*args, store=store)
+        assert code == 2, (args, err)
+        assert err.startswith("error: ") and err.count("\n") == 1, err
+        assert "Usage:" not in err and "Traceback" not in err
+
+
+def test_unknown_store_scheme_is_one_line() -> None:
+    code, _, err = invoke("list", store="bogus://nowhere")
+    assert code == 1
+    assert err == (
+        "error: unknown store URL scheme 'bogus' in 'bogus://nowhere': use memory://, "
+        "jsonl:///dir, sqlite:///file.db or postgresql://user@host/db\n"
+    )
+
+
+def test_debug_shows_the_exception(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 's.db'}"
+    result = CliRunner().invoke(cli, ["--store", store, "--debug", "show", "nothing"])
+    assert result.exit_code != 0
+    from sessiontree.errors import SessionNotFoundError
+
+    assert isinstance(result.exception, SessionNotFoundError)
+
+
+def _make_sessions(store: str, ids: list[str], entry_ids: list[str]) -> None:
+    async def build() -> None:
+        async with open_repo(store) as repo:
+            for sid in ids:
+                s = await repo.create(id=sid)
+                parent = None
+                for eid in entry_ids:
+                    entry = parse_entry(
+                        {
+                            "type": "message",
+                            "id": eid,
+                            "parentId": parent,
+                            "timestamp": "2026-01-01T00:00:00.000Z",
+                            "message": {"role": "user", "content": f"text {eid}", "timestamp": 1},
+                        }
+                    )
+                    await s.append_entry(entry)
+                    parent = eid
+                await s.close()
+
+    asyncio.run(build())
+
+
+def test_session_and_entry_prefixes_resolve_or_fail_listing_candidates(tmp_path: Path) -> None:
+    store = f"jsonl://{tmp_path / 'store'}"
+    _make_sessions(store, ["abc-one", "abc-two", "xyz"], ["aa11", "aa22", "bb33"])
+    code, out, err = invoke("show", "abc", store=store)
+    assert code == 1
+    assert err == ("error: session prefix 'abc' is ambiguous: 2 sessions match: abc-one, abc-two\n")
+    code, out, err = invoke("show", "q", store=store)
+    assert code == 1 and err.count("\n") == 1 and "'q'" in err
+    code, out, _ = invoke("show", "abc-t", store=store)
+    assert code == 0 and "session abc-two" in out
+    # entries: unique prefix moves the leaf; ambiguous and unknown prefixes fail, naming ids
+    code, out, _ = invoke("checkout", "xy", "bb", store=store)
+    assert code == 0 and "→ bb33" in out
+    code, _, err = invoke("checkout", "xyz", "aa", store=store)
+    assert code == 1
+    assert err == (
+        "error: entry prefix 'aa' is ambiguous in session 'xyz': 2 entries match: aa11, aa22\n"
+    )
+    code, _, err = invoke("label", "xyz", "zz", "x", store=store)
+    assert code == 1 and "'zz'" in err and "'xyz'" in err and err.count("\n") == 1
+    code, _, _ = invoke("label", "xyz", "aa11", "start", store=store)
+    assert code == 0
+
+
+def test_short_id_length_is_unique_prefix() -> None:
+    ids = ["01a229dd-e078-737e-8f98-279c11", "01a229dd-e078-737e-8f98-279d22", "ffff0000"]
+    n = short_id_length(ids)
+    assert len({i[:n] for i in ids}) == len(ids)
+    assert n == len("01a229dd-e078-737e-8f98-279c")
+    assert short_id_length(["abcdef12", "12345678"]) == 8
+
+
+def test_find_cycles_and_torn_line_helpers(tmp_path: Path) -> None:
+    def entry(eid: str, parent: str | None) -> object:
+        return parse_entry(
+            {
+                "type": "custom",
+                "id": eid,
+                "parentId": parent,
+                "customType": "t",
+                "timestamp": "2026-01-01T00:00:00.000Z",
+            }
+        )
+
+    entries = [
+        entry("a", None),
+        entry("b", "c"),
+        entry("c", "d"),
+        entry("d", "b"),
+        entry("e", "zz"),
+    ]
+    cycles = find_cycles(entries)  # type: ignore[arg-type]
+    assert len(cycles) == 1 and sorted(cycles[0]) == ["b", "c", "d"]
+    f = tmp_path / "x.jsonl"
+    f.write_bytes(b'{"a":1}\n{"b":2}\n')
+    assert torn_final_line(f) is None
+    f.write_bytes(b'{"a":1}\n{"b":2}\n{"c":')
+    assert torn_final_line(f) == 3
