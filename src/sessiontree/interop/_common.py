@@ -11,7 +11,9 @@ after them. :func:`store` creates the session and appends everything in one
 
 from __future__ import annotations
 
+import hashlib
 import re
+import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +38,7 @@ from sessiontree.tree import check_append, entry_refs, leaf_of_log
 __all__ = [
     "Converted",
     "Draft",
+    "IdMaker",
     "custom_draft",
     "finalize",
     "iso_or",
@@ -79,6 +82,27 @@ class Converted:
     metadata: dict[str, Any] = field(default_factory=dict)
     session_id: str | None = None
     leaf_id: str | None = None
+
+
+class IdMaker:
+    """Entry ids for records the source gives none: UUID v7 strings made from the record.
+
+    The 48-bit time field is the record's own timestamp (Unix ms) and the random bits come from
+    a SHA-256 of the file's bytes, the line and the position within the line, so importing the
+    same file again gives the same ids (on every backend) and the ids still sort by time.
+    """
+
+    def __init__(self, data: bytes) -> None:
+        self._seed = hashlib.sha256(data).digest()
+
+    def make(self, ms: int, line: int | str | None, part: int = 0) -> str:
+        """The id of record ``part`` of ``line`` written at ``ms`` (Unix ms)."""
+        digest = hashlib.sha256(self._seed + f"{line}\x1f{part}".encode()).digest()
+        ms = min(max(int(ms), 0), (1 << 48) - 1)
+        rand_a = int.from_bytes(digest[:2], "big") & 0xFFF
+        rand_b = int.from_bytes(digest[2:10], "big") & ((1 << 62) - 1)
+        value = (ms << 80) | (0x7 << 76) | (rand_a << 64) | (0b10 << 62) | rand_b
+        return str(uuid.UUID(int=value))
 
 
 def _preview(raw: bytes | str) -> str:
@@ -162,15 +186,18 @@ def custom_draft(
     data: Any,
     *,
     line: int | None,
-    entry_id: str | None = None,
+    entry_id: str,
     parent_id: str | None = None,
     timestamp: str | None = None,
     where: str | None = None,
 ) -> Draft:
     """A ``custom`` entry holding a record we do not model, listed in ``report.custom_lines``."""
-    fields: dict[str, Any] = {"custom_type": custom_type, "data": data, "parent_id": parent_id}
-    if entry_id is not None:
-        fields["id"] = entry_id
+    fields: dict[str, Any] = {
+        "id": entry_id,
+        "custom_type": custom_type,
+        "data": data,
+        "parent_id": parent_id,
+    }
     if timestamp is not None:
         fields["timestamp"] = timestamp
     entry = CustomEntry(**fields)
@@ -344,7 +371,10 @@ async def store(
     leaf = leaf_of_log(entries)
     want = converted.leaf_id
     if want is not None and want != leaf and any(e.id == want for e in entries):
-        entries.append(LeafEntry(parent_id=leaf, target_id=want))
+        # dated like the newest record and named after what it does, so a re-import matches
+        last_ts = max(e.timestamp for e in entries)
+        leaf_id = IdMaker(f"{leaf}>{want}".encode()).make(ms_or(last_ts, 0), "leaf")
+        entries.append(LeafEntry(id=leaf_id, parent_id=leaf, target_id=want, timestamp=last_ts))
         report.warnings.append(
             f"the last record in the file is not the newest message of the main conversation; "
             f"a leaf entry moves the leaf to {want!r}"

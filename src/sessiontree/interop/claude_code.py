@@ -39,7 +39,15 @@ from typing import Any
 from pydantic import ValidationError
 
 from sessiontree.entries import Entry, MessageEntry
-from sessiontree.interop._common import Converted, Draft, custom_draft, iso_or, ms_or, read_jsonl
+from sessiontree.interop._common import (
+    Converted,
+    Draft,
+    IdMaker,
+    custom_draft,
+    iso_or,
+    ms_or,
+    read_jsonl,
+)
 from sessiontree.interop.report import ImportReport
 from sessiontree.messages import (
     AssistantMessage,
@@ -242,6 +250,7 @@ def convert_claude_code(
     out = Converted()
     _fill_metadata(out, report, path, first_node, sidechain_only)
 
+    ids = IdMaker(data)
     tail_of: dict[str, str] = {}  # line uuid -> id of the last entry made from that line
     anchor: str | None = None  # where the next line without a uuid hangs
     pending: list[Draft] = []  # uuid-less lines before the first node
@@ -254,7 +263,13 @@ def convert_claude_code(
         uuid = _uuid(obj)
         if uuid is None:
             draft = custom_draft(
-                report, f"claude-code:{kind}", obj, line=line, parent_id=anchor, timestamp=ts
+                report,
+                f"claude-code:{kind}",
+                obj,
+                line=line,
+                entry_id=ids.make(last_ms, line),
+                parent_id=anchor,
+                timestamp=ts,
             )
             if anchor is None:
                 pending.append(draft)

@@ -30,8 +30,15 @@ import orjson
 from pydantic import ValidationError
 
 from sessiontree.entries import Entry, MessageEntry
-from sessiontree.ids import new_id
-from sessiontree.interop._common import Converted, Draft, custom_draft, iso_or, ms_or, read_jsonl
+from sessiontree.interop._common import (
+    Converted,
+    Draft,
+    IdMaker,
+    custom_draft,
+    iso_or,
+    ms_or,
+    read_jsonl,
+)
 from sessiontree.interop.report import ImportReport
 from sessiontree.messages import (
     AgentMessage,
@@ -209,6 +216,7 @@ def convert_codex(data: bytes, path: Path, report: ImportReport, *, lenient: boo
     }
     out.metadata = meta
 
+    ids = IdMaker(data)
     parent: str | None = None
     last_ms = 0
     for line, obj in rows:
@@ -233,7 +241,7 @@ def convert_codex(data: bytes, path: Path, report: ImportReport, *, lenient: boo
         draft: Draft
         if msg is not None:
             entry: Entry = MessageEntry(
-                id=new_id(),
+                id=ids.make(last_ms, line),
                 parent_id=parent,
                 timestamp=ts,
                 message=msg,
@@ -242,7 +250,13 @@ def convert_codex(data: bytes, path: Path, report: ImportReport, *, lenient: boo
             draft = Draft(entry, line)
         else:
             draft = custom_draft(
-                report, _custom_type(obj), obj, line=line, parent_id=parent, timestamp=ts
+                report,
+                _custom_type(obj),
+                obj,
+                line=line,
+                entry_id=ids.make(last_ms, line),
+                parent_id=parent,
+                timestamp=ts,
             )
         out.drafts.append(draft)
         parent = draft.entry.id

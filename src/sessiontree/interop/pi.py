@@ -34,7 +34,15 @@ import orjson
 from sessiontree.entries import ENTRY_TYPES, dump_entry, parse_entry
 from sessiontree.errors import CorruptSessionError, InvalidEntryError, StorageError
 from sessiontree.ids import new_id, now_iso
-from sessiontree.interop._common import Converted, Draft, custom_draft, read_jsonl, unreadable
+from sessiontree.interop._common import (
+    Converted,
+    Draft,
+    IdMaker,
+    custom_draft,
+    ms_or,
+    read_jsonl,
+    unreadable,
+)
 from sessiontree.interop.report import ImportReport
 from sessiontree.session import Session
 
@@ -92,6 +100,7 @@ def convert_pi(data: bytes, path: Path, report: ImportReport, *, lenient: bool) 
         report.source_session_id = header["id"]
 
     out = Converted(metadata=_metadata_from_header(header, version, path))
+    ids = IdMaker(data)
     if isinstance(header.get("id"), str):
         out.session_id = header["id"]
     index_ids: dict[int, str] = {}  # v1: position among parsed lines (header = 0) -> entry id
@@ -100,7 +109,7 @@ def convert_pi(data: bytes, path: Path, report: ImportReport, *, lenient: bool) 
         etype = obj.get("type")
         if version < 2:
             obj = dict(obj)
-            obj["id"] = new_id()
+            obj["id"] = ids.make(ms_or(obj.get("timestamp"), 0), line)
             obj["parentId"] = prev_id
             if etype == "compaction" and "firstKeptEntryIndex" in obj:
                 index = obj.pop("firstKeptEntryIndex")
@@ -114,11 +123,14 @@ def convert_pi(data: bytes, path: Path, report: ImportReport, *, lenient: bool) 
                     )
         elif "id" not in obj:
             report.warnings.append(f"line {line}: entry without an id; a new id was given")
+            obj = {**obj, "id": ids.make(ms_or(obj.get("timestamp"), 0), line)}
         if version < 3:
             obj = _rename_hook_message(obj)
         timestamp = obj.get("timestamp")
         if etype not in ENTRY_TYPES:
-            entry_id = obj.get("id") if isinstance(obj.get("id"), str) and obj.get("id") else None
+            entry_id = obj.get("id")
+            if not isinstance(entry_id, str) or not entry_id:
+                entry_id = ids.make(ms_or(timestamp, 0), line)
             parent = obj.get("parentId") if isinstance(obj.get("parentId"), str) else None
             draft = custom_draft(
                 report,

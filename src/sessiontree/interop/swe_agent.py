@@ -34,8 +34,8 @@ from pydantic import ValidationError
 
 from sessiontree.entries import MessageEntry
 from sessiontree.errors import CorruptSessionError
-from sessiontree.ids import iso_from_ms, new_id
-from sessiontree.interop._common import Converted, Draft, custom_draft, unreadable
+from sessiontree.ids import iso_from_ms
+from sessiontree.interop._common import Converted, Draft, IdMaker, custom_draft, unreadable
 from sessiontree.interop.report import ImportReport
 from sessiontree.messages import (
     AgentMessage,
@@ -177,6 +177,7 @@ def convert_swe_agent(
     # trajectories carry no id and share names across runs: the id is the content's hash
     out.session_id = "swe-agent-" + hashlib.sha256(data).hexdigest()[:32]
 
+    ids = IdMaker(data)
     parent: str | None = None
     used_key = "history" if use_history else "trajectory"
     for key, value in doc.items():
@@ -190,6 +191,7 @@ def convert_swe_agent(
             parent_id=parent,
             timestamp=ts,
             where=key,
+            entry_id=ids.make(mtime_ms, key),
         )
         out.drafts.append(draft)
         parent = draft.entry.id
@@ -221,7 +223,8 @@ def convert_swe_agent(
         source = {"format": "swe-agent", "where": where, "record": record}
         for i, msg in enumerate(messages):
             extra: dict[str, Any] = {"source": source} if i == 0 else {}
-            entry = MessageEntry(id=new_id(), parent_id=parent, timestamp=ts, message=msg, **extra)
+            entry_id = ids.make(mtime_ms, where, i)
+            entry = MessageEntry(id=entry_id, parent_id=parent, timestamp=ts, message=msg, **extra)
             out.drafts.append(Draft(entry, None))
             parent = entry.id
     out.metadata = meta
