@@ -93,15 +93,24 @@ def real(messages: list[AgentMessage]) -> list[AgentMessage]:
 
 
 def left_context(before: list[AgentMessage], after: list[AgentMessage]) -> list[AgentMessage]:
-    """The messages of ``before`` that are not in ``after`` (by value)."""
-    rest = list(after)
+    """The messages of ``before`` that are not in ``after`` (same object, else equal value)."""
+    same = {id(m) for m in after}
+    before_ids = {id(b) for b in before}
+    rest = [m for m in after if id(m) not in before_ids]
     gone = []
     for m in before:
+        if id(m) in same:
+            continue
         if m in rest:
             rest.remove(m)
         else:
             gone.append(m)
     return gone
+
+
+def contains(haystack: list[AgentMessage], needle: AgentMessage) -> bool:
+    """``needle in haystack``, checking identity for every element before equality."""
+    return any(m is needle for m in haystack) or needle in haystack
 
 
 def as_message(obj: Any) -> AgentMessage:

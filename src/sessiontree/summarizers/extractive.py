@@ -64,6 +64,7 @@ _DECISION_RE = re.compile(
 )
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n+")
 _OMITTED_RE = re.compile(r"… (\d+) earlier item\(s\) omitted")
+_COMMAND_RE = re.compile(r"/[A-Za-z][\w-]*")  # a bare slash command such as ``/mode``
 _WORD_RE = re.compile(r"[A-Za-z0-9_./-]{4,}")
 
 _GOAL_COUNT = 3
@@ -138,18 +139,24 @@ def _parse(summary: str) -> _Sections:
     out = _Sections()
     for part in summary.split(TURN_PREFIX_SEPARATOR):
         section: str | None = None
+        foreign: str | None = None  # a heading of another layout, kept as a label
         sub: str | None = None
         for raw in part.splitlines():
             line = raw.strip()
             if not line or line.startswith("<!--"):
                 continue
+            if line.startswith("```"):
+                continue
             if line.startswith("## "):
                 name = line[3:].strip()
                 section = name if name in SUMMARY_SECTIONS else None
+                foreign = None if section else name
                 sub = None
                 continue
             if line.startswith("### "):
                 sub = line[4:].strip()
+                continue
+            if line.startswith("#"):
                 continue
             text = line[2:] if line.startswith(("- ", "* ")) else line
             omitted = _OMITTED_RE.fullmatch(text)
@@ -164,7 +171,8 @@ def _parse(summary: str) -> _Sections:
             elif section is not None and section not in ("Progress", "Files"):
                 _add(out.items[section], text)
             else:
-                _add(out.items["Critical context"], _clip(text))
+                label = f"{foreign}/{sub}" if foreign and sub else foreign or sub
+                _add(out.items["Critical context"], _clip(f"{label}: {text}" if label else text))
     return out
 
 
@@ -226,10 +234,10 @@ class ExtractiveSummarizer:
         for msg in messages:
             if isinstance(msg, UserMessage):
                 text = message_text(msg).strip()
-                if text:
+                if text and not _COMMAND_RE.fullmatch(text):
                     user_texts.append(text)
                     for sentence in _sentences(text):
-                        if _CONSTRAINT_RE.search(sentence):
+                        if _CONSTRAINT_RE.search(sentence) and not sentence.endswith("?"):
                             _add(out.items["Constraints"], _clip(sentence))
             elif isinstance(msg, AssistantMessage):
                 text = message_text(msg).strip()
@@ -271,8 +279,13 @@ class ExtractiveSummarizer:
                 text = message_text(msg).strip()
                 if text:
                     _add(out.items["Critical context"], _clip(f"[{msg.custom_type}] {text}"))
-        for text in user_texts[:_GOAL_COUNT]:
+        # The first requests are the goal; later ones (or all, once a goal is known from the
+        # previous summary) are kept as context, the newest also as the next step.
+        room = 0 if out.items["Goal"] else _GOAL_COUNT
+        for text in user_texts[:room]:
             _add(out.items["Goal"], _clip(text))
+        for text in user_texts[room:-1]:
+            _add(out.items["Critical context"], _clip(f"User asked: {text}"))
         if user_texts or open_calls:
             out.items["Next steps"] = []
             if user_texts:
