@@ -296,3 +296,67 @@ async def test_swe_agent_ids_come_from_the_content(tmp_path: Path) -> None:
     other.write_bytes(src.read_bytes().replace(b"missing_colon", b"missing_semicolon"))
     second, _ = await import_session(other, repo)
     assert second.id != first.id
+
+
+# ----------------------------------------------------------------- broken pi trees
+
+
+def _pi_v3(tmp_path: Path, entries: list[dict[str, Any]]) -> Path:
+    header = {"type": "session", "version": 3, "id": "t3", "timestamp": "2026-01-01T00:00:00.000Z"}
+    path = tmp_path / "tree.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [header, *entries]))
+    return path
+
+
+def _msg(entry_id: str, parent: str | None, text: str = "x") -> dict[str, Any]:
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": "2026-01-01T00:00:01.000Z",
+        "message": {"role": "user", "content": text, "timestamp": 1767225601000},
+    }
+
+
+async def test_pi_parent_that_names_no_entry_is_a_reported_root(tmp_path: Path) -> None:
+    path = _pi_v3(tmp_path, [_msg("a", None), _msg("b", "gone"), _msg("c", "b")])
+    session, report = await import_session(path, MemoryRepo())
+    assert report.dangling_parents == [DanglingParent(3, "b", "gone")]
+    assert [e.id for e in await session.get_branch()] == ["b", "c"]
+    assert (await session.get_stats()).roots == 2
+
+
+async def test_pi_child_written_before_its_parent_is_moved_after_it(tmp_path: Path) -> None:
+    path = _pi_v3(tmp_path, [_msg("c", "b"), _msg("a", None), _msg("b", "a")])
+    session, report = await import_session(path, MemoryRepo())
+    assert report.ok
+    assert [e.id for e in await session.get_entries()] == ["a", "b", "c"]
+    assert [e.id for e in await session.get_branch()] == ["a", "b", "c"]
+
+
+async def test_pi_parent_cycle_is_cut_and_reported(tmp_path: Path) -> None:
+    path = _pi_v3(tmp_path, [_msg("a", None), _msg("b", "c"), _msg("c", "b")])
+    session, report = await import_session(path, MemoryRepo())
+    assert [(d.line, d.entry_id, d.reason) for d in report.dangling_parents] == [(3, "b", "cycle")]
+    assert len(await session.get_entries()) == 3
+    assert [e.id for e in await session.get_branch()] == ["b", "c"]
+
+
+async def test_pi_label_of_a_missing_entry_is_unreadable(tmp_path: Path) -> None:
+    label = {
+        "type": "label",
+        "id": "l1",
+        "parentId": "a",
+        "timestamp": "2026-01-01T00:00:02.000Z",
+        "targetId": "nowhere",
+        "label": "x",
+    }
+    path = _pi_v3(tmp_path, [_msg("a", None), label])
+    with pytest.raises(CorruptSessionError, match="targetId 'nowhere'") as info:
+        await import_session(path, MemoryRepo())
+    assert info.value.line_number == 3
+    session, report = await import_session(path, MemoryRepo(), lenient=True)
+    assert [(u.line, u.reason) for u in report.unreadable_lines] == [
+        (3, "targetId 'nowhere' names no entry")
+    ]
+    assert [e.id for e in await session.get_entries()] == ["a"]
