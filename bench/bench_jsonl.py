@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import statistics
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -101,45 +100,69 @@ async def best_async(fn: Callable[[], Awaitable[Any]], repeat: int) -> float:
     return min(times)
 
 
-async def bench_open(path: Path, repeat: int) -> None:
+async def bench_open(path: Path, repeat: int) -> float:
+    """Raw orjson parsing vs JSONLStorage open (+ build_context), interleaved run by run.
+
+    Both sides keep what they built (the parsed dicts; the storage and the context) until
+    the clock has stopped, so deallocation is timed for neither.
+
+    Returns the open + build_context ratio (best wall time of each over ``repeat`` runs; the
+    machine may be shared, so the best run is the least disturbed one). CPU-time ratios are
+    printed too.
+    """
     size = os.stat(path).st_size
 
-    def raw_parse() -> None:
+    def raw_parse() -> Any:
         data = path.read_bytes()
         loads = orjson.loads
-        for line in data.split(b"\n"):
-            if line:
-                loads(line)
+        return [loads(line) for line in data.split(b"\n") if line]
 
-    raw = best(raw_parse, repeat)
     n_messages = 0
 
-    async def open_and_build() -> None:
+    async def open_only() -> Any:
+        return JSONLStorage(path, durability="none")
+
+    async def open_and_build() -> Any:
         nonlocal n_messages
         storage = JSONLStorage(path, durability="none")
         ctx = await Session(storage).build_context()
         n_messages = len(ctx.messages)
-        await storage.close()
+        return storage, ctx
 
-    ours = await best_async(open_and_build, repeat)
-
-    async def open_only() -> None:
-        storage = JSONLStorage(path, durability="none")
-        await storage.close()
-
-    opened = await best_async(open_only, repeat)
+    wall: dict[str, list[float]] = {"raw": [], "open": [], "build": []}
+    cpu: dict[str, list[float]] = {"raw": [], "open": [], "build": []}
+    for _ in range(repeat):
+        for name, step in (("raw", None), ("open", open_only), ("build", open_and_build)):
+            w, c = time.perf_counter(), time.process_time()
+            kept = raw_parse() if step is None else await step()
+            wall[name].append(time.perf_counter() - w)
+            cpu[name].append(time.process_time() - c)
+            del kept  # freeing the objects is timed for neither side
+    raw, opened, ours = (min(wall[k]) for k in ("raw", "open", "build"))
+    craw, copen, cours = (min(cpu[k]) for k in ("raw", "open", "build"))
     print(f"open + build_context of {path.name} ({size / 1e6:.2f} MB, {n_messages} messages)")
-    print(f"  raw orjson parse of the same bytes : {raw * 1e3:8.1f} ms")
-    print(f"  JSONLStorage open (index only)     : {opened * 1e3:8.1f} ms  ({opened / raw:.2f}x)")
-    print(f"  open + build_context               : {ours * 1e3:8.1f} ms  ({ours / raw:.2f}x)")
+    print(f"  best of {repeat} interleaved runs       wall              cpu")
+    print(
+        f"  raw orjson parse of the same bytes : {raw * 1e3:7.1f} ms          {craw * 1e3:7.1f} ms"
+    )
+    print(
+        f"  JSONLStorage open (index only)     : {opened * 1e3:7.1f} ms {opened / raw:5.2f}x"
+        f"  {copen * 1e3:7.1f} ms {copen / craw:5.2f}x"
+    )
+    print(
+        f"  open + build_context               : {ours * 1e3:7.1f} ms {ours / raw:5.2f}x"
+        f"  {cours * 1e3:7.1f} ms {cours / craw:5.2f}x"
+    )
     verdict = "OK" if ours / raw <= 3.0 else "OVER"
-    print(f"  goal <= 3.00x raw parsing          : {verdict}")
+    print(f"  goal: open + build_context <= 3.00x raw parsing (wall): {verdict}")
+    return ours / raw
 
 
-async def bench_list(workdir: Path, sessions: int, repeat: int) -> None:
+async def bench_list(workdir: Path, sessions: int, repeat: int, session_kb: int) -> None:
     root = workdir / "many"
     repo = JSONLRepo(root, durability="none")
     start = time.perf_counter()
+    filler = "z" * 1000
     for i in range(sessions):
         s = await repo.create(metadata={"cwd": "/w"})
         await s.storage.append_entries(
@@ -148,6 +171,13 @@ async def bench_list(workdir: Path, sessions: int, repeat: int) -> None:
                     "type": "message",
                     "message": {"role": "user", "content": f"question {i}", "timestamp": 1},
                 },
+                *(
+                    {
+                        "type": "message",
+                        "message": {"role": "user", "content": filler, "timestamp": 1},
+                    }
+                    for _ in range(session_kb)
+                ),
             ]
         )
         await s.append_session_name(f"session {i}")
@@ -170,7 +200,7 @@ async def bench_list(workdir: Path, sessions: int, repeat: int) -> None:
 
     async def list_page() -> None:
         infos = await JSONLRepo(root).list(limit=50)
-        assert len(infos) == 50
+        assert len(infos) == min(50, sessions)
 
     full = await best_async(list_all, repeat)
     page = await best_async(list_page, repeat)
@@ -183,14 +213,16 @@ async def bench_list(workdir: Path, sessions: int, repeat: int) -> None:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sessions", type=int, default=1000)
-    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=21)
+    parser.add_argument(
+        "--session-kb", type=int, default=64, help="log size of each listed session"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-jsonl-") as tmp:
         workdir = Path(tmp)
         path = await make_v3(find_source(), workdir)
         await bench_open(path, args.repeat)
-        await bench_list(workdir, args.sessions, max(3, args.repeat // 2))
-    _ = statistics  # keep the import for ad-hoc medians
+        await bench_list(workdir, args.sessions, max(3, args.repeat // 4), args.session_kb)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Literal, cast
@@ -51,7 +51,9 @@ from sessiontree.storage.jsonl_format import (
     LineRecord,
     SkippedLine,
     build_header,
+    entries_of,
     first_user_text,
+    gc_paused,
     parse_header,
     scan_block,
 )
@@ -198,7 +200,8 @@ class JSONLStorage:
         self.created_at = header.created_at
         self._offset = header.length
         self._stats_offset = self._offset
-        self._ingest(data[header.length :], cut=False)
+        with gc_paused():
+            self._ingest(data[header.length :], cut=False)
         self._ino = os.fstat(fd).st_ino
 
     # ------------------------------------------------------------------ file plumbing
@@ -460,16 +463,19 @@ class JSONLStorage:
         chosen = select_entries(
             cast(Sequence[Entry], self._records), seq_of, cursor, session_id=self._id
         )
-        return [cast(LineRecord, r).entry_of(self.path, self._id) for r in chosen]
+        return entries_of(cast(list[LineRecord], chosen), self.path, self._id)
 
     async def get_branch(
         self, leaf_id: str | None = None, *, include_bookkeeping: bool = False
     ) -> list[Entry]:
         """See :meth:`SessionStorage.get_branch`. Cost grows with the path, not the file."""
         self._refresh()
-        chain = trace_chain(
-            self._leaf if leaf_id is None else leaf_id, self._entry, session_id=self._id
+        records = trace_chain(
+            self._leaf if leaf_id is None else leaf_id,
+            cast(Callable[[str], Entry | None], self._by_id.get),  # records have id/parent_id
+            session_id=self._id,
         )
+        chain = entries_of(cast(list[LineRecord], records), self.path, self._id)
         return chain if include_bookkeeping else branch_of(chain)
 
     async def append_entry(self, entry: Entry, *, at_leaf: bool = False) -> Entry:

@@ -23,13 +23,15 @@ line itself is never rewritten.
 from __future__ import annotations
 
 import contextlib
+import gc
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from sessiontree.entries import ENTRY_ADAPTER, Entry
 from sessiontree.errors import CorruptSessionError
@@ -44,7 +46,9 @@ __all__ = [
     "ScanResult",
     "SkippedLine",
     "build_header",
+    "entries_of",
     "first_user_text",
+    "gc_paused",
     "parse_header",
     "scan_block",
 ]
@@ -178,6 +182,13 @@ class LineRecord:
         self.entry = entry
         self.seq = -1
 
+    @property
+    def parent_id(self) -> str | None:
+        """The line's ``parentId`` (checked to be a string or null at open)."""
+        if self.entry is not None:
+            return self.entry.parent_id
+        return None if self.data is None else self.data.get("parentId")
+
     @classmethod
     def of_entry(cls, entry: Entry, line_number: int) -> LineRecord:
         """A record of an entry already validated (just appended)."""
@@ -212,6 +223,50 @@ class LineRecord:
             self.entry = entry
             self.data = None
         return entry
+
+
+_ENTRIES_ADAPTER: TypeAdapter[list[Entry]] = TypeAdapter(list[Entry])
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while many new objects are built at once.
+
+    Validating a long branch allocates thousands of container objects; letting the collector
+    run in between costs about a fifth of the validation time and frees nothing.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def entries_of(
+    records: Sequence[LineRecord], path: str | Path, session_id: str | None
+) -> list[Entry]:
+    """The validated entries of ``records``; the ones not yet validated go in one batch.
+
+    Raises:
+        CorruptSessionError: a line is JSON but not a valid entry (names file and line).
+    """
+    pending = [r for r in records if r.entry is None]
+    if len(pending) > 1:
+        with gc_paused():
+            try:
+                validated = _ENTRIES_ADAPTER.validate_python([r.data for r in pending])
+            except ValidationError:
+                validated = None
+        if validated is None:
+            for record in pending:
+                record.entry_of(path, session_id)  # raises for the first bad line
+        else:
+            for record, entry in zip(pending, validated, strict=True):
+                record.entry = entry
+                record.data = None
+    return [r.entry if r.entry is not None else r.entry_of(path, session_id) for r in records]
 
 
 @dataclass(frozen=True)
