@@ -457,3 +457,101 @@ def test_console_script_and_python_m(tmp_path: Path) -> None:
     )
     assert missing.returncode == 1
     assert missing.stderr.count("\n") == 1 and "Traceback" not in missing.stderr
+
+
+# ---------------------------------------------------------------- LLM summarisers, PostgreSQL
+
+
+def test_checkout_summarize_with_openai_over_local_http(sqlite_run: Cli) -> None:
+    from llm_servers import Reply, fake_server, openai_completion, openai_error
+
+    sqlite_run("import", str(PI_SMALL))
+    lines = file_lines(PI_SMALL)[1:]
+    first_user = lines[2]["id"]
+    text = "## Goal\n- greet from hello.py (summary by the local fake model)"
+    with fake_server(Reply(openai_completion(text, prompt_tokens=321))) as server:
+        result = sqlite_run(
+            "checkout",
+            PI_SMALL_ID,
+            first_user[:6],
+            "--summarize",
+            "--summarizer",
+            "openai",
+            "--model",
+            "fake-model",
+            "--base-url",
+            f"{server.url}/v1",
+        )
+        assert server.requests and server.requests[0].path == "/v1/chat/completions"
+        assert server.requests[0].body["model"] == "fake-model"
+    assert "branch_summary" in result.stdout
+    summary = entries_of(sqlite_run.store, PI_SMALL_ID)[-1]
+    assert summary.type == "branch_summary" and summary.summary == text
+    assert summary.usage is not None and summary.usage.input > 0
+
+    # a failing model: one line, exit 1, nothing appended
+    count = len(entries_of(sqlite_run.store, PI_SMALL_ID))
+    failing = Reply(openai_error("model exploded"), status=500, headers={"retry-after-ms": "1"})
+    with fake_server(failing) as server:
+        bad = sqlite_run(
+            "checkout",
+            PI_SMALL_ID,
+            lines[-1]["id"],
+            "--summarize",
+            "--summarizer",
+            "openai",
+            "--model",
+            "fake-model",
+            "--base-url",
+            f"{server.url}/v1",
+            code=1,
+        )
+    assert bad.stderr.startswith("error: ") and bad.stderr.count("\n") == 1
+    assert "Traceback" not in bad.stderr
+    assert len(entries_of(sqlite_run.store, PI_SMALL_ID)) == count
+
+
+def test_compact_with_anthropic_over_local_http(sqlite_run: Cli) -> None:
+    from llm_servers import Reply, anthropic_message, fake_server
+
+    sid = sqlite_run.import_one(CLAUDE_LONG)
+    text = "## Goal\n- evaluate the bootstrap simulation (fake Claude summary)"
+    with fake_server(Reply(anthropic_message(text))) as server:
+        result = sqlite_run(
+            "compact",
+            sid,
+            "--keep-tokens",
+            "4000",
+            "--summarizer",
+            "anthropic",
+            "--model",
+            "fake-claude",
+            "--base-url",
+            server.url,
+        )
+        assert server.requests[0].path == "/v1/messages"
+    assert "(pointer)" in result.stdout
+    ctx = sqlite_run.json("context", sid)
+    assert ctx["messages"][0]["role"] == "compactionSummary"
+    assert text in ctx["messages"][0]["summary"]
+
+
+def test_import_progress_bar_forced(sqlite_run: Cli) -> None:
+    result = sqlite_run("import", "--progress", str(PI_SMALL), str(CLAUDE_DANGLING))
+    assert result.stdout.count("✓") == 2
+    assert "2 imported" in result.stderr
+
+
+@pytest.mark.postgres
+def test_cli_on_postgresql() -> None:
+    from backends import throwaway_pg_database
+
+    with throwaway_pg_database() as url:
+        run = Cli(url)
+        run("import", str(PI_SMALL))
+        out = run("show", PI_SMALL_ID[:6]).stdout
+        assert f"{file_lines(PI_SMALL)[-1]['id']} ◀ leaf" in out
+        assert run.json("stats", PI_SMALL_ID)["entryCount"] == 8
+        assert run("verify", PI_SMALL_ID).stdout.startswith("OK")
+        hits = run.json("search", "follow-up")
+        assert hits and hits[0]["sessionId"] == PI_SMALL_ID

@@ -12,10 +12,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import itertools
 import sys
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -40,7 +41,7 @@ __all__ = [
     "PrefixError",
     "echo_json",
     "error_line",
-    "make_summarizer",
+    "open_summarizer",
     "repo_command",
     "resolve_entry",
     "resolve_session",
@@ -273,11 +274,14 @@ def summarizer_options(fn: Callable[..., T]) -> Callable[..., T]:
     return fn
 
 
-def make_summarizer(kind: str, model: str | None, base_url: str | None) -> Summarizer:
-    """Build the summariser named on the command line (SPEC §4).
+@contextlib.asynccontextmanager
+async def open_summarizer(
+    kind: str, model: str | None, base_url: str | None
+) -> AsyncIterator[Summarizer]:
+    """The summariser named on the command line (SPEC §4), closed (HTTP client) on exit.
 
     API keys come from the SDKs' usual environment variables
-    (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``).
+    (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``); a local ``--base-url`` needs none.
 
     Raises:
         click.UsageError: an LLM summariser without ``--model``, or ``--model``/``--base-url``
@@ -289,16 +293,20 @@ def make_summarizer(kind: str, model: str | None, base_url: str | None) -> Summa
             raise click.UsageError("--model and --base-url need --summarizer openai|anthropic")
         from sessiontree.summarizers.extractive import ExtractiveSummarizer
 
-        return ExtractiveSummarizer()
+        yield ExtractiveSummarizer()
+        return
     if not model:
         raise click.UsageError(f"--summarizer {kind} needs --model")
     if kind == "openai":
         from sessiontree.summarizers.openai import OpenAISummarizer
 
-        return OpenAISummarizer(model, base_url=base_url)
+        async with OpenAISummarizer(model, base_url=base_url) as llm:
+            yield llm
+        return
     from sessiontree.summarizers.anthropic import AnthropicSummarizer
 
-    return AnthropicSummarizer(model, base_url=base_url)
+    async with AnthropicSummarizer(model, base_url=base_url) as claude:
+        yield claude
 
 
 def fail(message: str) -> click.ClickException:

@@ -15,7 +15,7 @@ from rich.text import Text
 
 from sessiontree.cli._common import (
     App,
-    make_summarizer,
+    open_summarizer,
     repo_command,
     resolve_entry,
     resolve_session,
@@ -67,10 +67,10 @@ async def checkout_cmd(
     target = await resolve_entry(s, entry)
     old_leaf = await s.get_leaf_id()
     if summarize:
-        summ = make_summarizer(summarizer, model, base_url)
-        summary_id = await s.navigate(
-            target.id, summarize=True, summarizer=summ, instructions=instructions
-        )
+        async with open_summarizer(summarizer, model, base_url) as summ:
+            summary_id = await s.navigate(
+                target.id, summarize=True, summarizer=summ, instructions=instructions
+            )
     else:
         if summarizer != "extractive" or model or base_url or instructions:
             raise click.UsageError(

@@ -140,9 +140,19 @@ def _report_text(outcome: Outcome) -> Text:
 @click.option(
     "--show", "show", is_flag=True, help="Afterwards show the tree of the first session imported."
 )
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Force the progress bar on or off (default: on a terminal, for inputs of 4 MB or more).",
+)
 @repo_command
 async def import_cmd(
-    app: App, paths: tuple[Path, ...], fmt: str | None, lenient: bool, show: bool
+    app: App,
+    paths: tuple[Path, ...],
+    fmt: str | None,
+    lenient: bool,
+    show: bool,
+    progress: bool | None,
 ) -> int | None:
     """Import session files of pi, Claude Code, Codex, SWE-agent.
 
@@ -163,9 +173,11 @@ async def import_cmd(
         return 1
     total = sum(p.stat().st_size for p in files)
     outcomes: list[Outcome] = []
-    progress = None
+    if progress is None:
+        progress = total >= PROGRESS_MIN_BYTES and stderr_is_terminal()
+    bar = None
     task = None
-    if total >= PROGRESS_MIN_BYTES and stderr_is_terminal():
+    if progress:
         from rich.progress import (
             BarColumn,
             DownloadColumn,
@@ -174,7 +186,7 @@ async def import_cmd(
             TimeRemainingColumn,
         )
 
-        progress = Progress(
+        bar = Progress(
             TextColumn("[bold]importing"),
             BarColumn(),
             DownloadColumn(),
@@ -183,12 +195,12 @@ async def import_cmd(
             console=app.err,
             transient=True,
         )
-        progress.start()
-        task = progress.add_task("import", total=total, name="")
+        bar.start()
+        task = bar.add_task("import", total=total, name="")
     try:
         for path in files:
-            if progress is not None and task is not None:
-                progress.update(task, name=path.name)
+            if bar is not None and task is not None:
+                bar.update(task, name=path.name)
             outcome = Outcome(path)
             try:
                 session, report = await import_session(
@@ -208,14 +220,12 @@ async def import_cmd(
                     raise
                 outcome.error = error_line(exc)[len("error: ") :]
             outcomes.append(outcome)
-            if progress is not None and task is not None:
-                progress.advance(task, path.stat().st_size)
-                progress.console.print(_report_text(outcome))
-            else:
-                app.out.print(_report_text(outcome))
+            if bar is not None and task is not None:
+                bar.advance(task, path.stat().st_size)
+            app.out.print(_report_text(outcome))
     finally:
-        if progress is not None:
-            progress.stop()
+        if bar is not None:
+            bar.stop()
     done = [o for o in outcomes if o.report is not None]
     failed = [o for o in outcomes if o.error is not None]
     skipped = [o for o in outcomes if o.skipped is not None]

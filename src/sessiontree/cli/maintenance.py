@@ -15,7 +15,7 @@ from sessiontree.cli._common import (
     App,
     echo_json,
     error_line,
-    make_summarizer,
+    open_summarizer,
     repo_command,
     resolve_session,
     summarizer_options,
@@ -230,7 +230,6 @@ async def compact_cmd(
     from sessiontree.compaction import CompactionSettings, compact, estimate_context_tokens
 
     s = await resolve_session(app.repo, session)
-    summ = make_summarizer(summarizer, model, base_url)
     settings = (
         CompactionSettings()
         if keep_tokens is None
@@ -238,13 +237,14 @@ async def compact_cmd(
     )
     before_ctx = await s.build_context()
     before = estimate_context_tokens(before_ctx.messages)
-    entry = await compact(
-        s,
-        settings=settings,
-        summarizer=summ,
-        mode="retained_tail" if mode == "retained_tail" else "pointer",
-        instructions=instructions,
-    )
+    async with open_summarizer(summarizer, model, base_url) as summ:
+        entry = await compact(
+            s,
+            settings=settings,
+            summarizer=summ,
+            mode="retained_tail" if mode == "retained_tail" else "pointer",
+            instructions=instructions,
+        )
     after_ctx = await s.build_context()
     after = estimate_context_tokens(after_ctx.messages)
     text = Text(f"compacted {s.id} ({mode}): ")
