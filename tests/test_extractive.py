@@ -174,3 +174,29 @@ async def test_branch_and_turn_prefix_purposes_keep_the_layout() -> None:
             CONVERSATION, previous_summary=None, instructions=None, purpose=purpose
         )  # type: ignore[arg-type]
         assert all(f"## {name}" in r.text for name in SUMMARY_SECTIONS)
+
+
+async def test_later_requests_become_context_and_the_latest_answer_is_replaced() -> None:
+    first = await run(
+        msgs(
+            user("goal one"),
+            assistant("first answer"),
+            *[user(f"goal {n}") for n in ("two", "three")],
+            user("second ask"),
+            user("third"),
+        )
+    )
+    ctx = section(first, "Critical context")
+    assert "User asked: second ask" in ctx and "Latest answer: first answer" in ctx
+    assert "goal three" in section(first, "Goal") and "second ask" not in section(first, "Goal")
+    assert "third" in section(first, "Next steps")
+    s = ExtractiveSummarizer()
+    r = await s.summarize(
+        msgs(assistant("second answer")),
+        previous_summary=first,
+        instructions=None,
+        purpose="compaction",
+    )
+    ctx = section(r.text, "Critical context")
+    assert "Latest answer: second answer" in ctx and "first answer" not in ctx
+    assert "third" in section(r.text, "Next steps")  # kept: no newer request

@@ -301,7 +301,9 @@ class ExtractiveSummarizer:
             if i not in done and not any(b.startswith(f"{i}: ") for b in blocked)
         ]
         if last_assistant_text:
-            _add(out.items["Critical context"], _clip(f"Latest answer: {last_assistant_text}", 400))
+            ctx = out.items["Critical context"]
+            ctx[:] = [i for i in ctx if not i.startswith("Latest answer: ")]  # superseded
+            _add(ctx, _clip(f"Latest answer: {last_assistant_text}", 400))
         read, modified = file_operations(messages, out.files["Read"], out.files["Modified"])
         out.files["Read"], out.files["Modified"] = read, modified
 
