@@ -41,7 +41,7 @@ from sessiontree.ids import new_id
 from sessiontree.metadata import SessionMetadata
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage
 from sessiontree.storage.sql_common import SQLEngine, metadata_from_json
-from sessiontree.tree import ForkPosition, trace_chain
+from sessiontree.tree import ForkPosition
 
 __all__ = ["ENTRY_CACHE_SIZE", "SQLStorage", "make_engine"]
 
@@ -227,11 +227,20 @@ class SQLStorage:
         return [parse(r[0], r[3]) for r in rows if r[2] not in BOOKKEEPING_TYPES]
 
     def _raise_broken_chain(self, rows: Sequence[tuple[str, str | None, str, Any]]) -> None:
-        """The root row has a parent: a missing parent or a cycle. Raise the core's error."""
-        by_id = {r[0]: self._parse(r[0], r[3]) for r in rows}
-        trace_chain(rows[-1][0], by_id.get, session_id=self._id)
-        raise CorruptSessionError(  # pragma: no cover - trace_chain raised above
-            "broken parentId chain", session_id=self._id, entry_id=rows[0][0]
+        """The root row still has a parent: a cycle (the walk hit its bound) or a missing parent.
+
+        Raises:
+            CorruptSessionError: always.
+        """
+        ids = [r[0] for r in rows]
+        if len(set(ids)) < len(ids):
+            raise CorruptSessionError(
+                "cycle in parentId links", session_id=self._id, entry_id=rows[-1][0]
+            )
+        raise CorruptSessionError(
+            f"entry {rows[0][0]!r} has parentId {rows[0][1]!r}, which names no entry",
+            session_id=self._id,
+            entry_id=rows[0][0],
         )
 
     async def get_label(self, entry_id: str) -> str | None:

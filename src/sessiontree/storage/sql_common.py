@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -39,6 +40,7 @@ from sessiontree.tree import check_append, entry_refs, leaf_after
 __all__ = [
     "FTS_MAX_CHARS",
     "AppendPlan",
+    "fold_diacritics",
     "EntryRow",
     "SQLEngine",
     "LIST_COLUMNS",
@@ -243,6 +245,14 @@ def info_from_row(row: Sequence[Any]) -> SessionInfo:
 
 
 _WORD = re.compile(r"\w+")
+
+
+def fold_diacritics(text: str) -> str:
+    """``café`` → ``cafe``: what SQLite's ``remove_diacritics`` does, for PostgreSQL's index."""
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def search_terms(query: str) -> list[str]:

@@ -40,6 +40,7 @@ from sessiontree.storage.sql_common import (
     LIST_COLUMNS,
     AppendPlan,
     SessionState,
+    fold_diacritics,
     hit_from_row,
     info_from_row,
     lookup_ids,
@@ -320,7 +321,7 @@ class PostgresEngine:
 
     async def search(self, query: str, limit: int) -> list[SearchHit]:
         """See :class:`SQLEngine`: ``tsvector @@ tsquery`` (every word as a prefix), by ``ts_rank``."""
-        terms = search_terms(query)
+        terms = search_terms(fold_diacritics(query))
         if not terms or limit <= 0:
             return []
         tsquery = " & ".join(f"{t}:*" for t in terms)
@@ -413,7 +414,7 @@ class PostgresEngine:
             "ts": [r.timestamp for r in rows],
             "target": [r.target_id for r in rows],
             "body": [r.body for r in rows],
-            "text": [_clean(r.text) for r in rows],
+            "text": [None if r.text is None else _clean(fold_diacritics(r.text)) for r in rows],
         }
 
     async def append(

@@ -1,0 +1,472 @@
+"""SQL backends, beyond the conformance suite: schema and migrations, foreign or newer
+databases, bad URLs and servers, driver errors, lazy drivers, search, listing without entries,
+one-query branches, the default store (SPEC §6 "sql", §9; issue 3)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from backends import throwaway_pg_database
+from sessiontree import (
+    CorruptSessionError,
+    EntryNotFoundError,
+    InvalidEntryError,
+    MissingExtraError,
+    SessionNotFoundError,
+    StorageError,
+    open_repo,
+)
+from sessiontree.repos.sql import SQLRepo
+from sessiontree.storage.sql import SQLStorage, make_engine
+from sessiontree.storage.sql_schema import MIGRATIONS, SCHEMA_VERSION
+from sessiontree.testing.builders import assistant, user
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """The URL of an empty SQL store of each dialect."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'store.db'}"
+    else:
+        with throwaway_pg_database() as url:
+            yield url
+
+
+@pytest.fixture
+async def sql_repo(store_url: str) -> AsyncIterator[SQLRepo]:
+    async with SQLRepo(store_url) as repo:
+        yield repo
+
+
+def _pg_exec(url: str, *statements: str) -> list[Any]:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        out: list[Any] = []
+        for sql in statements:
+            cur = conn.execute(sql)
+            out = cur.fetchall() if cur.description else []
+        return out
+
+
+def _exec(url: str, *statements: str) -> list[Any]:
+    """Run raw SQL on the store behind ``url`` (a separate connection); rows of the last one."""
+    if url.startswith("sqlite:"):
+        conn = sqlite3.connect(url.removeprefix("sqlite:///"), isolation_level=None)
+        try:
+            out: list[Any] = []
+            for sql in statements:
+                out = conn.execute(sql).fetchall()
+            return out
+        finally:
+            conn.close()
+    return _pg_exec(url, *statements)
+
+
+# ---------------------------------------------------------------------- schema and versions
+
+
+async def test_new_store_is_stamped_with_the_schema_version(sql_repo: SQLRepo) -> None:
+    await sql_repo.create()
+    rows = _exec(sql_repo.url, "SELECT app, version FROM schema_version ORDER BY version")
+    assert rows == [("sessiontree", i + 1) for i in range(len(MIGRATIONS))]
+    assert len(MIGRATIONS) == SCHEMA_VERSION
+
+
+async def test_reopening_does_not_migrate_twice(sql_repo: SQLRepo) -> None:
+    s = await sql_repo.create()
+    await s.append_message(user("kept"))
+    async with SQLRepo(sql_repo.url) as again:
+        (info,) = await again.list()
+        assert info.message_count == 1
+    assert len(_exec(sql_repo.url, "SELECT version FROM schema_version")) == SCHEMA_VERSION
+
+
+async def test_newer_schema_version_is_refused(sql_repo: SQLRepo) -> None:
+    s = await sql_repo.create()
+    await s.append_message(user("from the future"))
+    await sql_repo.close()
+    _exec(
+        sql_repo.url,
+        f"INSERT INTO schema_version (app, version, applied_at_ms) VALUES ('sessiontree', {SCHEMA_VERSION + 1}, 0)",
+    )
+    before = _exec(sql_repo.url, "SELECT count(*) FROM entries")
+    newer = SQLRepo(sql_repo.url)
+    with pytest.raises(StorageError, match="newer sessiontree") as err:
+        await newer.list()
+    await newer.close()
+    assert f"schema version {SCHEMA_VERSION + 1}" in str(err.value)
+    assert "\n" not in str(err.value)
+    assert _exec(sql_repo.url, "SELECT count(*) FROM entries") == before
+
+
+async def test_foreign_sqlite_database_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "other.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
+    conn.execute("INSERT INTO customers (name) VALUES ('ada')")
+    conn.commit()
+    conn.close()
+    before = path.read_bytes()
+    repo = SQLRepo(f"sqlite:///{path}")
+    with pytest.raises(CorruptSessionError, match="not a sessiontree database") as err:
+        await repo.create()
+    await repo.close()
+    assert str(path) in str(err.value)
+    assert path.read_bytes() == before
+    assert not os.path.exists(f"{path}-wal")  # noqa: ASYNC240
+
+
+async def test_file_that_is_not_a_database_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "notes.db"
+    path.write_bytes(b"these are my notes, not a database\n" * 200)
+    before = path.read_bytes()
+    repo = SQLRepo(f"sqlite:///{path}")
+    with pytest.raises(CorruptSessionError) as err:
+        await repo.list()
+    await repo.close()
+    assert isinstance(err.value.__cause__, sqlite3.DatabaseError)
+    assert path.read_bytes() == before
+
+
+async def test_foreign_postgres_schema_is_refused_untouched() -> None:
+    with throwaway_pg_database() as url:
+        _pg_exec(url, "CREATE TABLE invoices (id int)")
+        repo = SQLRepo(url)
+        with pytest.raises(CorruptSessionError, match="not a sessiontree database"):
+            await repo.create()
+        await repo.close()
+        tables = _pg_exec(
+            url, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+        )
+        assert tables == [("invoices",)]
+
+
+async def test_read_only_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "ro.db"
+    async with SQLRepo(f"sqlite:///{path}") as repo:
+        s = await repo.create()
+        await s.append_message(user("hello"))
+    before = path.read_bytes()
+    path.chmod(0o444)
+    try:
+        repo = SQLRepo(f"sqlite:///{path}")
+        with pytest.raises(StorageError, match="read-only") as err:
+            await repo.create()
+        await repo.close()
+        assert "\n" not in str(err.value)
+        assert path.read_bytes() == before
+    finally:
+        path.chmod(0o644)
+
+
+# ---------------------------------------------------------------------- URLs, servers, drivers
+
+
+def test_unknown_scheme_is_a_storage_error() -> None:
+    with pytest.raises(StorageError, match="unknown"):
+        open_repo("mysql://root@localhost/db")
+    with pytest.raises(StorageError, match="unknown SQL URL scheme"):
+        make_engine("oracle://x")
+    with pytest.raises(StorageError, match="option"):
+        SQLRepo("sqlite:///x.db?journal=delete")
+
+
+async def test_unreachable_server_is_a_quick_one_line_storage_error() -> None:
+    repo = SQLRepo("postgresql://postgres@127.0.0.1:1/nowhere?connect_timeout=2")
+    started = time.monotonic()
+    with pytest.raises(StorageError) as err:
+        await repo.create()
+    await repo.close()
+    assert time.monotonic() - started < 10
+    assert "\n" not in str(err.value)
+    assert "127.0.0.1" in str(err.value)
+    import psycopg
+
+    assert isinstance(err.value.__cause__, psycopg.OperationalError)
+
+
+def test_password_is_not_shown_in_errors() -> None:
+    repo = SQLRepo("postgresql://postgres:s3cret@127.0.0.1:1/x?connect_timeout=1")
+    with pytest.raises(StorageError) as err:
+        asyncio.run(repo.list())
+    asyncio.run(repo.close())
+    assert "s3cret" not in str(err.value)
+
+
+_BLOCKER = """
+import sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("psycopg", "psycopg_pool"):
+            raise ImportError(f"No module named {name!r}", name=name)
+        return None
+sys.meta_path.insert(0, Block())
+"""
+
+
+def _run(code: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_missing_postgres_extra_names_the_pip_command() -> None:
+    proc = _run(
+        _BLOCKER
+        + """
+import sessiontree
+from sessiontree import MissingExtraError, open_repo
+try:
+    open_repo("postgresql://postgres@127.0.0.1:5432/test")
+except MissingExtraError as exc:
+    print("MISSING", exc)
+else:
+    print("NO ERROR")
+"""
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "MISSING" in proc.stdout
+    assert "pip install 'sessiontree[postgres]'" in proc.stdout
+
+
+def test_import_sessiontree_imports_no_driver() -> None:
+    proc = _run(
+        """
+import sys
+import sessiontree
+from sessiontree import open_repo
+print(sorted(m for m in ("psycopg", "psycopg_pool", "sqlite3") if m in sys.modules))
+repo = open_repo("sqlite:///:memory:")
+print(type(repo).__name__, "psycopg" in sys.modules)
+"""
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["[]", "SQLRepo False"]
+
+
+def test_missing_extra_error_is_an_import_error() -> None:
+    assert issubclass(MissingExtraError, ImportError)
+
+
+async def test_driver_errors_keep_their_cause_sqlite(tmp_path: Path) -> None:
+    path = tmp_path / "locked.db"
+    async with SQLRepo(f"sqlite:///{path}") as repo:
+        s = await repo.create()
+        await s.append_message(user("one"))
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        repo = SQLRepo(f"sqlite:///{path}?timeout=0.2")
+        session = await repo.open(s.id)
+        with pytest.raises(StorageError, match="locked") as err:
+            await session.append_message(user("two"))
+        assert isinstance(err.value.__cause__, sqlite3.OperationalError)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert len(await session.get_entries()) == 1
+    await repo.close()
+
+
+async def test_driver_errors_keep_their_cause_postgres() -> None:
+    import psycopg
+
+    with throwaway_pg_database() as url:
+        async with SQLRepo(url) as repo:
+            s = await repo.create()
+            with pytest.raises(InvalidEntryError) as err:
+                await s.append_entry({"type": "custom", "id": "bad\x00id", "customType": "x"})
+            assert isinstance(err.value.__cause__, psycopg.DataError)
+            assert await s.get_entries() == []
+
+
+async def test_closed_repo_refuses_work(store_url: str) -> None:
+    repo = SQLRepo(store_url)
+    s = await repo.create()
+    await repo.close()
+    await repo.close()
+    with pytest.raises(StorageError, match="closed"):
+        await s.append_message(user("late"))
+
+
+# ---------------------------------------------------------------------- behaviour
+
+
+async def test_list_reads_no_entries(sql_repo: SQLRepo) -> None:
+    for i in range(3):
+        s = await sql_repo.create(metadata={"cwd": f"/w/{i}"})
+        await s.append_message(user(f"question {i}"))
+        await s.append_session_name(f"name {i}")
+    # hide the entries table: list() must not need it
+    _exec(sql_repo.url, "ALTER TABLE entries RENAME TO entries_hidden")
+    try:
+        infos = await sql_repo.list()
+    finally:
+        _exec(sql_repo.url, "ALTER TABLE entries_hidden RENAME TO entries")
+    assert [i.name for i in infos] == ["name 2", "name 1", "name 0"]
+    assert [i.first_message for i in infos] == ["question 2", "question 1", "question 0"]
+    assert [i.metadata.cwd for i in infos] == ["/w/2", "/w/1", "/w/0"]
+    assert all(i.entry_count == 2 and i.message_count == 1 for i in infos)
+
+
+async def test_get_branch_is_one_query(tmp_path: Path) -> None:
+    async with SQLRepo(f"sqlite:///{tmp_path / 'q.db'}") as repo:
+        s = await repo.create()
+        for i in range(300):
+            await s.append_message(user(f"m{i}"))
+        conn = repo._engine._db()  # type: ignore[attr-defined]
+        statements: list[str] = []
+        conn.set_trace_callback(statements.append)
+        fresh = await SQLRepo(repo.url).open(s.id)  # a cold cache: every entry parsed
+        statements.clear()
+        branch = await fresh.get_branch()
+        ctx = await s.build_context()
+        conn.set_trace_callback(None)
+        assert len(branch) == 300 and len(ctx.messages) == 300
+        assert sum("WITH RECURSIVE" in q for q in statements) == 1  # build_context: one query
+        assert len(statements) == 1
+        await fresh.close()
+
+
+async def test_deep_branch(sql_repo: SQLRepo) -> None:
+    s = await sql_repo.create()
+    from sessiontree.entries import MessageEntry
+    from sessiontree.messages import UserMessage
+
+    parent = None
+    batch = []
+    for i in range(5000):
+        e = MessageEntry(message=UserMessage(content=f"m{i}", timestamp=i), parent_id=parent)
+        batch.append(e)
+        parent = e.id
+    await s.storage.append_entries(batch)
+    branch = await s.get_branch()
+    assert [e.id for e in branch] == [e.id for e in batch]
+    mid = await s.get_branch(batch[2500].id)
+    assert len(mid) == 2501
+    (info,) = await sql_repo.list()
+    assert info.entry_count == 5000 and info.first_message == "m0"
+
+
+async def test_broken_chains_are_corrupt(sql_repo: SQLRepo) -> None:
+    s = await sql_repo.create()
+    a = await s.append_message(user("a"))
+    b = await s.append_message(user("b"))
+    c = await s.append_message(user("c"))
+    await sql_repo.close()
+    _exec(sql_repo.url, f"UPDATE entries SET parent_id = '{c}' WHERE id = '{a}'")
+    async with SQLRepo(sql_repo.url) as again:
+        reopened = await again.open(s.id)
+        with pytest.raises(CorruptSessionError, match="cycle"):
+            await reopened.get_branch()
+    _exec(sql_repo.url, f"UPDATE entries SET parent_id = 'ghost' WHERE id = '{a}'")
+    async with SQLRepo(sql_repo.url) as again:
+        reopened = await again.open(s.id)
+        with pytest.raises(CorruptSessionError, match="ghost"):
+            await reopened.get_branch(b)
+
+
+async def test_search_prefix_words_and_ranking(sql_repo: SQLRepo) -> None:
+    a = await sql_repo.create()
+    b = await sql_repo.create()
+    one = await a.append_message(user("Deploying the zebrafish-tracker to staging"))
+    await a.append_message(assistant("done; the tracker runs"))
+    two = await b.append_message(user("ZEBRAFISH larvae, tracker v2, café"))
+    hits = await sql_repo.search("zebra track")
+    assert {(h.session_id, h.entry_id) for h in hits} == {(a.id, one), (b.id, two)}
+    assert [h.entry_id for h in await sql_repo.search("cafe")] == [two]  # diacritics folded
+    assert await sql_repo.search("zebrafish staging!") != []
+    assert await sql_repo.search("   ") == []
+    assert await sql_repo.search("'\"():*&|") == []
+    assert len(await sql_repo.search("tracker", limit=1)) == 1
+    assert "zebrafish" in (await sql_repo.search("staging"))[0].snippet
+
+
+async def test_search_index_follows_deletes_and_forks(sql_repo: SQLRepo) -> None:
+    a = await sql_repo.create()
+    hit = await a.append_message(user("platypus sighting"))
+    fork = await a.fork(hit)
+    assert {h.session_id for h in await sql_repo.search("platypus")} == {a.id, fork.id}
+    await sql_repo.delete(a.id)
+    assert [h.session_id for h in await sql_repo.search("platypus")] == [fork.id]
+    await fork.delete()
+    assert await sql_repo.search("platypus") == []
+    if sql_repo.url.startswith("sqlite:"):
+        assert _exec(sql_repo.url, "SELECT count(*) FROM entries_fts") == [(0,)]
+
+
+async def test_deleted_session_raises_on_use(sql_repo: SQLRepo) -> None:
+    s = await sql_repo.create()
+    await s.append_message(user("x"))
+    await s.delete()
+    with pytest.raises(SessionNotFoundError):
+        await s.append_message(user("y"))
+    with pytest.raises(SessionNotFoundError):
+        await s.get_leaf_id()
+    with pytest.raises(SessionNotFoundError):
+        await s.get_entries()
+
+
+async def test_get_entries_cursor_unknown_after(sql_repo: SQLRepo) -> None:
+    s = await sql_repo.create()
+    await s.append_message(user("x"))
+    with pytest.raises(EntryNotFoundError):
+        await s.get_entries(after="nope")
+
+
+async def test_standalone_storage(store_url: str) -> None:
+    st = await SQLStorage.create(store_url, "solo", None)
+    from sessiontree.session import Session
+
+    s = Session(st)
+    first = await s.append_message(user("alone"))
+    await st.close()
+    again = await SQLStorage.open(store_url, "solo")
+    assert [e.id for e in await again.get_branch()] == [first]
+    await again.close()
+    with pytest.raises(SessionNotFoundError):
+        await SQLStorage.open(store_url, "nobody")
+
+
+async def test_default_store_is_sqlite_in_user_data_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SESSIONTREE_URL", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    repo = open_repo()
+    assert isinstance(repo, SQLRepo)
+    assert repo.url.startswith("sqlite:///") and str(tmp_path / "data") in repo.url
+    async with repo:
+        s = await repo.create()
+        await s.append_message(user("embedded default"))
+    db = Path(repo.url.removeprefix("sqlite://"))
+    assert os.path.isfile(db)  # noqa: ASYNC240
+    monkeypatch.setenv("SESSIONTREE_URL", repo.url)
+    async with open_repo() as again:
+        assert [i.first_message for i in await again.list()] == ["embedded default"]
+
+
+async def test_memory_sqlite_url(tmp_path: Path) -> None:
+    async with SQLRepo("sqlite:///:memory:") as repo:
+        s = await repo.create()
+        await s.append_message(user("in memory"))
+        assert len(await repo.list()) == 1
