@@ -206,3 +206,39 @@ async def test_importing_the_same_file_twice_is_refused_and_a_copy_needs_an_id()
     assert [dump_entry(e) for e in await copy.get_entries()] == [
         dump_entry(e) for e in await first.get_entries()
     ]
+
+
+async def test_an_export_opens_in_place_with_the_jsonl_backend(tmp_path: Path) -> None:
+    from sessiontree import JSONLStorage, Session
+
+    src = SESSIONS / "claude-code" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
+    first, _ = await import_session(src, MemoryRepo())
+    out = tmp_path / "session.jsonl"
+    await export_pi_session(first, out)
+    storage = JSONLStorage(out)
+    try:
+        opened = Session(storage)
+        assert opened.id == first.id
+        assert (await opened.get_metadata()).cwd == (await first.get_metadata()).cwd
+        assert [dump_entry(e) for e in await opened.get_entries()] == [
+            dump_entry(e) for e in await first.get_entries()
+        ]
+        assert await opened.build_context() == await first.build_context()
+    finally:
+        await storage.close()
+
+
+async def test_parent_session_maps_like_the_jsonl_backend(tmp_path: Path) -> None:
+    repo = MemoryRepo()
+    parent = await repo.create(metadata={"cwd": "/w"})
+    await parent.append_message({"role": "user", "content": "hi", "timestamp": 1})
+    leaf = await parent.get_leaf_id()
+    assert leaf is not None
+    child = await parent.fork(leaf)
+    out = tmp_path / "child.jsonl"
+    await export_pi_session(child, out)
+    header = _lines(out)[0]
+    assert header["parentSession"] == parent.id
+    again, _ = await import_session(out, MemoryRepo())
+    meta = await again.get_metadata()
+    assert meta.parent_session_id == parent.id and meta.forked_from_entry_id == leaf

@@ -3,23 +3,25 @@
 A pi file is JSONL: a ``{"type": "session", ...}`` header line, then one entry per line.
 
 * **Version 1** (no ``version`` key): a linear log without ids. Ids are assigned in file
-  order (new UUID v7 strings), each entry's parent is the previous entry, and a compaction's
+  order (UUID v7 strings made from each entry's timestamp and its line, so a re-import gives
+  the same ids), each entry's parent is the previous entry, and a compaction's
   ``firstKeptEntryIndex`` — an index into the file's parsed lines where the header is 0 —
   becomes ``firstKeptEntryId`` (as pi's own ``migrateV1ToV2`` does).
 * **Version 2**: the tree (``id``/``parentId``), imported as it is.
 * **Version 3**: version 2 with the message role ``hookMessage`` renamed ``custom``; files of
   versions 1 and 2 get the rename on import.
 
-Header keys other than ``type``/``version``/``id``/``timestamp`` (``cwd``, ``branchedFrom``,
-``parentSession``, ``provider``, ``modelId``, ``thinkingLevel``, ...; empty values left out)
-are kept in the session metadata; a v3 header's ``metadata`` object (what sessiontree writes) is the metadata itself.
+The header maps to metadata as the JSONL backend maps it (:mod:`sessiontree.storage.jsonl_format`):
+``cwd`` ↔ ``cwd``, ``parentSession`` ↔ ``parentSessionId``, the ``metadata`` object (what
+sessiontree writes) as it is, and every other non-empty header key (``branchedFrom``,
+``provider``, ``modelId``, ``thinkingLevel``, ...) kept as a metadata key.
 ``metadata.importedFrom`` records format, version, source session id, header timestamp and
 path. Entry types sessiontree does not know become ``custom`` entries (``pi:<type>``) with the
 same id and parent, so nothing hangs off a missing node.
 
-Export writes version 3: the header (``cwd``, ``parentSession`` when the metadata has one, and
-the whole metadata under ``metadata``) and every entry in append order, to a new file that is
-fsynced and renamed into place, so a reader never sees half a file.
+Export writes version 3 — the header exactly as the JSONL backend writes it, then every entry
+in append order — to a new file that is fsynced and renamed into place, so a reader never sees
+half a file, and :class:`~sessiontree.storage.jsonl.JSONLStorage` can open the result in place.
 """
 
 from __future__ import annotations
@@ -45,21 +47,28 @@ from sessiontree.interop._common import (
 )
 from sessiontree.interop.report import ImportReport
 from sessiontree.session import Session
+from sessiontree.storage.jsonl_format import build_header
 
-__all__ = ["PI_VERSION", "convert_pi", "export_pi_session", "pi_header"]
+__all__ = ["PI_VERSION", "convert_pi", "export_pi_session"]
 
 PI_VERSION = 3
 """The pi session format version that :func:`export_pi_session` writes."""
 
-_HEADER_ONLY = frozenset({"type", "version", "id", "timestamp", "metadata"})
+_HEADER_KEYS = frozenset({"type", "version", "id", "timestamp", "cwd", "parentSession", "metadata"})
 
 
 def _metadata_from_header(header: dict[str, Any], version: int, path: Path) -> dict[str, Any]:
+    # the same mapping as the JSONL backend's header (storage.jsonl_format.parse_header)
+    meta: dict[str, Any] = {
+        k: v for k, v in header.items() if k not in _HEADER_KEYS and v not in (None, "")
+    }
     raw = header.get("metadata")
-    meta: dict[str, Any] = dict(raw) if isinstance(raw, dict) else {}
-    for key, value in header.items():
-        if key not in _HEADER_ONLY and value not in (None, ""):
-            meta.setdefault(key, value)
+    if isinstance(raw, dict):
+        meta.update(raw)
+    if isinstance(header.get("cwd"), str) and header["cwd"]:
+        meta["cwd"] = header["cwd"]
+    if isinstance(header.get("parentSession"), str):
+        meta["parentSessionId"] = header["parentSession"]
     imported: dict[str, Any] = {"format": "pi", "version": version, "path": str(path)}
     if isinstance(header.get("id"), str):
         imported["sessionId"] = header["id"]
@@ -161,23 +170,6 @@ def _rename_hook_message(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
-def pi_header(session_id: str, metadata: dict[str, Any], timestamp: str) -> dict[str, Any]:
-    """The v3 header line for a session: ``type``, ``version``, ``id``, ``timestamp``, ``cwd``,
-    ``parentSession`` (when the metadata has one) and the whole metadata under ``metadata``."""
-    header: dict[str, Any] = {
-        "type": "session",
-        "version": PI_VERSION,
-        "id": session_id,
-        "timestamp": timestamp,
-        "cwd": metadata.get("cwd") or "",
-    }
-    parent = metadata.get("parentSession")
-    if isinstance(parent, str):
-        header["parentSession"] = parent
-    header["metadata"] = metadata
-    return header
-
-
 async def export_pi_session(session: Session, path: str | Path, *, overwrite: bool = False) -> int:
     """Write a session as a pi version 3 file; returns the number of entries written.
 
@@ -197,17 +189,17 @@ async def export_pi_session(session: Session, path: str | Path, *, overwrite: bo
     """
     target = Path(path)
     entries = await session.get_entries()
-    metadata = (await session.get_metadata()).to_wire()
-    imported = metadata.get("importedFrom")
+    metadata = await session.get_metadata()
+    imported = (metadata.model_extra or {}).get("importedFrom")
     timestamp: str | None = None
     if isinstance(imported, dict) and imported.get("format") == "pi":
         ts = imported.get("timestamp")
         timestamp = ts if isinstance(ts, str) else None
     if timestamp is None:
         timestamp = entries[0].timestamp if entries else now_iso()
-    lines = [orjson.dumps(pi_header(session.id, metadata, timestamp))]
-    lines.extend(orjson.dumps(dump_entry(e)) for e in entries)
-    payload = b"\n".join(lines) + b"\n"
+    lines = [build_header(session.id, metadata, timestamp)]
+    lines.extend(orjson.dumps(dump_entry(e)) + b"\n" for e in entries)
+    payload = b"".join(lines)
     await asyncio.to_thread(_write_atomic, target, payload, overwrite)
     return len(entries)
 
