@@ -148,7 +148,7 @@ def test_template_lists_every_section_in_order() -> None:
     template = summary_template()
     headings = re.findall(r"^## (.+)$", template, flags=re.MULTILINE)
     assert headings == list(SUMMARY_SECTIONS)
-    for sub in ("### Done", "### In progress", "### Blocked"):
+    for sub in ("### Done", "### In progress", "### Blocked", "### Read", "### Modified"):
         assert sub in template
 
 

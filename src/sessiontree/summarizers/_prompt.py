@@ -228,7 +228,7 @@ _SECTION_HINTS = {
     "Key decisions": "- A decision taken, and why.",
     "Next steps": "1. What should happen next, in order.",
     "Critical context": "- Facts, names, values and outputs needed to continue.",
-    "Files": "- path — read or modified, and what matters about it.",
+    "Files": ("### Read\n- path — what matters in it.\n### Modified\n- path — what was changed."),
 }
 
 
