@@ -125,6 +125,9 @@ async def test_delete_removes_the_session_directory(tmp_path: Path) -> None:
         await repo.open("a")
     with pytest.raises(SessionNotFoundError):
         await repo.delete("a")
+    with pytest.raises(SessionNotFoundError):
+        await a.append_message(user("after delete"))
+    assert not (tmp_path / "a").exists()
 
 
 # ---------------------------------------------------------------------- listing

@@ -385,3 +385,16 @@ async def test_append_entries_is_all_or_nothing_on_disk(tmp_path: Path) -> None:
     assert [e.id for e in await storage.get_entries()] == ["a"]
     await storage.append_entries(batch[:2])
     assert [r["id"] for r in lines_of(path)[1:]] == ["a", "b", "c"]
+
+
+async def test_appending_to_a_session_deleted_elsewhere_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    write(path, line(HEADER), line(msg("a", None)))
+    storage = JSONLStorage(path)
+    assert await storage.get_leaf_id() == "a"
+    path.unlink()  # another process removed the session
+    with pytest.raises(SessionNotFoundError):
+        await storage.append_entry(parse_entry(msg("b", "a")))
+    assert os.listdir(tmp_path) == []  # not recreated, no stray lock file
+    with pytest.raises(SessionNotFoundError):
+        await storage.get_entries()

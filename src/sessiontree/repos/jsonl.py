@@ -17,6 +17,7 @@ import builtins
 import contextlib
 import logging
 import os
+import re
 import shutil
 import weakref
 from collections.abc import Iterator, Mapping
@@ -48,6 +49,9 @@ from sessiontree.tree import ForkPosition
 __all__ = ["JSONLRepo"]
 
 log = logging.getLogger("sessiontree.repos.jsonl")
+
+_SESSION_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,128}")
+"""Session ids usable as directory names (SPEC §6); other entries of the root are ignored."""
 
 _HEADER_PROBE = 4096
 """Bytes read at first to find the header line (more only for a longer header)."""
@@ -154,20 +158,24 @@ class JSONLRepo:
         return Session(self._storage(id))
 
     def _logs(self) -> Iterator[_Log]:
+        """Every session log under the root with its size and mtime (one ``stat`` each)."""
         try:
-            names = os.listdir(self.root)
+            entries = os.scandir(self.root)
         except FileNotFoundError:
             return
         except OSError as exc:
             raise StorageError(f"cannot list {self.root}: {exc}") from exc
-        for name in names:
-            path = self.root / name / LOG_NAME
-            try:
-                check_session_id(name)
-                st = os.stat(path)
-            except (OSError, ValueError):
-                continue
-            yield _Log(name, path, st.st_size, st.st_mtime_ns, st.st_ino)
+        with entries:
+            for entry in entries:
+                name = entry.name
+                if not _SESSION_ID_RE.fullmatch(name):
+                    continue
+                path = os.path.join(entry.path, LOG_NAME)
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                yield _Log(name, Path(path), st.st_size, st.st_mtime_ns, st.st_ino)
 
     async def list(self, *, limit: int | None = None, offset: int = 0) -> list[SessionInfo]:
         """See :meth:`SessionRepo.list`: newest ``modified_at`` (log mtime) first.
@@ -224,11 +232,13 @@ class JSONLRepo:
         path = self._log_path(id)
         if not path.exists():
             raise SessionNotFoundError(id)
-        for storage in self._open:
+        for storage in list(self._open):
             if storage.id == id:
-                await storage.close()
+                await storage.delete()  # later calls on it raise SessionNotFoundError
         try:
             shutil.rmtree(path.parent)
+        except FileNotFoundError:
+            pass
         except OSError as exc:
             raise StorageError(f"cannot delete session {id}: {exc}") from exc
 

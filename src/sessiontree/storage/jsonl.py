@@ -371,7 +371,15 @@ class JSONLStorage:
         self._dirty = True
 
     def _locked(self) -> AbstractContextManager[object]:
-        """Take the lock file; the returned context manager releases it once."""
+        """Take the lock file; the returned context manager releases it once.
+
+        Raises:
+            SessionNotFoundError: the session file is gone (no lock file is created then).
+            StorageError: the lock cannot be taken in time.
+        """
+        if not os.path.exists(self.path):
+            self._deleted = True
+            raise SessionNotFoundError(self._id, f"session file {self.path} was deleted")
         lock = self._lock_file()
         try:
             return lock.acquire()
@@ -384,7 +392,20 @@ class JSONLStorage:
 
     def _catch_up_locked(self) -> None:
         fd = self._open_read()
-        size = os.fstat(fd).st_size
+        st = os.fstat(fd)
+        try:
+            on_disk = os.stat(self.path).st_ino
+        except FileNotFoundError:
+            on_disk = None
+        if on_disk != st.st_ino:  # deleted (or replaced) since this storage opened it
+            self._deleted = on_disk is None
+            raise SessionNotFoundError(
+                self._id,
+                f"session file {self.path} was deleted"
+                if on_disk is None
+                else f"session file {self.path} was replaced; open the session again",
+            )
+        size = st.st_size
         if size < self._offset:
             raise CorruptSessionError(
                 f"the file shrank to {size} bytes below the {self._offset} bytes already read",
@@ -574,7 +595,8 @@ class JSONLStorage:
         self._deleted = True
         try:
             if self._repo_root is not None and self.path.name == LOG_NAME:
-                shutil.rmtree(self.path.parent)
+                with contextlib.suppress(FileNotFoundError):
+                    shutil.rmtree(self.path.parent)
             else:
                 self.path.unlink(missing_ok=True)
                 self._lock_path.unlink(missing_ok=True)
