@@ -360,3 +360,45 @@ async def test_pi_label_of_a_missing_entry_is_unreadable(tmp_path: Path) -> None
         (3, "targetId 'nowhere' names no entry")
     ]
     assert [e.id for e in await session.get_entries()] == ["a"]
+
+
+async def test_a_repeated_claude_uuid_is_kept_beside_the_first(tmp_path: Path) -> None:
+    src = CLAUDE / "agent-a0294d5.jsonl"
+    lines = src.read_bytes().rstrip(b"\n").split(b"\n")
+    path = tmp_path / "resumed.jsonl"
+    path.write_bytes(b"\n".join([*lines, lines[4]]) + b"\n")
+    again = json.loads(lines[4])
+
+    session, report = await import_session(path, MemoryRepo())
+
+    assert report.unreadable_lines == []
+    assert any("already used" in w for w in report.warnings)
+    dup = [c for c in report.custom_lines if c.custom_type == "claude-code:duplicate"]
+    assert [c.line for c in dup] == [96]
+    entry = await session.get_entry(dup[0].entry_id)
+    assert isinstance(entry, CustomEntry) and entry.data == again
+    first = await session.get_entry(again["uuid"])
+    assert isinstance(first, MessageEntry)  # the first line keeps the uuid
+    # the leaf stays on the newest message, not on the repeated record
+    assert await session.get_leaf_id() == json.loads(lines[-1])["uuid"]
+
+
+async def test_a_missing_file_is_a_storage_error(tmp_path: Path) -> None:
+    from sessiontree.errors import StorageError
+
+    with pytest.raises(StorageError, match="cannot read") as info:
+        await import_session(tmp_path / "nope.jsonl", MemoryRepo())
+    assert isinstance(info.value.__cause__, OSError)
+    with pytest.raises(StorageError):
+        await import_session(tmp_path, MemoryRepo())
+
+
+async def test_the_report_is_json_ready() -> None:
+    import orjson
+
+    _, report = await import_session(CLAUDE / "agent-a7c3dfb.jsonl", MemoryRepo())
+    data = orjson.loads(orjson.dumps(report.to_dict()))
+    assert data["format"] == "claude-code"
+    assert data["dangling_parents"][0]["line"] == 6
+    assert data["source_path"].endswith("agent-a7c3dfb.jsonl")
+    assert "1 dangling parents" in report.summary()

@@ -21,6 +21,8 @@ How they are imported:
   ``uuid`` it keeps its place in the tree; without one it hangs under the entry of the
   nearest earlier node line (lines before the first node hang under the first node).
 * A ``parentUuid`` that names no line makes its entry a root, listed in the report.
+* A second line with a ``uuid`` already used (Claude Code rewrites lines when a session is
+  resumed) is kept whole as a ``claude-code:duplicate`` custom entry, with a warning.
 * What a line carries besides the translated message (``cwd``, ``gitBranch``, ``isMeta``,
   ``requestId``, the raw ``message`` fields, ...) is kept on the entry under
   ``source = {"format": "claude-code", "line": n, "record": {...}}``.
@@ -261,10 +263,19 @@ def convert_claude_code(
         ts = iso_or(obj.get("timestamp"), last_ms)
         kind = obj.get("type")
         uuid = _uuid(obj)
+        custom_type = f"claude-code:{kind}"
+        if uuid is not None and uuid in tail_of:
+            # Claude Code rewrites lines on resume: a second line with a known uuid is kept
+            # whole, beside the first, and never replaces it
+            report.warnings.append(
+                f"line {line}: uuid {uuid!r} was already used by an earlier line; "
+                "this line is kept as a claude-code:duplicate custom entry"
+            )
+            uuid, custom_type = None, "claude-code:duplicate"
         if uuid is None:
             draft = custom_draft(
                 report,
-                f"claude-code:{kind}",
+                custom_type,
                 obj,
                 line=line,
                 entry_id=ids.make(last_ms, line),
