@@ -84,7 +84,7 @@ async def test_navigate_tree_reraises_summary_errors_as_branch_summary() -> None
     s = await new_session()
     first = await s.append_message(user("a"))
     await h_append(s)
-    h = AgentHarness(s, context_window=10_000, summarizer=FailingSummarizer())
+    h = AgentHarness(s, context_window=100_000, summarizer=FailingSummarizer())
     leaf = await s.get_leaf_id()
     with pytest.raises(AgentHarnessError) as err:
         await h.navigate_tree(first, summarize=True)
@@ -108,3 +108,7 @@ async def test_invalid_window() -> None:
     with pytest.raises(AgentHarnessError) as err:
         AgentHarness(s, context_window=0)
     assert err.value.code == "invalid_settings"
+    with pytest.raises(AgentHarnessError) as err:
+        AgentHarness(s, context_window=30_000)  # 20000 kept + 16384 reserve do not fit
+    assert err.value.code == "invalid_settings"
+    assert AgentHarness(s, context_window=200_000).settings == CompactionSettings()

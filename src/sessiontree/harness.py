@@ -60,7 +60,9 @@ class AgentHarness:
         last_context_tokens: the size of the context :meth:`prepare_context` returned (tokens).
 
     Raises:
-        AgentHarnessError: ``invalid_settings`` for a non-positive ``context_window``.
+        AgentHarnessError: ``invalid_settings`` for a non-positive ``context_window``, or
+            settings whose kept tokens plus reserve do not fit in it (compaction would then
+            fire on every turn).
     """
 
     def __init__(
@@ -82,6 +84,15 @@ class AgentHarness:
         self.session = session
         self.context_window = context_window
         self.settings = settings or CompactionSettings()
+        if self.settings.keep_recent_tokens + self.settings.reserve_tokens >= context_window:
+            # What is kept would already fill the window: compaction would fire every turn.
+            raise AgentHarnessError(
+                "invalid_settings",
+                f"keep_recent_tokens ({self.settings.keep_recent_tokens}) + reserve_tokens "
+                f"({self.settings.reserve_tokens}) must be below context_window "
+                f"({context_window} tokens)",
+                session_id=session.id,
+            )
         self.summarizer = summarizer
         self.compaction_mode: CompactionMode = compaction_mode
         self.system_prompt = system_prompt
