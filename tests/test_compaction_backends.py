@@ -4,8 +4,8 @@ what is appended survives a reopen and builds the same context."""
 from __future__ import annotations
 
 import pytest
-from _compaction_support import assistant, tool_rounds, user
 
+from _compaction_support import assistant, tool_rounds, user
 from sessiontree import BranchSummaryEntry, CompactionEntry, CompactionError, SessionRepo
 from sessiontree.compaction import CompactionSettings, compact
 from sessiontree.context import find_tool_pair_problems
