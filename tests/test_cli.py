@@ -357,6 +357,15 @@ def test_verify_finds_torn_final_line_in_jsonl_store(tmp_path: Path) -> None:
     assert "FAILED" in result.stdout
     report = orjson.loads(run("verify", PI_SMALL_ID, "--json", code=1).stdout)
     assert report["ok"] is False and len(report["problems"]) == 1
+    # a bad line in the middle: the session cannot be opened; verify names file and line,
+    # every other command fails with one line
+    data = log.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join([*data[:3], b"garbage\n", *data[3:]]))
+    broken = run("verify", PI_SMALL_ID, code=1)
+    assert f"problem: {log}:4:" in broken.stdout
+    shown = run("show", PI_SMALL_ID, code=1)
+    assert shown.stderr.startswith("error: ") and shown.stderr.count("\n") == 1
+    assert f"{log}:4" in shown.stderr
 
 
 def test_verify_reports_unpaired_tool_calls_as_warnings_strict_fails(sqlite_run: Cli) -> None:

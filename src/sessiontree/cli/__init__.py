@@ -9,7 +9,8 @@ Modules, one concern each:
   ``maintenance`` — ``verify``, ``compact``.
 
 Errors print one line (``error: …``) on stderr and exit with status 1 (status 2 for a
-command line that does not parse); ``--debug`` shows the traceback instead.
+command line that does not parse, 130 on Ctrl-C); ``--debug`` shows the traceback instead.
+Unexpected exceptions (bugs) are one line too, with a hint to rerun with ``--debug``.
 """
 
 from __future__ import annotations
@@ -70,10 +71,10 @@ class _Group(click.Group):
         except KeyboardInterrupt:
             click.echo("error: interrupted", err=True)
             code = 130
-        except OSError as exc:
+        except Exception as exc:  # a bug or an untranslated driver error: still one line
             if state.debug:
                 raise
-            click.echo(error_line(exc), err=True)
+            click.echo(f"{error_line(exc)} (run with --debug for the traceback)", err=True)
             code = EXIT_ERROR
         if not standalone_mode:
             return code

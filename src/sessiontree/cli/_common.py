@@ -83,7 +83,21 @@ class App:
     state: CliState
     out: Console
     err: Console
-    extra: dict[str, Any] = field(default_factory=dict)
+    sessions: list[Session] = field(default_factory=list)
+
+    async def session(self, ref: str) -> Session:
+        """:func:`resolve_session` on this store; the session is closed when the command ends."""
+        found = await resolve_session(self.repo, ref)
+        self.sessions.append(found)
+        return found
+
+    async def close(self) -> None:
+        """Close the sessions opened through :meth:`session`, then the store."""
+        try:
+            for s in self.sessions:
+                await s.close()
+        finally:
+            await self.repo.close()
 
 
 class PrefixError(SessionTreeError, LookupError):
@@ -123,12 +137,11 @@ def repo_command(
         state = click.get_current_context().find_object(CliState) or CliState()
 
         async def run() -> int | None:
-            repo = open_store(state)
+            app = App(open_store(state), state, _console(False), _console(True))
             try:
-                app = App(repo, state, _console(False), _console(True))
                 return await body(app, **options)
             finally:
-                await repo.close()
+                await app.close()
 
         code = asyncio.run(run())
         if code:

@@ -14,7 +14,6 @@ from sessiontree.cli._common import (
     echo_json,
     repo_command,
     resolve_entry,
-    resolve_session,
     short_id_length,
 )
 from sessiontree.cli.render import (
@@ -123,7 +122,7 @@ async def show_cmd(app: App, session: str, full: bool, as_json: bool) -> None:
     "parentId", "type", "kind", "text", "label", "children", "onCurrentBranch", "isLeaf"}]}
     in depth-first order; with --full each node also carries the whole stored "entry".
     """
-    s = await resolve_session(app.repo, session)
+    s = await app.session(session)
     await print_tree(app, s, full=full, as_json=as_json)
 
 
@@ -209,7 +208,7 @@ async def context_cmd(
 
     if llm and not as_json:
         raise click.UsageError("--llm needs --json")
-    s = await resolve_session(app.repo, session)
+    s = await app.session(session)
     leaf_id = (await resolve_entry(s, leaf)).id if leaf is not None else await s.get_leaf_id()
     ctx = await s.build_context(leaf_id)
     tokens = _context_tokens(ctx.messages)
@@ -309,7 +308,7 @@ async def stats_cmd(app: App, session: str, as_json: bool) -> None:
     input/output/cache tokens and cost (USD) summed from recorded usage, and the estimated
     tokens of the current context.
     """
-    s = await resolve_session(app.repo, session)
+    s = await app.session(session)
     stats = await s.get_stats()
     ctx = await s.build_context()
     data: dict[str, Any] = {

@@ -18,7 +18,6 @@ from sessiontree.cli._common import (
     open_summarizer,
     repo_command,
     resolve_entry,
-    resolve_session,
     summarizer_options,
 )
 from sessiontree.cli.render import describe_entry
@@ -63,7 +62,7 @@ async def checkout_cmd(
     is summarised and a branch_summary entry is appended under ENTRY; it becomes the leaf
     (SPEC §5). If summarising fails nothing is changed.
     """
-    s = await resolve_session(app.repo, session)
+    s = await app.session(session)
     target = await resolve_entry(s, entry)
     old_leaf = await s.get_leaf_id()
     if summarize:
@@ -104,9 +103,10 @@ async def fork_cmd(app: App, session: str, entry: str, before: bool) -> None:
     forkedFromEntryId, and its leaf is ENTRY (its parent with --before). The original is
     untouched (SPEC §5).
     """
-    s = await resolve_session(app.repo, session)
+    s = await app.session(session)
     target = await resolve_entry(s, entry)
     child = await app.repo.fork(s.id, target.id, "before" if before else "at")
+    app.sessions.append(child)
     count = len(await child.get_entries())
     app.out.print(Text(child.id, style="bold cyan"))
     app.err.print(
@@ -130,7 +130,7 @@ async def label_cmd(app: App, session: str, entry: str, text: str | None, clear:
     """
     if clear == (text is not None):
         raise click.UsageError("give either TEXT or --clear")
-    s = await resolve_session(app.repo, session)
+    s = await app.session(session)
     target = await resolve_entry(s, entry)
     await s.append_label(target.id, None if clear else text)
     if clear:
@@ -152,7 +152,7 @@ async def name_cmd(app: App, session: str, name: str) -> None:
     """
     if not name.strip():
         raise click.UsageError("the name must not be empty")
-    s = await resolve_session(app.repo, session)
+    s = await app.session(session)
     await s.append_session_name(name)
     app.out.print(Text(f"{s.id} named {name!r}"))
 
@@ -173,7 +173,7 @@ async def export_cmd(app: App, session: str, path: Path, force: bool) -> None:
     """
     from sessiontree.interop import export_pi_session
 
-    s = await resolve_session(app.repo, session)
+    s = await app.session(session)
     count = await export_pi_session(s, path, overwrite=force)
     size = (await asyncio.to_thread(path.stat)).st_size
     app.out.print(Text(f"wrote {path}: {count:,} entries ({size:,} bytes)"))
@@ -188,7 +188,7 @@ async def rm_cmd(app: App, session: str, yes: bool) -> None:
 
     Deletes SESSION and all its entries from the store (asks first unless --yes).
     """
-    s = await resolve_session(app.repo, session)
+    s = await app.session(session)
     if not yes:
         info = f"{s.id} ({len(await s.get_entries()):,} entries)"
         click.confirm(f"delete session {info}?", abort=True, err=True)

@@ -240,5 +240,7 @@ async def import_cmd(
             from sessiontree.cli.browse import print_tree
 
             app.out.print()
-            await print_tree(app, await app.repo.open(first), full=False)
+            shown = await app.repo.open(first)
+            app.sessions.append(shown)
+            await print_tree(app, shown, full=False)
     return 1 if failed else None

@@ -17,7 +17,6 @@ from sessiontree.cli._common import (
     error_line,
     open_summarizer,
     repo_command,
-    resolve_session,
     summarizer_options,
 )
 from sessiontree.entries import CompactionEntry, Entry
@@ -142,7 +141,7 @@ async def verify_cmd(app: App, session: str, strict: bool, as_json: bool) -> int
     """
     found = Findings()
     try:
-        s = await resolve_session(app.repo, session)
+        s = await app.session(session)
     except CorruptSessionError as exc:
         found.problems.append(error_line(exc)[7:])
         s = None
@@ -229,7 +228,7 @@ async def compact_cmd(
     """
     from sessiontree.compaction import CompactionSettings, compact, estimate_context_tokens
 
-    s = await resolve_session(app.repo, session)
+    s = await app.session(session)
     settings = (
         CompactionSettings()
         if keep_tokens is None
