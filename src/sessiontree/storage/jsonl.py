@@ -42,7 +42,7 @@ from typing import Literal, cast
 
 from filelock import FileLock, Timeout
 
-from sessiontree.entries import BOOKKEEPING_TYPES, Entry, dump_entry_json, parse_entry
+from sessiontree.entries import Entry, dump_entry_json, parse_entry
 from sessiontree.errors import CorruptSessionError, SessionNotFoundError, StorageError
 from sessiontree.ids import new_id, now_iso
 from sessiontree.metadata import SessionMetadata
@@ -52,11 +52,11 @@ from sessiontree.storage.jsonl_format import (
     SkippedLine,
     build_header,
     entries_of,
-    first_user_text,
     gc_paused,
     parse_header,
     scan_block,
 )
+from sessiontree.storage.jsonl_index import LineIndex
 from sessiontree.storage.jsonl_stats import REFRESH_BYTES, STATS_NAME, Stats, write_stats
 from sessiontree.tree import ForkPosition, branch_of, check_append, trace_chain
 
@@ -172,13 +172,7 @@ class JSONLStorage:
         self._wfd: int | None = None
         self._lock: FileLock | None = None
         self._deleted = False
-        self._records: list[LineRecord] = []
-        self._by_id: dict[str, LineRecord] = {}
-        self._leaf: str | None = None
-        self._labels: dict[str, str] = {}
-        self._name: str | None = None
-        self._message_count = 0
-        self._first_message: str | None = None
+        self._index = LineIndex()
         self._offset = 0
         self._next_line = 2
         self._stats_offset = 0
@@ -289,51 +283,13 @@ class JSONLStorage:
             self._torn_at = end
 
     def _add_all(self, records: list[LineRecord], skipped: list[SkippedLine]) -> None:
-        """Index records in append order; keep leaf, labels, name and counts current."""
-        by_id = self._by_id
-        entries = self._records
-        seq = len(entries)
-        added: list[LineRecord] = []
-        for record in records:
-            if record.id in by_id:
-                reason = f"duplicate entry id {record.id!r}"
-                if not self.skip_bad_lines:
-                    raise CorruptSessionError(
-                        reason, session_id=self._id, path=self.path, line_number=record.line_number
-                    )
-                skipped.append(SkippedLine(record.line_number, reason))
-                continue
-            record.seq = seq
-            seq += 1
-            by_id[record.id] = record
-            entries.append(record)
-            added.append(record)
-            kind = record.type
-            if kind == "message":
-                self._message_count += 1
-                if self._first_message is None:
-                    data = record.data if record.entry is None else record.entry.to_wire()
-                    self._first_message = None if data is None else first_user_text(data)
-            elif kind == "label":
-                target, label = record.field("targetId"), record.field("label")
-                if isinstance(target, str):
-                    if isinstance(label, str) and label:
-                        self._labels[target] = label
-                    else:
-                        self._labels.pop(target, None)
-            elif kind == "session_info":
-                name = record.field("name")
-                if isinstance(name, str):
-                    self._name = name
-        # The leaf is a pure function of the log (SPEC §2): the newest leaf or path entry.
-        for record in reversed(added):
-            if record.type == "leaf":
-                target = record.field("targetId")
-                self._leaf = target if isinstance(target, str) else None
-                break
-            if record.type not in BOOKKEEPING_TYPES:
-                self._leaf = record.id
-                break
+        self._index.add_all(
+            records,
+            skipped,
+            skip_duplicates=self.skip_bad_lines,
+            path=self.path,
+            session_id=self._id,
+        )
 
     def _refresh(self) -> None:
         """Pick up whole lines other processes appended (no lock; a torn tail is left alone)."""
@@ -342,12 +298,8 @@ class JSONLStorage:
         if size > self._offset and size != self._torn_at:
             self._ingest(self._read_from(fd, self._offset), cut=False)
 
-    def _type_of(self, entry_id: str) -> str | None:
-        record = self._by_id.get(entry_id)
-        return None if record is None else record.type
-
     def _entry(self, entry_id: str) -> Entry | None:
-        record = self._by_id.get(entry_id)
+        record = self._index.by_id.get(entry_id)
         return None if record is None else record.entry_of(self.path, self._id)
 
     def _write_lines(self, lines: list[bytes]) -> None:
@@ -433,10 +385,10 @@ class JSONLStorage:
         return Stats(
             ino=self._ino,
             covered=self._offset,
-            entry_count=len(self._records),
-            message_count=self._message_count,
-            first_message=self._first_message,
-            name=self._name,
+            entry_count=len(self._index.records),
+            message_count=self._index.message_count,
+            first_message=self._index.first_message,
+            name=self._index.name,
         )
 
     # ------------------------------------------------------------------ SessionStorage
@@ -454,7 +406,7 @@ class JSONLStorage:
     async def get_leaf_id(self) -> str | None:
         """See :meth:`SessionStorage.get_leaf_id`."""
         self._refresh()
-        return self._leaf
+        return self._index.leaf_id
 
     async def set_leaf_id(self, target_id: str | None) -> Entry:
         """See :meth:`SessionStorage.set_leaf_id`."""
@@ -474,7 +426,7 @@ class JSONLStorage:
     async def get_entries(self, cursor: EntryCursor | None = None) -> list[Entry]:
         """See :meth:`SessionStorage.get_entries`; validates only the entries returned."""
         self._refresh()
-        by_id = self._by_id
+        by_id = self._index.by_id
 
         def seq_of(entry_id: str) -> int | None:
             record = by_id.get(entry_id)
@@ -482,7 +434,7 @@ class JSONLStorage:
 
         # select_entries only reads ``.type`` of the items, which records have.
         chosen = select_entries(
-            cast(Sequence[Entry], self._records), seq_of, cursor, session_id=self._id
+            cast(Sequence[Entry], self._index.records), seq_of, cursor, session_id=self._id
         )
         return entries_of(cast(list[LineRecord], chosen), self.path, self._id)
 
@@ -492,8 +444,8 @@ class JSONLStorage:
         """See :meth:`SessionStorage.get_branch`. Cost grows with the path, not the file."""
         self._refresh()
         records = trace_chain(
-            self._leaf if leaf_id is None else leaf_id,
-            cast(Callable[[str], Entry | None], self._by_id.get),  # records have id/parent_id
+            self._index.leaf_id if leaf_id is None else leaf_id,
+            cast(Callable[[str], Entry | None], self._index.by_id.get),  # records have id/parent_id
             session_id=self._id,
         )
         chain = entries_of(cast(list[LineRecord], records), self.path, self._id)
@@ -510,9 +462,9 @@ class JSONLStorage:
         entry = parse_entry(entry)
         with self._locked():
             self._catch_up_locked()
-            if at_leaf and entry.parent_id != self._leaf:
-                entry = entry.model_copy(update={"parent_id": self._leaf})
-            check_append(entry, self._type_of, session_id=self._id)
+            if at_leaf and entry.parent_id != self._index.leaf_id:
+                entry = entry.model_copy(update={"parent_id": self._index.leaf_id})
+            check_append(entry, self._index.type_of, session_id=self._id)
             line = dump_entry_json(entry) + b"\n"
             self._write_lines([line])
             self._after_write([LineRecord.of_entry(entry, self._next_line)], len(line))
@@ -537,7 +489,7 @@ class JSONLStorage:
             staged: dict[str, str] = {}
 
             def type_of(entry_id: str) -> str | None:
-                return staged.get(entry_id) or self._type_of(entry_id)
+                return staged.get(entry_id) or self._index.type_of(entry_id)
 
             for e in parsed:
                 check_append(e, type_of, session_id=self._id)
@@ -550,12 +502,12 @@ class JSONLStorage:
     async def get_label(self, entry_id: str) -> str | None:
         """See :meth:`SessionStorage.get_label`."""
         self._refresh()
-        return self._labels.get(entry_id)
+        return self._index.labels.get(entry_id)
 
     async def get_name(self) -> str | None:
         """See :meth:`SessionStorage.get_name`."""
         self._refresh()
-        return self._name
+        return self._index.name
 
     async def fork(self, target_id: str, position: ForkPosition = "at") -> SessionStorage:
         """See :meth:`SessionStorage.fork`: the new session goes into the same repository.
