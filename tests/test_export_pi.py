@@ -242,3 +242,53 @@ async def test_parent_session_maps_like_the_jsonl_backend(tmp_path: Path) -> Non
     again, _ = await import_session(out, MemoryRepo())
     meta = await again.get_metadata()
     assert meta.parent_session_id == parent.id and meta.forked_from_entry_id == leaf
+
+
+# ----------------------------------------------------------------- migration in place
+
+
+async def test_migrating_a_v1_file_in_place_gives_what_import_gives(tmp_path: Path) -> None:
+    from sessiontree import JSONLStorage, Session
+    from sessiontree.interop import migrate_pi_file
+
+    src = SESSIONS / "pi" / "pi-mono_large-session.v1.jsonl"
+    path = tmp_path / "old.jsonl"
+    path.write_bytes(src.read_bytes())
+    path.chmod(0o640)
+    imported, _ = await import_session(src, MemoryRepo())
+
+    report = await migrate_pi_file(path)
+
+    assert report.source_version == 1 and report.session_id == imported.id
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    assert sorted(os.listdir(tmp_path)) == ["old.jsonl"]
+    header = _lines(path)[0]
+    assert header["version"] == 3 and header["id"] == imported.id
+    assert header["timestamp"] == _lines(src)[0]["timestamp"]
+    storage = JSONLStorage(path)
+    try:
+        migrated = Session(storage)
+        assert [dump_entry(e) for e in await migrated.get_entries()] == [
+            dump_entry(e) for e in await imported.get_entries()
+        ]
+        assert (await migrated.get_metadata()).to_wire()["modelId"] == "claude-sonnet-4-5"
+    finally:
+        await storage.close()
+    # a second run finds version 3 and leaves the file alone
+    before = path.read_bytes()
+    again = await migrate_pi_file(path)
+    assert any("not changed" in w for w in again.warnings)
+    assert path.read_bytes() == before
+
+
+async def test_a_failed_migration_leaves_the_file_as_it_was(tmp_path: Path) -> None:
+    from sessiontree.errors import CorruptSessionError
+    from sessiontree.interop import migrate_pi_file
+
+    data = (SESSIONS / "pi" / "pi-mono_large-session.v1.jsonl").read_bytes()
+    path = tmp_path / "torn.jsonl"
+    path.write_bytes(data[:-100])  # a torn last line
+    with pytest.raises(CorruptSessionError):
+        await migrate_pi_file(path)
+    assert path.read_bytes() == data[:-100]
+    assert sorted(os.listdir(tmp_path)) == ["torn.jsonl"]

@@ -6,7 +6,8 @@ session in a repository. It never writes to the source file. Every entry is buil
 checked first and appended in one batch, so an import that fails leaves nothing behind.
 :class:`ImportReport` lists everything that was not a plain one-to-one copy.
 
-:func:`export_pi_session` writes a session as a pi version 3 file.
+:func:`export_pi_session` writes a session as a pi version 3 file; :func:`migrate_pi_file`
+rewrites a pi version 1 or 2 file as version 3 in place, atomically.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from sessiontree.errors import CorruptSessionError, StorageError
 from sessiontree.interop._common import Converted, store
 from sessiontree.interop.detect import FORMATS, Format, detect_format_bytes
-from sessiontree.interop.pi import export_pi_session
+from sessiontree.interop.pi import export_pi_session, migrate_pi_file
 from sessiontree.interop.report import CustomLine, DanglingParent, ImportReport, UnreadableLine
 from sessiontree.repos.base import SessionRepo
 from sessiontree.session import Session
@@ -34,6 +35,7 @@ __all__ = [
     "detect_format",
     "export_pi_session",
     "import_session",
+    "migrate_pi_file",
 ]
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -41,15 +42,18 @@ from sessiontree.interop._common import (
     Draft,
     IdMaker,
     custom_draft,
+    finalize,
     ms_or,
     read_jsonl,
     unreadable,
 )
 from sessiontree.interop.report import ImportReport
+from sessiontree.metadata import SessionMetadata
 from sessiontree.session import Session
 from sessiontree.storage.jsonl_format import build_header
+from sessiontree.tree import leaf_of_log
 
-__all__ = ["PI_VERSION", "convert_pi", "export_pi_session"]
+__all__ = ["PI_VERSION", "convert_pi", "export_pi_session", "migrate_pi_file"]
 
 PI_VERSION = 3
 """The pi session format version that :func:`export_pi_session` writes."""
@@ -204,13 +208,69 @@ async def export_pi_session(session: Session, path: str | Path, *, overwrite: bo
     return len(entries)
 
 
-def _write_atomic(target: Path, payload: bytes, overwrite: bool) -> None:
+async def migrate_pi_file(path: str | Path, *, lenient: bool = False) -> ImportReport:
+    """Rewrite a pi version 1 or 2 file as version 3, in place and atomically (SPEC §8).
+
+    The file is converted exactly as :func:`sessiontree.import_session` would import it (ids
+    for v1, ``firstKeptEntryIndex`` → ``firstKeptEntryId``, ``hookMessage`` → ``custom``), the
+    new content is written to a temporary file beside it, fsynced and renamed over it, so the
+    file is at every moment either the old one or the whole new one. The session id, the
+    header timestamp and the file mode are kept. A version 3 file is left untouched.
+    Reads the whole file.
+
+    Returns:
+        The report (``session_id`` = the file's id; ``warnings`` says when nothing was done).
+
+    Raises:
+        CorruptSessionError: not a pi session file, a header without an id, or (without
+            ``lenient``) an unreadable line — the file is left as it was.
+        StorageError: the file cannot be read or replaced.
+    """
+    target = Path(path)
+    try:
+        data, mode = await asyncio.to_thread(_read_with_mode, target)
+    except OSError as exc:
+        raise StorageError(f"{target}: cannot read the file: {exc}") from exc
+    report = ImportReport(source_path=target, format="pi")
+    converted = convert_pi(data, target, report, lenient=lenient)
+    session_id = report.source_session_id
+    if not session_id:
+        raise CorruptSessionError("the session header has no id", path=target, line_number=1)
+    report.session_id = session_id
+    if report.source_version is not None and report.source_version >= PI_VERSION:
+        report.warnings.append(f"already version {report.source_version}; the file was not changed")
+        return report
+    entries = finalize(converted.drafts, report, target, lenient=lenient)
+    meta = dict(converted.metadata)
+    imported = meta.pop("importedFrom", {})
+    timestamp = imported.get("timestamp") if isinstance(imported, dict) else None
+    if not isinstance(timestamp, str):
+        timestamp = entries[0].timestamp if entries else now_iso()
+    try:
+        metadata = SessionMetadata.model_validate(meta)
+    except ValueError as exc:
+        raise CorruptSessionError(f"header metadata does not validate: {exc}", path=target) from exc
+    lines = [build_header(session_id, metadata, timestamp)]
+    lines.extend(orjson.dumps(dump_entry(e)) + b"\n" for e in entries)
+    await asyncio.to_thread(_write_atomic, target, b"".join(lines), True, mode)
+    report.entries_imported = len(entries)
+    report.leaf_id = leaf_of_log(entries)
+    return report
+
+
+def _read_with_mode(path: Path) -> tuple[bytes, int]:
+    with path.open("rb") as f:
+        return f.read(), stat.S_IMODE(os.fstat(f.fileno()).st_mode)
+
+
+def _write_atomic(target: Path, payload: bytes, overwrite: bool, mode: int = 0o600) -> None:
     if not overwrite and target.exists():
         raise StorageError(f"{target}: file exists (pass overwrite=True to replace it)")
     tmp = target.with_name(f".{target.name}.{os.getpid()}.{new_id()}.tmp")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
         try:
+            os.fchmod(fd, mode)
             view = memoryview(payload)
             while view:
                 written = os.write(fd, view)
@@ -219,6 +279,21 @@ def _write_atomic(target: Path, payload: bytes, overwrite: bool) -> None:
         finally:
             os.close(fd)
         os.replace(tmp, target)
+        _fsync_dir(target.parent)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
-        raise StorageError(f"{target}: cannot write the export: {exc}") from exc
+        raise StorageError(f"{target}: cannot write the file: {exc}") from exc
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make a rename durable (POSIX); a platform without directory fds skips it."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
