@@ -96,6 +96,8 @@ async def list_cmd(app: App, limit: int, offset: int, as_json: bool) -> None:
             Text(one_line(i.first_message or "", 60)),
         )
     app.out.print(table)
+    if len(infos) == limit:
+        app.err.print(f"showing {limit} sessions from #{offset + 1}; use --limit/--offset for more")
 
 
 @click.command("show")

@@ -222,7 +222,9 @@ async def import_cmd(
             outcomes.append(outcome)
             if bar is not None and task is not None:
                 bar.advance(task, path.stat().st_size)
-            app.out.print(_report_text(outcome))
+            # on a terminal, print above the live bar (its console) so the two do not garble
+            printer = bar.console if bar is not None and app.out.is_terminal else app.out
+            printer.print(_report_text(outcome))
     finally:
         if bar is not None:
             bar.stop()
