@@ -25,9 +25,9 @@ from sessiontree.repos.base import SessionRepo
 from sessiontree.session import Session
 
 __all__ = [
-    "FORMATS",
     "CustomLine",
     "DanglingParent",
+    "FORMATS",
     "Format",
     "ImportReport",
     "UnreadableLine",
