@@ -20,7 +20,8 @@ iterative update, not a re-summary); text of another layout is kept under *Criti
 The result is trimmed to ``max_tokens``: every item list is capped at the same number of
 items (the largest that fits), keeping items that mention a word of the ``instructions`` first,
 then the newest (the oldest for *Goal*, the original request); the number of dropped items is
-written in their place, so nothing disappears silently.
+written in their place, so nothing disappears silently. *Goal*, *Next steps*, *In progress*
+and the modified files are capped only when the rest alone cannot make room.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ _CONSTRAINT_RE = re.compile(
     re.IGNORECASE,
 )
 _DECISION_RE = re.compile(
-    r"\b(i'?ll|i will|let'?s|we'?ll|we will|decided|decision|instead|going to|switch(ed)? to|"
+    r"\b(i'?ll|i will|we'?ll|we will|decided|decision|instead|going to|switch(ed)? to|"
     r"chose|choose|use .+ rather than|plan is)\b",
     re.IGNORECASE,
 )
@@ -68,6 +69,7 @@ _COMMAND_RE = re.compile(r"/[A-Za-z][\w-]*")  # a bare slash command such as ``/
 _WORD_RE = re.compile(r"[A-Za-z0-9_./-]{4,}")
 
 _GOAL_COUNT = 3
+_PROTECTED = frozenset({"Goal", "Next steps", "Progress/In progress", "Files/Modified"})
 _ITEM_CHARS = 240
 _ARG_CHARS = 80
 
@@ -78,7 +80,12 @@ def _clip(text: str, limit: int = _ITEM_CHARS) -> str:
 
 
 def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_RE.split(text) if s and s.strip()]
+    out = []
+    for piece in _SENTENCE_RE.split(text):
+        sentence = piece.strip().lstrip("-*• ").strip() if piece else ""
+        if sentence:
+            out.append(sentence)
+    return out
 
 
 def _describe_call(name: str, arguments: dict[str, Any]) -> str:
@@ -244,7 +251,11 @@ class ExtractiveSummarizer:
                 if text:
                     last_assistant_text = text
                     for sentence in _sentences(text):
-                        if _DECISION_RE.search(sentence) and len(sentence) > 20:
+                        if (
+                            _DECISION_RE.search(sentence)
+                            and len(sentence) > 20
+                            and not sentence.endswith(":")  # narration before a tool call
+                        ):
                             _add(out.items["Key decisions"], _clip(sentence))
                 if msg.stop_reason in ("error", "aborted") or msg.error_message:
                     reason = msg.error_message or msg.stop_reason or "error"
@@ -312,8 +323,8 @@ class ExtractiveSummarizer:
     def _render(
         self, sections: _Sections, purpose: SummaryPurpose, instructions: str | None
     ) -> str:
-        """Render within ``max_tokens``: every list is capped at the same number of items ``n``
-        (the largest that fits, found by bisection), keeping the items that mention an
+        """Render within ``max_tokens``: every list (the protected ones only if needed) is capped
+        at the same number of items ``n`` (the largest that fits, found by bisection), keeping the items that mention an
         instruction keyword, then the newest (for *Goal*: the oldest); dropped items are
         counted in their place. If even ``n = 1`` is too long, items are shortened and finally
         the text is cut."""
@@ -327,10 +338,13 @@ class ExtractiveSummarizer:
             low = item.lower()
             return any(k in low for k in keywords)
 
-        def capped(n: int) -> _Sections:
+        def capped(n: int, protected: frozenset[str]) -> _Sections:
             out = _Sections(omitted=dict(sections.omitted))
             capped_lists = dict(out.lists())
             for key, items in sections.lists():
+                if key in protected:
+                    capped_lists[key][:] = items
+                    continue
                 order = list(range(len(items)))
                 if key != "Goal":
                     order.reverse()  # newest first
@@ -343,15 +357,23 @@ class ExtractiveSummarizer:
             return out
 
         longest = max(len(items) for _, items in sections.lists())
-        lo, hi = 1, longest
-        best = capped(1)
-        while lo <= hi:
-            mid = (lo + hi) // 2
-            candidate = capped(mid)
-            if len(self._text(candidate, purpose)) <= budget_chars:
-                best, lo = candidate, mid + 1
-            else:
-                hi = mid - 1
+
+        def fit(protected: frozenset[str]) -> tuple[_Sections, bool]:
+            best, lo, hi = capped(1, protected), 1, longest
+            fits = len(self._text(best, purpose)) <= budget_chars
+            while fits and lo <= hi:
+                mid = (lo + hi) // 2
+                candidate = capped(mid, protected)
+                if len(self._text(candidate, purpose)) <= budget_chars:
+                    best, lo = candidate, mid + 1
+                else:
+                    hi = mid - 1
+            return best, fits
+
+        # What is open and what was changed are capped only when nothing else helps.
+        best, fits = fit(_PROTECTED)
+        if not fits:
+            best, _ = fit(frozenset())
         text = self._text(best, purpose)
         if len(text) > budget_chars:
             for _, items in best.lists():
