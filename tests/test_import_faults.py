@@ -402,3 +402,17 @@ async def test_the_report_is_json_ready() -> None:
     assert data["dangling_parents"][0]["line"] == 6
     assert data["source_path"].endswith("agent-a7c3dfb.jsonl")
     assert "1 dangling parents" in report.summary()
+
+
+async def test_a_damaged_first_line_is_still_detected_and_reported(tmp_path: Path) -> None:
+    lines = (CLAUDE / "agent-a7c3dfb.jsonl").read_bytes().split(b"\n")
+    path = tmp_path / "damaged-start.jsonl"
+    path.write_bytes(b"\n".join([lines[0][:50], *lines[1:]]))
+    with pytest.raises(CorruptSessionError) as info:
+        await import_session(path, MemoryRepo())
+    assert info.value.line_number == 1
+    _, report = await import_session(path, MemoryRepo(), lenient=True)
+    assert report.format == "claude-code"
+    assert [u.line for u in report.unreadable_lines] == [1]
+    # line 2's parent was line 1: it is a root now, and the report says so
+    assert [d.line for d in report.dangling_parents] == [2, 6]

@@ -216,9 +216,8 @@ def finalize(
 ) -> list[Entry]:
     """Make drafts appendable in one batch; report every change (SPEC §8).
 
-    * a second entry with an id already used, a ``label``/``leaf`` target or ``fromId`` that
-      names no usable entry, or an entry of an unknown type: unreadable (fails unless
-      ``lenient``);
+    * a second entry with an id already used, or a ``label``/``leaf`` target or ``fromId``
+      that names no usable entry: unreadable (fails unless ``lenient``);
     * a ``parentId`` that names no entry, names a ``leaf`` entry, or closes a cycle: the
       entry becomes a root and is listed in ``report.dangling_parents``;
     * an entry that comes before its parent (or target) in the file moves after it; otherwise

@@ -58,7 +58,8 @@ def detect_format_bytes(data: bytes, path: Path) -> Format:
       carrying a ``payload``: ``codex``;
     * JSONL with ``uuid``/``parentUuid`` lines or Claude Code line kinds: ``claude-code``.
 
-    Only the first 50 readable lines of a JSONL file are looked at.
+    Only the first 50 non-blank lines of a JSONL file are looked at; damaged lines among
+    them are passed over (the importer then reports them).
 
     Raises:
         CorruptSessionError: the content is none of these (names the file).
@@ -68,36 +69,43 @@ def detect_format_bytes(data: bytes, path: Path) -> Format:
         first_line = stripped.split(b"\n", 1)[0]
         try:
             orjson.loads(first_line)
-            jsonl = True
+            whole_document = False
         except orjson.JSONDecodeError:
-            jsonl = False
-        if not jsonl:
+            whole_document = True
+        if whole_document:
             try:
                 doc = orjson.loads(data)
             except orjson.JSONDecodeError:
-                doc = None
+                doc = None  # maybe JSONL with a damaged first line: probe the other lines
             if isinstance(doc, dict) and (
                 isinstance(doc.get("history"), list) or isinstance(doc.get("trajectory"), list)
             ):
                 return "swe-agent"
-        else:
-            seen = 0
-            for raw in data.split(b"\n"):
-                if not raw.strip():
-                    continue
-                seen += 1
-                if seen > _PROBE_LINES:
-                    break
-                try:
-                    obj = orjson.loads(raw)
-                except orjson.JSONDecodeError:
-                    continue
-                if isinstance(obj, dict):
-                    if seen == 1 and isinstance(obj.get("history"), list):
-                        return "swe-agent"
-                    fmt = _classify(obj)
-                    if fmt is not None:
-                        return fmt
+        fmt = _probe_lines(data)
+        if fmt is not None:
+            return fmt
     raise CorruptSessionError(
         "not a session file of a known format (pi, claude-code, codex, swe-agent)", path=path
     )
+
+
+def _probe_lines(data: bytes) -> Format | None:
+    """The format of the first classifiable line among the first 50 non-blank ones."""
+    seen = 0
+    for raw in data.split(b"\n"):
+        if not raw.strip():
+            continue
+        seen += 1
+        if seen > _PROBE_LINES:
+            break
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(obj, dict):
+            if seen == 1 and isinstance(obj.get("history"), list):
+                return "swe-agent"
+            fmt = _classify(obj)
+            if fmt is not None:
+                return fmt
+    return None
