@@ -359,6 +359,29 @@ async def test_explicit_key_wins_over_the_environment(
     assert "sk-explicit" in sent and "sk-from-env" not in sent
 
 
+async def test_max_input_tokens_bounds_the_request(
+    provider: Provider, server: FakeLLMServer, summarizer_factory: Callable[..., Any]
+) -> None:
+    server.script(Reply(provider.ok(SUMMARY)))
+    long_history: list[Any] = []
+    for i in range(200):
+        long_history += [
+            UserMessage(content=f"request {i}: " + "x" * 2000),
+            AssistantMessage(content=[TextContent(text=f"answer {i}: " + "y" * 2000)]),
+        ]
+    s = summarizer_factory(max_input_tokens=3000)
+    await s.summarize(long_history, previous_summary=None, instructions=None, purpose="compaction")
+    prompt = provider.prompt_text(server.requests[0].body)
+    assert len(prompt) <= 3000 * 4
+    assert "[User]: request 0: " in prompt and "[Assistant]: answer 199: " in prompt
+    assert "messages omitted to fit the summariser's input budget" in prompt
+
+
+def test_non_positive_limits_are_rejected(provider: Provider) -> None:
+    with pytest.raises(ValueError, match="max_input_tokens"):
+        provider.make("http://127.0.0.1:9", max_input_tokens=0)
+
+
 # --------------------------------------------------------------------------- OpenAI specifics
 
 

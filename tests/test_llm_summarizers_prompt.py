@@ -261,3 +261,88 @@ def test_real_pi_sessions_serialise_within_bounds(name: str) -> None:
         assert f"[User]: {message_text(user)[:200]}" in text
     assert text.count("[Tool result: ") >= sum(isinstance(m, ToolResultMessage) for m in messages)
     assert len(text) < raw_chars
+
+
+# --------------------------------------------------------------------------- input budget
+
+
+def _many_rounds(n: int, *, result_chars: int) -> list[AgentMessage]:
+    out: list[AgentMessage] = [UserMessage(content="GOAL: port the CLI to click.")]
+    for i in range(n):
+        out.append(
+            AssistantMessage(
+                content=[
+                    ThinkingContent(thinking=f"thinking about step {i} " * 20),
+                    ToolCall(id=f"c{i}", name="bash", arguments={"command": f"step {i}"}),
+                ]
+            )
+        )
+        out.append(
+            ToolResultMessage(
+                tool_call_id=f"c{i}",
+                tool_name="bash",
+                content=[TextContent(text="o" * result_chars)],
+            )
+        )
+    out.append(UserMessage(content="LAST: now write the docs."))
+    return out
+
+
+def test_without_a_budget_nothing_is_left_out() -> None:
+    text = serialize_messages(_many_rounds(200, result_chars=3000))
+    assert "messages omitted" not in text
+    assert text.count("[Assistant thinking]") == 200
+
+
+def test_a_budget_first_tightens_the_cuts() -> None:
+    messages = _many_rounds(20, result_chars=3000)
+    loose = serialize_messages(messages)
+    text = serialize_messages(messages, max_chars=len(loose) // 3)
+    assert len(text) <= len(loose) // 3
+    assert "messages omitted" not in text
+    assert "[Assistant thinking]" not in text  # thinking is dropped first
+    assert text.count("[Tool result: bash]") == 20
+    assert "GOAL: port the CLI" in text and "LAST: now write the docs." in text
+
+
+def test_a_small_budget_leaves_out_the_middle_but_keeps_the_start_and_the_end() -> None:
+    messages = _many_rounds(300, result_chars=3000)
+    text = serialize_messages(messages, max_chars=20_000)
+    assert len(text) <= 20_000
+    assert text.startswith("[User]: GOAL: port the CLI to click.")
+    assert text.endswith("[User]: LAST: now write the docs.")
+    omitted = re.search(
+        r"\[… ([\d,]+) messages omitted to fit the summariser's input budget …\]", text
+    )
+    assert omitted is not None
+    shown = (
+        text.count("[Assistant tool call]") + text.count("[Tool result:") + text.count("[User]:")
+    )
+    assert shown + int(omitted.group(1).replace(",", "")) == len(messages)
+    assert 'bash {"command":"step 299"}' in text  # the most recent work is kept
+
+
+def test_build_prompt_keeps_the_whole_request_within_max_input_tokens() -> None:
+    messages = _many_rounds(300, result_chars=3000)
+    prompt = build_prompt(
+        messages,
+        previous_summary="## Goal\nOld goal.",
+        instructions="Be brief.",
+        purpose="compaction",
+        max_input_tokens=8000,
+    )
+    assert prompt is not None
+    assert len(prompt.system) + len(prompt.user) <= 8000 * 4
+    assert "<previous-summary>\n## Goal\nOld goal." in prompt.user
+    assert prompt.user.endswith("Be brief.")
+
+
+def test_a_budget_smaller_than_one_message_still_shows_the_newest_one() -> None:
+    messages: list[AgentMessage] = [
+        UserMessage(content="A" * 10_000),
+        UserMessage(content="B" * 10_000),
+    ]
+    text = serialize_messages(messages, max_chars=1000)
+    assert len(text) <= 1000
+    assert "[User]: BBB" in text and text.endswith("BBBB")
+    assert "1 messages omitted" in text

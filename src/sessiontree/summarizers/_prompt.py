@@ -18,7 +18,9 @@ Long parts are cut in the middle, keeping the head and the tail (tool results to
 :data:`TOOL_RESULT_CHARS` characters, bash output to :data:`BASH_OUTPUT_CHARS`, thinking to
 :data:`THINKING_CHARS`, each string argument of a tool call to :data:`TOOL_ARGUMENT_CHARS`,
 user and assistant text to :data:`MESSAGE_CHARS`). Messages of a role this library does not
-model, and bash executions excluded from the context, are left out.
+model, and bash executions excluded from the context, are left out. Given an input budget
+(``max_input_tokens`` of the summarisers, for models with a small window), a transcript that
+does not fit is rebuilt with tighter limits, and then loses whole messages from its middle.
 
 The instructions depend on the purpose (``compaction``, ``turn_prefix``, ``branch``), ask for
 the structured layout of :data:`~sessiontree.summarizers.base.SUMMARY_SECTIONS`, and, given a
@@ -56,13 +58,17 @@ from sessiontree.summarizers.base import SUMMARY_SECTIONS, SummaryPurpose
 
 __all__ = [
     "BASH_OUTPUT_CHARS",
+    "CHARS_PER_TOKEN",
+    "DEFAULT_LIMITS",
     "LOCAL_API_KEY",
     "MESSAGE_CHARS",
     "SYSTEM_PROMPT",
+    "TIGHT_LIMITS",
     "THINKING_CHARS",
     "TOOL_ARGUMENT_CHARS",
     "TOOL_RESULT_CHARS",
     "SummaryPrompt",
+    "TranscriptLimits",
     "build_prompt",
     "describe_failure",
     "is_local_url",
@@ -82,9 +88,34 @@ TOOL_ARGUMENT_CHARS = 500
 """Characters kept of each string value inside a tool call's arguments (file contents, edits)."""
 MESSAGE_CHARS = 20_000
 """Characters kept of one user, assistant or custom message's text."""
+CHARS_PER_TOKEN = 4
+"""The SPEC §4 estimate: one token per four characters."""
 
 LOCAL_API_KEY = "sessiontree-local"
 """The placeholder API key sent to a local model server when no key is configured."""
+
+
+@dataclass(frozen=True)
+class TranscriptLimits:
+    """Characters kept of each part of a message in the transcript (``0`` drops thinking)."""
+
+    tool_result_chars: int = TOOL_RESULT_CHARS
+    bash_output_chars: int = BASH_OUTPUT_CHARS
+    thinking_chars: int = THINKING_CHARS
+    tool_argument_chars: int = TOOL_ARGUMENT_CHARS
+    message_chars: int = MESSAGE_CHARS
+
+
+DEFAULT_LIMITS = TranscriptLimits()
+"""The limits used unless the transcript must fit a budget."""
+TIGHT_LIMITS = TranscriptLimits(
+    tool_result_chars=300,
+    bash_output_chars=300,
+    thinking_chars=0,
+    tool_argument_chars=120,
+    message_chars=4000,
+)
+"""The limits tried when the transcript with :data:`DEFAULT_LIMITS` exceeds its budget."""
 
 
 # --------------------------------------------------------------------------- transcript
@@ -113,8 +144,8 @@ def _shorten_strings(value: Any, limit: int) -> Any:
     return value
 
 
-def _arguments_json(arguments: dict[str, Any]) -> str:
-    shortened = _shorten_strings(arguments, TOOL_ARGUMENT_CHARS)
+def _arguments_json(arguments: dict[str, Any], limit: int) -> str:
+    shortened = _shorten_strings(arguments, limit)
     try:
         return orjson.dumps(shortened, option=orjson.OPT_NON_STR_KEYS).decode()
     except TypeError:  # a value orjson cannot encode (kept from a foreign writer)
@@ -137,41 +168,45 @@ def _content_text(content: str | Sequence[ContentBlock]) -> str:
     return "\n".join(t for t in (_block_text(b) for b in content) if t)
 
 
-def _assistant_lines(msg: AssistantMessage) -> list[str]:
+def _assistant_lines(msg: AssistantMessage, limits: TranscriptLimits) -> list[str]:
     lines: list[str] = []
     text_parts: list[str] = []
+
+    def flush() -> None:
+        if text_parts:
+            text = truncate_middle("\n".join(text_parts), limits.message_chars)
+            lines.append(f"[Assistant]: {text}")
+            text_parts.clear()
+
     for block in msg.content:
         if isinstance(block, ThinkingContent):
-            if block.thinking.strip():
-                lines.append(
-                    f"[Assistant thinking]: {truncate_middle(block.thinking, THINKING_CHARS)}"
-                )
+            if block.thinking.strip() and limits.thinking_chars > 0:
+                thinking = truncate_middle(block.thinking, limits.thinking_chars)
+                lines.append(f"[Assistant thinking]: {thinking}")
         elif isinstance(block, ToolCall):
-            if text_parts:
-                lines.append(f"[Assistant]: {truncate_middle(''.join(text_parts), MESSAGE_CHARS)}")
-                text_parts = []
-            lines.append(f"[Assistant tool call]: {block.name} {_arguments_json(block.arguments)}")
+            flush()
+            arguments = _arguments_json(block.arguments, limits.tool_argument_chars)
+            lines.append(f"[Assistant tool call]: {block.name} {arguments}")
         else:
             text = _block_text(block)
             if text:
-                text_parts.append(text if not text_parts else "\n" + text)
-    if text_parts:
-        lines.append(f"[Assistant]: {truncate_middle(''.join(text_parts), MESSAGE_CHARS)}")
+                text_parts.append(text)
+    flush()
     if msg.stop_reason in ("error", "aborted"):
         reason = msg.error_message or msg.stop_reason
         lines.append(f"[Assistant {msg.stop_reason}]: {reason}")
     return lines
 
 
-def _message_lines(msg: AgentMessage) -> list[str]:
+def _message_lines(msg: AgentMessage, limits: TranscriptLimits) -> list[str]:
     if isinstance(msg, UserMessage):
-        return [f"[User]: {truncate_middle(_content_text(msg.content), MESSAGE_CHARS)}"]
+        return [f"[User]: {truncate_middle(_content_text(msg.content), limits.message_chars)}"]
     if isinstance(msg, AssistantMessage):
-        return _assistant_lines(msg)
+        return _assistant_lines(msg, limits)
     if isinstance(msg, ToolResultMessage):
         name = msg.tool_name or "tool"
         flag = " (error)" if msg.is_error else ""
-        text = truncate_middle(_content_text(msg.content), TOOL_RESULT_CHARS)
+        text = truncate_middle(_content_text(msg.content), limits.tool_result_chars)
         return [f"[Tool result: {name}{flag}]: {text}"]
     if isinstance(msg, BashExecutionMessage):
         if msg.exclude_from_context:
@@ -182,10 +217,10 @@ def _message_lines(msg: AgentMessage) -> list[str]:
             status = "no exit code"
         else:
             status = f"exit code {msg.exit_code}"
-        output = truncate_middle(msg.output, BASH_OUTPUT_CHARS)
+        output = truncate_middle(msg.output, limits.bash_output_chars)
         return [f"[User bash]: $ {msg.command} ({status})\n{output}".rstrip()]
     if isinstance(msg, CustomMessage):
-        text = truncate_middle(_content_text(msg.content), MESSAGE_CHARS)
+        text = truncate_middle(_content_text(msg.content), limits.message_chars)
         return [f"[Custom message: {msg.custom_type}]: {text}"]
     if isinstance(msg, BranchSummaryMessage):
         return [f"[Branch summary]: {msg.summary}"]
@@ -194,16 +229,57 @@ def _message_lines(msg: AgentMessage) -> list[str]:
     return []  # OpaqueMessage: never shown to a model (SPEC §1)
 
 
-def serialize_messages(messages: Sequence[AgentMessage]) -> str:
+def _blocks(messages: Sequence[AgentMessage], limits: TranscriptLimits) -> list[str]:
+    return ["\n".join(lines) for m in messages if (lines := _message_lines(m, limits))]
+
+
+def _fit(blocks: list[str], max_chars: int) -> list[str]:
+    """Keep whole blocks from the start (a quarter of the budget) and from the end (the rest)."""
+    sep = 2  # the blank line between blocks
+    max_chars -= 100  # room for the marker that says how many messages were left out
+    head: list[str] = []
+    used = 0
+    for block in blocks:
+        if used + len(block) + sep > max_chars // 4:
+            break
+        head.append(block)
+        used += len(block) + sep
+    tail: list[str] = []
+    for block in reversed(blocks[len(head) :]):
+        if used + len(block) + sep > max_chars:
+            break
+        tail.append(block)
+        used += len(block) + sep
+    if not tail and len(head) < len(blocks):  # the newest message alone is too long: cut it
+        tail.append(truncate_middle(blocks[-1], max(max_chars - used - sep - 60, 200)))
+    tail.reverse()
+    omitted = len(blocks) - len(head) - len(tail)
+    if omitted == 0:
+        return blocks
+    marker = f"[… {omitted:,} messages omitted to fit the summariser's input budget …]"
+    return [*head, marker, *tail]
+
+
+def serialize_messages(messages: Sequence[AgentMessage], *, max_chars: int | None = None) -> str:
     """The transcript of ``messages`` (oldest first), one block per message, blank-line separated.
 
-    See the module docstring for the line prefixes and the truncation limits (characters).
-    Returns ``""`` when no message has anything to show.
+    See the module docstring for the line prefixes and :data:`DEFAULT_LIMITS` for how much of
+    each part is kept (characters). With ``max_chars``, a transcript that is too long is
+    rebuilt with :data:`TIGHT_LIMITS`; if still too long, whole messages are left out of the
+    middle (the earliest ones, which carry the goal, and the most recent ones are kept) and a
+    marker says how many. Returns ``""`` when no message has anything to show.
     """
-    blocks: list[str] = []
-    for msg in messages:
-        blocks.extend(_message_lines(msg))
+    blocks = _blocks(messages, DEFAULT_LIMITS)
+    if max_chars is None or _length(blocks) <= max_chars:
+        return "\n\n".join(blocks)
+    blocks = _blocks(messages, TIGHT_LIMITS)
+    if _length(blocks) > max_chars:
+        blocks = _fit(blocks, max_chars)
     return "\n\n".join(blocks)
+
+
+def _length(blocks: list[str]) -> int:
+    return sum(len(b) for b in blocks) + 2 * max(len(blocks) - 1, 0)
 
 
 # --------------------------------------------------------------------------- instructions
@@ -283,33 +359,41 @@ def build_prompt(
     previous_summary: str | None,
     instructions: str | None,
     purpose: SummaryPurpose,
+    max_input_tokens: int | None = None,
 ) -> SummaryPrompt | None:
     """The request for summarising ``messages`` (oldest first) for ``purpose`` (SPEC §4).
 
     The user message holds the transcript in ``<conversation>``, the previous summary in
     ``<previous-summary>`` (with the request to update it), the purpose's task, the layout of
-    :func:`summary_template`, and finally the caller's ``instructions``.
+    :func:`summary_template`, and finally the caller's ``instructions``. With
+    ``max_input_tokens``, the transcript is fitted (see :func:`serialize_messages`) so that the
+    whole request stays within that many estimated tokens (:data:`CHARS_PER_TOKEN`).
 
     Returns:
         ``None`` when the messages show nothing (empty, or only hidden messages): there is no
         conversation to send.
     """
-    transcript = serialize_messages(messages)
-    if not transcript:
-        return None
-    parts = [f"<conversation>\n{transcript}\n</conversation>"]
     previous = (previous_summary or "").strip()
+    rest: list[str] = []
     if previous:
-        parts.append(f"<previous-summary>\n{previous}\n</previous-summary>")
-    parts.append(_TASKS.get(purpose, _TASKS["compaction"]))
+        rest.append(f"<previous-summary>\n{previous}\n</previous-summary>")
+    rest.append(_TASKS.get(purpose, _TASKS["compaction"]))
     if previous:
-        parts.append(_UPDATE)
-    parts.append(
+        rest.append(_UPDATE)
+    rest.append(
         "Use exactly this Markdown layout. Keep every heading, in this order; write "
         '"- (none)" under a heading with nothing to report.\n\n' + summary_template()
     )
     if instructions and instructions.strip():
-        parts.append(f"Additional instructions:\n{instructions.strip()}")
+        rest.append(f"Additional instructions:\n{instructions.strip()}")
+    max_chars = None
+    if max_input_tokens is not None:
+        fixed = len(SYSTEM_PROMPT) + sum(len(p) + 2 for p in rest) + 40
+        max_chars = max(max_input_tokens * CHARS_PER_TOKEN - fixed, 1000)
+    transcript = serialize_messages(messages, max_chars=max_chars)
+    if not transcript:
+        return None
+    parts = [f"<conversation>\n{transcript}\n</conversation>", *rest]
     return SummaryPrompt(system=SYSTEM_PROMPT, user="\n\n".join(parts))
 
 

@@ -31,10 +31,16 @@ from sessiontree.summarizers.base import SummaryPurpose, SummaryResult
 if TYPE_CHECKING:
     import anthropic
 
-__all__ = ["DEFAULT_MAX_RETRIES", "DEFAULT_MAX_TOKENS", "DEFAULT_TIMEOUT_S", "AnthropicSummarizer"]
+__all__ = [
+    "DEFAULT_MAX_RETRIES",
+    "DEFAULT_MAX_TOKENS",
+    "DEFAULT_TIMEOUT_S",
+    "AnthropicSummarizer",
+    "anthropic_usage",
+]
 
 DEFAULT_TIMEOUT_S = 120.0
-"""Seconds one request may take (connect, send, wait, read) unless told otherwise."""
+"""Seconds allowed for each phase of a request (connect, send, wait for the answer) by default."""
 DEFAULT_MAX_RETRIES = 2
 """Retries after the first attempt unless told otherwise (the SDK's default)."""
 DEFAULT_MAX_TOKENS = 8192
@@ -83,10 +89,14 @@ class AnthropicSummarizer:
         api_key: the key; ``None`` → ``ANTHROPIC_API_KEY``, else, when ``base_url`` is a
             local server (:func:`~sessiontree.summarizers._prompt.is_local_url`), a
             placeholder; else the SDK's other credential sources.
-        timeout: seconds per request (connect, send, wait, read); ``None`` →
+        timeout: seconds allowed for each phase of a request (connect, send, wait for the
+            answer — a summary is not streamed, so it must arrive within it); ``None`` →
             :data:`DEFAULT_TIMEOUT_S`, or the passed ``client``'s own.
         max_retries: retries after a failed attempt (``0`` = none); ``None`` →
             :data:`DEFAULT_MAX_RETRIES`, or the passed ``client``'s own.
+        max_input_tokens: the most tokens (estimated, 4 characters each) the request may
+            take; a longer transcript is shortened to fit (tighter cuts, then messages left out
+            of the middle). ``None``: no limit. Set it for models with a small window.
         max_tokens: the most tokens the summary may take; an answer cut there is a failure.
         client: a ready ``anthropic.AsyncAnthropic``; then ``base_url`` and ``api_key`` must be
             ``None``.
@@ -94,7 +104,7 @@ class AnthropicSummarizer:
     Raises:
         MissingExtraError: the ``anthropic`` package is not installed.
         ValueError: ``client`` together with ``base_url`` or ``api_key``, or a non-positive
-            ``max_tokens``.
+            ``max_tokens`` / ``max_input_tokens``.
     """
 
     def __init__(
@@ -105,6 +115,7 @@ class AnthropicSummarizer:
         api_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
+        max_input_tokens: int | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         client: anthropic.AsyncAnthropic | None = None,
     ) -> None:
@@ -116,6 +127,9 @@ class AnthropicSummarizer:
             raise ValueError(f"max_tokens must be positive, got {max_tokens}")
         self.model = model
         self.max_tokens = max_tokens
+        if max_input_tokens is not None and max_input_tokens <= 0:
+            raise ValueError(f"max_input_tokens must be positive, got {max_input_tokens}")
+        self.max_input_tokens = max_input_tokens
         self._owns_client = client is None
         if client is not None:
             if base_url is not None or api_key is not None:
@@ -168,7 +182,11 @@ class AnthropicSummarizer:
                 refused or cut-off answer. The SDK's exception is the ``__cause__``.
         """
         prompt = build_prompt(
-            messages, previous_summary=previous_summary, instructions=instructions, purpose=purpose
+            messages,
+            previous_summary=previous_summary,
+            instructions=instructions,
+            purpose=purpose,
+            max_input_tokens=self.max_input_tokens,
         )
         if prompt is None:
             if previous_summary and previous_summary.strip():

@@ -40,10 +40,11 @@ __all__ = [
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_TIMEOUT_S",
     "OpenAISummarizer",
+    "openai_usage",
 ]
 
 DEFAULT_TIMEOUT_S = 120.0
-"""Seconds one request may take (connect, send, wait, read) unless told otherwise."""
+"""Seconds allowed for each phase of a request (connect, send, wait for the answer) by default."""
 DEFAULT_MAX_RETRIES = 2
 """Retries after the first attempt unless told otherwise (the SDK's default)."""
 DEFAULT_MAX_OUTPUT_TOKENS = 8192
@@ -96,10 +97,14 @@ class OpenAISummarizer:
             ``OPENAI_BASE_URL`` or OpenAI's own.
         api_key: the key; ``None`` → ``OPENAI_API_KEY``, else, when ``base_url`` is a local
             server (:func:`~sessiontree.summarizers._prompt.is_local_url`), a placeholder.
-        timeout: seconds per request (connect, send, wait, read); ``None`` →
+        timeout: seconds allowed for each phase of a request (connect, send, wait for the
+            answer — a summary is not streamed, so it must arrive within it); ``None`` →
             :data:`DEFAULT_TIMEOUT_S`, or the passed ``client``'s own.
         max_retries: retries after a failed attempt (``0`` = none); ``None`` →
             :data:`DEFAULT_MAX_RETRIES`, or the passed ``client``'s own.
+        max_input_tokens: the most tokens (estimated, 4 characters each) the request may
+            take; a longer transcript is shortened to fit (tighter cuts, then messages left out
+            of the middle). ``None``: no limit. Set it for models with a small window.
         max_output_tokens: the most tokens the summary may take; an answer cut there is a
             failure.
         client: a ready ``openai.AsyncOpenAI`` (custom HTTP client, proxy, Azure, ...); then
@@ -109,7 +114,7 @@ class OpenAISummarizer:
         MissingExtraError: the ``openai`` package is not installed.
         SummaryError: no API key is available for a non-local server.
         ValueError: ``client`` together with ``base_url`` or ``api_key``, or a non-positive
-            ``max_output_tokens``.
+            ``max_output_tokens`` / ``max_input_tokens``.
     """
 
     def __init__(
@@ -120,6 +125,7 @@ class OpenAISummarizer:
         api_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
+        max_input_tokens: int | None = None,
         max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
         client: openai.AsyncOpenAI | None = None,
     ) -> None:
@@ -131,6 +137,9 @@ class OpenAISummarizer:
             raise ValueError(f"max_output_tokens must be positive, got {max_output_tokens}")
         self.model = model
         self.max_output_tokens = max_output_tokens
+        if max_input_tokens is not None and max_input_tokens <= 0:
+            raise ValueError(f"max_input_tokens must be positive, got {max_input_tokens}")
+        self.max_input_tokens = max_input_tokens
         self._owns_client = client is None
         if client is not None:
             if base_url is not None or api_key is not None:
@@ -188,7 +197,11 @@ class OpenAISummarizer:
                 answer. The SDK's exception is the ``__cause__``.
         """
         prompt = build_prompt(
-            messages, previous_summary=previous_summary, instructions=instructions, purpose=purpose
+            messages,
+            previous_summary=previous_summary,
+            instructions=instructions,
+            purpose=purpose,
+            max_input_tokens=self.max_input_tokens,
         )
         if prompt is None:
             if previous_summary and previous_summary.strip():
