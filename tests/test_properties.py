@@ -54,6 +54,7 @@ op = st.one_of(
     st.tuples(st.just("leaf_none"), st.none()),
     st.tuples(st.just("label"), st.tuples(st.integers(0, 10_000), st.sampled_from(["x", "y", None]))),
     st.tuples(st.just("name"), st.sampled_from(["a", "b"])),
+    st.tuples(st.just("stale_name"), st.integers(-1, 10_000)),
     st.tuples(st.just("compact_pointer"), st.integers(0, 10_000)),
     st.tuples(st.just("compact_tail"), st.lists(st.integers(0, 6), max_size=3)),
     st.tuples(st.just("custom"), st.sampled_from(["proj", "plain"])),
@@ -209,6 +210,10 @@ async def apply(ops: list[tuple[str, Any]]) -> None:
                 await added(await s.append_label(target, arg[1]))
         elif kind == "name":
             await added(await s.append_session_name(arg))
+        elif kind == "stale_name":
+            # a name line written by a client with a stale view (or parentId null)
+            parent = pick(arg, path_only=True) if arg >= 0 else None
+            await added(await s.append_entry(SessionInfoEntry(name="stale", parent_id=parent)))
         elif kind == "compact_pointer":
             kept = pick(arg, path_only=True)
             await added(await s.append_compaction("sum", 1, first_kept_entry_id=kept))
