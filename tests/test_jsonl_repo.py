@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from sessiontree.entries import parse_entry
-from sessiontree.errors import InvalidEntryError, SessionNotFoundError
+from sessiontree.errors import CorruptSessionError, InvalidEntryError, SessionNotFoundError
 from sessiontree.repos import open_repo
 from sessiontree.repos.jsonl import JSONLRepo
 from sessiontree.storage.jsonl import JSONLStorage
@@ -278,3 +278,27 @@ async def test_search_parses_only_lines_that_pass_the_raw_precheck(
     assert [h.entry_id for h in hits] == [hit]
     assert len(parsed) == 1 and b"zebrafish" in parsed[0]
     assert await repo.search("message", limit=5) and len(await repo.search("message", limit=5)) == 5
+
+
+async def test_a_corrupt_session_fails_to_open_but_still_lists(tmp_path: Path) -> None:
+    repo = JSONLRepo(tmp_path)
+    s = await repo.create(id="s")
+    await s.append_message(user("one"))
+    await s.append_message(user("two"))
+    await repo.close()
+    log = tmp_path / "s" / "session.jsonl"
+    rows = tree_of(tmp_path)["s/session.jsonl"]
+    assert rows is not None
+    header, first, second = rows.split(b"\n")[:3]
+    broken = header + b"\n" + first + b"\n" + b"{oops\n" + second + b"\n"
+    log.write_bytes(broken)
+    with pytest.raises(CorruptSessionError) as err:
+        await JSONLRepo(tmp_path).open("s")
+    assert err.value.line_number == 3 and f"{log}:3" in str(err.value)
+    lenient = await JSONLRepo(tmp_path, skip_bad_lines=True).open("s")
+    assert isinstance(lenient.storage, JSONLStorage)
+    assert [sk.line_number for sk in lenient.storage.skipped_lines] == [3]
+    assert len(await lenient.get_branch()) == 2
+    (info,) = await JSONLRepo(tmp_path).list()
+    assert info.id == "s"
+    assert log.read_bytes() == broken

@@ -89,11 +89,26 @@ class JSONLRepo:
         durability: passed to every :class:`JSONLStorage` (``none``, ``flush``, ``fsync``).
     """
 
-    def __init__(self, root: str | os.PathLike[str], *, durability: Durability = "flush") -> None:
-        """Remember the root; nothing is read or created until first use."""
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        durability: Durability = "flush",
+        skip_bad_lines: bool = False,
+    ) -> None:
+        """Remember the root; nothing is read or created until first use.
+
+        Args:
+            root: the directory holding one sub-directory per session.
+            durability: ``none``, ``flush`` (default) or ``fsync``; see
+                :mod:`sessiontree.storage.jsonl`.
+            skip_bad_lines: open sessions skipping (and reporting) bad lines instead of
+                raising :class:`CorruptSessionError`.
+        """
         self.root = Path(root).expanduser().absolute()
         self.url = f"jsonl://{self.root}"
         self.durability: Durability = durability
+        self.skip_bad_lines = skip_bad_lines
         self._open: weakref.WeakSet[JSONLStorage] = weakref.WeakSet()
 
     async def __aenter__(self) -> JSONLRepo:
@@ -109,7 +124,11 @@ class JSONLRepo:
         path = self._log_path(session_id)
         try:
             storage = JSONLStorage(
-                path, durability=self.durability, session_id=session_id, repo_root=self.root
+                path,
+                durability=self.durability,
+                skip_bad_lines=self.skip_bad_lines,
+                session_id=session_id,
+                repo_root=self.root,
             )
         except SessionNotFoundError:
             raise SessionNotFoundError(session_id) from None
