@@ -322,11 +322,6 @@ async def open_summarizer(
         yield claude
 
 
-def fail(message: str) -> click.ClickException:
-    """A one-line command failure (exit status 1)."""
-    return click.ClickException(message)
-
-
 def stderr_is_terminal() -> bool:
     """Whether stderr is an interactive terminal (progress bars only then)."""
     return sys.stderr.isatty()
