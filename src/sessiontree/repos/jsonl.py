@@ -41,7 +41,13 @@ from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.repos.base import coerce_metadata, make_snippet
 from sessiontree.repos.memory import check_session_id
 from sessiontree.session import Session
-from sessiontree.storage.jsonl import LOG_NAME, Durability, JSONLStorage, create_session_file
+from sessiontree.storage.jsonl import (
+    LOG_NAME,
+    Durability,
+    JSONLStorage,
+    create_session_file,
+    fsync_dir,
+)
 from sessiontree.storage.jsonl_format import parse_header
 from sessiontree.storage.jsonl_stats import STATS_NAME, Stats, count_lines, read_stats, write_stats
 from sessiontree.tree import ForkPosition
@@ -159,6 +165,8 @@ class JSONLRepo:
             raise StorageError(f"cannot create session directory {directory}: {exc}") from exc
         try:
             create_session_file(directory / LOG_NAME, session_id, meta, self.durability)
+            if self.durability != "none":
+                fsync_dir(self.root)
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.rmdir(directory)

@@ -21,9 +21,9 @@ Design:
   :attr:`JSONLStorage.skipped_lines` and logged). A file without a valid header is refused
   before anything is written, so it is never rewritten or truncated.
 * **Durability** (``durability=``): ``none`` never fsyncs; ``flush`` (default) hands every
-  line to the OS before the append returns (it survives a crash of the process) and fsyncs
-  on :meth:`close`; ``fsync`` also fsyncs after every append and on creation (it survives a
-  power loss).
+  line to the OS before the append returns (it survives a crash of the process), fsyncs a
+  new file (and its directory) when it is created and fsyncs on :meth:`close`; ``fsync``
+  also fsyncs after every append (each append then survives a power loss).
 * Files are created 0600 and directories 0700.
 """
 
@@ -60,7 +60,7 @@ from sessiontree.storage.jsonl_index import LineIndex
 from sessiontree.storage.jsonl_stats import REFRESH_BYTES, STATS_NAME, Stats, write_stats
 from sessiontree.tree import ForkPosition, branch_of, check_append, trace_chain
 
-__all__ = ["LOG_NAME", "Durability", "JSONLStorage", "create_session_file"]
+__all__ = ["LOG_NAME", "Durability", "JSONLStorage", "create_session_file", "fsync_dir"]
 
 log = logging.getLogger("sessiontree.storage.jsonl")
 
@@ -76,7 +76,12 @@ LOCK_TIMEOUT_S = 60.0
 _SESSION_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
+    """fsync a directory, so that a file or directory just created in it survives a crash.
+
+    Raises:
+        OSError: the directory cannot be opened.
+    """
     fd = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -110,7 +115,7 @@ def create_session_file(
         with contextlib.suppress(OSError):
             tmp.unlink()
     if durability != "none":
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
 
 
 class JSONLStorage:
@@ -526,6 +531,8 @@ class JSONLStorage:
             else:
                 path = self.path.parent / f"{session_id}.jsonl"
             create_session_file(path, session_id, meta, self.durability)
+            if self._repo_root is not None and self.durability != "none":
+                fsync_dir(self._repo_root)
             return JSONLStorage(
                 path, durability=self.durability, session_id=session_id, repo_root=self._repo_root
             )

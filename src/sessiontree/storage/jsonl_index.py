@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sessiontree.entries import BOOKKEEPING_TYPES
+from sessiontree.entries import BOOKKEEPING_TYPES, MessageEntry
 from sessiontree.errors import CorruptSessionError
+from sessiontree.messages import UserMessage, message_text
 from sessiontree.storage.jsonl_format import LineRecord, SkippedLine, first_user_text
 
 __all__ = ["LineIndex"]
@@ -76,8 +77,7 @@ class LineIndex:
             if kind == "message":
                 self.message_count += 1
                 if self.first_message is None:
-                    data = record.data if record.entry is None else record.entry.to_wire()
-                    self.first_message = None if data is None else first_user_text(data)
+                    self.first_message = _first_user_text(record)
             elif kind == "label":
                 target, label = record.field("targetId"), record.field("label")
                 if isinstance(target, str):
@@ -103,3 +103,12 @@ class LineIndex:
         """The type of an indexed entry, ``None`` when absent (for ``check_append``)."""
         record = self.by_id.get(entry_id)
         return None if record is None else record.type
+
+
+def _first_user_text(record: LineRecord) -> str | None:
+    entry = record.entry
+    if entry is None:
+        return None if record.data is None else first_user_text(record.data)
+    if isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage):
+        return message_text(entry.message)[:200]
+    return None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -65,7 +66,7 @@ def read_stats(path: Path, ino: int, size: int) -> Stats | None:
 
 def write_stats(path: Path, stats: Stats) -> None:
     """Write the sidecar atomically (mode 0600). Best effort: an ``OSError`` is ignored."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
