@@ -398,3 +398,42 @@ async def test_appending_to_a_session_deleted_elsewhere_is_refused(tmp_path: Pat
     assert os.listdir(tmp_path) == []  # not recreated, no stray lock file
     with pytest.raises(SessionNotFoundError):
         await storage.get_entries()
+
+
+async def test_each_entry_is_one_write_and_a_writer_reads_only_new_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.jsonl"
+    write(path, line(HEADER), line(msg("a", None)))
+    mine, other = JSONLStorage(path), JSONLStorage(path)
+    theirs = msg("b", "a")
+    await other.append_entry(parse_entry(theirs))
+    writes: list[bytes] = []
+    reads: list[int] = []
+    real_write, real_pread = os.write, os.pread
+    monkeypatch.setattr(
+        os, "write", lambda fd, data: (writes.append(bytes(data)), real_write(fd, data))[1]
+    )
+    monkeypatch.setattr(
+        os,
+        "pread",
+        lambda fd, n, off: (lambda d: (reads.append(len(d)), d)[1])(real_pread(fd, n, off)),
+    )
+    batch = [parse_entry(msg("c", "b")), parse_entry(msg("d", "c")), parse_entry(msg("e", "d"))]
+    await mine.append_entries(batch)
+    assert sum(reads) == len(line(theirs))  # only what ``other`` appended
+    assert [orjson.loads(w)["id"] for w in writes] == ["c", "d", "e"]
+    assert all(w.endswith(b"\n") and w.count(b"\n") == 1 for w in writes)
+
+
+async def test_entries_are_validated_only_when_returned(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    bad_sibling = {"type": "message", "id": "x", "parentId": "a", "timestamp": "t", "message": 1}
+    write(path, line(HEADER), line(msg("a", None)), line(bad_sibling), line(msg("b", "a")))
+    session = Session(JSONLStorage(path))
+    assert await session.get_leaf_id() == "b"
+    ctx = await session.build_context()  # the branch a → b never touches line 3
+    assert len(ctx.messages) == 2
+    with pytest.raises(CorruptSessionError) as err:
+        await session.get_entries()
+    assert err.value.line_number == 3
