@@ -159,40 +159,36 @@ def parse_header(first_line: bytes, path: str | Path) -> Header:
 class LineRecord:
     """One entry line, indexed but not yet validated into a pydantic model.
 
-    Only ``type`` and ``id`` are read from the raw JSON at open, which is all the tree rules
-    need of existing entries (:func:`sessiontree.tree.check_append` asks for types by id).
+    Only ``type``, ``id`` and ``parentId`` are read from the raw JSON at open, which is all
+    the tree rules need of existing entries (:func:`sessiontree.tree.check_append` asks for
+    types by id; :func:`sessiontree.tree.trace_chain` follows ``parent_id``).
     ``data`` is the orjson-parsed line until :meth:`entry_of` validates it; then ``entry``
     holds the model and ``data`` is dropped. ``seq`` is the append-order position.
     """
 
-    __slots__ = ("data", "entry", "id", "line_number", "seq", "type")
+    __slots__ = ("data", "entry", "id", "line_number", "parent_id", "seq", "type")
 
     def __init__(
         self,
         entry_id: str,
         kind: str,
+        parent_id: str | None,
         line_number: int,
         data: dict[str, Any] | None,
         entry: Entry | None = None,
     ) -> None:
         self.id = entry_id
         self.type = kind
+        self.parent_id = parent_id
         self.line_number = line_number
         self.data = data
         self.entry = entry
         self.seq = -1
 
-    @property
-    def parent_id(self) -> str | None:
-        """The line's ``parentId`` (checked to be a string or null at open)."""
-        if self.entry is not None:
-            return self.entry.parent_id
-        return None if self.data is None else self.data.get("parentId")
-
     @classmethod
     def of_entry(cls, entry: Entry, line_number: int) -> LineRecord:
         """A record of an entry already validated (just appended)."""
-        return cls(entry.id, entry.type, line_number, None, entry)
+        return cls(entry.id, entry.type, entry.parent_id, line_number, None, entry)
 
     def field(self, key: str) -> Any:
         """A top-level wire field (camelCase) of the line, validated or not."""
@@ -361,7 +357,7 @@ def scan_block(
                 and type(kind := obj.get("type")) is str
                 and ((pid := obj.get("parentId")) is None or type(pid) is str)
             ):
-                record = LineRecord(entry_id, kind, line_number, obj)
+                record = LineRecord(entry_id, kind, pid, line_number, obj)
                 if not validate:
                     append(record)
                     continue
