@@ -182,7 +182,7 @@ WITH RECURSIVE chain (id, parent_id, body, depth) AS (
   SELECT e.id, e.parent_id, e.body, c.depth + 1 FROM chain c
     JOIN entries e ON e.session_id = {p} AND e.id = c.parent_id
 )
-SELECT body{cast} FROM chain ORDER BY depth DESC
+SELECT body{cast} FROM chain
 """
 _RAW_TABLE = """CREATE TABLE raw_entries (
   session_id TEXT NOT NULL, seq BIGINT NOT NULL, id TEXT NOT NULL, parent_id TEXT,
@@ -242,7 +242,7 @@ class RawSQLite(Raw):
 
     async def branch(self, sid: str) -> list[Any]:
         rows = self.c.execute(_CHAIN.format(p=":sid", cast=""), {"sid": sid}).fetchall()
-        return [orjson.loads(b) for (b,) in rows]
+        return [orjson.loads(b) for (b,) in reversed(rows)]  # walk order is leaf first
 
     async def list(self) -> list[Any]:
         return self.c.execute(_LIST.format(cast="")).fetchall()
@@ -312,7 +312,7 @@ class RawPostgres(Raw):
 
     async def branch(self, sid: str) -> list[Any]:
         cur = await self.c.execute(_CHAIN.format(p="%(sid)s", cast="::text"), {"sid": sid})
-        return [orjson.loads(b) for (b,) in await cur.fetchall()]
+        return [orjson.loads(b) for (b,) in reversed(await cur.fetchall())]
 
     async def list(self) -> list[Any]:
         cur = await self.c.execute(_LIST.format(cast="::text"))

@@ -219,6 +219,9 @@ class SQLStorage:
             raise CorruptSessionError(
                 "the stored leaf names no entry", session_id=self._id, entry_id=stored_leaf
             )
+        if any(r[4] != i for i, r in enumerate(rows)):  # not in walk order (never seen): sort
+            rows = sorted(rows, key=lambda r: r[4])
+        rows.reverse()  # root first
         if rows[0][1] is not None:
             self._raise_broken_chain(rows)
         parse = self._parse
@@ -226,7 +229,7 @@ class SQLStorage:
             return [parse(r[0], r[3]) for r in rows]
         return [parse(r[0], r[3]) for r in rows if r[2] not in BOOKKEEPING_TYPES]
 
-    def _raise_broken_chain(self, rows: Sequence[tuple[str, str | None, str, Any]]) -> None:
+    def _raise_broken_chain(self, rows: Sequence[tuple[str, str | None, str, Any, int]]) -> None:
         """The root row still has a parent: a cycle (the walk hit its bound) or a missing parent.
 
         Raises:

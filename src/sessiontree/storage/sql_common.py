@@ -315,11 +315,11 @@ class SQLEngine(Protocol):
 
     async def get_chain(
         self, session_id: str, leaf_id: str | None
-    ) -> list[tuple[str, str | None, str, str]]:
-        """``(id, parent_id, type, JSON)`` root → ``leaf_id`` (stored leaf if ``None``).
+    ) -> list[tuple[str, str | None, str, str, int]]:
+        """``(id, parent_id, type, JSON, depth)`` from ``leaf_id`` (stored leaf if ``None``) up.
 
-        One recursive query, bounded by the session's entry count (a cycle cannot loop).
-        ``[]`` when the leaf names no entry.
+        One recursive query, bounded by the session's entry count (a cycle cannot loop); rows
+        come in walk order, leaf (depth 0) first. ``[]`` when the leaf names no entry.
         """
         ...
 

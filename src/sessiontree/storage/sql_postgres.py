@@ -108,7 +108,7 @@ WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
       FROM chain AS c JOIN entries AS e ON e.session_id = %(sid)s AND e.id = c.parent_id
      WHERE c.depth < (SELECT entry_count FROM sessions WHERE id = %(sid)s)
 )
-SELECT id, parent_id, type, body::text FROM chain ORDER BY depth DESC
+SELECT id, parent_id, type, body::text, depth FROM chain
 """
 
 
@@ -373,8 +373,8 @@ class PostgresEngine:
 
     async def get_chain(
         self, session_id: str, leaf_id: str | None
-    ) -> list[tuple[str, str | None, str, str]]:
-        """See :class:`SQLEngine`."""
+    ) -> list[tuple[str, str | None, str, str, int]]:
+        """See :class:`SQLEngine` (no ORDER BY: a sort would spill the bodies to disk)."""
         return await self._fetch(_CHAIN_SQL, {"sid": session_id, "leaf": leaf_id}, session_id)
 
     async def get_label_body(self, session_id: str, entry_id: str) -> str | None:

@@ -65,7 +65,7 @@ WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
       FROM chain AS c JOIN entries AS e ON e.session_id = :sid AND e.id = c.parent_id
      WHERE c.depth < (SELECT entry_count FROM sessions WHERE id = :sid)
 )
-SELECT id, parent_id, type, body FROM chain ORDER BY depth DESC
+SELECT id, parent_id, type, body, depth FROM chain
 """
 
 _INSERT_ENTRY = (
@@ -364,8 +364,8 @@ class SQLiteEngine:
 
     async def get_chain(
         self, session_id: str, leaf_id: str | None
-    ) -> list[tuple[str, str | None, str, str]]:
-        """See :class:`SQLEngine`."""
+    ) -> list[tuple[str, str | None, str, str, int]]:
+        """See :class:`SQLEngine` (no ORDER BY: a sort would spill the bodies to disk)."""
         return self._query(_CHAIN_SQL, {"sid": session_id, "leaf": leaf_id})
 
     async def get_label_body(self, session_id: str, entry_id: str) -> str | None:
