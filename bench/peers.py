@@ -28,17 +28,34 @@ def messages(n: int) -> list[dict[str, Any]]:
     for i in range(n):
         k = i % 3
         if k == 0:
-            out.append({"role": "user", "content": ("please look at file %d " % i) * 8})
+            out.append({"role": "user", "content": f"please look at file {i} " * 8})
         elif k == 1:
-            out.append({
-                "role": "assistant",
-                "content": [{"type": "toolCall", "id": f"call-{i}", "name": "read",
-                             "arguments": {"path": f"src/module_{i}.py"}}],
-                "provider": "anthropic", "model": "claude-sonnet-4-5", "stopReason": "toolUse",
-            })
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": [
+                        {
+                            "type": "toolCall",
+                            "id": f"call-{i}",
+                            "name": "read",
+                            "arguments": {"path": f"src/module_{i}.py"},
+                        }
+                    ],
+                    "provider": "anthropic",
+                    "model": "claude-sonnet-4-5",
+                    "stopReason": "toolUse",
+                }
+            )
         else:
-            out.append({"role": "toolResult", "toolCallId": f"call-{i - 1}", "toolName": "read",
-                        "content": [{"type": "text", "text": "x = 1\n" * 340}], "isError": False})
+            out.append(
+                {
+                    "role": "toolResult",
+                    "toolCallId": f"call-{i - 1}",
+                    "toolName": "read",
+                    "content": [{"type": "text", "text": "x = 1\n" * 340}],
+                    "isError": False,
+                }
+            )
     return out
 
 
@@ -49,11 +66,22 @@ def as_openai_items(msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             items.append({"role": "user", "content": m["content"]})
         elif m["role"] == "assistant":
             c = m["content"][0]
-            items.append({"type": "function_call", "call_id": c["id"], "name": c["name"],
-                          "arguments": str(c["arguments"])})
+            items.append(
+                {
+                    "type": "function_call",
+                    "call_id": c["id"],
+                    "name": c["name"],
+                    "arguments": str(c["arguments"]),
+                }
+            )
         else:
-            items.append({"type": "function_call_output", "call_id": m["toolCallId"],
-                          "output": m["content"][0]["text"]})
+            items.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": m["toolCallId"],
+                    "output": m["content"][0]["text"],
+                }
+            )
     return items
 
 
@@ -100,7 +128,9 @@ def bench_langgraph(tmp: Path, msgs: list[dict[str, Any]]) -> float | None:
         cp = empty_checkpoint()
         cp["channel_values"] = {"messages": [m]}
         cp["channel_versions"] = {"messages": i + 1}
-        config = saver.put(config, cp, {"source": "loop", "step": i, "parents": {}}, {"messages": i + 1})
+        config = saver.put(
+            config, cp, {"source": "loop", "step": i, "parents": {}}, {"messages": i + 1}
+        )
     elapsed = (time.perf_counter() - t) / len(msgs) * 1e6
     conn.close()
     return elapsed
@@ -123,7 +153,10 @@ def main() -> None:
     assert ours is not None
     rows = [("sessiontree SQLRepo (sqlite)", ours)]
     peers = [
-        ("OpenAI Agents SQLiteSession", best_of(3, lambda d: asyncio.run(bench_openai_agents(d, msgs)))),
+        (
+            "OpenAI Agents SQLiteSession",
+            best_of(3, lambda d: asyncio.run(bench_openai_agents(d, msgs))),
+        ),
         ("LangGraph SqliteSaver", best_of(3, lambda d: bench_langgraph(d, msgs))),
     ]
     print(f"\nappend one message at a time, {N} messages, median of 3 runs")

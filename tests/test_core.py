@@ -33,7 +33,10 @@ from sessiontree.tree import build_tree, fork_chain, trace_chain
 
 def test_ids_are_uuid7_and_ordered() -> None:
     ids = [new_id() for _ in range(200)]
-    assert all(re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", i) for i in ids)
+    assert all(
+        re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", i)
+        for i in ids
+    )
     assert len(set(ids)) == 200
     assert ids == sorted(ids)
 
@@ -47,17 +50,27 @@ def test_timestamps() -> None:
 
 def test_wire_format_is_camel_case_and_snapshot() -> None:
     e = CompactionEntry(
-        id="c1", parent_id="p", timestamp="2026-01-01T00:00:00.000Z", summary="s",
-        tokens_before=5, first_kept_entry_id="k",
+        id="c1",
+        parent_id="p",
+        timestamp="2026-01-01T00:00:00.000Z",
+        summary="s",
+        tokens_before=5,
+        first_kept_entry_id="k",
     )
     assert dump_entry(e) == {
-        "type": "compaction", "id": "c1", "parentId": "p",
-        "timestamp": "2026-01-01T00:00:00.000Z", "summary": "s", "tokensBefore": 5,
+        "type": "compaction",
+        "id": "c1",
+        "parentId": "p",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "summary": "s",
+        "tokensBefore": 5,
         "firstKeptEntryId": "k",
     }
     assert orjson.loads(dump_entry_json(e)) == dump_entry(e)
     # both spellings accepted on input
-    snake = parse_entry({"type": "model_change", "parent_id": None, "provider": "p", "model_id": "m"})
+    snake = parse_entry(
+        {"type": "model_change", "parent_id": None, "provider": "p", "model_id": "m"}
+    )
     assert isinstance(snake, ModelChangeEntry) and snake.model_id == "m"
 
 
@@ -77,7 +90,9 @@ def test_unknown_type_parses_opaque() -> None:
 
 def _chain(n: int) -> dict[str, Any]:
     return {
-        f"e{i}": MessageEntry(id=f"e{i}", parent_id=f"e{i - 1}" if i else None, message=parse_message(user("x")))
+        f"e{i}": MessageEntry(
+            id=f"e{i}", parent_id=f"e{i - 1}" if i else None, message=parse_message(user("x"))
+        )
         for i in range(n)
     }
 
@@ -118,10 +133,17 @@ def test_default_transform_without_compaction_is_identity() -> None:
 
 def test_derive_state_reads_retained_tail_snapshot() -> None:
     snap = CompactionEntry(
-        summary="s", retained_tail=[],
-        details={"readFiles": [], "modifiedFiles": [], "state": {
-            "model": {"provider": "p", "modelId": "m"}, "thinkingLevel": "high",
-            "activeToolNames": ["read"]}},
+        summary="s",
+        retained_tail=[],
+        details={
+            "readFiles": [],
+            "modifiedFiles": [],
+            "state": {
+                "model": {"provider": "p", "modelId": "m"},
+                "thinkingLevel": "high",
+                "activeToolNames": ["read"],
+            },
+        },
     )
     model, thinking, tools = derive_state([snap])
     assert model is not None and (model.provider, model.model_id) == ("p", "m")
@@ -129,20 +151,40 @@ def test_derive_state_reads_retained_tail_snapshot() -> None:
 
 
 def test_to_llm_messages_shapes() -> None:
-    msgs = [parse_message(m) for m in (
-        user("hi"),
-        assistant("let me look", tool_call("c1", path="a.py")),
-        tool_result("c1", "contents"),
-        bash("ls", "a.py"),
-        {"role": "bashExecution", "command": "secret", "output": "x", "excludeFromContext": True},
-        {"role": "compactionSummary", "summary": "earlier work", "tokensBefore": 10},
-        {"role": "assistant", "content": [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "ok"}]},
-        {"role": "telepathy"},
-    )]
+    msgs = [
+        parse_message(m)
+        for m in (
+            user("hi"),
+            assistant("let me look", tool_call("c1", path="a.py")),
+            tool_result("c1", "contents"),
+            bash("ls", "a.py"),
+            {
+                "role": "bashExecution",
+                "command": "secret",
+                "output": "x",
+                "excludeFromContext": True,
+            },
+            {"role": "compactionSummary", "summary": "earlier work", "tokensBefore": 10},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": "hmm"},
+                    {"type": "text", "text": "ok"},
+                ],
+            },
+            {"role": "telepathy"},
+        )
+    ]
     out = to_llm_messages(msgs)
     assert [m["role"] for m in out] == ["user", "assistant", "tool", "user", "user", "assistant"]
     assert out[1]["tool_calls"] == [{"id": "c1", "name": "read", "arguments": {"path": "a.py"}}]
-    assert out[2] == {"role": "tool", "tool_call_id": "c1", "name": "read", "content": "contents", "is_error": False}
+    assert out[2] == {
+        "role": "tool",
+        "tool_call_id": "c1",
+        "name": "read",
+        "content": "contents",
+        "is_error": False,
+    }
     assert "ls" in out[3]["content"] and "a.py" in out[3]["content"]
     assert "summary" in out[4]["content"] and "earlier work" in out[4]["content"]
     assert "thinking" not in out[5]

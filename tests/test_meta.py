@@ -21,17 +21,54 @@ def test_all_is_sorted_and_resolves() -> None:
 
 def test_spec_section_9_names_are_exported() -> None:
     spec_names = {
-        "open_repo", "MemoryRepo", "JSONLRepo", "SQLRepo", "MemoryStorage", "JSONLStorage",
-        "SQLStorage", "Session", "SessionContext", "ModelRef", "SessionInfo", "SessionMetadata",
-        "parse_entry", "dump_entry", "compact", "prepare_compaction", "CompactionSettings",
-        "estimate_tokens", "estimate_context_tokens", "should_compact", "Summarizer",
-        "SummaryResult", "ExtractiveSummarizer", "OpenAISummarizer", "AnthropicSummarizer",
-        "to_llm_messages", "AgentHarness", "import_session", "export_pi_session",
-        "MessageEntry", "ModelChangeEntry", "ThinkingLevelChangeEntry", "ActiveToolsChangeEntry",
-        "CompactionEntry", "BranchSummaryEntry", "CustomEntry", "CustomMessageEntry",
-        "LabelEntry", "LeafEntry", "SessionInfoEntry",
-        "SessionTreeError", "SessionNotFoundError", "EntryNotFoundError", "DuplicateEntryError",
-        "InvalidEntryError", "CorruptSessionError", "CompactionError", "SummaryError",
+        "open_repo",
+        "MemoryRepo",
+        "JSONLRepo",
+        "SQLRepo",
+        "MemoryStorage",
+        "JSONLStorage",
+        "SQLStorage",
+        "Session",
+        "SessionContext",
+        "ModelRef",
+        "SessionInfo",
+        "SessionMetadata",
+        "parse_entry",
+        "dump_entry",
+        "compact",
+        "prepare_compaction",
+        "CompactionSettings",
+        "estimate_tokens",
+        "estimate_context_tokens",
+        "should_compact",
+        "Summarizer",
+        "SummaryResult",
+        "ExtractiveSummarizer",
+        "OpenAISummarizer",
+        "AnthropicSummarizer",
+        "to_llm_messages",
+        "AgentHarness",
+        "import_session",
+        "export_pi_session",
+        "MessageEntry",
+        "ModelChangeEntry",
+        "ThinkingLevelChangeEntry",
+        "ActiveToolsChangeEntry",
+        "CompactionEntry",
+        "BranchSummaryEntry",
+        "CustomEntry",
+        "CustomMessageEntry",
+        "LabelEntry",
+        "LeafEntry",
+        "SessionInfoEntry",
+        "SessionTreeError",
+        "SessionNotFoundError",
+        "EntryNotFoundError",
+        "DuplicateEntryError",
+        "InvalidEntryError",
+        "CorruptSessionError",
+        "CompactionError",
+        "SummaryError",
         "AgentHarnessError",
     }
     assert spec_names <= set(sessiontree.__all__)
@@ -41,8 +78,11 @@ def test_error_tree_docstring_matches_classes() -> None:
     doc = errors.__doc__ or ""
     drawn = dict(re.findall(r"[├└]── (\w+) \((\w+)\)", doc))
     classes = {
-        name: cls for name, cls in vars(errors).items()
-        if inspect.isclass(cls) and issubclass(cls, errors.SessionTreeError) and cls is not errors.SessionTreeError
+        name: cls
+        for name, cls in vars(errors).items()
+        if inspect.isclass(cls)
+        and issubclass(cls, errors.SessionTreeError)
+        and cls is not errors.SessionTreeError
     }
     assert set(drawn) == set(classes)
     import builtins

@@ -14,6 +14,7 @@ library's tree or context modules). After every sequence:
 from __future__ import annotations
 
 import asyncio
+import itertools
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -25,7 +26,6 @@ from sessiontree.entries import (
     CompactionEntry,
     LabelEntry,
     LeafEntry,
-    MessageEntry,
     SessionInfoEntry,
 )
 from sessiontree.messages import (
@@ -52,7 +52,9 @@ op = st.one_of(
     st.tuples(st.just("tools"), st.lists(st.sampled_from(["read", "bash"]), max_size=2)),
     st.tuples(st.just("leaf"), st.integers(0, 10_000)),
     st.tuples(st.just("leaf_none"), st.none()),
-    st.tuples(st.just("label"), st.tuples(st.integers(0, 10_000), st.sampled_from(["x", "y", None]))),
+    st.tuples(
+        st.just("label"), st.tuples(st.integers(0, 10_000), st.sampled_from(["x", "y", None]))
+    ),
     st.tuples(st.just("name"), st.sampled_from(["a", "b"])),
     st.tuples(st.just("stale_name"), st.integers(-1, 10_000)),
     st.tuples(st.just("compact_pointer"), st.integers(0, 10_000)),
@@ -129,7 +131,9 @@ class Reference:
                 sig.append(("custom", e["content"]))
             elif t == "compaction":
                 sig.append(("compactionSummary", e["summary"]))
-                sig.extend(wire_sig(m) for m in e.get("retainedTail", []) if m["role"] != "toolResult")
+                sig.extend(
+                    wire_sig(m) for m in e.get("retainedTail", []) if m["role"] != "toolResult"
+                )
             elif t == "branch_summary" and e["summary"]:
                 sig.append(("branchSummary", e["summary"]))
             elif t == "custom" and e["customType"] == "proj":
@@ -237,7 +241,7 @@ async def check(s: Session, ref: Reference) -> None:
     assert leaf == ref.leaf()
     branch = await s.get_branch()
     assert [e.id for e in branch] == [e["id"] for e in ref.path(leaf)]
-    for parent, child in zip(branch, branch[1:], strict=False):
+    for parent, child in itertools.pairwise(branch):
         # a chain: each entry's nearest path ancestor is the previous one
         anc = child.parent_id
         while anc is not None and anc != parent.id:
@@ -260,9 +264,7 @@ async def check(s: Session, ref: Reference) -> None:
             stored.setdefault(m["toolCallId"], e["message"])
     for m in ctx.messages:
         if isinstance(m, ToolResultMessage) and not m.is_error:
-            assert m.tool_call_id in stored or any(
-                isinstance(e, CompactionEntry) for e in branch
-            )
+            assert m.tool_call_id in stored or any(isinstance(e, CompactionEntry) for e in branch)
 
 
 async def check_fork(s: Session, ref: Reference) -> None:

@@ -17,8 +17,10 @@ N = 100_000
 
 
 def _msg(i: int, parent: str | None) -> Entry:
-    body = UserMessage(content=f"m{i}") if i % 2 == 0 else AssistantMessage(
-        content=[TextContent(text=f"m{i}")], provider="p", model="m"
+    body = (
+        UserMessage(content=f"m{i}")
+        if i % 2 == 0
+        else AssistantMessage(content=[TextContent(text=f"m{i}")], provider="p", model="m")
     )
     return MessageEntry(id=f"e{i}", parent_id=parent, message=body)
 

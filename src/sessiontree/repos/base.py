@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import builtins
-
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata

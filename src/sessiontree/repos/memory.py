@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import builtins
-
 import re
 from collections.abc import Mapping
 from typing import Any
