@@ -302,3 +302,12 @@ async def test_a_corrupt_session_fails_to_open_but_still_lists(tmp_path: Path) -
     (info,) = await JSONLRepo(tmp_path).list()
     assert info.id == "s"
     assert log.read_bytes() == broken
+
+
+async def test_a_directory_left_by_a_crash_mid_create_is_reused(tmp_path: Path) -> None:
+    (tmp_path / "half").mkdir()  # the crash came after mkdir, before the log was linked in
+    repo = JSONLRepo(tmp_path)
+    assert await repo.list() == []
+    s = await repo.create(id="half")
+    await s.append_message(user("hi"))
+    assert [i.id for i in await repo.list()] == ["half"]

@@ -154,19 +154,25 @@ class JSONLRepo:
         session_id = new_id() if id is None else check_session_id(id)
         meta = coerce_metadata(metadata)
         directory = self.root / session_id
+        duplicate = DuplicateEntryError(
+            "a session with this id already exists", session_id=session_id
+        )
         try:
             self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
             os.mkdir(directory, 0o700)
         except FileExistsError:
-            raise DuplicateEntryError(
-                "a session with this id already exists", session_id=session_id
-            ) from None
+            # a directory left without its log by a crash mid-create is reused; the log's
+            # exclusive creation below still refuses a session that exists
+            if not directory.is_dir() or (directory / LOG_NAME).exists():
+                raise duplicate from None
         except OSError as exc:
             raise StorageError(f"cannot create session directory {directory}: {exc}") from exc
         try:
             create_session_file(directory / LOG_NAME, session_id, meta, self.durability)
             if self.durability != "none":
                 fsync_dir(self.root)
+        except FileExistsError:
+            raise duplicate from None
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.rmdir(directory)
