@@ -20,6 +20,7 @@ import pytest
 from backends import throwaway_pg_database
 from sessiontree import (
     CorruptSessionError,
+    DuplicateEntryError,
     EntryNotFoundError,
     InvalidEntryError,
     MissingExtraError,
@@ -470,3 +471,32 @@ async def test_memory_sqlite_url(tmp_path: Path) -> None:
         s = await repo.create()
         await s.append_message(user("in memory"))
         assert len(await repo.list()) == 1
+
+
+async def test_two_clients_interleaving_appends_keep_one_chain(store_url: str) -> None:
+    """Each client's knowledge of the leaf goes stale when the other appends (regression:
+    the PostgreSQL one-round-trip path must notice and re-validate)."""
+    async with SQLRepo(store_url) as one, SQLRepo(store_url) as two:
+        a = await one.create()
+        b = await two.open(a.id)
+        ids = []
+        for i in range(6):
+            ids.append(await (a if i % 3 else b).append_message(user(f"m{i}")))
+        branch = await a.get_branch()
+        assert [e.id for e in branch] == ids
+        assert [e.parent_id for e in branch] == [None, *ids[:-1]]
+        dup = await a.get_entry(ids[-1])
+        assert dup is not None
+        with pytest.raises(DuplicateEntryError) as err:
+            await a.append_entry(dup.model_copy(update={"parent_id": ids[-1]}))
+        assert ids[-1] in str(err.value)
+        with pytest.raises(DuplicateEntryError):
+            await b.append_entry(dup.model_copy(update={"parent_id": ids[-1]}))
+        old = await a.get_entry(ids[1])
+        assert old is not None
+        with pytest.raises(DuplicateEntryError) as err:  # an older id, not the known leaf
+            await a.append_entry(old.model_copy(update={"parent_id": ids[-1]}))
+        assert ids[1] in str(err.value)
+        assert [e.id for e in await b.get_entries()] == ids
+        ids.append(await a.append_message(user("after the rejections")))
+        assert [e.id for e in await b.get_branch()] == ids

@@ -54,6 +54,7 @@ from sessiontree.storage.sql_schema import (
     check_version,
     foreign_database,
 )
+from sessiontree.tree import entry_refs
 
 __all__ = ["PostgresEngine", "import_drivers"]
 
@@ -161,6 +162,7 @@ class PostgresEngine:
             )
         self._conninfo = conninfo
         self._pool: Any = None
+        self._known: dict[str, tuple[SessionState, dict[str, str]]] = {}
         self._opening: asyncio.Lock | None = None
         self._closed = False
 
@@ -307,6 +309,7 @@ class PostgresEngine:
 
     async def delete_session(self, session_id: str) -> bool:
         """See :class:`SQLEngine`: entries and their search vectors go by ``ON DELETE CASCADE``."""
+        self._known.pop(session_id, None)
         found = await self._execute("DELETE FROM sessions WHERE id = %s", (session_id,), session_id)
         return found > 0
 
@@ -420,11 +423,32 @@ class PostgresEngine:
     async def append(
         self, session_id: str, entries: Sequence[Entry], *, at_leaf: bool
     ) -> list[Entry]:
-        """See :class:`SQLEngine`: compare-and-set (retried), or a locked transaction for big batches."""
+        """See :class:`SQLEngine`: compare-and-set (retried), or a locked transaction for big batches.
+
+        Fast path: when this engine made the session's last append, it still knows the session
+        row and the type of its leaf; an entry that refers to nothing else is validated against
+        that (the same :func:`plan_append`) and written in one round trip. The compare-and-set
+        proves nothing changed in between; if something did, the full path runs.
+        """
         pool = self._pool or await self._get_pool()
         try:
             if len(entries) > CAS_CHUNK:
+                self._known.pop(session_id, None)
                 return await self._append_locked(pool, session_id, entries, at_leaf)
+            fast = self._fast_plan(session_id, entries, at_leaf)
+            if fast is not None:
+                state, types, plan = fast
+                params = self._params(session_id, plan, plan.rows)
+                params["old"] = state.entry_count
+                try:
+                    async with pool.connection() as conn:
+                        cur = await conn.execute(_CAS_SQL, params)
+                        if cur.rowcount == len(plan.rows):
+                            self._learn(session_id, state, types, plan)
+                            return plan.entries
+                except self._psycopg.errors.UniqueViolation:
+                    pass  # a duplicate id: the full path below names it precisely
+                self._known.pop(session_id, None)
             for attempt in range(MAX_ATTEMPTS):
                 async with pool.connection() as conn:
                     cur = await conn.execute(
@@ -434,11 +458,13 @@ class PostgresEngine:
                     if row is None:
                         raise SessionNotFoundError(session_id)
                     state = SessionState(row[0], row[1], row[2], row[3])
-                    plan = plan_append(session_id, state, entries, row[4] or {}, at_leaf=at_leaf)
+                    known = row[4] or {}
+                    plan = plan_append(session_id, state, entries, known, at_leaf=at_leaf)
                     params = self._params(session_id, plan, plan.rows)
                     params["old"] = state.entry_count
                     cur = await conn.execute(_CAS_SQL, params)
                     if cur.rowcount == len(plan.rows):
+                        self._learn(session_id, state, known, plan)
                         return plan.entries
                 # another writer appended since the read: re-validate against the new state
                 await asyncio.sleep(random.uniform(0, 0.0005 * min(attempt + 1, 20)))
@@ -448,6 +474,44 @@ class PostgresEngine:
             f"{self._where}: gave up appending to session {session_id!r} after {MAX_ATTEMPTS}"
             " attempts: too many concurrent writers"
         )
+
+    def _fast_plan(
+        self, session_id: str, entries: Sequence[Entry], at_leaf: bool
+    ) -> tuple[SessionState, dict[str, str], AppendPlan] | None:
+        """Plan a single append from what this engine last wrote, if the entry needs no more."""
+        known = self._known.get(session_id)
+        if known is None or len(entries) != 1:
+            return None
+        state, types = known
+        entry = entries[0]
+        parent = state.leaf_id if at_leaf else entry.parent_id
+        refs = [ref for what, ref in entry_refs(entry) if what != "parentId"]
+        if parent is not None:
+            refs.append(parent)
+        if any(ref not in types for ref in refs) or entry.id in types:
+            return None
+        return state, types, plan_append(session_id, state, entries, types, at_leaf=at_leaf)
+
+    def _learn(
+        self, session_id: str, state: SessionState, types: dict[str, str], plan: AppendPlan
+    ) -> None:
+        """Remember the session row and the leaf's type after a successful append."""
+        if len(self._known) >= 1024:
+            self._known.clear()
+        leaf = plan.leaf_id
+        leaf_type = next((e.type for e in plan.entries if e.id == leaf), None) or types.get(
+            leaf or ""
+        )
+        if leaf is not None and leaf_type is None:
+            self._known.pop(session_id, None)
+            return
+        new_state = SessionState(
+            leaf,
+            plan.entry_count,
+            plan.message_count,
+            state.has_first_message or plan.first_message is not None,
+        )
+        self._known[session_id] = (new_state, {} if leaf is None else {leaf: leaf_type or ""})
 
     async def _append_locked(
         self, pool: Any, session_id: str, entries: Sequence[Entry], at_leaf: bool
