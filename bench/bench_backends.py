@@ -1,6 +1,7 @@
 """Backend benchmarks (issue 3): memory, SQLite and PostgreSQL, against the raw driver.
 
-Run: ``.venv/bin/python bench/bench_backends.py [--quick] [--backends memory,sqlite,postgres]``
+Run: ``.venv/bin/python bench/bench_backends.py [--quick] [--depths 1000,10000]
+[--sessions 10000] [--backends memory,sqlite,postgres]``
 
 For each backend: append (one at a time, and a batch), open, ``build_context`` at branch depth
 1k / 10k / 100k (cold: a freshly opened session parses every entry; warm: the same session
@@ -344,9 +345,9 @@ def report(backend: str, op: str, us: float, raw_us: float | None, note: str = "
     print(f"{backend:9} {op:28} {us:12.1f} {raw} {ratio}  {note}", flush=True)
 
 
-async def bench(backend: str, repo: SessionRepo, raw: Raw | None, quick: bool) -> None:
-    depths = [1_000, 10_000] if quick else [1_000, 10_000, 100_000]
-    n_sessions = 2_000 if quick else 10_000
+async def bench(
+    backend: str, repo: SessionRepo, raw: Raw | None, depths: list[int], n_sessions: int
+) -> None:
     if raw is not None:
         await raw.setup()
 
@@ -403,7 +404,7 @@ async def bench(backend: str, repo: SessionRepo, raw: Raw | None, quick: bool) -
                 part[0] = part[0].model_copy(update={"parent_id": last})
             await deep.storage.append_entries(part)
             last = part[-1].id
-        reps = {1_000: 20, 10_000: 5, 100_000: 2}[depth]
+        reps = max(1, min(20, 20_000 // depth))
 
         async def cold(sid: str = deep.id) -> None:
             fresh = await repo.open(sid)
@@ -461,12 +462,20 @@ async def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--quick", action="store_true", help="depths 1k/10k, 2k sessions")
+    parser.add_argument(
+        "--depths", help="comma-separated branch depths (default 1000,10000,100000)"
+    )
+    parser.add_argument("--sessions", type=int, help="sessions to list (default 10000)")
     parser.add_argument("--backends", default="memory,sqlite,postgres")
     args = parser.parse_args()
+    depths = [1_000, 10_000] if args.quick else [1_000, 10_000, 100_000]
+    if args.depths:
+        depths = [int(d) for d in args.depths.split(",")]
+    n_sessions = args.sessions or (2_000 if args.quick else 10_000)
     print(f"{'backend':9} {'operation':28} {'µs/op':>12} {'raw µs/op':>12} {'ratio':>6}")
     for backend in args.backends.split(","):
         if backend == "memory":
-            await bench("memory", MemoryRepo(), None, args.quick)
+            await bench("memory", MemoryRepo(), None, depths, n_sessions)
         elif backend == "sqlite":
             from sessiontree.repos.sql import SQLRepo
 
@@ -474,7 +483,7 @@ async def main() -> None:
                 path = Path(tmp) / "bench.db"
                 async with SQLRepo(f"sqlite:///{path}") as repo:
                     await repo.list()
-                    await bench("sqlite", repo, RawSQLite(path), args.quick)
+                    await bench("sqlite", repo, RawSQLite(path), depths, n_sessions)
         elif backend == "postgres":
             import psycopg
 
@@ -487,7 +496,7 @@ async def main() -> None:
             try:
                 async with SQLRepo(url) as repo:
                     await repo.list()
-                    await bench("postgres", repo, RawPostgres(url), args.quick)
+                    await bench("postgres", repo, RawPostgres(url), depths, n_sessions)
             finally:
                 with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
                     admin.execute(f'DROP SCHEMA "{schema}" CASCADE')

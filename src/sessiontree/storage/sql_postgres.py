@@ -75,9 +75,10 @@ SELECT s.leaf_id, s.entry_count, s.message_count, s.first_message IS NOT NULL,
   FROM sessions AS s WHERE s.id = %(sid)s
 """
 
+# arrays go in binary (``%b``): the text format escapes every quote of the JSON bodies in Python
 _ROWS = (
-    "FROM unnest(%(seq)s::bigint[], %(id)s::text[], %(parent)s::text[], %(type)s::text[],"
-    " %(ts)s::text[], %(target)s::text[], %(body)s::text[], %(text)s::text[])"
+    "FROM unnest(%(seq)b::bigint[], %(id)b::text[], %(parent)b::text[], %(type)b::text[],"
+    " %(ts)b::text[], %(target)b::text[], %(body)b::text[], %(text)b::text[])"
     " AS r (seq, id, parent_id, type, ts, target_id, body, text)"
 )
 _INSERT_COLUMNS = (
