@@ -1,0 +1,6 @@
+"""Testing support shipped with sessiontree.
+
+* :mod:`sessiontree.testing.conformance` — the backend conformance suite (needs pytest);
+* :mod:`sessiontree.testing.fakes` — scripted, failing and recording summarisers;
+* :mod:`sessiontree.testing.builders` — message builders for tests and examples.
+"""

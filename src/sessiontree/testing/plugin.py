@@ -1,1 +1,0 @@
-"""pytest plugin entry point (registered in pyproject); the conformance suite lives beside it."""
