@@ -71,7 +71,7 @@ _MIGRATION_LOCK = 0x5E55_10_7E  # advisory lock key for schema creation
 _LOOKUP_SQL = """
 SELECT s.leaf_id, s.entry_count, s.message_count, s.first_message IS NOT NULL,
        (SELECT json_object_agg(e.id, e.type) FROM entries AS e
-         WHERE e.session_id = s.id AND (e.id = ANY(%(ids)s::text[]) OR e.id = s.leaf_id))
+         WHERE e.session_id = s.id AND e.id = ANY(array_append(%(ids)s::text[], s.leaf_id)))
   FROM sessions AS s WHERE s.id = %(sid)s
 """
 

@@ -411,25 +411,28 @@ class SQLiteEngine:
     def _append_locked(
         self, conn: sqlite3.Connection, session_id: str, entries: Sequence[Entry], at_leaf: bool
     ) -> list[Entry]:
-        ids = lookup_ids(entries)
-        if len(ids) <= 32:
-            match = f"IN ({', '.join('?' * len(ids))})"
-            params: tuple[Any, ...] = (*ids, session_id)
-        else:
-            match = "IN (SELECT value FROM json_each(?))"
-            params = (orjson.dumps(ids).decode(), session_id)
-        # the session row and the type of every id the entries refer to, in one statement
         row = conn.execute(
-            "SELECT s.leaf_id, s.entry_count, s.message_count, s.first_message IS NOT NULL,"
-            " (SELECT json_group_object(e.id, e.type) FROM entries AS e"
-            f"   WHERE e.session_id = s.id AND (e.id {match} OR e.id = s.leaf_id))"
-            " FROM sessions AS s WHERE s.id = ?",
-            params,
+            "SELECT leaf_id, entry_count, message_count, first_message IS NOT NULL"
+            " FROM sessions WHERE id = ?",
+            (session_id,),
         ).fetchone()
         if row is None:
             raise SessionNotFoundError(session_id)
         state = SessionState(row[0], row[1], row[2], bool(row[3]))
-        found = orjson.loads(row[4]) if row[4] else {}
+        # the type of every id the entries refer to: one indexed lookup per id, one statement
+        # (no OR in the WHERE clause: it would make SQLite scan the whole session)
+        ids = lookup_ids(entries, state.leaf_id if at_leaf else None)
+        if len(ids) <= 32:
+            match = f"IN ({', '.join('?' * len(ids))})"
+            params: tuple[Any, ...] = (session_id, *ids)
+        else:
+            match = "IN (SELECT value FROM json_each(?))"
+            params = (session_id, orjson.dumps(ids).decode())
+        found = dict(
+            conn.execute(
+                f"SELECT id, type FROM entries WHERE session_id = ? AND id {match}", params
+            ).fetchall()
+        )
         plan = plan_append(session_id, state, entries, found, at_leaf=at_leaf)
         if not plan.rows:
             return plan.entries
