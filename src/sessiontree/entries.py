@@ -17,6 +17,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 import orjson
 from pydantic import Discriminator, Field, Tag, TypeAdapter, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from sessiontree._model import WireModel
 from sessiontree.errors import InvalidEntryError
@@ -276,5 +277,27 @@ def dump_entry(entry: Entry) -> dict[str, Any]:
 
 
 def dump_entry_json(entry: Entry) -> bytes:
-    """The entry as compact JSON bytes (one JSONL line without the newline)."""
-    return entry.model_dump_json(by_alias=True, exclude_unset=True).encode()
+    """The entry as compact JSON bytes (one JSONL line without the newline).
+
+    Every backend stores this form, so it is also where data that JSON cannot carry is
+    refused, before anything is written: non-finite numbers (``NaN``, ``Infinity``), strings
+    with lone surrogates, raw ``bytes``.
+
+    Raises:
+        InvalidEntryError: the entry holds a value that is not valid JSON (names the entry).
+    """
+    try:
+        data = entry.model_dump_json(by_alias=True, exclude_unset=True).encode()
+    except (PydanticSerializationError, UnicodeError, ValueError) as exc:
+        raise InvalidEntryError(
+            f"entry holds a value JSON cannot carry: {exc}", entry_id=entry.id
+        ) from exc
+    if b"NaN" in data or b"Infinity" in data:
+        try:
+            orjson.loads(data)  # strict JSON: a bare NaN/Infinity token fails here
+        except orjson.JSONDecodeError as exc:
+            raise InvalidEntryError(
+                "entry holds a non-finite number (NaN or Infinity), which JSON cannot carry",
+                entry_id=entry.id,
+            ) from exc
+    return data

@@ -182,12 +182,24 @@ class Session:
         Raises:
             DuplicateEntryError, EntryNotFoundError, InvalidEntryError: SPEC §2; nothing changed.
         """
-        stored = await self.storage.append_entry(entry)  # type: ignore[arg-type]
+        try:
+            stored = await self.storage.append_entry(entry)  # type: ignore[arg-type]
+        except InvalidEntryError as exc:
+            raise self._named(exc) from exc
         return stored.id
 
     async def _append(self, entry: Entry) -> str:
-        stored = await self.storage.append_entry(entry, at_leaf=True)
+        try:
+            stored = await self.storage.append_entry(entry, at_leaf=True)
+        except InvalidEntryError as exc:
+            raise self._named(exc) from exc
         return stored.id
+
+    def _named(self, exc: InvalidEntryError) -> InvalidEntryError:
+        """The same error, naming this session when the layer that raised it could not."""
+        if exc.session_id is not None:
+            return exc
+        return InvalidEntryError(str(exc), session_id=self.id)
 
     async def append_message(self, message: AgentMessage | Mapping[str, Any]) -> str:
         """Append a message under the current leaf; it becomes the leaf. Returns the entry id.
@@ -208,7 +220,9 @@ class Session:
 
     async def append_model_change(self, provider: str, model_id: str) -> str:
         """Record a model switch (derived state only). Returns the entry id."""
-        return await self._append(ModelChangeEntry(provider=provider, model_id=model_id))
+        return await self._append(
+            self._build(ModelChangeEntry, provider=provider, model_id=model_id)
+        )
 
     async def append_thinking_level_change(self, level: ThinkingLevel) -> str:
         """Record a thinking-level change. Returns the entry id.
@@ -302,7 +316,7 @@ class Session:
         Raises:
             EntryNotFoundError: ``target_id`` names no entry.
         """
-        return await self._append(LabelEntry(target_id=target_id, label=label))
+        return await self._append(self._build(LabelEntry, target_id=target_id, label=label))
 
     async def append_session_name(self, name: str) -> str:
         """Name the session. Never moves the leaf. Returns the entry id."""
@@ -322,6 +336,11 @@ class Session:
         Raises:
             EntryNotFoundError: unknown id. InvalidEntryError: a bookkeeping entry.
         """
+        if target_id is not None and not isinstance(target_id, str):
+            raise InvalidEntryError(
+                f"leaf target must be an entry id (str) or None, not {type(target_id).__name__}",
+                session_id=self.id,
+            )
         await self.storage.set_leaf_id(target_id)
 
     async def navigate(
@@ -357,6 +376,11 @@ class Session:
         Raises:
             EntryNotFoundError: unknown target. InvalidEntryError: bookkeeping target / bad position.
         """
+        if not isinstance(target_id, str):
+            raise InvalidEntryError(
+                f"fork target must be an entry id (str), not {type(target_id).__name__}",
+                session_id=self.id,
+            )
         return Session(await self.storage.fork(target_id, position))
 
     async def delete(self) -> None:

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 from sessiontree.errors import StorageError
 from sessiontree.repos.base import SessionRepo
 from sessiontree.repos.memory import MemoryRepo
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["MemoryRepo", "SessionRepo", "default_url", "open_repo"]
 
@@ -41,6 +37,11 @@ def open_repo(url: str | None = None) -> SessionRepo:
     """
     if url is None:
         url = default_url()
+    if not isinstance(url, str) or not url.strip():
+        raise StorageError(
+            "empty store URL: use memory://, jsonl:///dir, sqlite:///file.db or "
+            "postgresql://user@host/db (or leave it unset for the default store)"
+        )
     if url.startswith("memory:"):
         return MemoryRepo()
     if url.startswith(("sqlite:", "postgresql:", "postgres:")):

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import builtins
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from sessiontree.errors import InvalidEntryError
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.tree import ForkPosition
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from sessiontree.session import Session
 
 __all__ = ["SessionRepo", "coerce_metadata", "make_snippet"]
@@ -74,7 +74,14 @@ def coerce_metadata(metadata: SessionMetadata | Mapping[str, Any] | None) -> Ses
         return SessionMetadata()
     if isinstance(metadata, SessionMetadata):
         return metadata
-    return SessionMetadata.model_validate(dict(metadata))
+    if not isinstance(metadata, Mapping):
+        raise InvalidEntryError(
+            f"session metadata must be a mapping or SessionMetadata, not {type(metadata).__name__}"
+        )
+    try:
+        return SessionMetadata.model_validate(dict(metadata))
+    except ValueError as exc:
+        raise InvalidEntryError(f"invalid session metadata: {exc}") from exc
 
 
 def make_snippet(text: str, query: str, width: int = 160) -> str:

@@ -18,7 +18,6 @@ import contextlib
 import logging
 import os
 import re
-import shutil
 import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -45,8 +44,10 @@ from sessiontree.storage.jsonl import (
     LOG_NAME,
     Durability,
     JSONLStorage,
+    check_session_log,
     create_session_file,
     fsync_dir,
+    remove_session_files,
 )
 from sessiontree.storage.jsonl_format import parse_header
 from sessiontree.storage.jsonl_stats import STATS_NAME, Stats, count_lines, read_stats, write_stats
@@ -265,11 +266,15 @@ class JSONLRepo:
         path = self._log_path(id)
         if not path.exists():
             raise SessionNotFoundError(id)
+        try:
+            check_session_log(path)  # never remove what is not a session (a user's file)
+        except OSError as exc:
+            raise StorageError(f"cannot read session {id}: {exc}") from exc
         for storage in list(self._open):
             if storage.id == id:
                 await storage.delete()  # later calls on it raise SessionNotFoundError
         try:
-            shutil.rmtree(path.parent)
+            remove_session_files(path, in_repo=True)
         except FileNotFoundError:
             pass
         except OSError as exc:

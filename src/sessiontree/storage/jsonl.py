@@ -33,7 +33,6 @@ import contextlib
 import logging
 import os
 import re
-import shutil
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
@@ -60,7 +59,15 @@ from sessiontree.storage.jsonl_index import LineIndex
 from sessiontree.storage.jsonl_stats import REFRESH_BYTES, STATS_NAME, Stats, write_stats
 from sessiontree.tree import ForkPosition, branch_of, check_append, trace_chain
 
-__all__ = ["LOG_NAME", "Durability", "JSONLStorage", "create_session_file", "fsync_dir"]
+__all__ = [
+    "LOG_NAME",
+    "Durability",
+    "JSONLStorage",
+    "check_session_log",
+    "create_session_file",
+    "fsync_dir",
+    "remove_session_files",
+]
 
 log = logging.getLogger("sessiontree.storage.jsonl")
 
@@ -553,12 +560,7 @@ class JSONLStorage:
         await self.close()
         self._deleted = True
         try:
-            if self._repo_root is not None and self.path.name == LOG_NAME:
-                with contextlib.suppress(FileNotFoundError):
-                    shutil.rmtree(self.path.parent)
-            else:
-                self.path.unlink(missing_ok=True)
-                self._lock_path.unlink(missing_ok=True)
+            remove_session_files(self.path, in_repo=self._repo_root is not None)
         except OSError as exc:
             raise StorageError(f"cannot delete session {self._id}: {exc}") from exc
 
@@ -586,3 +588,37 @@ class JSONLStorage:
             if fd is not None:
                 with contextlib.suppress(OSError):
                     os.close(fd)
+
+
+def check_session_log(path: Path) -> None:
+    """Raise unless ``path`` starts with a session header (what :func:`remove_session_files`
+    insists on before it removes anything).
+
+    Raises:
+        CorruptSessionError: not a session file.
+        OSError: the file cannot be read (``FileNotFoundError`` when it is missing).
+    """
+    with open(path, "rb") as f:
+        first = f.readline(1 << 20)
+    parse_header(first, path)
+
+
+def remove_session_files(path: Path, *, in_repo: bool) -> None:
+    """Remove a session log and the files sessiontree keeps beside it — nothing else.
+
+    In a repository the session directory is removed too, but only once it is empty: a file
+    someone else put there survives (and so does the directory). Never ``rmtree``.
+
+    Raises:
+        OSError: a file cannot be removed.
+    """
+    lock = path.with_name(path.name + ".lock")
+    path.unlink(missing_ok=True)
+    lock.unlink(missing_ok=True)
+    if in_repo and path.name == LOG_NAME:
+        directory = path.parent
+        (directory / STATS_NAME).unlink(missing_ok=True)
+        for tmp in directory.glob(f".{STATS_NAME}.*.tmp"):
+            tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            directory.rmdir()  # only when empty

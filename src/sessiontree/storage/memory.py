@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from sessiontree.entries import Entry, LeafEntry, parse_entry
+from sessiontree.entries import Entry, LeafEntry, dump_entry_json, parse_entry
 from sessiontree.errors import SessionNotFoundError
 from sessiontree.ids import new_id
 from sessiontree.metadata import SessionMetadata
@@ -88,6 +88,7 @@ class MemoryStorage:
         if at_leaf and entry.parent_id != self.index.leaf_id:
             entry = entry.model_copy(update={"parent_id": self.index.leaf_id})
         self.index.check(entry)
+        dump_entry_json(entry)  # refuse what a persistent backend could not store (parity)
         self.index.add(entry)
         self.modified_at = datetime.now(UTC)
         return entry
@@ -105,6 +106,7 @@ class MemoryStorage:
 
         for e in parsed:
             check_append(e, type_of, session_id=self._id)
+            dump_entry_json(e)
             staged.by_id[e.id] = e
         for e in parsed:
             self.index.add(e)

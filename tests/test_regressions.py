@@ -1,0 +1,92 @@
+"""Regression tests for faults a fresh tester found (each with the input that showed it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessiontree import (
+    CorruptSessionError,
+    InvalidEntryError,
+    SessionRepo,
+    StorageError,
+    open_repo,
+)
+from sessiontree.repos.jsonl import JSONLRepo
+from sessiontree.testing.builders import user
+from sessiontree.testing.conformance import reopened, snapshot
+
+
+async def test_jsonl_delete_refuses_a_folder_that_is_not_a_session(tmp_path: Path) -> None:
+    """Deleting 'notes' once removed a user's folder whose session.jsonl was not a session."""
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "session.jsonl").write_text("my precious notes\n")
+    (tmp_path / "notes" / "keep.txt").write_text("x")
+    async with JSONLRepo(tmp_path) as repo:
+        with pytest.raises(CorruptSessionError):
+            await repo.open("notes")
+        with pytest.raises(CorruptSessionError):
+            await repo.delete("notes")
+    assert (tmp_path / "notes" / "session.jsonl").read_text() == "my precious notes\n"
+    assert (tmp_path / "notes" / "keep.txt").exists()
+
+
+async def test_jsonl_delete_removes_only_its_own_files(tmp_path: Path) -> None:
+    async with JSONLRepo(tmp_path) as repo:
+        s = await repo.create(id="s1")
+        await s.append_message(user("hi"))
+        await s.close()
+        (tmp_path / "s1" / "attachment.png").write_bytes(b"\x89PNG")
+        await repo.delete("s1")
+        assert [i.id for i in await repo.list()] == []
+    assert sorted(p.name for p in (tmp_path / "s1").iterdir()) == ["attachment.png"]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [float("nan"), float("inf"), {"x": [1, float("-inf")]}, "lone \ud83d surrogate", b"\x00\xff"],
+    ids=["nan", "inf", "nested-inf", "surrogate", "bytes"],
+)
+async def test_values_json_cannot_carry_are_refused_everywhere(repo: SessionRepo, bad: Any) -> None:
+    """A NaN once made a JSONL session unreadable; SQLite silently stored null instead."""
+    s = await repo.create()
+    await s.append_message(user("before"))
+    before = await snapshot(s)
+    with pytest.raises(InvalidEntryError) as err:
+        await s.append_custom_entry("t", bad)
+    assert s.id in str(err.value)
+    if isinstance(bad, str):
+        with pytest.raises(InvalidEntryError):
+            await s.append_message({"role": "user", "content": bad})
+    assert await snapshot(s) == before
+    async with reopened(repo, s) as again:
+        assert len(await again.get_entries()) == 1
+        await again.build_context()
+
+
+async def test_wrong_argument_types_give_typed_errors(repo: SessionRepo) -> None:
+    s = await repo.create()
+    u = await s.append_message(user("q"))
+    before = await snapshot(s)
+    calls = [
+        lambda: s.append_model_change(None, None),  # type: ignore[arg-type]
+        lambda: s.append_label(5, "x"),  # type: ignore[arg-type]
+        lambda: s.append_label(u, 5),  # type: ignore[arg-type]
+        lambda: s.set_leaf_id(5),  # type: ignore[arg-type]
+        lambda: s.fork(None),  # type: ignore[arg-type]
+    ]
+    for call in calls:
+        with pytest.raises(InvalidEntryError):
+            await call()
+    assert await snapshot(s) == before
+    with pytest.raises(InvalidEntryError):
+        await repo.create(metadata="x")  # type: ignore[arg-type]
+
+
+def test_empty_store_url_is_refused() -> None:
+    """--store "" once used the current directory as a JSONL store."""
+    for url in ("", "   "):
+        with pytest.raises(StorageError, match="empty store URL"):
+            open_repo(url)
