@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import re
+import uuid
 from pathlib import Path
 
 import click
+import orjson
 import pytest
 from click.testing import CliRunner
 
@@ -169,3 +172,133 @@ def test_find_cycles_and_torn_line_helpers(tmp_path: Path) -> None:
     assert torn_final_line(f) is None
     f.write_bytes(b'{"a":1}\n{"b":2}\n{"c":')
     assert torn_final_line(f) == 3
+
+
+# ----------------------------------------------------------------- tester's findings
+
+PI_SMALL = Path(__file__).resolve().parents[1].parent / "shared/data/sessions/pi"
+PI_SMALL = PI_SMALL / "agent-sessions_pi-small.v3.jsonl"
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _run(args: list[str], env: dict[str, str | None]) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, args, env={"SESSIONTREE_URL": None, **env})
+    return result.exit_code, ANSI.sub("", result.stdout), result.stderr
+
+
+def _long_sessions(store: str) -> list[str]:
+    """Three sessions with long UUID ids and a long first message; returns the ids."""
+    ids = [str(uuid.UUID(int=n + (0x019E << 112))) for n in range(3)]
+
+    async def build() -> None:
+        async with open_repo(store) as repo:
+            for sid in ids:
+                s = await repo.create(id=sid)
+                await s.append_message({"role": "user", "content": "word " * 40, "timestamp": 1})
+                await s.close()
+
+    asyncio.run(build())
+    return ids
+
+
+def test_piped_list_and_import_are_neither_squeezed_nor_wrapped(tmp_path: Path) -> None:
+    # the tester's `sessiontree list | cat` showed `┃┃ m… ┃┃┃` without COLUMNS=200
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    ids = _long_sessions(store)
+    code, out, _ = _run(["--store", store, "list"], {"COLUMNS": None})
+    assert code == 0
+    header = out.splitlines()[0].split()
+    for column in ("id", "name", "modified", "entries", "messages"):
+        assert column in header
+    for sid in ids:
+        (line,) = [x for x in out.splitlines() if sid in x]
+        assert "1 │" in line and "word word" in line
+    # import lines keep the whole path and session id on one line, even at COLUMNS=40
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    copy = deep / PI_SMALL.name
+    copy.write_bytes(PI_SMALL.read_bytes())
+    code, out, _ = _run(["--store", store, "import", str(copy)], {"COLUMNS": "40"})
+    assert code == 0
+    assert str(copy) in out and "019e19b4-eb48-746a-aa6b-8dfcfa37954b" in out
+
+
+def test_list_on_an_80_column_terminal_keeps_id_entries_and_messages(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    ids = _long_sessions(store)
+    terminal = {"COLUMNS": "80", "TTY_COMPATIBLE": "1", "NO_COLOR": "1"}
+    code, out, _ = _run(["--store", store, "list"], terminal)
+    assert code == 0
+    lines = out.splitlines()
+    assert all(len(x) <= 80 for x in lines)
+    header = lines[0].split()
+    assert header[0] == "id" and "entries" in header and "messages" in header
+    for sid in ids:
+        (line,) = [x for x in lines if sid in x]
+        cells = [c.strip() for c in line.split("│")]
+        assert cells[0] == sid
+        assert "1" in cells  # entries and messages
+        assert cells[-1].startswith("word") and cells[-1].endswith("…")
+
+
+def test_an_empty_store_url_is_a_one_line_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, _, err = invoke("--store", "", "list")
+    assert code == 2
+    assert err.startswith("error: ") and "empty" in err and err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []  # the current directory was not used as a store
+
+
+def test_import_into_a_jsonl_store_that_is_a_file_fails(tmp_path: Path) -> None:
+    # printed `0 imported, 1 already present, 0 failed` with status 0
+    regular = tmp_path / "not-a-dir"
+    regular.write_text("hello\n")
+    code, out, err = invoke("import", str(PI_SMALL), store=f"jsonl://{regular}")
+    assert code == 1
+    assert "0 already present, 1 failed" in err
+    assert "✗" in out and "already in the store" not in out
+    assert regular.read_text() == "hello\n"
+
+
+def test_reimporting_a_grown_file_says_how_it_differs(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    path = tmp_path / "grows.jsonl"
+    path.write_bytes(PI_SMALL.read_bytes())
+    assert invoke("import", str(path), store=store)[0] == 0
+    stored = asyncio.run(_entry_count(store, "019e19b4-eb48-746a-aa6b-8dfcfa37954b"))
+    last = orjson.loads(path.read_bytes().splitlines()[-1])
+    extra = {**last, "id": "zz000001", "parentId": last["id"]}
+    with path.open("ab") as fh:
+        fh.write(orjson.dumps(extra) + b"\n")
+
+    code, out, err = invoke("import", str(path), store=store)
+    assert code == 0 and "1 already present" in err
+    assert f"{stored:,} entries stored, {stored + 1:,} in the file" in out
+    assert "--as-new" in out
+
+    code, out, err = invoke("import", "--as-new", str(path), store=store)
+    assert code == 0 and "1 imported" in err
+    code, out, _ = invoke("list", "--json", store=store)
+    assert sorted(s["entryCount"] for s in orjson.loads(out)) == [stored, stored + 1]
+
+
+async def _entry_count(store: str, sid: str) -> int:
+    async with open_repo(store) as repo:
+        s = await repo.open(sid)
+        n = len(await s.get_entries())
+        await s.close()
+        return n
+
+
+def test_verify_of_an_unreadable_session_names_it(tmp_path: Path) -> None:
+    # printed `FAILED : 1 problems` without the session id
+    root = tmp_path / "store"
+    store = f"jsonl://{root}"
+    _make_sessions(store, ["broken-one"], ["a1", "a2"])
+    (log,) = (root / "broken-one").glob("*.jsonl")
+    log.write_text("this is not json\n")
+    code, out, _ = invoke("verify", "broken-one", store=store)
+    assert code == 1
+    assert out.splitlines()[-1].startswith("FAILED broken-one: 1 problems")

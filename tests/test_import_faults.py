@@ -416,3 +416,68 @@ async def test_a_damaged_first_line_is_still_detected_and_reported(tmp_path: Pat
     assert [u.line for u in report.unreadable_lines] == [1]
     # line 2's parent was line 1: it is a root now, and the report says so
     assert [d.line for d in report.dangling_parents] == [2, 6]
+
+
+# ----------------------------------------------------------------- tester's findings
+
+
+def _copy(src: Path, dst: Path, *, prefix: bytes = b"", suffix: bytes = b"") -> Path:
+    dst.write_bytes(prefix + src.read_bytes() + suffix)
+    return dst
+
+
+@pytest.mark.parametrize(
+    ("path", "fmt"),
+    [
+        (PI / "agent-sessions_pi-small.v3.jsonl", "pi"),
+        (CLAUDE / "agent-a7c3dfb.jsonl", "claude-code"),
+        (SESSIONS / "codex" / "sample_codex_session_simonw.jsonl", "codex"),
+        (SESSIONS / "swe-agent-traj" / "function_calling_simple.traj", "swe-agent"),
+    ],
+)
+async def test_a_utf8_bom_before_the_first_line_is_ignored(
+    tmp_path: Path, path: Path, fmt: str
+) -> None:
+    plain_session, plain = await import_session(path, MemoryRepo())
+    with_bom = _copy(path, tmp_path / path.name, prefix=b"\xef\xbb\xbf")
+
+    session, report = await import_session(with_bom, MemoryRepo())
+
+    assert report.format == fmt
+    assert report.unreadable_lines == []
+    assert report.entries_imported == plain.entries_imported > 0
+    if fmt != "swe-agent":  # its id hashes the bytes, BOM included or not
+        assert session.id == plain_session.id
+
+
+async def test_an_unsafe_pi_header_id_gets_a_new_id_and_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "unsafe.jsonl"
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "../../etc",
+        "timestamp": "2026-01-01T00:00:00Z",
+    }
+    path.write_text("\n".join(json.dumps(x) for x in [header, _msg("a1", None, "hello")]) + "\n")
+
+    session, report = await import_session(path, MemoryRepo())
+
+    assert session.id != "../../etc" and "/" not in session.id
+    assert any("'../../etc'" in w and "new id" in w for w in report.warnings)
+
+
+async def test_a_refused_reimport_carries_what_the_file_holds(tmp_path: Path) -> None:
+    from sessiontree.interop import AlreadyImportedError
+
+    path = _pi_v3(tmp_path, [_msg("a1", None), _msg("a2", "a1")])
+    repo = MemoryRepo()
+    first, _ = await import_session(path, repo)
+    _copy(path, path, suffix=json.dumps(_msg("a3", "a2")).encode() + b"\n")  # it grew
+
+    with pytest.raises(AlreadyImportedError) as caught:
+        await import_session(path, repo)
+
+    assert isinstance(caught.value, DuplicateEntryError)
+    assert caught.value.session_id == first.id
+    assert caught.value.report.entries_imported == 3
+    assert len(await first.get_entries()) == 2  # nothing merged

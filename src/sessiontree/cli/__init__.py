@@ -103,6 +103,12 @@ def cli(ctx: click.Context, store: str | None, debug: bool) -> None:
     use `list`, `show`, `context` and the other commands.
     """
     state = ctx.ensure_object(CliState)
+    if store is not None and not store.strip():
+        raise click.BadParameter(
+            "the store URL is empty (give e.g. sqlite:///file.db, or leave --store out for "
+            "the default store)",
+            param_hint="--store",
+        )
     state.store = store
     state.debug = debug
 

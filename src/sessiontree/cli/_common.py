@@ -104,10 +104,19 @@ class PrefixError(SessionTreeError, LookupError):
     """A session or entry prefix matched nothing or more than one id."""
 
 
+PIPE_WIDTH = 1000
+"""Console width (characters) when the output is not a terminal: lines are not wrapped or cut,
+so ids and paths stay whole for ``grep`` (``$COLUMNS`` is ignored then)."""
+
+
 def _console(stderr: bool) -> Console:
+    """A rich console on stdout/stderr: the terminal's width, or :data:`PIPE_WIDTH` on a pipe."""
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+    console = Console(stderr=stderr, highlight=False, soft_wrap=False)
+    if not console.is_terminal:
+        console.width = PIPE_WIDTH
+    return console
 
 
 def open_store(state: CliState) -> SessionRepo:

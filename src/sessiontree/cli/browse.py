@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 from rich.table import Table
@@ -27,7 +28,15 @@ from sessiontree.cli.render import (
 if TYPE_CHECKING:
     from sessiontree.session import Session
 
-__all__ = ["context_cmd", "list_cmd", "print_tree", "search_cmd", "show_cmd", "stats_cmd"]
+__all__ = [
+    "context_cmd",
+    "list_cmd",
+    "print_tree",
+    "search_cmd",
+    "sessions_table",
+    "show_cmd",
+    "stats_cmd",
+]
 
 
 def _when(moment: datetime) -> str:
@@ -38,6 +47,54 @@ def _id_text(session_id: str, unique: int) -> Text:
     text = Text(session_id[:unique], style="bold cyan")
     text.append(session_id[unique:], style="dim cyan")
     return text
+
+
+LIST_COLUMNS = ("id", "name", "modified", "entries", "messages", "first message")
+"""The columns of ``list``, left to right."""
+NAME_WIDTH = 24
+"""Most characters of a session name shown by ``list``."""
+FIRST_MESSAGE_WIDTH = 60
+"""Most characters of the first user message shown by ``list``."""
+MIN_FIRST_MESSAGE = 20
+"""Narrower than this, ``list`` drops the name, then the modified column, to make room."""
+
+
+def sessions_table(rows: Sequence[Sequence[Text]], width: int) -> Table:
+    """The ``list`` table fitted to ``width`` characters (a terminal's, or wide on a pipe).
+
+    Every column gets exactly the width of its longest cell (name capped at
+    :data:`NAME_WIDTH`, first message at :data:`FIRST_MESSAGE_WIDTH`), so rich never shrinks
+    a column to nothing. The id, entries and messages columns always show in full; when the
+    width is short the first message is cut (``…``), and below :data:`MIN_FIRST_MESSAGE`
+    characters for it the name column, then the modified column, are left out.
+
+    Args:
+        rows: one tuple of cells per session, in :data:`LIST_COLUMNS` order.
+        width: the console width in characters.
+    """
+    need = {
+        col: max([len(col), *(r[k].cell_len for r in rows)]) for k, col in enumerate(LIST_COLUMNS)
+    }
+    need["name"] = min(need["name"], NAME_WIDTH)
+    need["first message"] = min(need["first message"], FIRST_MESSAGE_WIDTH)
+    shown = list(LIST_COLUMNS)
+
+    def room() -> int:  # characters left for the first message (3 per column of padding+rule)
+        fixed = [c for c in shown if c != "first message"]
+        return width - sum(need[c] for c in fixed) - 3 * len(shown) + 1
+
+    for optional in ("name", "modified"):
+        if room() >= min(MIN_FIRST_MESSAGE, need["first message"]):
+            break
+        shown.remove(optional)
+    table = Table(show_edge=False, header_style="bold")
+    for col in shown:
+        size = need[col] if col != "first message" else max(1, min(need[col], room()))
+        justify: Literal["left", "right"] = "right" if col in ("entries", "messages") else "left"
+        table.add_column(col, no_wrap=True, width=size, overflow="ellipsis", justify=justify)
+    for r in rows:
+        table.add_row(*(r[LIST_COLUMNS.index(col)] for col in shown))
+    return table
 
 
 @click.command("list")
@@ -79,22 +136,18 @@ async def list_cmd(app: App, limit: int, offset: int, as_json: bool) -> None:
         app.err.print("no sessions in this store (import some with `sessiontree import PATH`)")
         return
     unique = short_id_length((i.id for i in infos), minimum=6)
-    table = Table(show_edge=False, header_style="bold")
-    table.add_column("id", no_wrap=True)
-    table.add_column("name", overflow="fold", max_width=24)
-    table.add_column("modified", no_wrap=True)
-    table.add_column("entries", justify="right")
-    table.add_column("messages", justify="right")
-    table.add_column("first message", overflow="ellipsis", no_wrap=True, max_width=60)
-    for i in infos:
-        table.add_row(
+    rows = [
+        (
             _id_text(i.id, unique),
             Text(i.name or ""),
-            _when(i.modified_at),
-            f"{i.entry_count:,}",
-            f"{i.message_count:,}",
-            Text(one_line(i.first_message or "", 60)),
+            Text(_when(i.modified_at)),
+            Text(f"{i.entry_count:,}"),
+            Text(f"{i.message_count:,}"),
+            Text(one_line(i.first_message or "", FIRST_MESSAGE_WIDTH)),
         )
+        for i in infos
+    ]
+    table = sessions_table(rows, app.out.width)
     app.out.print(table)
     if len(infos) == limit:
         app.err.print(f"showing {limit} sessions from #{offset + 1}; use --limit/--offset for more")
@@ -129,10 +182,22 @@ async def show_cmd(app: App, session: str, full: bool, as_json: bool) -> None:
 
 
 async def print_tree(app: App, s: Session, *, full: bool, as_json: bool = False) -> None:
-    """Print the tree of ``s`` (rich tree, or JSON with ``as_json``). Reads every entry."""
-    roots = await s.get_tree()
+    """Print the tree of ``s`` (rich tree, or JSON with ``as_json``).
+
+    Reads every entry once (one ``get_entries``); the tree, the current branch and the labels
+    are worked out in memory from that list, so the cost is linear in the session size.
+
+    Raises:
+        CorruptSessionError: a ``parentId`` cycle, or a current branch that cannot be traced.
+    """
+    from sessiontree.tree import branch_of, build_tree, trace_chain
+
+    entries = await s.get_entries()
+    roots = build_tree(entries, session_id=s.id)
     leaf_id = await s.get_leaf_id()
-    path_ids = {e.id for e in await s.get_branch()}
+    by_id = {e.id: e for e in entries}
+    path_ids = {e.id for e in branch_of(trace_chain(leaf_id, by_id.get, session_id=s.id))}
+    del by_id, entries
     name = await s.get_name()
     lines = flatten_tree(roots)
     if as_json:

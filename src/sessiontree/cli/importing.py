@@ -11,10 +11,10 @@ import click
 from rich.text import Text
 
 from sessiontree.cli._common import App, error_line, repo_command, stderr_is_terminal
-from sessiontree.errors import DuplicateEntryError, SessionTreeError
+from sessiontree.errors import SessionTreeError
 
 if TYPE_CHECKING:
-    from sessiontree.interop import Format, ImportReport
+    from sessiontree.interop import AlreadyImportedError, Format, ImportReport
 
 __all__ = ["DIR_SUFFIXES", "PROGRESS_MIN_BYTES", "collect_files", "import_cmd"]
 
@@ -117,6 +117,36 @@ def _report_text(outcome: Outcome) -> Text:
     return text
 
 
+async def _already_present(app: App, outcome: Outcome, exc: AlreadyImportedError) -> None:
+    """Classify a refused import: the store really holds the session (skipped, with the
+    entry counts of both sides), or it could not be opened, so the store is broken or is not
+    what the URL says (an error, e.g. a JSONL store URL naming a regular file)."""
+    sid = exc.session_id
+    if sid is None:
+        outcome.error = error_line(exc)[len("error: ") :]
+        return
+    try:
+        stored = await app.repo.open(sid)
+        try:
+            count = len(await stored.get_entries())
+        finally:
+            await stored.close()
+    except SessionTreeError as opened:
+        outcome.error = (
+            f"the store refused session {sid} as already present, but it cannot be opened: "
+            + error_line(opened)[len("error: ") :]
+        )
+        return
+    outcome.session_id = sid
+    in_file = exc.report.entries_imported
+    text = (
+        f"already in the store as session {sid} ({count:,} entries stored, {in_file:,} in the file"
+    )
+    if in_file != count:
+        text += "; the file has changed since: --as-new imports it as a copy"
+    outcome.skipped = text + ")"
+
+
 @click.command("import")
 @click.argument(
     "paths",
@@ -145,6 +175,11 @@ def _report_text(outcome: Outcome) -> Text:
     default=None,
     help="Force the progress bar on or off (default: on a terminal, for inputs of 4 MB or more).",
 )
+@click.option(
+    "--as-new",
+    is_flag=True,
+    help="Import each file as a new session with a new id, even if it was imported before.",
+)
 @repo_command
 async def import_cmd(
     app: App,
@@ -153,6 +188,7 @@ async def import_cmd(
     lenient: bool,
     show: bool,
     progress: bool | None,
+    as_new: bool,
 ) -> int | None:
     """Import session files of pi, Claude Code, Codex, SWE-agent.
 
@@ -163,9 +199,11 @@ async def import_cmd(
     kept as custom entries, dangling parents (imported as roots) and unreadable lines.
     A file that fails is reported on its line and the others still import; the exit
     status is 1 if any file failed. A file whose session is already in the store is
-    reported and left alone.
+    reported (with the entry counts of the stored session and of the file) and left alone;
+    --as-new imports it again as a copy with a new id.
     """
-    from sessiontree.interop import import_session
+    from sessiontree.ids import new_id
+    from sessiontree.interop import AlreadyImportedError, import_session
 
     files = collect_files(paths)
     if not files:
@@ -204,17 +242,19 @@ async def import_cmd(
             outcome = Outcome(path)
             try:
                 session, report = await import_session(
-                    path, app.repo, format=cast("Format | None", fmt), lenient=lenient
+                    path,
+                    app.repo,
+                    format=cast("Format | None", fmt),
+                    lenient=lenient,
+                    session_id=new_id() if as_new else None,
                 )
                 outcome.session_id = session.id
                 outcome.report = report
                 await session.close()
-            except DuplicateEntryError as exc:
-                if exc.session_id is None or exc.entry_id is not None:
-                    outcome.error = error_line(exc)[len("error: ") :]
-                else:
-                    outcome.session_id = exc.session_id
-                    outcome.skipped = f"already in the store as session {exc.session_id}"
+            except AlreadyImportedError as exc:
+                if app.state.debug:
+                    raise
+                await _already_present(app, outcome, exc)
             except SessionTreeError as exc:
                 if app.state.debug:
                     raise

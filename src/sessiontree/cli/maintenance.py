@@ -20,7 +20,7 @@ from sessiontree.cli._common import (
     summarizer_options,
 )
 from sessiontree.entries import CompactionEntry, Entry
-from sessiontree.errors import CorruptSessionError
+from sessiontree.errors import CorruptSessionError, EntryNotFoundError
 from sessiontree.session import Session
 from sessiontree.tree import entry_refs
 
@@ -82,12 +82,18 @@ def torn_final_line(path: Path) -> int | None:
 
 
 async def check_session(session: Session) -> Findings:
-    """Run every check of ``verify`` over one open session (reads every entry)."""
-    from sessiontree.context import find_tool_pair_problems
+    """Run every check of ``verify`` over one open session.
+
+    Reads every entry once (one ``get_entries``); the branch and both contexts (as stored,
+    and repaired) are built in memory from that list, so the cost is linear in the size.
+    """
+    from sessiontree.context import build_context_from_path, find_tool_pair_problems
+    from sessiontree.tree import branch_of, trace_chain
 
     found = Findings()
     entries = await session.get_entries()
-    ids = {e.id for e in entries}
+    by_id = {e.id: e for e in entries}
+    ids = by_id.keys()
     found.facts["entries"] = len(entries)
     for e in entries:
         for name, ref in entry_refs(e):
@@ -97,8 +103,9 @@ async def check_session(session: Session) -> Findings:
         shown = " → ".join(cycle[:6]) + (" → …" if len(cycle) > 6 else "")
         found.problems.append(f"parentId cycle of {len(cycle)} entries: {shown}")
     try:
-        path = await session.get_branch()
-    except CorruptSessionError as exc:
+        leaf_id = await session.get_leaf_id()
+        path = branch_of(trace_chain(leaf_id, by_id.get, session_id=session.id))
+    except (CorruptSessionError, EntryNotFoundError) as exc:
         found.problems.append(f"current branch: {error_line(exc)[7:]}")
         return found
     found.facts["entries on the branch"] = len(path)
@@ -112,10 +119,10 @@ async def check_session(session: Session) -> Findings:
                 f"compaction {c.id}: firstKeptEntryId {c.first_kept_entry_id!r} is not on the "
                 "branch before it (context keeps only what follows the summary)"
             )
-    raw = await session.build_context(repair_tool_pairs=False)
+    raw = build_context_from_path(path, repair=False)
     for p in find_tool_pair_problems(raw.messages):
         found.warnings.append(f"unpaired tool call/result in the stored branch: {p}")
-    built = await session.build_context()
+    built = build_context_from_path(path)
     found.facts["context messages"] = len(built.messages)
     for p in find_tool_pair_problems(built.messages):
         found.problems.append(f"built context breaks the tool-pair invariant: {p}")
@@ -166,7 +173,7 @@ async def verify_cmd(app: App, session: str, strict: bool, as_json: bool) -> int
     if as_json:
         echo_json(
             {
-                "sessionId": None if s is None else s.id,
+                "sessionId": session if s is None else s.id,
                 "ok": not failed,
                 "problems": found.problems,
                 "warnings": found.warnings,
@@ -180,7 +187,7 @@ async def verify_cmd(app: App, session: str, strict: bool, as_json: bool) -> int
         app.out.print(Text("warning: ", style="bold yellow") + Text(w))
     facts = ", ".join(f"{v:,} {k}" for k, v in found.facts.items())
     verdict = Text("FAILED" if failed else "OK", style="bold red" if failed else "bold green")
-    summary = Text(f" {'' if s is None else s.id}: {len(found.problems)} problems, ")
+    summary = Text(f" {session if s is None else s.id}: {len(found.problems)} problems, ")
     summary.append(f"{len(found.warnings)} warnings")
     if facts:
         summary.append(f" ({facts})", style="dim")

@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 from sessiontree.errors import CorruptSessionError, StorageError
-from sessiontree.interop._common import Converted, store
+from sessiontree.interop._common import AlreadyImportedError, Converted, store
 from sessiontree.interop.detect import FORMATS, Format, detect_format_bytes
 from sessiontree.interop.pi import export_pi_session, migrate_pi_file
 from sessiontree.interop.report import CustomLine, DanglingParent, ImportReport, UnreadableLine
@@ -25,6 +25,7 @@ from sessiontree.repos.base import SessionRepo
 from sessiontree.session import Session
 
 __all__ = [
+    "AlreadyImportedError",
     "CustomLine",
     "DanglingParent",
     "FORMATS",
@@ -129,8 +130,9 @@ async def import_session(
         CorruptSessionError: the file is not a session file of a known format, or (without
             ``lenient``) a line cannot be read; names the file and the line. Nothing is
             created in ``repo``.
-        DuplicateEntryError: the session id is already in ``repo`` (``session_id`` set on
-            the error, ``entry_id`` ``None``); nothing was created.
+        AlreadyImportedError: (a :class:`DuplicateEntryError`) the session id is already in
+            ``repo`` (``session_id`` set on the error, ``entry_id`` ``None``, ``report`` what
+            the file holds); nothing was created.
         InvalidEntryError: ``session_id`` is not of the form ``[A-Za-z0-9_-]{1,128}``.
         StorageError: the file cannot be read.
     """

@@ -29,6 +29,7 @@ from sessiontree.entries import (
 )
 from sessiontree.errors import CorruptSessionError, DuplicateEntryError, SessionTreeError
 from sessiontree.ids import iso_from_ms, ms_from_iso
+from sessiontree.interop.detect import strip_bom
 from sessiontree.interop.report import CustomLine, DanglingParent, ImportReport, UnreadableLine
 from sessiontree.metadata import SessionMetadata
 from sessiontree.repos.base import SessionRepo
@@ -36,6 +37,7 @@ from sessiontree.session import Session
 from sessiontree.tree import check_append, entry_refs, leaf_of_log
 
 __all__ = [
+    "AlreadyImportedError",
     "Converted",
     "Draft",
     "IdMaker",
@@ -129,17 +131,32 @@ def unreadable(
     report.unreadable_lines.append(UnreadableLine(line, reason, _preview(raw)))
 
 
+class AlreadyImportedError(DuplicateEntryError):
+    """The session of an imported file is already in the repository (nothing was created).
+
+    Attributes:
+        report: what the import would have stored; ``report.entries_imported`` is the number
+            of entries the file converts to (none were written), for comparing with the
+            stored session (e.g. a file that has grown since the first import).
+    """
+
+    def __init__(self, message: str, *, session_id: str | None, report: ImportReport) -> None:
+        super().__init__(message, session_id=session_id)
+        self.report = report
+
+
 def read_jsonl(
     data: bytes, path: Path, report: ImportReport, *, lenient: bool
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line_number, object)`` for every JSON-object line (1-based); blank lines are ignored.
 
-    A line that is not a JSON object is unreadable (see :func:`unreadable`); a last line
+    A leading UTF-8 byte-order mark is skipped. A line that is not a JSON object is unreadable (see :func:`unreadable`); a last line
     without a newline that does not parse is reported as a torn final line.
 
     Raises:
         CorruptSessionError: an unreadable line and not ``lenient``.
     """
+    data = strip_bom(data)
     lines = data.split(b"\n")
     last = len(lines)
     torn_possible = not data.endswith(b"\n")
@@ -382,15 +399,23 @@ async def store(
     metadata = _metadata(converted.metadata, path)
 
     wanted = session_id
-    if wanted is None and converted.session_id and _ID_RE.fullmatch(converted.session_id):
-        wanted = converted.session_id
+    if wanted is None and converted.session_id:
+        if _ID_RE.fullmatch(converted.session_id):
+            wanted = converted.session_id
+        else:
+            report.warnings.append(
+                f"the file's session id {converted.session_id!r} is not a safe id "
+                "([A-Za-z0-9_-]{1,128}); the session gets a new id"
+            )
     try:
         session = await repo.create(id=wanted, metadata=metadata)
     except DuplicateEntryError as exc:
-        raise DuplicateEntryError(
+        report.entries_imported = len(entries)
+        raise AlreadyImportedError(
             f"{path}: session {wanted!r} is already in the repository (imported before?); "
             "pass session_id= to import another copy",
             session_id=wanted,
+            report=report,
         ) from exc
     try:
         await session.storage.append_entries(entries)

@@ -49,6 +49,15 @@ def _classify(obj: dict[str, Any]) -> Format | None:
     return None
 
 
+UTF8_BOM = b"\xef\xbb\xbf"
+"""The UTF-8 byte-order mark some editors (Windows ones mostly) put before the first line."""
+
+
+def strip_bom(data: bytes) -> bytes:
+    """``data`` without a leading UTF-8 byte-order mark (JSON forbids it; orjson rejects it)."""
+    return data[len(UTF8_BOM) :] if data.startswith(UTF8_BOM) else data
+
+
 def detect_format_bytes(data: bytes, path: Path) -> Format:
     """The format of a session file's bytes.
 
@@ -58,12 +67,13 @@ def detect_format_bytes(data: bytes, path: Path) -> Format:
       carrying a ``payload``: ``codex``;
     * JSONL with ``uuid``/``parentUuid`` lines or Claude Code line kinds: ``claude-code``.
 
-    Only the first 50 non-blank lines of a JSONL file are looked at; damaged lines among
+    A leading UTF-8 byte-order mark is ignored. Only the first 50 non-blank lines of a JSONL file are looked at; damaged lines among
     them are passed over (the importer then reports them).
 
     Raises:
         CorruptSessionError: the content is none of these (names the file).
     """
+    data = strip_bom(data)
     stripped = data.lstrip()
     if stripped.startswith(b"{"):
         first_line = stripped.split(b"\n", 1)[0]

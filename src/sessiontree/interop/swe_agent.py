@@ -36,6 +36,7 @@ from sessiontree.entries import MessageEntry
 from sessiontree.errors import CorruptSessionError
 from sessiontree.ids import iso_from_ms
 from sessiontree.interop._common import Converted, Draft, IdMaker, custom_draft, unreadable
+from sessiontree.interop.detect import strip_bom
 from sessiontree.interop.report import ImportReport
 from sessiontree.messages import (
     AgentMessage,
@@ -152,7 +153,7 @@ def convert_swe_agent(
             ``trajectory`` list); without ``lenient``, an item that cannot be read.
     """
     try:
-        doc = orjson.loads(data)
+        doc = orjson.loads(strip_bom(data))
     except orjson.JSONDecodeError as exc:
         raise CorruptSessionError(f"not a JSON document: {exc}", path=path) from exc
     history = doc.get("history") if isinstance(doc, dict) else None
