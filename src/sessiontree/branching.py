@@ -112,9 +112,14 @@ async def navigate_with_summary(
             session_id=session.id,
             entry_id=old_leaf,
         ) from exc
-    if not isinstance(result, SummaryResult) or not result.text.strip():
+    if (
+        not isinstance(result, SummaryResult)
+        or not isinstance(result.text, str)
+        or not result.text.strip()
+    ):
         raise SummaryError(
-            "the summariser returned no text for the abandoned branch",
+            "the summariser returned no text for the abandoned branch (got "
+            f"{type(getattr(result, 'text', result)).__name__})",
             session_id=session.id,
             entry_id=old_leaf,
         )

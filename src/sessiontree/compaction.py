@@ -29,6 +29,7 @@ from sessiontree.compaction_tokens import (
     IMAGE_TOKENS,
     CompactionSettings,
     TokenCounter,
+    coerce_settings,
     estimate_context_tokens,
     estimate_tokens,
     should_compact,
@@ -49,6 +50,8 @@ __all__ = [
     "CompactionPreparation",
     "CompactionSettings",
     "TokenCounter",
+    "check_mode",
+    "coerce_settings",
     "compact",
     "estimate_context_tokens",
     "estimate_tokens",
@@ -65,6 +68,21 @@ CompactionMode = Literal["pointer", "retained_tail"]
 
 
 # --------------------------------------------------------------------------- applying
+
+
+def check_mode(mode: object, *, session_id: str | None = None) -> CompactionMode:
+    """``mode`` if it is ``"pointer"`` or ``"retained_tail"`` (SPEC §4).
+
+    Raises:
+        CompactionError: ``invalid_settings`` for anything else; names ``session_id``.
+    """
+    if mode == "pointer" or mode == "retained_tail":
+        return mode
+    raise CompactionError(
+        "invalid_settings",
+        f"mode must be 'pointer' or 'retained_tail', not {mode!r}",
+        session_id=session_id,
+    )
 
 
 def _add_usage(a: Usage | None, b: Usage | None) -> Usage | None:
@@ -100,7 +118,14 @@ async def _summarize(
             f"the summariser failed ({purpose}): {exc}",
             session_id=session_id,
         ) from exc
-    if not isinstance(result, SummaryResult) or not result.text.strip():
+    if not isinstance(result, SummaryResult) or not isinstance(result.text, str):
+        got = type(result.text if isinstance(result, SummaryResult) else result).__name__
+        raise CompactionError(
+            "summarization_failed",
+            f"the summariser returned no text ({purpose}): got {got}, not a str",
+            session_id=session_id,
+        ) from SummaryError("summary text is not a str", session_id=session_id)
+    if not result.text.strip():
         raise CompactionError(
             "summarization_failed",
             f"the summariser returned no text ({purpose})",
@@ -112,7 +137,7 @@ async def _summarize(
 async def compact(
     session: Session,
     *,
-    settings: CompactionSettings | None = None,
+    settings: CompactionSettings | Mapping[str, Any] | None = None,
     summarizer: Summarizer | None = None,
     mode: CompactionMode = "pointer",
     instructions: str | None = None,
@@ -132,7 +157,8 @@ async def compact(
 
     Args:
         session: the session to compact (its current leaf).
-        settings: keep budget; defaults to :class:`CompactionSettings`.
+        settings: keep budget; defaults to :class:`CompactionSettings`; a mapping is validated
+            into one (:func:`coerce_settings`).
         summarizer: defaults to :class:`~sessiontree.summarizers.extractive.ExtractiveSummarizer`.
         mode: ``"pointer"`` or ``"retained_tail"``.
         instructions: passed to the summariser (what to focus on).
@@ -143,17 +169,13 @@ async def compact(
         The appended :class:`CompactionEntry`.
 
     Raises:
-        CompactionError: ``invalid_settings`` (bad mode), ``nothing_to_compact``,
-            ``summarization_failed`` (the summariser raised or returned no text; the original
+        CompactionError: ``invalid_settings`` (bad mode or settings), ``nothing_to_compact``,
+            ``summarization_failed`` (the summariser raised or returned no or non-str text; the original
             error is ``__cause__``), ``leaf_moved`` (another writer appended meanwhile). In
             every case the session is unchanged.
     """
-    if mode not in ("pointer", "retained_tail"):
-        raise CompactionError(
-            "invalid_settings",
-            f"mode must be 'pointer' or 'retained_tail', not {mode!r}",
-            session_id=session.id,
-        )
+    check_mode(mode, session_id=session.id)
+    settings = coerce_settings(settings, session_id=session.id)
     if summarizer is None:
         from sessiontree.summarizers.extractive import ExtractiveSummarizer
 

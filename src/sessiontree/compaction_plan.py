@@ -15,6 +15,7 @@ from typing import Any
 from sessiontree.compaction_tokens import (
     CompactionSettings,
     TokenCounter,
+    coerce_settings,
     estimate_context_tokens,
     estimate_tokens,
 )
@@ -169,7 +170,7 @@ def _starts_turn(msg: AgentMessage) -> bool:
 
 def prepare_compaction(
     path: Sequence[Entry],
-    settings: CompactionSettings | None = None,
+    settings: CompactionSettings | Mapping[str, Any] | None = None,
     *,
     token_counter: TokenCounter = estimate_tokens,
     entry_projectors: Mapping[str, EntryProjector] | None = None,
@@ -183,16 +184,18 @@ def prepare_compaction(
 
     Args:
         path: the branch, root → leaf, bookkeeping entries excluded (``Session.get_branch``).
-        settings: ``keep_recent_tokens`` is the budget kept verbatim (tokens).
+        settings: ``keep_recent_tokens`` is the budget kept verbatim (tokens); a mapping is
+            validated into :class:`CompactionSettings` (:func:`coerce_settings`).
         token_counter: per-message estimate (tokens).
         entry_projectors: projectors for ``custom`` entries, as for context building.
         session_id: named in errors.
 
     Raises:
-        CompactionError: ``nothing_to_compact`` when the path is empty or nothing would leave
+        CompactionError: ``invalid_settings`` (bad ``settings``); ``nothing_to_compact`` when
+            the path is empty or nothing would leave
             the context (everything fits the keep budget, or no valid cut point precedes it).
     """
-    s = settings or CompactionSettings()
+    s = coerce_settings(settings, session_id=session_id)
     projectors = entry_projectors or {}
     if not path:
         raise CompactionError("nothing_to_compact", "the branch is empty", session_id=session_id)
@@ -252,7 +255,8 @@ def prepare_compaction(
         and m.tool_call_id in summarized_calls
         and m.tool_call_id not in kept_calls
     ]
-    kept = [m for m in kept_raw if not any(m is x for x in stranded)]
+    stranded_ids = {id(m) for m in stranded}  # a set: ``any(m is x ...)`` was quadratic
+    kept = [m for m in kept_raw if id(m) not in stranded_ids]
 
     # Split turn: the cut is not at the start of a turn and a turn starts earlier.
     first_kept = units[cut].messages[0] if units[cut].messages else None

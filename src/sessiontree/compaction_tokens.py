@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,7 @@ __all__ = [
     "IMAGE_TOKENS",
     "CompactionSettings",
     "TokenCounter",
+    "coerce_settings",
     "estimate_context_tokens",
     "estimate_tokens",
     "should_compact",
@@ -130,14 +131,73 @@ class CompactionSettings:
     keep_recent_tokens: int = 20000
 
     def __post_init__(self) -> None:
+        if not isinstance(self.enabled, bool):
+            raise CompactionError(
+                "invalid_settings", f"enabled must be a bool, not {self.enabled!r}"
+            )
+        for name in ("reserve_tokens", "keep_recent_tokens"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise CompactionError(
+                    "invalid_settings", f"{name} must be an int (tokens), not {value!r}"
+                )
         if self.reserve_tokens < 0 or self.keep_recent_tokens < 0:
             raise CompactionError(
                 "invalid_settings", "reserve_tokens and keep_recent_tokens must be >= 0"
             )
 
 
+_SETTING_NAMES = {
+    "enabled": "enabled",
+    "reserve_tokens": "reserve_tokens",
+    "reserveTokens": "reserve_tokens",
+    "keep_recent_tokens": "keep_recent_tokens",
+    "keepRecentTokens": "keep_recent_tokens",
+}
+
+
+def coerce_settings(value: object, *, session_id: str | None = None) -> CompactionSettings:
+    """``value`` as :class:`CompactionSettings`: ``None`` → the defaults, a settings object as
+    is, a mapping validated into one (keys ``enabled``, ``reserve_tokens``/``reserveTokens``,
+    ``keep_recent_tokens``/``keepRecentTokens``; pi's ``settings.json`` spelling is accepted).
+
+    Raises:
+        CompactionError: ``invalid_settings`` — another type, an unknown key, a wrong value
+            type or a negative token count; names ``session_id``.
+    """
+    if value is None:
+        return CompactionSettings()
+    if isinstance(value, CompactionSettings):
+        return value
+    if not isinstance(value, Mapping):
+        raise CompactionError(
+            "invalid_settings",
+            f"settings must be CompactionSettings or a mapping, not {type(value).__name__}",
+            session_id=session_id,
+        )
+    fields: dict[str, Any] = {}
+    for key, item in value.items():
+        name = _SETTING_NAMES.get(key) if isinstance(key, str) else None
+        if name is None:
+            raise CompactionError(
+                "invalid_settings",
+                f"unknown compaction setting {key!r} (known: enabled, reserve_tokens, "
+                "keep_recent_tokens)",
+                session_id=session_id,
+            )
+        fields[name] = item
+    try:
+        return CompactionSettings(**fields)
+    except CompactionError as exc:
+        raise CompactionError(
+            "invalid_settings", str(exc).removeprefix("[invalid_settings] "), session_id=session_id
+        ) from exc
+
+
 def should_compact(
-    context_tokens: int, context_window: int, settings: CompactionSettings | None = None
+    context_tokens: int,
+    context_window: int,
+    settings: CompactionSettings | Mapping[str, Any] | None = None,
 ) -> bool:
     """``settings.enabled and context_tokens > context_window - reserve_tokens`` (SPEC §4).
 
@@ -146,5 +206,5 @@ def should_compact(
         context_window: the model's window, tokens.
         settings: defaults to :class:`CompactionSettings`.
     """
-    s = settings or CompactionSettings()
+    s = coerce_settings(settings)
     return s.enabled and context_tokens > context_window - s.reserve_tokens

@@ -25,6 +25,8 @@ from sessiontree.compaction import (
     CompactionMode,
     CompactionSettings,
     TokenCounter,
+    check_mode,
+    coerce_settings,
     compact,
     estimate_context_tokens,
     estimate_tokens,
@@ -32,12 +34,25 @@ from sessiontree.compaction import (
 )
 from sessiontree.context import EntryProjector, SessionContext
 from sessiontree.entries import CompactionEntry
-from sessiontree.errors import AgentHarnessError, CompactionError, SummaryError
+from sessiontree.errors import AgentHarnessError, CompactionError, SessionTreeError, SummaryError
 from sessiontree.messages import AgentMessage
 from sessiontree.session import Session
 from sessiontree.summarizers.base import Summarizer
 
 __all__ = ["AgentHarness"]
+
+
+def _bare(exc: SessionTreeError) -> str:
+    """``exc``'s message without the ``(session …, entry …)`` suffix, which the harness error
+    adds again itself (else the session was named twice)."""
+    text = str(exc)
+    where = []
+    if exc.session_id is not None:
+        where.append(f"session {exc.session_id!r}")
+    if exc.entry_id is not None:
+        where.append(f"entry {exc.entry_id!r}")
+    suffix = f" ({', '.join(where)})"
+    return text.removesuffix(suffix) if where else text
 
 
 class AgentHarness:
@@ -60,9 +75,11 @@ class AgentHarness:
         last_context_tokens: the size of the context :meth:`prepare_context` returned (tokens).
 
     Raises:
-        AgentHarnessError: ``invalid_settings`` for a non-positive ``context_window``, or
-            settings whose kept tokens plus reserve do not fit in it (compaction would then
-            fire on every turn).
+        AgentHarnessError: ``invalid_settings`` for a ``context_window`` that is not a positive
+            int, a bad ``settings`` (a mapping is validated into
+            :class:`~sessiontree.compaction.CompactionSettings`) or ``compaction_mode``, a
+            ``token_counter`` that is not callable, or settings whose kept tokens plus reserve
+            do not fit in the window (compaction would then fire on every turn).
     """
 
     def __init__(
@@ -70,20 +87,34 @@ class AgentHarness:
         session: Session,
         *,
         context_window: int,
-        settings: CompactionSettings | None = None,
+        settings: CompactionSettings | Mapping[str, Any] | None = None,
         summarizer: Summarizer | None = None,
         compaction_mode: CompactionMode = "pointer",
         system_prompt: str | None = None,
         entry_projectors: Mapping[str, EntryProjector] | None = None,
         token_counter: TokenCounter = estimate_tokens,
     ) -> None:
+        if isinstance(context_window, bool) or not isinstance(context_window, int):
+            raise AgentHarnessError(
+                "invalid_settings",
+                f"context_window must be an int (tokens), not {context_window!r}",
+                session_id=session.id,
+            )
         if context_window <= 0:
             raise AgentHarnessError(
                 "invalid_settings", "context_window must be > 0 tokens", session_id=session.id
             )
+        if not callable(token_counter):
+            raise AgentHarnessError(
+                "invalid_settings", "token_counter must be callable", session_id=session.id
+            )
+        try:
+            self.settings: CompactionSettings = coerce_settings(settings)
+            self.compaction_mode: CompactionMode = check_mode(compaction_mode)
+        except CompactionError as exc:
+            raise AgentHarnessError("invalid_settings", _bare(exc), session_id=session.id) from exc
         self.session = session
         self.context_window = context_window
-        self.settings = settings or CompactionSettings()
         if self.settings.keep_recent_tokens + self.settings.reserve_tokens >= context_window:
             # What is kept would already fill the window: compaction would fire every turn.
             raise AgentHarnessError(
@@ -94,7 +125,6 @@ class AgentHarness:
                 session_id=session.id,
             )
         self.summarizer = summarizer
-        self.compaction_mode: CompactionMode = compaction_mode
         self.system_prompt = system_prompt
         self.entry_projectors = entry_projectors
         self.token_counter = token_counter
@@ -142,7 +172,7 @@ class AgentHarness:
             except CompactionError as exc:
                 if exc.code != "nothing_to_compact":
                     raise AgentHarnessError(
-                        "compaction", f"compaction failed: {exc}", session_id=self.session.id
+                        "compaction", f"compaction failed: {_bare(exc)}", session_id=self.session.id
                     ) from exc
             else:
                 ctx = await self._build()
@@ -172,7 +202,7 @@ class AgentHarness:
             )
         except CompactionError as exc:
             code = "nothing_to_compact" if exc.code == "nothing_to_compact" else "compaction"
-            raise AgentHarnessError(code, str(exc), session_id=self.session.id) from exc
+            raise AgentHarnessError(code, _bare(exc), session_id=self.session.id) from exc
         self.last_compaction = entry
         return entry
 
@@ -203,7 +233,7 @@ class AgentHarness:
         except SummaryError as exc:
             raise AgentHarnessError(
                 "branch_summary",
-                f"summarising the branch left failed: {exc}",
+                f"summarising the branch left failed: {_bare(exc)}",
                 session_id=self.session.id,
                 entry_id=target_id,
             ) from exc

@@ -5,7 +5,8 @@ layout of :data:`~sessiontree.summarizers.base.SUMMARY_SECTIONS`:
 
 * **Goal** — the first user requests;
 * **Constraints** — sentences in which the user states a rule (*must*, *never*, *don't*,
-  *only*, *always*, ...);
+  *only*, *always*, ...), from the user's own words only: text pasted into a user message
+  (code blocks, JSON, logs, error messages) and tool output never count;
 * **Progress** — every tool call with its outcome: *Done* (a result), *Blocked* (an error
   result or a failed shell command), *In progress* (no result yet);
 * **Key decisions** — assistant sentences that commit to a course (*I'll*, *let's*,
@@ -67,6 +68,16 @@ _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n+")
 _OMITTED_RE = re.compile(r"… (\d+) earlier item\(s\) omitted")
 _COMMAND_RE = re.compile(r"/[A-Za-z][\w-]*")  # a bare slash command such as ``/mode``
 _WORD_RE = re.compile(r"[A-Za-z0-9_./-]{4,}")
+_FENCE_RE = re.compile(r"^\s*(```|~~~).*?(^\s*\1[^\n]*$|\Z)", re.MULTILINE | re.DOTALL)
+_PARAGRAPH_RE = re.compile(r"\n\s*\n")
+# Marks of pasted machine text (JSON, logs, error messages, tracebacks, shell/REPL lines,
+# quotes): a user's paragraph with one of them is not the user's own words.
+_PASTED_RE = re.compile(
+    r"\{\"|\"\s*:\s*[\[{\"\d]|^\s*[\[{<>|]|Traceback \(most recent call last\)|"
+    r"^\s*at \S+ \(|^\s*File \"|\b[A-Z]\w*(Error|Exception)\b\s*:|\b(error|warning)\s*:|"
+    r"^\s*(\$|>>>|#!) |^\s*\d{4}-\d\d-\d\d[ T]\d\d:",
+    re.MULTILINE | re.IGNORECASE,
+)
 
 _GOAL_COUNT = 3
 _PROTECTED = frozenset({"Goal", "Next steps", "Progress/In progress", "Files/Modified"})
@@ -86,6 +97,22 @@ def _sentences(text: str) -> list[str]:
         if sentence:
             out.append(sentence)
     return out
+
+
+def _user_prose(text: str) -> str:
+    """What the user wrote themselves in ``text``: fenced blocks, indented blocks and
+    paragraphs carrying pasted machine text (JSON, logs, error messages, tracebacks, quotes)
+    are dropped, so a pasted API error is never read as the user's rule."""
+    text = _FENCE_RE.sub("\n\n", text)
+    kept = []
+    for paragraph in _PARAGRAPH_RE.split(text):
+        lines = [line for line in paragraph.splitlines() if line.strip()]
+        if not lines or _PASTED_RE.search(paragraph):
+            continue
+        if all(line[:1] in (" ", "\t") for line in lines):  # an indented (code/output) block
+            continue
+        kept.append(paragraph)
+    return "\n\n".join(kept)
 
 
 def _describe_call(name: str, arguments: dict[str, Any]) -> str:
@@ -131,10 +158,31 @@ class _Sections:
         return out
 
 
-def _add(target: list[str], item: str) -> None:
-    item = item.strip()
-    if item and item != _NONE and item not in target:
-        target.append(item)
+class _Adder:
+    """Appends an item to an item list unless it is already there, in O(1).
+
+    ``item in list`` is O(n), which made extraction quadratic in the number of messages; the
+    adder keeps a set per list (by identity, holding the list so the id is not reused).
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[list[str], set[str]]] = {}
+
+    def __call__(self, target: list[str], item: str) -> None:
+        item = item.strip()
+        if not item or item == _NONE:
+            return
+        known = self._seen.get(id(target))
+        if known is None or known[0] is not target:
+            known = (target, set(target))
+            self._seen[id(target)] = known
+        if item not in known[1]:
+            known[1].add(item)
+            target.append(item)
+
+    def forget(self, target: list[str]) -> None:
+        """Call after changing ``target`` other than through the adder."""
+        self._seen.pop(id(target), None)
 
 
 def _parse(summary: str) -> _Sections:
@@ -144,6 +192,7 @@ def _parse(summary: str) -> _Sections:
     known sections goes to *Critical context*.
     """
     out = _Sections()
+    _add = _Adder()
     for part in summary.split(TURN_PREFIX_SEPARATOR):
         section: str | None = None
         foreign: str | None = None  # a heading of another layout, kept as a label
@@ -235,6 +284,7 @@ class ExtractiveSummarizer:
         for msg in messages:
             if isinstance(msg, ToolResultMessage):
                 results.setdefault(msg.tool_call_id, msg)
+        _add = _Adder()
         user_texts: list[str] = []
         last_assistant_text = ""
         open_calls: list[str] = []
@@ -243,7 +293,7 @@ class ExtractiveSummarizer:
                 text = message_text(msg).strip()
                 if text and not _COMMAND_RE.fullmatch(text):
                     user_texts.append(text)
-                    for sentence in _sentences(text):
+                    for sentence in _sentences(_user_prose(text)):
                         if _CONSTRAINT_RE.search(sentence) and not sentence.endswith("?"):
                             _add(out.items["Constraints"], _clip(sentence))
             elif isinstance(msg, AssistantMessage):
@@ -304,16 +354,19 @@ class ExtractiveSummarizer:
             for what in open_calls:
                 _add(out.items["Next steps"], f"Awaiting the result of {what}")
         # A call that finished in these messages is no longer in progress.
+        # ``i`` is blocked when a Blocked item starts with ``f"{i}: "``: collect every such
+        # prefix once (a scan of Blocked per item was quadratic).
         done = set(out.progress["Done"])
-        blocked = out.progress["Blocked"]
-        out.progress["In progress"] = [
-            i
-            for i in out.progress["In progress"]
-            if i not in done and not any(b.startswith(f"{i}: ") for b in blocked)
-        ]
+        for b in out.progress["Blocked"]:
+            at = b.find(": ")
+            while at != -1:
+                done.add(b[:at])
+                at = b.find(": ", at + 1)
+        out.progress["In progress"] = [i for i in out.progress["In progress"] if i not in done]
         if last_assistant_text:
             ctx = out.items["Critical context"]
             ctx[:] = [i for i in ctx if not i.startswith("Latest answer: ")]  # superseded
+            _add.forget(ctx)
             _add(ctx, _clip(f"Latest answer: {last_assistant_text}", 400))
         read, modified = file_operations(messages, out.files["Read"], out.files["Modified"])
         out.files["Read"], out.files["Modified"] = read, modified
@@ -338,6 +391,17 @@ class ExtractiveSummarizer:
             low = item.lower()
             return any(k in low for k in keywords)
 
+        # The keeping order of every list, ranked once (not once per bisection step).
+        ranked: dict[str, list[int]] = {}
+        for key, items in sections.lists():
+            order = list(range(len(items)))
+            if key != "Goal":
+                order.reverse()  # newest first
+            if keywords:  # those mentioning a keyword first, each group in its order
+                flags = [important(item) for item in items]
+                order = [i for i in order if flags[i]] + [i for i in order if not flags[i]]
+            ranked[key] = order
+
         def capped(n: int, protected: frozenset[str]) -> _Sections:
             out = _Sections(omitted=dict(sections.omitted))
             capped_lists = dict(out.lists())
@@ -345,12 +409,8 @@ class ExtractiveSummarizer:
                 if key in protected:
                     capped_lists[key][:] = items
                     continue
-                order = list(range(len(items)))
-                if key != "Goal":
-                    order.reverse()  # newest first
-                order.sort(key=lambda i: not important(items[i]))  # stable
-                keep = set(order[:n])
-                capped_lists[key][:] = [it for i, it in enumerate(items) if i in keep]
+                keep = sorted(ranked[key][:n])
+                capped_lists[key][:] = [items[i] for i in keep]
                 dropped = len(items) - len(keep)
                 if dropped:
                     out.omitted[key] = out.omitted.get(key, 0) + dropped
