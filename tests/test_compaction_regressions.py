@@ -35,8 +35,9 @@ async def snapshot(session: Session) -> tuple[list[dict[str, object]], str | Non
 class BadTextSummarizer:
     """A summariser that breaks the protocol: ``text`` is not a str."""
 
-    def __init__(self, text: Any) -> None:
+    def __init__(self, text: Any, usage: Any = None) -> None:
         self.text = text
+        self.usage = usage
 
     async def summarize(
         self,
@@ -46,7 +47,7 @@ class BadTextSummarizer:
         instructions: str | None,
         purpose: SummaryPurpose,
     ) -> SummaryResult:
-        return SummaryResult(text=self.text, usage=None)
+        return SummaryResult(text=self.text, usage=self.usage)
 
 
 # --------------------------------------------------------------------------- 1: scale
@@ -277,3 +278,17 @@ async def test_real_pi_session_constraints_hold_no_api_error() -> None:
     assert isinstance(entry, CompactionEntry)
     found = constraints(entry.summary)
     assert not [c for c in found if "tool_result" in c or "tool_use" in c], found
+
+
+async def test_a_summary_with_a_usage_that_is_not_usage_is_refused() -> None:
+    s = await new_session()
+    await tool_rounds(s, 6)
+    bad = BadTextSummarizer("fine text", usage="12 tokens")
+    before = await snapshot(s)
+    with pytest.raises(CompactionError) as err:
+        await compact(s, settings=KEEP, summarizer=bad)
+    assert err.value.code == "summarization_failed"
+    first = (await s.get_entries())[0].id
+    with pytest.raises(SummaryError):
+        await s.navigate(first, summarize=True, summarizer=bad)
+    assert await snapshot(s) == before

@@ -17,7 +17,7 @@ from sessiontree.compaction import file_operations
 from sessiontree.context import default_transform, project_entries
 from sessiontree.entries import BranchSummaryEntry, Entry, is_path_entry
 from sessiontree.errors import EntryNotFoundError, InvalidEntryError, SummaryError
-from sessiontree.messages import AgentMessage
+from sessiontree.messages import AgentMessage, Usage
 from sessiontree.summarizers.base import Summarizer, SummaryResult
 
 if TYPE_CHECKING:
@@ -120,6 +120,12 @@ async def navigate_with_summary(
         raise SummaryError(
             "the summariser returned no text for the abandoned branch (got "
             f"{type(getattr(result, 'text', result)).__name__})",
+            session_id=session.id,
+            entry_id=old_leaf,
+        )
+    if result.usage is not None and not isinstance(result.usage, Usage):
+        raise SummaryError(
+            f"the summariser returned usage of type {type(result.usage).__name__}, not Usage",
             session_id=session.id,
             entry_id=old_leaf,
         )

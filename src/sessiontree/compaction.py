@@ -131,6 +131,13 @@ async def _summarize(
             f"the summariser returned no text ({purpose})",
             session_id=session_id,
         ) from SummaryError("empty summary", session_id=session_id)
+    if result.usage is not None and not isinstance(result.usage, Usage):
+        raise CompactionError(
+            "summarization_failed",
+            f"the summariser returned usage of type {type(result.usage).__name__}, not Usage "
+            f"({purpose})",
+            session_id=session_id,
+        ) from SummaryError("summary usage is not a Usage", session_id=session_id)
     return result
 
 
