@@ -90,3 +90,13 @@ def test_empty_store_url_is_refused() -> None:
     for url in ("", "   "):
         with pytest.raises(StorageError, match="empty store URL"):
             open_repo(url)
+
+
+async def test_jsonl_store_root_that_is_a_file(tmp_path: Path) -> None:
+    """A jsonl:// URL naming a regular file was reported as "already present" by import."""
+    root = tmp_path / "notdb.txt"
+    root.write_text("not a directory")
+    async with JSONLRepo(root) as repo:
+        with pytest.raises(StorageError, match="JSONL store"):
+            await repo.create(id="s1")
+    assert root.read_text() == "not a directory"

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from sessiontree._gc import gc_paused
 from sessiontree.context import (
     EntryProjector,
     SessionContext,
@@ -93,7 +94,8 @@ class Session:
             EntryNotFoundError: ``after`` names no entry.
         """
         cursor = EntryCursor(after, limit, None if types is None else frozenset(types), reverse)
-        return await self.storage.get_entries(cursor)
+        with gc_paused():
+            return await self.storage.get_entries(cursor)
 
     async def get_branch(self, leaf_id: str | None = None) -> list[Entry]:
         """The path root → leaf without bookkeeping entries; ``[]`` when the leaf is ``None``.
@@ -102,11 +104,13 @@ class Session:
             EntryNotFoundError: ``leaf_id`` names no entry.
             CorruptSessionError: a cycle.
         """
-        return await self.storage.get_branch(leaf_id)
+        with gc_paused():
+            return await self.storage.get_branch(leaf_id)
 
     async def get_tree(self) -> list[TreeNode]:
         """Root nodes ``{entry, children, label}`` of every path entry (SPEC §2). Reads every entry."""
-        return build_tree(await self.storage.get_entries(), session_id=self.id)
+        with gc_paused():
+            return build_tree(await self.storage.get_entries(), session_id=self.id)
 
     async def get_label(self, entry_id: str) -> str | None:
         """The entry's label, or ``None``."""
@@ -130,15 +134,16 @@ class Session:
         Raises:
             EntryNotFoundError: ``leaf_id`` names no entry.
         """
-        path = await self.storage.get_branch(leaf_id)
-        return build_context_from_path(
-            path,
-            system_prompt=system_prompt,
-            metadata_system_prompt=self.storage.metadata.system_prompt,
-            transform=transform,
-            entry_projectors=entry_projectors,
-            repair=repair_tool_pairs,
-        )
+        with gc_paused():
+            path = await self.storage.get_branch(leaf_id)
+            return build_context_from_path(
+                path,
+                system_prompt=system_prompt,
+                metadata_system_prompt=self.storage.metadata.system_prompt,
+                transform=transform,
+                entry_projectors=entry_projectors,
+                repair=repair_tool_pairs,
+            )
 
     async def get_stats(self) -> SessionStats:
         """Counts by entry type and message role, tokens and cost summed from ``usage`` (SPEC §6).

@@ -160,6 +160,9 @@ class JSONLRepo:
         )
         try:
             self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as exc:  # incl. FileExistsError: the root is a regular file
+            raise StorageError(f"cannot use {self.root} as a JSONL store: {exc}") from exc
+        try:
             os.mkdir(directory, 0o700)
         except FileExistsError:
             # a directory left without its log by a crash mid-create is reused; the log's

@@ -23,8 +23,7 @@ line itself is never rewritten.
 from __future__ import annotations
 
 import contextlib
-import gc
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,6 +32,7 @@ from typing import Any
 import orjson
 from pydantic import TypeAdapter, ValidationError
 
+from sessiontree._gc import gc_paused
 from sessiontree.entries import ENTRY_ADAPTER, Entry
 from sessiontree.errors import CorruptSessionError
 from sessiontree.ids import ms_from_iso
@@ -222,22 +222,6 @@ class LineRecord:
 
 
 _ENTRIES_ADAPTER: TypeAdapter[list[Entry]] = TypeAdapter(list[Entry])
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while many new objects are built at once.
-
-    Validating a long branch allocates thousands of container objects; letting the collector
-    run in between costs about a fifth of the validation time and frees nothing.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def entries_of(
