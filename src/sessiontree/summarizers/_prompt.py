@@ -31,6 +31,7 @@ the small plumbing both LLM summarisers share (API-key fallback for local server
 from __future__ import annotations
 
 import ipaddress
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
@@ -61,6 +62,9 @@ __all__ = [
     "CHARS_PER_TOKEN",
     "DEFAULT_LIMITS",
     "LOCAL_API_KEY",
+    "adopt_client",
+    "check_positive",
+    "resolve_endpoint",
     "MESSAGE_CHARS",
     "SYSTEM_PROMPT",
     "TIGHT_LIMITS",
@@ -445,3 +449,45 @@ def describe_failure(exc: BaseException, sdk: ModuleType, *, timeout_s: float | 
     if isinstance(exc, sdk.APIConnectionError):
         return f"cannot connect: {exc.__cause__ or exc}"
     return f"{type(exc).__name__}: {exc}"
+
+
+def check_positive(**limits: int | None) -> None:
+    """Raise ``ValueError`` naming the first limit (tokens) that is set but not positive."""
+    for name, value in limits.items():
+        if value is not None and value <= 0:
+            raise ValueError(f"{name} must be positive, got {value}")
+
+
+def adopt_client(
+    client: Any,
+    *,
+    base_url: str | None,
+    api_key: str | None,
+    timeout: float | None,
+    max_retries: int | None,
+) -> Any:
+    """A caller's SDK client with ``timeout``/``max_retries`` applied to a copy (never mutated).
+
+    Raises:
+        ValueError: ``base_url`` or ``api_key`` passed together with a client.
+    """
+    if base_url is not None or api_key is not None:
+        raise ValueError("pass either client or base_url/api_key, not both")
+    options: dict[str, Any] = {}
+    if timeout is not None:
+        options["timeout"] = timeout
+    if max_retries is not None:
+        options["max_retries"] = max_retries
+    return client.with_options(**options) if options else client
+
+
+def resolve_endpoint(
+    base_url: str | None, api_key: str | None, *, url_env: str, key_env: str
+) -> tuple[str | None, str | None]:
+    """``(base_url, api_key)`` from the arguments, else the SDK's environment variables; a
+    local server (:func:`is_local_url`) without a key gets :data:`LOCAL_API_KEY`."""
+    url = base_url or os.environ.get(url_env) or None
+    key = api_key or os.environ.get(key_env) or None
+    if key is None and is_local_url(url):
+        key = LOCAL_API_KEY
+    return url, key

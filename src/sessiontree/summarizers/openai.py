@@ -14,7 +14,6 @@ exception as ``__cause__``.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -23,10 +22,11 @@ from urllib.parse import urlsplit
 from sessiontree.errors import MissingExtraError, SummaryError
 from sessiontree.messages import AgentMessage, Usage
 from sessiontree.summarizers._prompt import (
-    LOCAL_API_KEY,
+    adopt_client,
     build_prompt,
+    check_positive,
     describe_failure,
-    is_local_url,
+    resolve_endpoint,
     timeout_seconds,
 )
 from sessiontree.summarizers.base import SummaryPurpose, SummaryResult
@@ -133,28 +133,23 @@ class OpenAISummarizer:
             import openai
         except ImportError as exc:
             raise MissingExtraError("openai", "openai") from exc
-        if max_output_tokens <= 0:
-            raise ValueError(f"max_output_tokens must be positive, got {max_output_tokens}")
+        check_positive(max_output_tokens=max_output_tokens, max_input_tokens=max_input_tokens)
         self.model = model
         self.max_output_tokens = max_output_tokens
-        if max_input_tokens is not None and max_input_tokens <= 0:
-            raise ValueError(f"max_input_tokens must be positive, got {max_input_tokens}")
         self.max_input_tokens = max_input_tokens
         self._owns_client = client is None
         if client is not None:
-            if base_url is not None or api_key is not None:
-                raise ValueError("pass either client or base_url/api_key, not both")
-            options: dict[str, Any] = {}
-            if timeout is not None:
-                options["timeout"] = timeout
-            if max_retries is not None:
-                options["max_retries"] = max_retries
-            self._client = client.with_options(**options) if options else client
+            self._client = adopt_client(
+                client,
+                base_url=base_url,
+                api_key=api_key,
+                timeout=timeout,
+                max_retries=max_retries,
+            )
         else:
-            effective_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-            key = api_key or os.environ.get("OPENAI_API_KEY") or None
-            if key is None and is_local_url(effective_url):
-                key = LOCAL_API_KEY
+            effective_url, key = resolve_endpoint(
+                base_url, api_key, url_env="OPENAI_BASE_URL", key_env="OPENAI_API_KEY"
+            )
             try:
                 self._client = openai.AsyncOpenAI(
                     api_key=key,
