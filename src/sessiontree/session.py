@@ -7,7 +7,7 @@ the pure core (:mod:`sessiontree.tree`, :mod:`sessiontree.context`) over what st
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from sessiontree._gc import gc_paused
 from sessiontree.context import (
@@ -190,21 +190,22 @@ class Session:
         try:
             stored = await self.storage.append_entry(entry)  # type: ignore[arg-type]
         except InvalidEntryError as exc:
-            raise self._named(exc) from exc
+            self._raise_named(exc)
         return stored.id
 
     async def _append(self, entry: Entry) -> str:
         try:
             stored = await self.storage.append_entry(entry, at_leaf=True)
         except InvalidEntryError as exc:
-            raise self._named(exc) from exc
+            self._raise_named(exc)
         return stored.id
 
-    def _named(self, exc: InvalidEntryError) -> InvalidEntryError:
-        """The same error, naming this session when the layer that raised it could not."""
+    def _raise_named(self, exc: InvalidEntryError) -> NoReturn:
+        """Re-raise, naming this session when the layer that raised it could not; the
+        original cause (e.g. the driver's error) stays the ``__cause__``."""
         if exc.session_id is not None:
-            return exc
-        return InvalidEntryError(str(exc), session_id=self.id)
+            raise exc
+        raise InvalidEntryError(str(exc), session_id=self.id) from (exc.__cause__ or exc)
 
     async def append_message(self, message: AgentMessage | Mapping[str, Any]) -> str:
         """Append a message under the current leaf; it becomes the leaf. Returns the entry id.
