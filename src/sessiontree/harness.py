@@ -160,15 +160,7 @@ class AgentHarness:
         tokens = estimate_context_tokens(ctx.messages, counter=self.token_counter)
         if should_compact(tokens, self.context_window, self.settings):
             try:
-                self.last_compaction = await compact(
-                    self.session,
-                    settings=self.settings,
-                    summarizer=self.summarizer,
-                    mode=self.compaction_mode,
-                    instructions=instructions,
-                    entry_projectors=self.entry_projectors,
-                    token_counter=self.token_counter,
-                )
+                self.last_compaction = await self._compact(instructions)
             except CompactionError as exc:
                 if exc.code != "nothing_to_compact":
                     raise AgentHarnessError(
@@ -179,6 +171,18 @@ class AgentHarness:
                 tokens = estimate_context_tokens(ctx.messages, counter=self.token_counter)
         self.last_context_tokens = tokens
         return ctx
+
+    async def _compact(self, instructions: str | None) -> CompactionEntry:
+        """:func:`compact` with this harness's settings, summariser, mode and counters."""
+        return await compact(
+            self.session,
+            settings=self.settings,
+            summarizer=self.summarizer,
+            mode=self.compaction_mode,
+            instructions=instructions,
+            entry_projectors=self.entry_projectors,
+            token_counter=self.token_counter,
+        )
 
     async def append_message(self, message: AgentMessage | Mapping[str, Any]) -> str:
         """Append a message under the leaf (see :meth:`Session.append_message`); returns its id."""
@@ -191,15 +195,7 @@ class AgentHarness:
             AgentHarnessError: ``nothing_to_compact`` or ``compaction`` (cause attached).
         """
         try:
-            entry = await compact(
-                self.session,
-                settings=self.settings,
-                summarizer=self.summarizer,
-                mode=self.compaction_mode,
-                instructions=instructions,
-                entry_projectors=self.entry_projectors,
-                token_counter=self.token_counter,
-            )
+            entry = await self._compact(instructions)
         except CompactionError as exc:
             code = "nothing_to_compact" if exc.code == "nothing_to_compact" else "compaction"
             raise AgentHarnessError(code, _bare(exc), session_id=self.session.id) from exc

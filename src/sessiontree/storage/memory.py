@@ -97,17 +97,15 @@ class MemoryStorage:
         """See :meth:`SessionStorage.append_entries`."""
         self._alive()
         parsed = [parse_entry(e) for e in entries]
-        staged = TreeIndex(session_id=self._id)
-        staged.by_id = dict(self.index.by_id)
+        staged: dict[str, str] = {}  # id -> type of the batch's entries checked so far
 
         def type_of(entry_id: str) -> str | None:
-            e = staged.by_id.get(entry_id)
-            return None if e is None else e.type
+            return staged.get(entry_id) or self.index.type_of(entry_id)
 
         for e in parsed:
             check_append(e, type_of, session_id=self._id)
             dump_entry_json(e)
-            staged.by_id[e.id] = e
+            staged[e.id] = e.type
         for e in parsed:
             self.index.add(e)
         if parsed:
