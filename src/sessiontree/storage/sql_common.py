@@ -42,6 +42,7 @@ __all__ = [
     "AppendPlan",
     "fold_diacritics",
     "EntryRow",
+    "index_text",
     "SQLEngine",
     "LIST_COLUMNS",
     "SessionState",
@@ -84,6 +85,17 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 def datetime_from_us(us: int) -> datetime:
     """An aware UTC datetime from Unix microseconds."""
     return _EPOCH + timedelta(microseconds=us)
+
+
+def index_text(text: str) -> str | None:
+    """The part of a message's text that the search index holds (SPEC §6 "sql").
+
+    ``text`` is :func:`sessiontree.messages.message_text` of the message; the result is its
+    first :data:`FTS_MAX_CHARS` characters, or ``None`` when it is blank (nothing to index).
+    Every writer of the index goes through here, so the indexed text is the same whenever
+    and by whichever path a row is indexed.
+    """
+    return text[:FTS_MAX_CHARS] if text.strip() else None
 
 
 @dataclass(frozen=True)
@@ -181,7 +193,7 @@ def plan_append(
             if not has_first and isinstance(entry.message, UserMessage):
                 first = text[:FIRST_MESSAGE_CHARS]
                 has_first = True
-            text = text[:FTS_MAX_CHARS] if text.strip() else None
+            text = index_text(text)
         elif isinstance(entry, LabelEntry | LeafEntry):
             target = entry.target_id
         elif isinstance(entry, SessionInfoEntry):
