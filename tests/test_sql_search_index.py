@@ -279,3 +279,16 @@ async def test_search_after_concurrent_appends_finds_everything(
     rows = _fts_rows(path)
     assert len(rows) == len({r for r, _ in rows}) == processes * appends
     assert rows == _expected_index(path)
+
+
+async def test_damaged_row_does_not_block_search_for_the_rest(tmp_path: Path) -> None:
+    # found in review: the catch-up parsed every pending row and let a damaged body's
+    # InvalidEntryError escape, so one bad row made search fail for every session, forever
+    url, path = _db(tmp_path)
+    async with SQLRepo(url) as repo:
+        s = await repo.create()
+        bad = await s.append_message(user("kiwi orchard"))
+        good = await s.append_message(user("kiwi harvest"))
+        _sql(path, 'UPDATE entries SET body = \'{"type": "message"}\' WHERE id = ?', (bad,))
+        assert [h.entry_id for h in await repo.search("kiwi")] == [good]
+        assert _watermark(path) == _sql(path, "SELECT max(rowid) FROM entries")[0][0]

@@ -36,6 +36,7 @@ import orjson
 from sessiontree.entries import Entry, MessageEntry, parse_entry_json
 from sessiontree.errors import (
     DuplicateEntryError,
+    InvalidEntryError,
     SessionNotFoundError,
     SessionTreeError,
     StorageError,
@@ -555,7 +556,10 @@ class SQLiteEngine:
         ).fetchall()
         texts = []
         for rowid, body in rows:
-            entry = parse_entry_json(body)
+            try:
+                entry = parse_entry_json(body)
+            except InvalidEntryError:
+                continue  # a damaged row holds no text to find; reading it names the entry
             if isinstance(entry, MessageEntry):
                 text = index_text(message_text(entry.message))
                 if text is not None:
