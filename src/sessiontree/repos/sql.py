@@ -12,6 +12,7 @@ import builtins
 from collections.abc import Mapping
 from typing import Any
 
+from sessiontree._gc import gc_paused
 from sessiontree.errors import SessionNotFoundError
 from sessiontree.ids import new_id
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
@@ -76,8 +77,13 @@ class SQLRepo:
         return Session(SQLStorage(self._engine, id, metadata_from_json(meta)))
 
     async def list(self, *, limit: int | None = None, offset: int = 0) -> list[SessionInfo]:
-        """See :meth:`SessionRepo.list`: one query on the ``sessions`` table; no entry is read."""
-        return await self._engine.list_sessions(limit, offset)
+        """See :meth:`SessionRepo.list`: one query on the ``sessions`` table; no entry is read.
+
+        The cyclic GC is paused while the rows become :class:`SessionInfo` objects (10k
+        sessions: ~10% of the listing was spent in collections that free nothing).
+        """
+        with gc_paused():
+            return await self._engine.list_sessions(limit, offset)
 
     async def delete(self, id: str) -> None:
         """See :meth:`SessionRepo.delete`.

@@ -97,6 +97,14 @@ _CAS_SQL = (
     f"WITH upd AS ({_UPDATE_SET} WHERE id = %(sid)s AND entry_count = %(old)s RETURNING id)"
     f" {_INSERT_COLUMNS} SELECT upd.id, {_ROW_VALUES} FROM upd, ({'SELECT * ' + _ROWS}) AS r"
 )
+# one row (every append an agent loop makes): scalar parameters; psycopg's per-element array
+# dumping was a fifth of the append's time for a one-element array
+_CAS_ONE_SQL = (
+    f"WITH upd AS ({_UPDATE_SET} WHERE id = %(sid)s AND entry_count = %(old)s RETURNING id)"
+    f" {_INSERT_COLUMNS} SELECT upd.id, %(seq)s::bigint, %(id)s::text, %(parent)s::text,"
+    " %(type)s::text, %(ts)s::text, %(target)s::text, %(body)s::json,"
+    " to_tsvector('simple', %(text)s::text) FROM upd"
+)
 _INSERT_SQL = f"{_INSERT_COLUMNS} SELECT %(sid)s, {_ROW_VALUES} {_ROWS}"
 _UPDATE_SQL = f"{_UPDATE_SET} WHERE id = %(sid)s"
 
@@ -421,6 +429,30 @@ class PostgresEngine:
             "text": [None if r.text is None else _clean(fold_diacritics(r.text)) for r in rows],
         }
 
+    def _cas(self, session_id: str, plan: AppendPlan, old_count: int) -> tuple[str, dict[str, Any]]:
+        """The compare-and-set statement and its parameters (scalars for one row)."""
+        if len(plan.rows) != 1:
+            return _CAS_SQL, self._params(session_id, plan, plan.rows) | {"old": old_count}
+        r = plan.rows[0]
+        return _CAS_ONE_SQL, {
+            "sid": session_id,
+            "old": old_count,
+            "leaf": plan.leaf_id,
+            "count": plan.entry_count,
+            "msgs": plan.message_count,
+            "now": now_us(),
+            "first": _clean(plan.first_message),
+            "name": _clean(plan.name),
+            "seq": r.seq,
+            "id": r.id,
+            "parent": r.parent_id,
+            "type": r.type,
+            "ts": r.timestamp,
+            "target": r.target_id,
+            "body": r.body,
+            "text": None if r.text is None else _clean(fold_diacritics(r.text)),
+        }
+
     async def append(
         self, session_id: str, entries: Sequence[Entry], *, at_leaf: bool
     ) -> list[Entry]:
@@ -439,11 +471,10 @@ class PostgresEngine:
             fast = self._fast_plan(session_id, entries, at_leaf)
             if fast is not None:
                 state, types, plan = fast
-                params = self._params(session_id, plan, plan.rows)
-                params["old"] = state.entry_count
+                sql, params = self._cas(session_id, plan, state.entry_count)
                 try:
                     async with pool.connection() as conn:
-                        cur = await conn.execute(_CAS_SQL, params)
+                        cur = await conn.execute(sql, params)
                         if cur.rowcount == len(plan.rows):
                             self._learn(session_id, state, types, plan)
                             return plan.entries
@@ -461,9 +492,8 @@ class PostgresEngine:
                     state = SessionState(row[0], row[1], row[2], row[3])
                     known = row[4] or {}
                     plan = plan_append(session_id, state, entries, known, at_leaf=at_leaf)
-                    params = self._params(session_id, plan, plan.rows)
-                    params["old"] = state.entry_count
-                    cur = await conn.execute(_CAS_SQL, params)
+                    sql, params = self._cas(session_id, plan, state.entry_count)
+                    cur = await conn.execute(sql, params)
                     if cur.rowcount == len(plan.rows):
                         self._learn(session_id, state, known, plan)
                         return plan.entries
