@@ -8,9 +8,9 @@ import stat
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 
+from sessiontree import _json as exact_json
 from sessiontree.entries import parse_entry
 from sessiontree.errors import CorruptSessionError, InvalidEntryError, SessionNotFoundError
 from sessiontree.repos import open_repo
@@ -267,13 +267,13 @@ async def test_search_parses_only_lines_that_pass_the_raw_precheck(
         await s.append_message(user(f"ordinary message {i}"))
     hit = await s.append_message(assistant("a lazy zebrafish"))
     parsed: list[bytes] = []
-    real_loads = orjson.loads
+    real_loads = exact_json.loads
 
     def counting_loads(data: Any) -> Any:
         parsed.append(bytes(data))
         return real_loads(data)
 
-    monkeypatch.setattr(orjson, "loads", counting_loads)
+    monkeypatch.setattr(exact_json, "loads", counting_loads)
     hits = await repo.search("Zebrafish")
     assert [h.entry_id for h in hits] == [hit]
     assert len(parsed) == 1 and b"zebrafish" in parsed[0]

@@ -15,6 +15,7 @@ import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic_core import to_json
 
 from sessiontree._model import WireModel
 from sessiontree.entries import (
@@ -184,7 +185,7 @@ def test_dict_and_json_parsing_agree_and_round_trip(message: dict[str, Any], as_
         "timestamp": "2026-01-01T00:00:00.000Z",
         "message": message,
     }
-    entry = parse_entry_json(orjson.dumps(raw)) if as_json else parse_entry(raw)
+    entry = parse_entry_json(to_json(raw)) if as_json else parse_entry(raw)
     assert entry == parse_entry(raw)
     assert dump_entry(entry) == raw
     assert parse_entry_json(dump_entry_json(entry)) == entry

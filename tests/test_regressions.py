@@ -100,3 +100,16 @@ async def test_jsonl_store_root_that_is_a_file(tmp_path: Path) -> None:
         with pytest.raises(StorageError, match="JSONL store"):
             await repo.create(id="s1")
     assert root.read_text() == "not a directory"
+
+
+def test_exact_json_keeps_big_integers_and_refuses_nan() -> None:
+    # found in review: orjson read 2**70 back as a float, silently changing a session's data
+    from sessiontree import _json
+
+    assert _json.loads(b'{"n": 1180591620717411303425, "m": -36893488147419103232}') == {
+        "n": 2**70 + 1,
+        "m": -(2**65),
+    }
+    for bad in (b'{"v": NaN}', b'{"v": Infinity}', b"{", b""):
+        with pytest.raises(_json.JSONDecodeError):
+            _json.loads(bad)

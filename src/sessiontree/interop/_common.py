@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from sessiontree import _json as exact_json
 from sessiontree.entries import (
     BOOKKEEPING_TYPES,
     CustomEntry,
@@ -165,8 +166,8 @@ def read_jsonl(
             continue
         report.lines_read += 1
         try:
-            obj = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
+            obj = exact_json.loads(raw)
+        except exact_json.JSONDecodeError as exc:
             torn = torn_possible and number == last
             reason = "torn final line (no newline, not valid JSON)" if torn else f"bad JSON: {exc}"
             unreadable(report, path, number, reason, raw, lenient=lenient)

@@ -29,6 +29,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
+from sessiontree import _json as exact_json
 from sessiontree.entries import Entry, MessageEntry
 from sessiontree.interop._common import (
     Converted,
@@ -89,8 +90,8 @@ def _arguments(payload: dict[str, Any]) -> dict[str, Any]:
         raw = payload["arguments"]
         if isinstance(raw, str):
             try:
-                raw = orjson.loads(raw)
-            except orjson.JSONDecodeError:
+                raw = exact_json.loads(raw)
+            except exact_json.JSONDecodeError:
                 return {"_raw": payload["arguments"]}
         return raw if isinstance(raw, dict) else {"_raw": raw}
     for key in ("input", "action"):

@@ -29,9 +29,9 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-import orjson
 from pydantic import ValidationError
 
+from sessiontree import _json as exact_json
 from sessiontree.entries import MessageEntry
 from sessiontree.errors import CorruptSessionError
 from sessiontree.ids import iso_from_ms
@@ -83,8 +83,8 @@ def _tool_call(raw: Any) -> ToolCall:
     args: Any = fn.get("arguments", {})
     if isinstance(args, str):
         try:
-            args = orjson.loads(args) if args.strip() else {}
-        except orjson.JSONDecodeError:
+            args = exact_json.loads(args) if args.strip() else {}
+        except exact_json.JSONDecodeError:
             args = {"_raw": args}
     if not isinstance(args, dict):
         args = {"_raw": args}
@@ -153,8 +153,8 @@ def convert_swe_agent(
             ``trajectory`` list); without ``lenient``, an item that cannot be read.
     """
     try:
-        doc = orjson.loads(strip_bom(data))
-    except orjson.JSONDecodeError as exc:
+        doc = exact_json.loads(strip_bom(data))
+    except exact_json.JSONDecodeError as exc:
         raise CorruptSessionError(f"not a JSON document: {exc}", path=path) from exc
     history = doc.get("history") if isinstance(doc, dict) else None
     trajectory = doc.get("trajectory") if isinstance(doc, dict) else None

@@ -6,6 +6,9 @@ import builtins
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from pydantic_core import PydanticSerializationError
+
+from sessiontree import _json as exact_json
 from sessiontree.errors import InvalidEntryError
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.tree import ForkPosition
@@ -69,19 +72,33 @@ class SessionRepo(Protocol):
 
 
 def coerce_metadata(metadata: SessionMetadata | Mapping[str, Any] | None) -> SessionMetadata:
-    """A :class:`SessionMetadata` from a model, a camelCase/snake_case dict or ``None``."""
+    """A :class:`SessionMetadata` from a model, a camelCase/snake_case dict or ``None``.
+
+    Raises:
+        InvalidEntryError: not a mapping, not valid metadata, or holding a value JSON cannot
+            carry (NaN/Infinity, lone surrogates, raw bytes) — refused before anything is
+            written, on every backend alike (before, JSONL wrote NaN as null, SQLite as a
+            bare ``NaN`` and PostgreSQL refused it).
+    """
     if metadata is None:
         return SessionMetadata()
-    if isinstance(metadata, SessionMetadata):
-        return metadata
-    if not isinstance(metadata, Mapping):
-        raise InvalidEntryError(
-            f"session metadata must be a mapping or SessionMetadata, not {type(metadata).__name__}"
-        )
+    if not isinstance(metadata, SessionMetadata):
+        if not isinstance(metadata, Mapping):
+            raise InvalidEntryError(
+                "session metadata must be a mapping or SessionMetadata, not "
+                f"{type(metadata).__name__}"
+            )
+        try:
+            metadata = SessionMetadata.model_validate(dict(metadata))
+        except ValueError as exc:
+            raise InvalidEntryError(f"invalid session metadata: {exc}") from exc
     try:
-        return SessionMetadata.model_validate(dict(metadata))
-    except ValueError as exc:
-        raise InvalidEntryError(f"invalid session metadata: {exc}") from exc
+        exact_json.loads(metadata.model_dump_json(by_alias=True, exclude_unset=True))
+    except (PydanticSerializationError, UnicodeError, ValueError) as exc:
+        raise InvalidEntryError(
+            f"session metadata holds a value JSON cannot carry (NaN, Infinity, bytes?): {exc}"
+        ) from exc
+    return metadata
 
 
 def make_snippet(text: str, query: str, width: int = 160) -> str:

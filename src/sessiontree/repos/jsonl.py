@@ -25,9 +25,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
 from pydantic import ValidationError
 
+from sessiontree import _json as exact_json
 from sessiontree.errors import (
     CorruptSessionError,
     DuplicateEntryError,
@@ -358,8 +358,8 @@ def _match_line(raw: bytes, needle: str, probe: str, query: str) -> tuple[str, s
     if probe and "\\u" not in text and probe not in text.lower():
         return None
     try:
-        obj = orjson.loads(raw)
-    except orjson.JSONDecodeError:
+        obj = exact_json.loads(raw)
+    except exact_json.JSONDecodeError:
         return None
     if type(obj) is not dict or obj.get("type") != "message":
         return None

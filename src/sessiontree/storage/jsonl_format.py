@@ -31,7 +31,9 @@ from typing import Any
 
 import orjson
 from pydantic import TypeAdapter, ValidationError
+from pydantic_core import to_json
 
+from sessiontree import _json as exact_json
 from sessiontree._gc import gc_paused
 from sessiontree.entries import ENTRY_ADAPTER, Entry, validation_problem
 from sessiontree.errors import CorruptSessionError
@@ -97,7 +99,10 @@ def build_header(session_id: str, metadata: SessionMetadata, timestamp: str) -> 
     if parent is not None:
         header["parentSession"] = parent
     header["metadata"] = wire
-    return orjson.dumps(header) + b"\n"
+    try:
+        return orjson.dumps(header) + b"\n"
+    except TypeError:  # an integer beyond 64 bits, which orjson cannot write: pydantic can
+        return to_json(header) + b"\n"
 
 
 def parse_header(first_line: bytes, path: str | Path) -> Header:
@@ -110,8 +115,8 @@ def parse_header(first_line: bytes, path: str | Path) -> Header:
     """
     line = first_line.rstrip(b"\r\n")
     try:
-        obj = orjson.loads(line) if line.strip() else None
-    except orjson.JSONDecodeError as exc:
+        obj = exact_json.loads(line) if line.strip() else None
+    except exact_json.JSONDecodeError as exc:
         raise CorruptSessionError(
             "not a session file: line 1 is not a JSON session header", path=path, line_number=1
         ) from exc
@@ -317,7 +322,7 @@ def scan_block(
     pieces = block.split(b"\n")
     tail = pieces.pop()  # bytes after the last newline: b"" or a torn line
     last = len(pieces) - 1
-    loads = orjson.loads
+    loads = exact_json.loads
     records = result.records
     append = records.append
     line_number = first_line_number - 1
@@ -329,7 +334,7 @@ def scan_block(
         obj: Any = None
         try:
             obj = loads(piece)
-        except orjson.JSONDecodeError:
+        except exact_json.JSONDecodeError:
             reason = "not valid JSON"
         if reason is None:
             if (

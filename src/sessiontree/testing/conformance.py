@@ -226,6 +226,31 @@ class ConformanceSuite:
             # the opaque message is kept in storage but is no user/assistant message for a model
             assert [type(m).__name__ for m in ctx.messages] == ["UserMessage", "OpaqueMessage"]
 
+    async def test_values_survive_exactly(self, repo: SessionRepo) -> None:
+        # found in review: JSONL read integers beyond 64 bits back as floats (orjson), and
+        # metadata holding NaN was stored as null, as a bare NaN, or refused, by backend
+        big = 2**70 + 1
+        s = await repo.create(metadata={"cwd": "/w", "seed": big, "neg": -(2**65)})
+        call = {"type": "toolCall", "id": "c1", "name": "n", "arguments": {"n": big, "f": 0.1}}
+        await s.append_message(user("numbers"))
+        await s.append_message(assistant("", call))
+        async with reopened(repo, s) as again:
+            entries = await again.get_entries()
+            message = entries[1]
+            assert isinstance(message, MessageEntry)
+            assert isinstance(message.message, AssistantMessage)
+            (stored_call,) = message.message.tool_calls()
+            assert stored_call.arguments == {"n": big, "f": 0.1}
+            assert type(stored_call.arguments["n"]) is int
+            assert again.storage.metadata.model_extra == {"seed": big, "neg": -(2**65)}
+            (info,) = [i for i in await repo.list() if i.id == s.id]
+            assert info.metadata.model_extra == {"seed": big, "neg": -(2**65)}
+        before = await repo.list()
+        for bad in (float("nan"), float("inf")):
+            with pytest.raises(InvalidEntryError, match="JSON cannot carry"):
+                await repo.create(metadata={"cwd": "/w", "v": bad})
+        assert [i.id for i in await repo.list()] == [i.id for i in before]
+
     async def test_unknown_entry_type_rejected(self, repo: SessionRepo) -> None:
         s = await repo.create()
         await s.append_message(user("a"))
