@@ -113,3 +113,48 @@ def test_exact_json_keeps_big_integers_and_refuses_nan() -> None:
     for bad in (b'{"v": NaN}', b'{"v": Infinity}', b"{", b""):
         with pytest.raises(_json.JSONDecodeError):
             _json.loads(bad)
+
+
+def _nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+async def test_deeply_nested_entry_is_read_back_not_cut_as_torn(tmp_path: Path) -> None:
+    # found in review: the exact JSON parser stops at ~200 levels; a 210-deep tool argument
+    # made the last line look torn, and the next append cut the complete line off the file
+    from sessiontree.testing.builders import assistant
+
+    repo = JSONLRepo(tmp_path)
+    s = await repo.create()
+    await s.append_message(user("hi"))
+    deep = _nested(210)
+    await s.append_message(
+        assistant("", {"type": "toolCall", "id": "t", "name": "deep", "arguments": deep})
+    )
+    again = await JSONLRepo(tmp_path).open(s.id)
+    assert len(await again.get_entries()) == 2
+    await again.append_message(user("next"))
+    entries = await (await JSONLRepo(tmp_path).open(s.id)).get_entries()
+    assert len(entries) == 3
+    assert entries[1].message.content[0].arguments == deep  # type: ignore[union-attr]
+
+
+async def test_big_integers_survive_show_export_and_token_counting(tmp_path: Path) -> None:
+    # found in review: read back exactly, a 2**70 tool argument crashed every orjson.dumps
+    # caller (CLI show, pi export, token estimates) with "Integer exceeds 64-bit range"
+    from sessiontree.compaction_tokens import estimate_context_tokens
+    from sessiontree.interop.pi import export_pi_session
+    from sessiontree.testing.builders import assistant
+
+    repo = JSONLRepo(tmp_path / "store")
+    s = await repo.create()
+    await s.append_message(user("count"))
+    call = {"type": "toolCall", "id": "t", "name": "n", "arguments": {"n": 2**70}}
+    await s.append_message(assistant("", call))
+    again = await JSONLRepo(tmp_path / "store").open(s.id)
+    assert estimate_context_tokens((await again.build_context()).messages) > 0
+    await export_pi_session(again, tmp_path / "out.jsonl")
+    assert b"1180591620717411303424" in (tmp_path / "out.jsonl").read_bytes()

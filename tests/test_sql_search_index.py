@@ -292,3 +292,32 @@ async def test_damaged_row_does_not_block_search_for_the_rest(tmp_path: Path) ->
         _sql(path, 'UPDATE entries SET body = \'{"type": "message"}\' WHERE id = ?', (bad,))
         assert [h.entry_id for h in await repo.search("kiwi")] == [good]
         assert _watermark(path) == _sql(path, "SELECT max(rowid) FROM entries")[0][0]
+
+
+async def test_search_does_not_wait_for_another_writer(tmp_path: Path) -> None:
+    # found in review: with rows waiting to be indexed and another process holding the write
+    # lock (a long import), every search waited the whole busy timeout, then failed
+    _, path = _db(tmp_path)
+    async with SQLRepo(f"sqlite:///{path}?timeout=5") as repo:
+        s = await repo.create()
+        old = await s.append_message(user("quebec indexed"))
+        assert [h.entry_id for h in await repo.search("quebec")] == [old]
+        new = await s.append_message(user("quebec pending"))
+        other = sqlite3.connect(path, isolation_level=None)
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            started = time.monotonic()
+            hits = await repo.search("quebec")
+            assert time.monotonic() - started < 2
+            assert sorted(h.entry_id for h in hits) == sorted([old, new])
+            assert _watermark(path) < _sql(path, "SELECT max(rowid) FROM entries")[0][0]
+            assert (
+                await repo.search("quebec", limit=1)
+                and len(await repo.search("quebec", limit=1)) == 1
+            )
+            other.execute("ROLLBACK")
+        finally:
+            other.close()
+        # the lock gone, the next search brings the index up to date
+        assert sorted(h.entry_id for h in await repo.search("quebec")) == sorted([old, new])
+        assert _fts_rows(path) == _expected_index(path)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 from pydantic.alias_generators import to_camel
 
 __all__ = ["WireModel"]
@@ -18,10 +18,10 @@ class WireModel(BaseModel):
     * unknown keys are kept (``model_extra``) and written back unchanged;
     * instances are immutable: use ``model_copy(update=...)`` to derive a changed one;
     * the fields named in ``_always_dumped`` (type tags, ids) are written even when they took
-      their default: they are marked as set when a model is built in Python (``TextContent(
-      text=...)``) or by ``model_validate*``. Inside a union (``ContentBlock``, ``AgentMessage``)
-      the tag is always present in the input, so the hot validation path calls no Python code
-      per model (a per-model validator cost ~0.4 µs each, a quarter of parsing an entry).
+      their default, however the model was built (a call of the class, a union, a
+      ``TypeAdapter`` of the class, a field of the caller's own model). An after-validator
+      does it: ~0.3 µs per model, ~4% of parsing an entry — a Python ``__init__`` marking
+      only calls of the class missed the other paths and wrote messages without ``role``.
     """
 
     model_config = ConfigDict(
@@ -37,32 +37,8 @@ class WireModel(BaseModel):
     _always_dumped: ClassVar[frozenset[str]] = frozenset()
     """Fields written even when they took their default (discriminators, ids)."""
 
-    def __init__(self, /, **data: Any) -> None:
-        super().__init__(**data)
-        if self._always_dumped:
-            self.__pydantic_fields_set__.update(self._always_dumped)
-
-    # Tell pydantic this is its own __init__ (as RootModel does): validation through a
-    # TypeAdapter or a parent model then builds instances without calling Python, and only a
-    # call of the class itself runs the marking above.
-    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
-
-    @classmethod
-    def model_validate(cls, obj: Any, **kwargs: Any) -> Self:
-        """:meth:`pydantic.BaseModel.model_validate`, with ``_always_dumped`` marked as set."""
-        return super().model_validate(obj, **kwargs)._mark()
-
-    @classmethod
-    def model_validate_json(cls, json_data: Any, **kwargs: Any) -> Self:
-        """:meth:`pydantic.BaseModel.model_validate_json`, with ``_always_dumped`` marked as set."""
-        return super().model_validate_json(json_data, **kwargs)._mark()
-
-    @classmethod
-    def model_validate_strings(cls, obj: Any, **kwargs: Any) -> Self:
-        """:meth:`pydantic.BaseModel.model_validate_strings`, with ``_always_dumped`` marked."""
-        return super().model_validate_strings(obj, **kwargs)._mark()
-
-    def _mark(self) -> Self:
+    @model_validator(mode="after")
+    def _mark_always_dumped(self) -> Any:
         if self._always_dumped:
             self.__pydantic_fields_set__.update(self._always_dumped)
         return self

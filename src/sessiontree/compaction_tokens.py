@@ -7,8 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
+from sessiontree import _json as exact_json
 from sessiontree.errors import CompactionError
 from sessiontree.messages import (
     AgentMessage,
@@ -55,7 +54,7 @@ def _content_chars(content: str | Sequence[Any]) -> tuple[int, int]:
         elif isinstance(block, ThinkingContent):
             chars += len(block.thinking)
         elif isinstance(block, ToolCall):
-            chars += len(block.name) + len(orjson.dumps(block.arguments, default=str))
+            chars += len(block.name) + len(exact_json.dumps(block.arguments, default=str))
         elif isinstance(block, ImageContent):
             images += 1
     return chars, images

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar, Literal
 
 import orjson
-from pydantic import AfterValidator, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import AfterValidator, Field, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from sessiontree._model import WireModel
@@ -60,13 +60,6 @@ BOOKKEEPING_TYPES = frozenset({"label", "session_info", "leaf"})
 
 class _EntryBase(WireModel):
     _always_dumped: ClassVar[frozenset[str]] = frozenset({"type", "id", "parent_id", "timestamp"})
-
-    @model_validator(mode="after")
-    def _mark_always_dumped(self) -> Any:
-        # an entry validated from a dict without ``id``/``timestamp`` took new ones: write them
-        # (one call per entry; blocks and messages need none, see WireModel)
-        self.__pydantic_fields_set__.update(self._always_dumped)
-        return self
 
     type: str
     """The discriminator (SPEC §1)."""

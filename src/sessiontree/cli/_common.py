@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-import orjson
 
+from sessiontree import _json as exact_json
 from sessiontree.errors import InvalidEntryError, SessionNotFoundError, SessionTreeError
 
 if TYPE_CHECKING:
@@ -172,7 +172,7 @@ def error_line(exc: BaseException) -> str:
 
 def echo_json(data: Any) -> None:
     """Print ``data`` as indented JSON (orjson; non-JSON values via ``str``) on stdout."""
-    text = orjson.dumps(data, option=orjson.OPT_INDENT_2, default=str).decode()
+    text = exact_json.dumps(data, indent=True, default=str).decode()
     click.echo(text)
 
 

@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 from rich.text import Text
 from rich.tree import Tree
 
+from sessiontree import _json as exact_json
 from sessiontree.entries import (
     ActiveToolsChangeEntry,
     BranchSummaryEntry,
@@ -86,7 +86,7 @@ def short(entry_id: str | None, length: int) -> str:
 
 
 def _call_text(call: ToolCall) -> str:
-    args = orjson.dumps(call.arguments, default=str).decode() if call.arguments else ""
+    args = exact_json.dumps(call.arguments, default=str).decode() if call.arguments else ""
     return f"{call.name}({args})"
 
 
@@ -146,7 +146,7 @@ def describe_entry(entry: Entry, width: int = LINE_WIDTH) -> tuple[str, str]:
         )
         return f"custom_message[{entry.custom_type}]", one_line(text, width)
     if isinstance(entry, CustomEntry):
-        data = orjson.dumps(entry.data, default=str).decode() if entry.data is not None else ""
+        data = exact_json.dumps(entry.data, default=str).decode() if entry.data is not None else ""
         return f"custom[{entry.custom_type}]", one_line(data, width)
     if isinstance(entry, LabelEntry):
         return "label", f"{entry.target_id} = {entry.label!r}"

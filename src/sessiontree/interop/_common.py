@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from sessiontree import _json as exact_json
 from sessiontree.entries import (
     BOOKKEEPING_TYPES,
@@ -309,7 +307,7 @@ def finalize(
 
 
 def _entry_preview(entry: Entry) -> str:
-    return _preview(orjson.dumps(entry.to_wire()))
+    return _preview(exact_json.dumps(entry.to_wire()))
 
 
 def _topological(drafts: list[Draft], report: ImportReport) -> list[Entry]:

@@ -26,7 +26,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import orjson
 from pydantic import ValidationError
 
 from sessiontree import _json as exact_json
@@ -116,7 +115,7 @@ def _output(payload: dict[str, Any]) -> tuple[list[ContentBlock], bool]:
         blocks = _blocks(out)
         if blocks and not all(isinstance(b, OpaqueBlock) for b in blocks):
             return blocks, is_error
-    return [TextContent(text=orjson.dumps(out).decode())], is_error
+    return [TextContent(text=exact_json.dumps(out).decode())], is_error
 
 
 class _State:

@@ -32,8 +32,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from sessiontree import _json as exact_json
 from sessiontree.entries import ENTRY_TYPES, dump_entry, parse_entry
 from sessiontree.errors import CorruptSessionError, InvalidEntryError, StorageError
 from sessiontree.ids import new_id, now_iso
@@ -158,7 +157,7 @@ def convert_pi(data: bytes, path: Path, report: ImportReport, *, lenient: bool) 
             try:
                 draft = Draft(parse_entry(obj), line)
             except InvalidEntryError as exc:
-                unreadable(report, path, line, str(exc), orjson.dumps(obj), lenient=lenient)
+                unreadable(report, path, line, str(exc), exact_json.dumps(obj), lenient=lenient)
                 continue
         out.drafts.append(draft)
         index_ids[position] = draft.entry.id
@@ -202,7 +201,7 @@ async def export_pi_session(session: Session, path: str | Path, *, overwrite: bo
     if timestamp is None:
         timestamp = entries[0].timestamp if entries else now_iso()
     lines = [build_header(session.id, metadata, timestamp)]
-    lines.extend(orjson.dumps(dump_entry(e)) + b"\n" for e in entries)
+    lines.extend(exact_json.dumps(dump_entry(e)) + b"\n" for e in entries)
     payload = b"".join(lines)
     await asyncio.to_thread(_write_atomic, target, payload, overwrite)
     return len(entries)
@@ -251,7 +250,7 @@ async def migrate_pi_file(path: str | Path, *, lenient: bool = False) -> ImportR
     except ValueError as exc:
         raise CorruptSessionError(f"header metadata does not validate: {exc}", path=target) from exc
     lines = [build_header(session_id, metadata, timestamp)]
-    lines.extend(orjson.dumps(dump_entry(e)) + b"\n" for e in entries)
+    lines.extend(exact_json.dumps(dump_entry(e)) + b"\n" for e in entries)
     await asyncio.to_thread(_write_atomic, target, b"".join(lines), True, mode)
     report.entries_imported = len(entries)
     report.leaf_id = leaf_of_log(entries)

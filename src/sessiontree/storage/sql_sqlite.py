@@ -14,6 +14,8 @@ them first ("catch-up", one write transaction, one ``executemany``), and an appe
 leaves :data:`INDEX_BACKLOG` or more of them does it before its own ``COMMIT`` (with the text
 its plan already holds for its own rows), so a search never has much to catch up. The watermark
 is read in the append's session-row query, so the common append runs no extra statement.
+A search waits at most :data:`CATCH_UP_WAIT_MS` for the write lock; while another process holds
+it, the lagging rows are searched through a connection-private FTS5 table instead.
 Indexed text is :func:`~sessiontree.storage.sql_common.index_text` on every path.
 
 Opening is careful (LESSONS 15, 18): the file is checked to be a sessiontree database (or
@@ -64,7 +66,11 @@ from sessiontree.storage.sql_schema import (
     foreign_database,
 )
 
-__all__ = ["INDEX_BACKLOG", "SQLiteEngine", "sqlite_path_from_url"]
+__all__ = ["CATCH_UP_WAIT_MS", "INDEX_BACKLOG", "SQLiteEngine", "sqlite_path_from_url"]
+
+CATCH_UP_WAIT_MS = 50
+"""How long a search waits for the write lock to bring the index up to date (ms); past
+that it searches the lagging rows in a private table instead (see ``_search_pending``)."""
 
 INDEX_BACKLOG = 256
 """An append that leaves this many ``entries`` rows (or more) above the search index watermark
@@ -356,7 +362,13 @@ class SQLiteEngine:
         if not terms or limit <= 0:
             return []
         match = " ".join(f'"{t}"*' for t in terms)
-        self._catch_up()
+        lagging = self._catch_up()
+        if lagging is not None:
+            try:
+                rows = self._search_pending(match, limit, lagging)
+            except sqlite3.Error as exc:
+                raise self._error(exc) from exc
+            return [hit_from_row(sid, eid, body, query) for sid, eid, body in rows]
         rows = self._query(
             "SELECT e.session_id, e.id, e.body FROM"
             " (SELECT rowid, rank FROM entries_fts WHERE entries_fts MATCH ? ORDER BY rank LIMIT ?)"
@@ -516,21 +528,35 @@ class SQLiteEngine:
 
     # ------------------------------------------------------------------ search index
 
-    def _catch_up(self) -> None:
+    def _catch_up(self) -> int | None:
         """Index every entry above the watermark, if any, in one write transaction.
 
+        Waits at most :data:`CATCH_UP_WAIT_MS` for the write lock (found in review: with a
+        long write of another process in progress, every search waited the whole busy
+        timeout, then failed). Returns ``None`` when the index is complete, else the
+        watermark it could not move (another writer holds the lock): the caller then searches
+        the rows above it separately (:meth:`_search_pending`).
+
         Raises:
-            StorageError: the database failed or stayed locked past the busy timeout.
+            StorageError: the database failed.
         """
         conn = self._db()
         try:
-            pending = conn.execute(
-                "SELECT indexed_upto < (SELECT coalesce(max(rowid), 0) FROM entries)"
+            row = conn.execute(
+                "SELECT indexed_upto, indexed_upto < (SELECT coalesce(max(rowid), 0) FROM entries)"
                 " FROM search_index_state"
             ).fetchone()
-            if not pending or not pending[0]:
-                return
-            conn.execute("BEGIN IMMEDIATE")
+            if not row or not row[1]:
+                return None
+            conn.execute(f"PRAGMA busy_timeout = {CATCH_UP_WAIT_MS}")
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                if _is_busy(exc):
+                    return int(row[0])
+                raise
+            finally:
+                conn.execute(f"PRAGMA busy_timeout = {int(self._timeout * 1000)}")
             try:
                 # read again under the write lock: another process may have caught up
                 (indexed_upto,) = conn.execute(
@@ -545,11 +571,40 @@ class SQLiteEngine:
                 raise
         except sqlite3.Error as exc:
             raise self._error(exc) from exc
+        return None
+
+    def _search_pending(self, match: str, limit: int, indexed_upto: int) -> list[Any]:
+        """The search of :meth:`search` while the index lags and another writer holds the lock.
+
+        The rows above ``indexed_upto`` go into a connection-private (``temp``) FTS5 table
+        with the same tokenizer — writing it takes no lock on the database — and the query
+        ranks both tables' matches together. Rows as ``(session_id, entry_id, body)``.
+        """
+        conn = self._db()
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.pending_fts USING fts5"
+            " (text, tokenize = 'unicode61 remove_diacritics 2')"
+        )
+        conn.execute("DELETE FROM temp.pending_fts")
+        try:
+            conn.executemany(
+                "INSERT INTO temp.pending_fts (rowid, text) VALUES (?, ?)",
+                self._pending_texts(conn, indexed_upto),
+            )
+            return conn.execute(
+                "SELECT e.session_id, e.id, e.body FROM"
+                " (SELECT rowid, rank FROM main.entries_fts WHERE entries_fts MATCH ?"
+                "  UNION ALL SELECT rowid, rank FROM temp.pending_fts WHERE pending_fts MATCH ?"
+                "  ORDER BY rank LIMIT ?)"
+                " AS f JOIN entries AS e ON e.rowid = f.rowid ORDER BY f.rank",
+                (match, match, limit),
+            ).fetchall()
+        finally:
+            conn.execute("DELETE FROM temp.pending_fts")
 
     @staticmethod
-    def _index_pending(conn: sqlite3.Connection, indexed_upto: int) -> None:
-        """Insert the search text of every ``message`` row above ``indexed_upto`` (in a write
-        transaction; the caller then moves the watermark with ``_ADVANCE_INDEX``)."""
+    def _pending_texts(conn: sqlite3.Connection, indexed_upto: int) -> list[tuple[int, str]]:
+        """``(rowid, text)`` of every ``message`` row above ``indexed_upto`` with text to index."""
         rows = conn.execute(
             "SELECT rowid, body FROM entries WHERE rowid > ? AND type = 'message' ORDER BY rowid",
             (indexed_upto,),
@@ -564,5 +619,12 @@ class SQLiteEngine:
                 text = index_text(message_text(entry.message))
                 if text is not None:
                     texts.append((rowid, text))
+        return texts
+
+    @classmethod
+    def _index_pending(cls, conn: sqlite3.Connection, indexed_upto: int) -> None:
+        """Insert the search text of every ``message`` row above ``indexed_upto`` (in a write
+        transaction; the caller then moves the watermark with ``_ADVANCE_INDEX``)."""
+        texts = cls._pending_texts(conn, indexed_upto)
         if texts:
             conn.executemany(_INSERT_FTS, texts)

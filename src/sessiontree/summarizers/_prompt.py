@@ -38,8 +38,7 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
-import orjson
-
+from sessiontree import _json as exact_json
 from sessiontree.messages import (
     AgentMessage,
     AssistantMessage,
@@ -151,7 +150,7 @@ def _shorten_strings(value: Any, limit: int) -> Any:
 def _arguments_json(arguments: dict[str, Any], limit: int) -> str:
     shortened = _shorten_strings(arguments, limit)
     try:
-        return orjson.dumps(shortened, option=orjson.OPT_NON_STR_KEYS).decode()
+        return exact_json.dumps(shortened, non_str_keys=True).decode()
     except TypeError:  # a value orjson cannot encode (kept from a foreign writer)
         return repr(shortened)
 

@@ -32,8 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
+from sessiontree import _json as exact_json
 from sessiontree.compaction import TURN_PREFIX_SEPARATOR, file_operations
 from sessiontree.messages import (
     AgentMessage,
@@ -122,7 +121,7 @@ def _describe_call(name: str, arguments: dict[str, Any]) -> str:
             return f"{name} `{_clip(value, _ARG_CHARS)}`"
     if not arguments:
         return f"{name}()"
-    return f"{name} {_clip(orjson.dumps(arguments, default=str).decode(), _ARG_CHARS)}"
+    return f"{name} {_clip(exact_json.dumps(arguments, default=str).decode(), _ARG_CHARS)}"
 
 
 def _first_line(text: str) -> str:
