@@ -124,18 +124,33 @@ def _nested(depth: int) -> Any:
 
 async def test_deeply_nested_entry_is_read_back_not_cut_as_torn(tmp_path: Path) -> None:
     # found in review: the exact JSON parser stops at ~200 levels; a 210-deep tool argument
-    # made the last line look torn, and the next append cut the complete line off the file
+    # made the last line look torn, and the next append cut the complete line off the file.
+    # Such an entry is now refused on append (SQL readers cannot read it either); a file
+    # another writer put it in is still read, and kept.
+    import orjson
+
     from sessiontree.testing.builders import assistant
 
     repo = JSONLRepo(tmp_path)
     s = await repo.create()
-    await s.append_message(user("hi"))
+    first = await s.append_message(user("hi"))
     deep = _nested(210)
-    await s.append_message(
-        assistant("", {"type": "toolCall", "id": "t", "name": "deep", "arguments": deep})
-    )
+    call = {"type": "toolCall", "id": "t", "name": "deep", "arguments": deep}
+    with pytest.raises(InvalidEntryError, match="read back"):
+        await s.append_message(assistant("", call))
+    assert len(await s.get_entries()) == 1
+    line = {
+        "type": "message",
+        "id": "deep-1",
+        "parentId": first,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": assistant("", call),
+    }
+    path = tmp_path / s.id / "session.jsonl"
+    with path.open("ab") as f:
+        f.write(orjson.dumps(line) + b"\n")
     again = await JSONLRepo(tmp_path).open(s.id)
-    assert len(await again.get_entries()) == 2
+    assert [e.id for e in await again.get_entries()][1:] == ["deep-1"]
     await again.append_message(user("next"))
     entries = await (await JSONLRepo(tmp_path).open(s.id)).get_entries()
     assert len(entries) == 3

@@ -237,24 +237,28 @@ def is_path_entry(entry: Entry) -> bool:
 
 
 def validation_problem(exc: ValidationError) -> str:
-    """The first problem of a failed entry validation as ``"field.path: message"``.
+    """The most specific problem of a failed entry validation as ``"field.path: message"``.
 
     Union labels pydantic puts in error locations (``tagged-union[...]``,
-    ``function-after[...]``) are left out, so the path names only wire fields and type tags
-    (``message.message.user.content``). A value with no type tag reports the missing field.
+    ``function-after[...]``, the ``str`` of ``str | list``) are left out, so the path names
+    wire fields and type tags only (``message.message.user.content.0.text``). Of the errors
+    of the union's branches, the deepest is reported: it names the field that is wrong (a
+    missing ``text`` rather than "content is not a string").
     """
-    errors = exc.errors()
-    if not errors:
-        return str(exc)
-    first = errors[0]
-    if first["type"] in ("union_tag_not_found", "union_tag_invalid") and len(errors) > 1:
-        first = errors[1]  # the opaque fallback's error: "type: Field required"
-    loc = ".".join(
-        str(p)
-        for p in first["loc"]
-        if not (isinstance(p, str) and p.startswith(("tagged-union[", "function-after[")))
-    )
-    return f"{loc}: {first['msg']}" if loc else str(first["msg"])
+    best: tuple[str, ...] | None = None
+    best_msg = str(exc)
+    for error in exc.errors():
+        loc = tuple(
+            str(p)
+            for p in error["loc"]
+            if not (
+                isinstance(p, str)
+                and (p.startswith(("tagged-union[", "function-after[", "list[")) or p == "str")
+            )
+        )
+        if best is None or len(loc) > len(best):
+            best, best_msg = loc, str(error["msg"])
+    return f"{'.'.join(best)}: {best_msg}" if best else best_msg
 
 
 def _invalid(exc: ValidationError, obj: Any) -> InvalidEntryError:
@@ -307,13 +311,19 @@ def dump_entry_json(entry: Entry) -> bytes:
 
     Every backend stores this form, so it is also where data that JSON cannot carry is
     refused, before anything is written: non-finite numbers (``NaN``, ``Infinity``), strings
-    with lone surrogates, raw ``bytes``.
+    with lone surrogates, raw ``bytes``. The JSON is also validated back into an entry
+    (~8 µs), so nothing is stored that a reader would refuse: found in review, an
+    ``OpaqueEntry(type="message")``, an ``OpaqueBlock(type="text")`` put in by
+    ``model_copy(update=...)`` (which does not validate) or a tool argument nested deeper than
+    the JSON reader goes were all appended, and the session then failed to open.
 
     Raises:
-        InvalidEntryError: the entry holds a value that is not valid JSON (names the entry).
+        InvalidEntryError: the entry holds a value that is not valid JSON, or its JSON is not
+            a valid entry (names the entry and the field).
     """
     try:
-        data = entry.model_dump_json(by_alias=True, exclude_unset=True).encode()
+        # no serializer warnings: a value of the wrong type is refused by the read-back below
+        data = entry.model_dump_json(by_alias=True, exclude_unset=True, warnings=False).encode()
     except (PydanticSerializationError, UnicodeError, ValueError) as exc:
         raise InvalidEntryError(
             f"entry holds a value JSON cannot carry: {exc}", entry_id=entry.id
@@ -326,4 +336,12 @@ def dump_entry_json(entry: Entry) -> bytes:
                 "entry holds a non-finite number (NaN or Infinity), which JSON cannot carry",
                 entry_id=entry.id,
             ) from exc
+    try:
+        ENTRY_ADAPTER.validate_json(data)
+    except ValidationError as exc:
+        raise InvalidEntryError(
+            f"entry would not read back: {validation_problem(exc)}", entry_id=entry.id
+        ) from exc
+    except ValueError as exc:  # e.g. nested deeper than the JSON reader goes
+        raise InvalidEntryError(f"entry would not read back: {exc}", entry_id=entry.id) from exc
     return data

@@ -275,7 +275,7 @@ def parse_message(obj: Any) -> AgentMessage:
     Raises:
         pydantic.ValidationError: the object is not a message.
     """
-    if isinstance(obj, WireModel):
+    if isinstance(obj, _Message):
         return obj  # type: ignore[return-value]
     return MESSAGE_ADAPTER.validate_python(obj)
 
@@ -291,10 +291,10 @@ def message_text(message: AgentMessage, *, include_thinking: bool = False) -> st
     if isinstance(message, BashExecutionMessage):
         return f"$ {message.command}\n{message.output}"
     content = getattr(message, "content", None)
-    if content is None:
-        return ""
     if isinstance(content, str):
         return content
+    if not isinstance(content, list):
+        return ""  # none, or an unknown role's content of another shape (found in review: 5)
     parts: list[str] = []
     for block in content:
         if isinstance(block, TextContent):

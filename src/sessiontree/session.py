@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from pydantic import ValidationError
+
 from sessiontree._gc import gc_paused
 from sessiontree.context import (
     EntryProjector,
@@ -32,6 +34,7 @@ from sessiontree.entries import (
     ThinkingLevel,
     ThinkingLevelChangeEntry,
     is_path_entry,
+    validation_problem,
 )
 from sessiontree.errors import EntryNotFoundError, InvalidEntryError
 from sessiontree.ids import now_ms
@@ -217,12 +220,14 @@ class Session:
         """
         try:
             msg = parse_message(message)
-        except ValueError as exc:
-            raise InvalidEntryError(f"invalid message: {exc}", session_id=self.id) from exc
-        if "timestamp" in type(msg).model_fields and "timestamp" not in msg.model_fields_set:
-            msg = msg.model_copy(update={"timestamp": now_ms()})
-            msg.__pydantic_fields_set__.add("timestamp")
-        return await self._append(MessageEntry(message=msg))
+            if "timestamp" in type(msg).model_fields and "timestamp" not in msg.model_fields_set:
+                msg = msg.model_copy(update={"timestamp": now_ms()})
+                msg.__pydantic_fields_set__.add("timestamp")
+            entry = MessageEntry(message=msg)
+        except ValueError as exc:  # pydantic's ValidationError included
+            detail = validation_problem(exc) if isinstance(exc, ValidationError) else str(exc)
+            raise InvalidEntryError(f"invalid message: {detail}", session_id=self.id) from exc
+        return await self._append(entry)
 
     async def append_model_change(self, provider: str, model_id: str) -> str:
         """Record a model switch (derived state only). Returns the entry id."""

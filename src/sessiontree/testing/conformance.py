@@ -33,6 +33,7 @@ from sessiontree.entries import (
     LabelEntry,
     LeafEntry,
     MessageEntry,
+    OpaqueEntry,
     SessionInfoEntry,
     dump_entry,
 )
@@ -49,10 +50,12 @@ from sessiontree.messages import (
     CustomMessage,
     OpaqueBlock,
     OpaqueMessage,
+    TextContent,
     ToolResultMessage,
     UserMessage,
     message_text,
 )
+from sessiontree.metadata import SessionMetadata
 from sessiontree.repos import open_repo
 from sessiontree.repos.base import SessionRepo
 from sessiontree.session import Session
@@ -250,6 +253,41 @@ class ConformanceSuite:
             with pytest.raises(InvalidEntryError, match="JSON cannot carry"):
                 await repo.create(metadata={"cwd": "/w", "v": bad})
         assert [i.id for i in await repo.list()] == [i.id for i in before]
+
+    async def test_append_refuses_what_would_not_read_back(self, repo: SessionRepo) -> None:
+        # found in review: each of these was appended, and the session then failed to open
+        s = await repo.create()
+        root = await s.append_message(user("start"))
+        before = await snapshot(s)
+        good = MessageEntry(parent_id=root, message=UserMessage(content=[TextContent(text="a")]))
+        bad_entries: list[Any] = [
+            OpaqueEntry(type="message", parent_id=root, x=1),  # a known type, opaque
+            # model_copy does not validate: an opaque block with a known type slips in
+            good.model_copy(
+                update={
+                    "message": good.message.model_copy(
+                        update={"content": [OpaqueBlock(type="text")]}
+                    )
+                }
+            ),
+            good.model_copy(update={"timestamp": 5}),
+        ]
+        for bad in bad_entries:
+            with pytest.raises(InvalidEntryError):
+                await s.append_entry(bad)
+        for bad_message in (
+            TextContent(text="not a message"),
+            SessionMetadata(cwd="/w"),
+            OpaqueMessage(role="user", content="x"),
+        ):
+            with pytest.raises(InvalidEntryError):
+                await s.append_message(bad_message)  # type: ignore[arg-type]
+        assert await snapshot(s) == before
+        # an unknown role with content of another shape is kept, and found by nothing
+        await s.append_message({"role": "telepathy", "content": 5})
+        assert await repo.search("telepathy") == []
+        async with reopened(repo, s) as again:
+            assert len(await again.get_entries()) == 2
 
     async def test_unknown_entry_type_rejected(self, repo: SessionRepo) -> None:
         s = await repo.create()
