@@ -14,6 +14,7 @@ from sessiontree import (
     StorageError,
     open_repo,
 )
+from sessiontree.messages import message_text
 from sessiontree.repos.jsonl import JSONLRepo
 from sessiontree.testing.builders import user
 from sessiontree.testing.conformance import reopened, snapshot
@@ -173,3 +174,32 @@ async def test_big_integers_survive_show_export_and_token_counting(tmp_path: Pat
     assert estimate_context_tokens((await again.build_context()).messages) > 0
     await export_pi_session(again, tmp_path / "out.jsonl")
     assert b"1180591620717411303424" in (tmp_path / "out.jsonl").read_bytes()
+
+
+async def test_valid_final_line_without_newline_is_kept(tmp_path: Path) -> None:
+    # found in review: a complete last entry without its newline (a file another tool wrote)
+    # was treated as torn: hidden on read, then cut off the file by the next append
+    repo = JSONLRepo(tmp_path)
+    s = await repo.create()
+    await s.append_message(user("one"))
+    await s.append_message(user("two"))
+    path = tmp_path / s.id / "session.jsonl"
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))
+    reader = await JSONLRepo(tmp_path).open(s.id)
+    writer = await JSONLRepo(tmp_path).open(s.id)
+    assert [message_text(m) for m in (await reader.build_context()).messages] == ["one", "two"]
+    await writer.append_message(user("three"))  # finishes the line, then appends
+    await reader.append_message(user("four"))  # sees the finished line: no blank line
+    data = path.read_bytes()
+    assert data.endswith(b"\n") and b"\n\n" not in data and data.count(b"\n") == 5
+    fresh = await JSONLRepo(tmp_path).open(s.id)
+    texts = [message_text(m) for m in (await fresh.build_context()).messages]
+    assert texts == ["one", "two", "three", "four"]
+    # a tail that is not one whole valid entry is still torn, and cut before the next append
+    with path.open("ab") as f:
+        f.write(b'{"type": "message", "id": "half')
+    torn = await JSONLRepo(tmp_path).open(s.id)
+    assert len(await torn.get_entries()) == 4
+    await torn.append_message(user("five"))
+    assert b"half" not in path.read_bytes()
+    assert len(await (await JSONLRepo(tmp_path).open(s.id)).get_entries()) == 5

@@ -16,7 +16,9 @@ Design:
   appended lines the same way (one ``fstat`` per call), without the lock.
 * **Crashes**: a torn final line (no newline, or a final line that does not parse) is ignored
   and cut off (``ftruncate`` to the end of the last whole line) under the lock before the
-  next append; a bad line anywhere else raises :class:`CorruptSessionError` naming file and
+  next append — except a final line that is one whole valid entry lacking only its newline
+  (another tool wrote the file so): it is read, and the newline is added before the next
+  append; a bad line anywhere else raises :class:`CorruptSessionError` naming file and
   line, unless ``skip_bad_lines=True`` (then every skipped line is listed in
   :attr:`JSONLStorage.skipped_lines` and logged). A file without a valid header is refused
   before anything is written, so it is never rewritten or truncated.
@@ -190,6 +192,7 @@ class JSONLStorage:
         self._stats_offset = 0
         self._dirty = False
         self._torn_at = -1
+        self._unterminated = False
         fd = self._open_read()
         try:
             data = self._read_from(fd, 0)
@@ -262,6 +265,8 @@ class JSONLStorage:
         """Index the whole lines of ``block`` (bytes from ``self._offset``); maybe cut a torn tail."""
         if not block:
             return
+        if self._unterminated and block.startswith(b"\n"):
+            self._unterminated = False  # another writer finished our last line
         result = scan_block(
             block,
             self._next_line,
@@ -279,6 +284,8 @@ class JSONLStorage:
         self.skipped_lines.extend(result.skipped)
         self._offset += result.consumed
         self._next_line += result.lines
+        if result.torn and self._take_unterminated(block[result.consumed :]):
+            return
         if result.torn:
             if cut:
                 log.warning(
@@ -293,6 +300,35 @@ class JSONLStorage:
                 log.warning("%s:%d: ignoring a torn final line", self.path, self._next_line)
             # remember the file size that ends in this torn tail: no re-read until it changes
             self._torn_at = end
+
+    def _take_unterminated(self, tail: bytes) -> bool:
+        """Index a final line that is a whole, valid entry but lacks its newline; True if so.
+
+        Another tool may end a pi file without the last newline; the line is then complete,
+        not torn (found in review: it was ignored, and the next append cut it off the file).
+        The newline is written under the lock before the next append (:meth:`_write_lines`).
+        A tail that is not one valid entry line stays torn.
+        """
+        if not tail or b"\n" in tail:
+            return False
+        try:
+            result = scan_block(
+                tail + b"\n",
+                self._next_line,
+                self.path,
+                skip_bad=False,
+                validate=True,
+                session_id=getattr(self, "_id", None),
+            )
+        except CorruptSessionError:
+            return False
+        if len(result.records) != 1 or result.torn:
+            return False
+        self._add_all(result.records, [])
+        self._offset += len(tail)
+        self._next_line += 1
+        self._unterminated = True
+        return True
 
     def _add_all(self, records: list[LineRecord], skipped: list[SkippedLine]) -> None:
         self._index.add_all(
@@ -318,7 +354,14 @@ class JSONLStorage:
         """Append whole lines under the lock: one ``os.write`` per entry line; undo on failure."""
         fd = self._open_write()
         start = self._offset
+        unterminated = self._unterminated
         try:
+            if self._unterminated:  # finish the last line first (see _take_unterminated)
+                if os.pread(self._open_read(), 1, self._offset - 1) != b"\n":
+                    if os.write(fd, b"\n") != 1:
+                        raise OSError("short write of a newline")
+                    self._offset += 1
+                self._unterminated = False
             for line in lines:
                 written = os.write(fd, line)
                 if written != len(line):
@@ -328,6 +371,7 @@ class JSONLStorage:
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, start)
+            self._offset, self._unterminated = start, unterminated
             raise StorageError(f"cannot append to session file {self.path}: {exc}") from exc
         with contextlib.suppress(OSError):
             now = time.time_ns()
