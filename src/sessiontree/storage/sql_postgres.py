@@ -410,7 +410,8 @@ class PostgresEngine:
         return rows[0][0] if rows else None
 
     @staticmethod
-    def _params(session_id: str, plan: AppendPlan, rows: Sequence[Any]) -> dict[str, Any]:
+    def _session_params(session_id: str, plan: AppendPlan) -> dict[str, Any]:
+        """The ``sessions`` row values after ``plan`` (the ``_UPDATE_SET`` parameters)."""
         return {
             "sid": session_id,
             "leaf": plan.leaf_id,
@@ -419,6 +420,11 @@ class PostgresEngine:
             "now": now_us(),
             "first": _clean(plan.first_message),
             "name": _clean(plan.name),
+        }
+
+    @classmethod
+    def _params(cls, session_id: str, plan: AppendPlan, rows: Sequence[Any]) -> dict[str, Any]:
+        return cls._session_params(session_id, plan) | {
             "seq": [r.seq for r in rows],
             "id": [r.id for r in rows],
             "parent": [r.parent_id for r in rows],
@@ -434,15 +440,8 @@ class PostgresEngine:
         if len(plan.rows) != 1:
             return _CAS_SQL, self._params(session_id, plan, plan.rows) | {"old": old_count}
         r = plan.rows[0]
-        return _CAS_ONE_SQL, {
-            "sid": session_id,
+        return _CAS_ONE_SQL, self._session_params(session_id, plan) | {
             "old": old_count,
-            "leaf": plan.leaf_id,
-            "count": plan.entry_count,
-            "msgs": plan.message_count,
-            "now": now_us(),
-            "first": _clean(plan.first_message),
-            "name": _clean(plan.name),
             "seq": r.seq,
             "id": r.id,
             "parent": r.parent_id,
