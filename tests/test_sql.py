@@ -28,6 +28,7 @@ from sessiontree import (
     StorageError,
     open_repo,
 )
+from sessiontree.messages import message_text
 from sessiontree.repos.sql import SQLRepo
 from sessiontree.storage.sql import SQLStorage, make_engine
 from sessiontree.storage.sql_schema import MIGRATIONS, SCHEMA_VERSION
@@ -500,3 +501,57 @@ async def test_two_clients_interleaving_appends_keep_one_chain(store_url: str) -
         assert [e.id for e in await b.get_entries()] == ids
         ids.append(await a.append_message(user("after the rejections")))
         assert [e.id for e in await b.get_branch()] == ids
+
+
+async def test_reopened_session_reuses_parsed_entries(
+    sql_repo: SQLRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a server opens the session anew per request: the second open parses nothing again
+    from sessiontree.storage import sql as sql_storage
+
+    s = await sql_repo.create()
+    for i in range(30):
+        await s.append_message(user(f"turn {i}"))
+    parsed: list[Any] = []
+    real = sql_storage.parse_entry_json
+
+    def counting(body: Any) -> Any:
+        parsed.append(body)
+        return real(body)
+
+    monkeypatch.setattr(sql_storage, "parse_entry_json", counting)
+    first = await (await sql_repo.open(s.id)).build_context()
+    assert len(parsed) == 30
+    again = await (await sql_repo.open(s.id)).build_context()
+    assert len(parsed) == 30 and again.messages == first.messages
+    # another repository (another process's view) has its own cache
+    async with SQLRepo(sql_repo.url) as other:
+        await (await other.open(s.id)).build_context()
+    assert len(parsed) == 60
+
+
+async def test_parse_cache_never_serves_a_rewritten_entry(sql_repo: SQLRepo) -> None:
+    # same session id, same entry ids, other text (deleted and written again, e.g. by another
+    # process re-importing): the cache checks the stored text, so the new text is read
+    def entry(text: str) -> dict[str, Any]:
+        return {
+            "type": "message",
+            "id": "e1",
+            "parentId": None,
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "message": user(text),
+        }
+
+    s = await sql_repo.create(id="same-id")
+    await s.append_entry(entry("old text"))
+    await s.set_leaf_id("e1")
+    assert [
+        message_text(m) for m in (await (await sql_repo.open("same-id")).build_context()).messages
+    ] == ["old text"]
+    async with SQLRepo(sql_repo.url) as other:
+        await other.delete("same-id")
+        t = await other.create(id="same-id")
+        await t.append_entry(entry("new text"))
+        await t.set_leaf_id("e1")
+    reopened = await sql_repo.open("same-id")
+    assert [message_text(m) for m in (await reopened.build_context()).messages] == ["new text"]

@@ -19,7 +19,7 @@ from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.repos.base import coerce_metadata
 from sessiontree.repos.memory import check_session_id
 from sessiontree.session import Session
-from sessiontree.storage.sql import SQLStorage, make_engine
+from sessiontree.storage.sql import ParseCache, SQLStorage, make_engine
 from sessiontree.storage.sql_common import metadata_from_json
 from sessiontree.tree import ForkPosition
 
@@ -32,6 +32,10 @@ class SQLRepo:
     Attributes:
         url: the database URL (``sqlite:///…`` or ``postgresql://…``).
 
+    The sessions it opens share one :class:`~sessiontree.storage.sql.ParseCache`: opening a
+    session again (a server handling each request with ``open`` + ``build_context``) reuses
+    the entries parsed before instead of validating the whole branch again.
+
     Raises (constructor):
         StorageError: an unknown URL scheme.
         MissingExtraError: a PostgreSQL URL without ``pip install 'sessiontree[postgres]'``.
@@ -40,6 +44,7 @@ class SQLRepo:
     def __init__(self, url: str) -> None:
         self.url = url
         self._engine = make_engine(url)
+        self._parse_cache = ParseCache()
 
     def __repr__(self) -> str:
         return f"SQLRepo({self.url!r})"
@@ -63,7 +68,7 @@ class SQLRepo:
         session_id = new_id() if id is None else check_session_id(id)
         meta = coerce_metadata(metadata)
         await self._engine.create_session(session_id, meta)
-        return Session(SQLStorage(self._engine, session_id, meta))
+        return Session(SQLStorage(self._engine, session_id, meta, parse_cache=self._parse_cache))
 
     async def open(self, id: str) -> Session:
         """See :meth:`SessionRepo.open`: reads the session row only.
@@ -74,7 +79,9 @@ class SQLRepo:
         meta = await self._engine.load_metadata(id)
         if meta is None:
             raise SessionNotFoundError(id)
-        return Session(SQLStorage(self._engine, id, metadata_from_json(meta)))
+        return Session(
+            SQLStorage(self._engine, id, metadata_from_json(meta), parse_cache=self._parse_cache)
+        )
 
     async def list(self, *, limit: int | None = None, offset: int = 0) -> list[SessionInfo]:
         """See :meth:`SessionRepo.list`: one query on the ``sessions`` table; no entry is read.
@@ -112,4 +119,5 @@ class SQLRepo:
 
     async def close(self) -> None:
         """Close the connection (pool). Sessions opened from this repository stop working."""
+        self._parse_cache.clear()
         await self._engine.close()
