@@ -48,6 +48,7 @@ __all__ = [
     "is_path_entry",
     "parse_entry",
     "parse_entry_json",
+    "stored_form",
     "validation_problem",
 ]
 
@@ -309,20 +310,15 @@ def dump_entry(entry: Entry) -> dict[str, Any]:
 def dump_entry_json(entry: Entry) -> bytes:
     """The entry as compact JSON bytes (one JSONL line without the newline).
 
-    Every backend stores this form, so it is also where data that JSON cannot carry is
-    refused, before anything is written: non-finite numbers (``NaN``, ``Infinity``), strings
-    with lone surrogates, raw ``bytes``. The JSON is also validated back into an entry
-    (~8 µs), so nothing is stored that a reader would refuse: found in review, an
-    ``OpaqueEntry(type="message")``, an ``OpaqueBlock(type="text")`` put in by
-    ``model_copy(update=...)`` (which does not validate) or a tool argument nested deeper than
-    the JSON reader goes were all appended, and the session then failed to open.
+    Every backend stores this form (through :func:`stored_form`), so it is also where data
+    that JSON cannot carry is refused, before anything is written: non-finite numbers
+    (``NaN``, ``Infinity``), strings with lone surrogates, raw ``bytes``.
 
     Raises:
-        InvalidEntryError: the entry holds a value that is not valid JSON, or its JSON is not
-            a valid entry (names the entry and the field).
+        InvalidEntryError: the entry holds a value that is not valid JSON (names the entry).
     """
     try:
-        # no serializer warnings: a value of the wrong type is refused by the read-back below
+        # no serializer warnings: a value of the wrong type is refused by stored_form's read-back
         data = entry.model_dump_json(by_alias=True, exclude_unset=True, warnings=False).encode()
     except (PydanticSerializationError, UnicodeError, ValueError) as exc:
         raise InvalidEntryError(
@@ -336,12 +332,33 @@ def dump_entry_json(entry: Entry) -> bytes:
                 "entry holds a non-finite number (NaN or Infinity), which JSON cannot carry",
                 entry_id=entry.id,
             ) from exc
+    return data
+
+
+def stored_form(obj: Any) -> tuple[Entry, bytes]:
+    """What a backend stores for an entry to append: its JSON, and the entry read back from it.
+
+    ``obj`` is a dict or an entry model (:func:`parse_entry`). The JSON
+    (:func:`dump_entry_json`) is validated back into an entry (~8 µs), and that entry — not
+    the caller's object — is what the backend checks (SPEC §2), indexes, labels and searches,
+    so the writing process sees what every later reader sees. Found in review: an
+    ``OpaqueEntry(type="message")`` or ``(type="label")``, an ``OpaqueBlock(type="text")``
+    put in by ``model_copy(update=...)`` (which does not validate), plain dicts where models
+    belong, or a tool argument nested deeper than the JSON reader goes, were all appended as
+    given; the session then failed to open, or the writer's context, labels and search index
+    differed from the file's.
+
+    Raises:
+        InvalidEntryError: not a valid entry, a value JSON cannot carry, or JSON that does not
+            read back as an entry (names the entry and the field).
+    """
+    entry = parse_entry(obj)
+    data = dump_entry_json(entry)
     try:
-        ENTRY_ADAPTER.validate_json(data)
+        return ENTRY_ADAPTER.validate_json(data), data
     except ValidationError as exc:
         raise InvalidEntryError(
             f"entry would not read back: {validation_problem(exc)}", entry_id=entry.id
         ) from exc
     except ValueError as exc:  # e.g. nested deeper than the JSON reader goes
         raise InvalidEntryError(f"entry would not read back: {exc}", entry_id=entry.id) from exc
-    return data

@@ -43,7 +43,7 @@ from typing import Literal, cast
 
 from filelock import FileLock, Timeout
 
-from sessiontree.entries import Entry, dump_entry_json, parse_entry
+from sessiontree.entries import Entry, dump_entry_json, stored_form
 from sessiontree.errors import CorruptSessionError, SessionNotFoundError, StorageError
 from sessiontree.ids import new_id, now_iso
 from sessiontree.metadata import SessionMetadata
@@ -515,13 +515,14 @@ class JSONLStorage:
             StorageError: the file or its lock cannot be written.
         """
         self._open_read()
-        entry = parse_entry(entry)
+        entry, data = stored_form(entry)
         with self._locked():
             self._catch_up_locked()
             if at_leaf and entry.parent_id != self._index.leaf_id:
                 entry = entry.model_copy(update={"parent_id": self._index.leaf_id})
+                data = dump_entry_json(entry)
             check_append(entry, self._index.type_of, session_id=self._id)
-            line = dump_entry_json(entry) + b"\n"
+            line = data + b"\n"
             self._write_lines([line])
             self._after_write([LineRecord.of_entry(entry, self._next_line)], len(line))
         return entry
@@ -537,7 +538,8 @@ class JSONLStorage:
             StorageError: the file or its lock cannot be written (nothing appended).
         """
         self._open_read()
-        parsed = [parse_entry(e) for e in entries]
+        stored = [stored_form(e) for e in entries]
+        parsed = [e for e, _ in stored]
         if not parsed:
             return
         with self._locked():
@@ -550,7 +552,7 @@ class JSONLStorage:
             for e in parsed:
                 check_append(e, type_of, session_id=self._id)
                 staged[e.id] = e.type
-            lines = [dump_entry_json(e) + b"\n" for e in parsed]
+            lines = [data + b"\n" for _, data in stored]
             self._write_lines(lines)
             records = [LineRecord.of_entry(e, self._next_line + i) for i, e in enumerate(parsed)]
             self._after_write(records, sum(len(line) for line in lines))

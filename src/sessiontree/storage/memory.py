@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from sessiontree.entries import Entry, LeafEntry, dump_entry_json, parse_entry
+from sessiontree.entries import Entry, LeafEntry, stored_form
 from sessiontree.errors import SessionNotFoundError
 from sessiontree.ids import new_id
 from sessiontree.metadata import SessionMetadata
@@ -84,11 +84,11 @@ class MemoryStorage:
     async def append_entry(self, entry: Entry, *, at_leaf: bool = False) -> Entry:
         """See :meth:`SessionStorage.append_entry`."""
         self._alive()
-        entry = parse_entry(entry)
+        # the entry a persistent backend would read back (parity: refused alike, held alike)
+        entry, _ = stored_form(entry)
         if at_leaf and entry.parent_id != self.index.leaf_id:
             entry = entry.model_copy(update={"parent_id": self.index.leaf_id})
         self.index.check(entry)
-        dump_entry_json(entry)  # refuse what a persistent backend could not store (parity)
         self.index.add(entry)
         self.modified_at = datetime.now(UTC)
         return entry
@@ -96,7 +96,7 @@ class MemoryStorage:
     async def append_entries(self, entries: Sequence[Entry]) -> None:
         """See :meth:`SessionStorage.append_entries`."""
         self._alive()
-        parsed = [parse_entry(e) for e in entries]
+        parsed = [stored_form(e)[0] for e in entries]
         staged: dict[str, str] = {}  # id -> type of the batch's entries checked so far
 
         def type_of(entry_id: str) -> str | None:
@@ -104,7 +104,6 @@ class MemoryStorage:
 
         for e in parsed:
             check_append(e, type_of, session_id=self._id)
-            dump_entry_json(e)
             staged[e.id] = e.type
         for e in parsed:
             self.index.add(e)

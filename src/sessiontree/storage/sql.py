@@ -27,8 +27,8 @@ from sessiontree.entries import (
     LabelEntry,
     LeafEntry,
     SessionInfoEntry,
-    parse_entry,
     parse_entry_json,
+    stored_form,
 )
 from sessiontree.errors import (
     CorruptSessionError,
@@ -310,15 +310,18 @@ class SQLStorage:
 
     async def append_entry(self, entry: Entry, *, at_leaf: bool = False) -> Entry:
         """See :meth:`SessionStorage.append_entry`: one transaction for entry, leaf and counters."""
-        (stored,) = await self._engine.append(self._id, [parse_entry(entry)], at_leaf=at_leaf)
+        entry, body = stored_form(entry)
+        (stored,) = await self._engine.append(self._id, [entry], at_leaf=at_leaf, bodies=[body])
         self._remember(stored)
         return stored
 
     async def append_entries(self, entries: Sequence[Entry]) -> None:
         """See :meth:`SessionStorage.append_entries`: one transaction, all or nothing."""
-        parsed = [parse_entry(e) for e in entries]
-        if parsed:
-            await self._engine.append(self._id, parsed, at_leaf=False)
+        stored = [stored_form(e) for e in entries]
+        if stored:
+            await self._engine.append(
+                self._id, [e for e, _ in stored], at_leaf=False, bodies=[b for _, b in stored]
+            )
 
     async def set_leaf_id(self, target_id: str | None) -> Entry:
         """See :meth:`SessionStorage.set_leaf_id`."""

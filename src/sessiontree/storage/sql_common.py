@@ -157,6 +157,7 @@ def plan_append(
     known_types: dict[str, str],
     *,
     at_leaf: bool = False,
+    bodies: Sequence[bytes] | None = None,
 ) -> AppendPlan:
     """Validate ``entries`` in order against the stored session and plan the writes (no I/O).
 
@@ -166,6 +167,8 @@ def plan_append(
         entries: parsed entries, appended in this order.
         known_types: ``id → type`` of the stored entries among :func:`lookup_ids`.
         at_leaf: re-parent the (single) entry under ``state.leaf_id`` first.
+        bodies: the JSON of each entry (:func:`~sessiontree.entries.stored_form`), reused
+            unless the entry is re-parented; ``None``: dumped here.
 
     Raises:
         DuplicateEntryError, EntryNotFoundError, InvalidEntryError: SPEC §2 (via
@@ -180,9 +183,11 @@ def plan_append(
     name: str | None = None
     out: list[Entry] = []
     rows: list[EntryRow] = []
-    for entry in entries:
+    for i, entry in enumerate(entries):
+        body = None if bodies is None else bodies[i]
         if at_leaf and entry.parent_id != leaf:
             entry = entry.model_copy(update={"parent_id": leaf})
+            body = None
         check_append(entry, staged.get, session_id=session_id)
         staged[entry.id] = entry.type
         text: str | None = None
@@ -206,7 +211,7 @@ def plan_append(
                 entry.type,
                 entry.timestamp,
                 target,
-                dump_entry_json(entry).decode(),
+                (dump_entry_json(entry) if body is None else body).decode(),
                 text,
             )
         )
@@ -336,9 +341,16 @@ class SQLEngine(Protocol):
         ...
 
     async def append(
-        self, session_id: str, entries: Sequence[Entry], *, at_leaf: bool
+        self,
+        session_id: str,
+        entries: Sequence[Entry],
+        *,
+        at_leaf: bool,
+        bodies: Sequence[bytes] | None = None,
     ) -> list[Entry]:
         """Validate (:func:`plan_append`) and insert entries and the new session row atomically.
+
+        ``bodies``: each entry's JSON from :func:`~sessiontree.entries.stored_form`, if known.
 
         Raises:
             SessionNotFoundError, DuplicateEntryError, EntryNotFoundError, InvalidEntryError.

@@ -453,7 +453,12 @@ class PostgresEngine:
         }
 
     async def append(
-        self, session_id: str, entries: Sequence[Entry], *, at_leaf: bool
+        self,
+        session_id: str,
+        entries: Sequence[Entry],
+        *,
+        at_leaf: bool,
+        bodies: Sequence[bytes] | None = None,
     ) -> list[Entry]:
         """See :class:`SQLEngine`: compare-and-set (retried), or a locked transaction for big batches.
 
@@ -466,8 +471,8 @@ class PostgresEngine:
         try:
             if len(entries) > CAS_CHUNK:
                 self._known.pop(session_id, None)
-                return await self._append_locked(pool, session_id, entries, at_leaf)
-            fast = self._fast_plan(session_id, entries, at_leaf)
+                return await self._append_locked(pool, session_id, entries, at_leaf, bodies)
+            fast = self._fast_plan(session_id, entries, at_leaf, bodies)
             if fast is not None:
                 state, types, plan = fast
                 sql, params = self._cas(session_id, plan, state.entry_count)
@@ -490,7 +495,9 @@ class PostgresEngine:
                         raise SessionNotFoundError(session_id)
                     state = SessionState(row[0], row[1], row[2], row[3])
                     known = row[4] or {}
-                    plan = plan_append(session_id, state, entries, known, at_leaf=at_leaf)
+                    plan = plan_append(
+                        session_id, state, entries, known, at_leaf=at_leaf, bodies=bodies
+                    )
                     sql, params = self._cas(session_id, plan, state.entry_count)
                     cur = await conn.execute(sql, params)
                     if cur.rowcount == len(plan.rows):
@@ -506,7 +513,11 @@ class PostgresEngine:
         )
 
     def _fast_plan(
-        self, session_id: str, entries: Sequence[Entry], at_leaf: bool
+        self,
+        session_id: str,
+        entries: Sequence[Entry],
+        at_leaf: bool,
+        bodies: Sequence[bytes] | None,
     ) -> tuple[SessionState, dict[str, str], AppendPlan] | None:
         """Plan a single append from what this engine last wrote, if the entry needs no more."""
         known = self._known.get(session_id)
@@ -520,7 +531,8 @@ class PostgresEngine:
             refs.append(parent)
         if any(ref not in types for ref in refs) or entry.id in types:
             return None
-        return state, types, plan_append(session_id, state, entries, types, at_leaf=at_leaf)
+        plan = plan_append(session_id, state, entries, types, at_leaf=at_leaf, bodies=bodies)
+        return state, types, plan
 
     def _learn(
         self, session_id: str, state: SessionState, types: dict[str, str], plan: AppendPlan
@@ -544,7 +556,12 @@ class PostgresEngine:
         self._known[session_id] = (new_state, {} if leaf is None else {leaf: leaf_type or ""})
 
     async def _append_locked(
-        self, pool: Any, session_id: str, entries: Sequence[Entry], at_leaf: bool
+        self,
+        pool: Any,
+        session_id: str,
+        entries: Sequence[Entry],
+        at_leaf: bool,
+        bodies: Sequence[bytes] | None = None,
     ) -> list[Entry]:
         async with pool.connection() as conn, conn.transaction():
             cur = await conn.execute(
@@ -562,7 +579,7 @@ class PostgresEngine:
                 (session_id, ids),
             )
             known = {r[0]: r[1] for r in await cur.fetchall()}
-            plan = plan_append(session_id, state, entries, known, at_leaf=at_leaf)
+            plan = plan_append(session_id, state, entries, known, at_leaf=at_leaf, bodies=bodies)
             for start in range(0, len(plan.rows), CAS_CHUNK):
                 chunk = plan.rows[start : start + CAS_CHUNK]
                 await conn.execute(_INSERT_SQL, self._params(session_id, plan, chunk))

@@ -436,14 +436,19 @@ class SQLiteEngine:
         return rows[0][0] if rows else None
 
     async def append(
-        self, session_id: str, entries: Sequence[Entry], *, at_leaf: bool
+        self,
+        session_id: str,
+        entries: Sequence[Entry],
+        *,
+        at_leaf: bool,
+        bodies: Sequence[bytes] | None = None,
     ) -> list[Entry]:
         """See :class:`SQLEngine`: one ``BEGIN IMMEDIATE`` transaction, validation inside it."""
         conn = self._db()
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                stored = self._append_locked(conn, session_id, entries, at_leaf)
+                stored = self._append_locked(conn, session_id, entries, at_leaf, bodies)
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
@@ -458,7 +463,12 @@ class SQLiteEngine:
         return stored
 
     def _append_locked(
-        self, conn: sqlite3.Connection, session_id: str, entries: Sequence[Entry], at_leaf: bool
+        self,
+        conn: sqlite3.Connection,
+        session_id: str,
+        entries: Sequence[Entry],
+        at_leaf: bool,
+        bodies: Sequence[bytes] | None = None,
     ) -> list[Entry]:
         row = conn.execute(_SESSION_ROW, (session_id,)).fetchone()
         if row is None:
@@ -478,7 +488,7 @@ class SQLiteEngine:
                 f"SELECT id, type FROM entries WHERE session_id = ? AND id {match}", params
             ).fetchall()
         )
-        plan = plan_append(session_id, state, entries, found, at_leaf=at_leaf)
+        plan = plan_append(session_id, state, entries, found, at_leaf=at_leaf, bodies=bodies)
         if not plan.rows:
             return plan.entries
         indexed_upto, top = row[4], row[5] or 0

@@ -289,6 +289,40 @@ class ConformanceSuite:
         async with reopened(repo, s) as again:
             assert len(await again.get_entries()) == 2
 
+    async def test_append_holds_what_readers_see(self, repo: SessionRepo) -> None:
+        # found in review: appends whose JSON reads back fine still left the writing process
+        # (and SQL labels / PostgreSQL search) holding the caller's object, not the entry read
+        s = await repo.create()
+        root = await s.append_message(user("start"))
+        narwhal = {"role": "user", "content": "narwhal", "timestamp": 1}
+        m = await s.append_entry(OpaqueEntry(type="message", parent_id=root, message=narwhal))
+        await s.append_entry(OpaqueEntry(type="label", parent_id=m, targetId=root, label="LBL"))
+        g = MessageEntry(parent_id=m, message=UserMessage(content="x"))
+        dicts = g.message.model_copy(update={"content": [{"type": "text", "text": "wombat"}]})
+        await s.append_entry(g.model_copy(update={"message": dicts}))
+        await s.set_leaf_id(g.id)
+
+        async def seen(session: Session, store: SessionRepo) -> tuple[Any, ...]:
+            texts = [message_text(x) for x in (await session.build_context()).messages]
+            kinds = [type(e).__name__ for e in await session.get_entries()]
+            hits = [len(await store.search(w)) for w in ("narwhal", "wombat")]
+            return texts, kinds, await session.get_label(root), hits
+
+        here = await seen(s, repo)
+        assert here == (
+            ["start", "narwhal", "wombat"],
+            ["MessageEntry", "MessageEntry", "LabelEntry", "MessageEntry", "LeafEntry"],
+            "LBL",
+            [1, 1],
+        )
+        async with reopened(repo, s) as again:
+            other = open_repo(repo.url) if not repo.url.startswith("memory:") else repo
+            try:
+                assert await seen(again, other) == here
+            finally:
+                if other is not repo:
+                    await other.close()
+
     async def test_unknown_entry_type_rejected(self, repo: SessionRepo) -> None:
         s = await repo.create()
         await s.append_message(user("a"))
