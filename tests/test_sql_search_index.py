@@ -321,3 +321,26 @@ async def test_search_does_not_wait_for_another_writer(tmp_path: Path) -> None:
         # the lock gone, the next search brings the index up to date
         assert sorted(h.entry_id for h in await repo.search("quebec")) == sorted([old, new])
         assert _fts_rows(path) == _expected_index(path)
+
+
+async def test_search_under_a_lock_lists_each_entry_once_newest_first(tmp_path: Path) -> None:
+    # found in review: rows another process indexed between the watermark read and the query
+    # came twice; and bm25 ranks of the tiny pending table put the newest matches last
+    url, path = _db(tmp_path)
+    async with SQLRepo(url) as repo:
+        s = await repo.create()
+        ids = [await s.append_message(user(f"zebra crossing {i}")) for i in range(5)]
+        assert len(await repo.search("zebra", limit=10)) == 5  # all indexed now
+        engine: Any = s.storage._engine  # type: ignore[attr-defined]
+        # the worst interleaving: every row is both indexed and taken as pending
+        rows = engine._search_pending('"zebra"*', 10, 0)
+        assert sorted(r[1] for r in rows) == sorted(ids)
+        newest = await s.append_message(user("zebra zebra zebra"))
+        other = sqlite3.connect(path, isolation_level=None)
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            hits = await repo.search("zebra", limit=3)
+            other.execute("ROLLBACK")
+        finally:
+            other.close()
+        assert hits[0].entry_id == newest and len({h.entry_id for h in hits}) == 3

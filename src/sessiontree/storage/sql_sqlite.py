@@ -587,8 +587,9 @@ class SQLiteEngine:
         """The search of :meth:`search` while the index lags and another writer holds the lock.
 
         The rows above ``indexed_upto`` go into a connection-private (``temp``) FTS5 table
-        with the same tokenizer — writing it takes no lock on the database — and the query
-        ranks both tables' matches together. Rows as ``(session_id, entry_id, body)``.
+        with the same tokenizer — writing it takes no lock on the database. Its matches (the
+        newest entries) come first, then the index's, each by rank; no row twice. Rows as
+        ``(session_id, entry_id, body)``.
         """
         conn = self._db()
         conn.execute(
@@ -601,12 +602,17 @@ class SQLiteEngine:
                 "INSERT INTO temp.pending_fts (rowid, text) VALUES (?, ?)",
                 self._pending_texts(conn, indexed_upto),
             )
+            # bm25 ranks of two tables are not comparable (a handful of pending rows give a
+            # term no weight): the pending, newest, matches come first, each part by rank;
+            # a row both tables hold (another process caught up meanwhile) comes once
             return conn.execute(
                 "SELECT e.session_id, e.id, e.body FROM"
-                " (SELECT rowid, rank FROM main.entries_fts WHERE entries_fts MATCH ?"
-                "  UNION ALL SELECT rowid, rank FROM temp.pending_fts WHERE pending_fts MATCH ?"
-                "  ORDER BY rank LIMIT ?)"
-                " AS f JOIN entries AS e ON e.rowid = f.rowid ORDER BY f.rank",
+                " (SELECT rowid, min(src) AS src, min(rank) AS rank FROM"
+                "   (SELECT rowid, rank, 1 AS src FROM main.entries_fts WHERE entries_fts MATCH ?"
+                "    UNION ALL SELECT rowid, rank, 0 AS src FROM temp.pending_fts"
+                "     WHERE pending_fts MATCH ?)"
+                "  GROUP BY rowid ORDER BY src, rank LIMIT ?)"
+                " AS f JOIN entries AS e ON e.rowid = f.rowid ORDER BY f.src, f.rank",
                 (match, match, limit),
             ).fetchall()
         finally:
