@@ -203,3 +203,30 @@ async def test_valid_final_line_without_newline_is_kept(tmp_path: Path) -> None:
     await torn.append_message(user("five"))
     assert b"half" not in path.read_bytes()
     assert len(await (await JSONLRepo(tmp_path).open(s.id)).get_entries()) == 5
+
+
+async def test_failed_fork_leaves_no_session_behind(tmp_path: Path) -> None:
+    # found in review: forking at an entry that cannot be copied (nested deeper than an append
+    # accepts; a file another tool wrote holds it) failed, and left an empty fork session
+    import orjson
+
+    from sessiontree.testing.builders import assistant
+
+    repo = JSONLRepo(tmp_path)
+    s = await repo.create()
+    first = await s.append_message(user("hi"))
+    call = {"type": "toolCall", "id": "t", "name": "deep", "arguments": _nested(210)}
+    line = {
+        "type": "message",
+        "id": "deep-1",
+        "parentId": first,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": assistant("", call),
+    }
+    with (tmp_path / s.id / "session.jsonl").open("ab") as f:
+        f.write(orjson.dumps(line) + b"\n")
+    again = await repo.open(s.id)
+    before = [i.id for i in await repo.list()]
+    with pytest.raises(InvalidEntryError):
+        await again.fork("deep-1")
+    assert [i.id for i in await repo.list()] == before

@@ -7,6 +7,7 @@ core (:mod:`sessiontree.tree`), so they cannot drift apart.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -198,7 +199,8 @@ async def fork_storage(
 
     Raises:
         EntryNotFoundError: ``target_id`` names no entry.
-        InvalidEntryError: the target is a bookkeeping entry, or ``position`` is bad.
+        InvalidEntryError: the target is a bookkeeping entry, or ``position`` is bad, or a
+            copied entry cannot be written; the new session is then deleted again.
     """
     if position not in ("at", "before"):
         raise InvalidEntryError(
@@ -224,5 +226,12 @@ async def fork_storage(
     )
     meta.__pydantic_fields_set__.update({"parent_session_id", "forked_from_entry_id"})
     new = await create(meta)
-    await new.append_entries([*copied, *labels])
+    try:
+        await new.append_entries([*copied, *labels])
+    except BaseException:
+        # found in review: a copy that could not be written (an entry over the nesting limit)
+        # left an empty fork session behind
+        with contextlib.suppress(Exception):
+            await new.delete()
+        raise
     return new
