@@ -230,3 +230,39 @@ async def test_failed_fork_leaves_no_session_behind(tmp_path: Path) -> None:
     with pytest.raises(InvalidEntryError):
         await again.fork("deep-1")
     assert [i.id for i in await repo.list()] == before
+
+
+async def test_unterminated_json_tail_is_a_line_not_a_torn_write(tmp_path: Path) -> None:
+    # found in review: a whole JSON line without newline that is not a valid entry was cut off
+    # by the next append; and a reader that had counted the unterminated line counted the
+    # newline another writer added as one more line (line numbers off by one)
+    import orjson
+
+    repo = JSONLRepo(tmp_path)
+    s = await repo.create()
+    one = await s.append_message(user("one"))
+    path = tmp_path / s.id / "session.jsonl"
+    whole = orjson.dumps(
+        {
+            "type": "message",
+            "id": "L",
+            "parentId": one,
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "message": {"role": "user"},  # no content: not a valid entry
+        }
+    )
+    with path.open("ab") as f:
+        f.write(whole)
+    reader = await JSONLRepo(tmp_path).open(s.id)
+    writer = await JSONLRepo(tmp_path).open(s.id)
+    await writer.append_entry(
+        {"type": "message", "parentId": one, "message": {"role": "user", "content": "two"}}
+    )
+    assert whole + b"\n" in path.read_bytes()  # kept, and finished
+    with path.open("ab") as f:
+        f.write(b'{"bad": 1}\n')  # physically line 5 (header, one, L, two, bad)
+    for storage in (reader, writer):
+        with pytest.raises(CorruptSessionError, match=r"session\.jsonl:5"):
+            await storage.get_entries()
+    with pytest.raises(CorruptSessionError, match=r"session\.jsonl:5"):
+        await JSONLRepo(tmp_path).open(s.id)

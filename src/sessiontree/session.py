@@ -336,8 +336,11 @@ class Session:
     def _build(self, cls: type[Entry], **fields: Any) -> Entry:  # type: ignore[valid-type]
         try:
             return cls(**fields)  # type: ignore[no-any-return]
-        except ValueError as exc:
-            raise InvalidEntryError(f"invalid {cls.__name__}: {exc}", session_id=self.id) from exc
+        except ValueError as exc:  # pydantic's ValidationError included
+            detail = validation_problem(exc) if isinstance(exc, ValidationError) else str(exc)
+            raise InvalidEntryError(
+                f"invalid {cls.__name__}: {detail}", session_id=self.id
+            ) from exc
 
     async def set_leaf_id(self, target_id: str | None) -> None:
         """Move the leaf to a path entry (``None``: the next append starts a new root).

@@ -43,6 +43,7 @@ from typing import Literal, cast
 
 from filelock import FileLock, Timeout
 
+from sessiontree import _json as exact_json
 from sessiontree.entries import Entry, dump_entry_json, stored_form
 from sessiontree.errors import CorruptSessionError, SessionNotFoundError, StorageError
 from sessiontree.ids import new_id, now_iso
@@ -266,7 +267,12 @@ class JSONLStorage:
         if not block:
             return
         if self._unterminated and block.startswith(b"\n"):
-            self._unterminated = False  # another writer finished our last line
+            # another writer finished our last line: its newline ends a line already counted
+            self._unterminated = False
+            self._offset += 1
+            block = block[1:]
+            if not block:
+                return
         result = scan_block(
             block,
             self._next_line,
@@ -302,29 +308,35 @@ class JSONLStorage:
             self._torn_at = end
 
     def _take_unterminated(self, tail: bytes) -> bool:
-        """Index a final line that is a whole, valid entry but lacks its newline; True if so.
+        """Take a final line that is whole JSON but lacks its newline; True if so.
 
-        Another tool may end a pi file without the last newline; the line is then complete,
-        not torn (found in review: it was ignored, and the next append cut it off the file).
-        The newline is written under the lock before the next append (:meth:`_write_lines`).
-        A tail that is not one valid entry line stays torn.
+        Another tool may end a pi file without the last newline; a line that parses is then
+        complete, not torn (a torn write cannot parse: the object only closes at its end).
+        Found in review: such a line was ignored, and the next append cut it off the file.
+        It is read exactly as the same line with its newline would be (a bad entry line is a
+        :class:`CorruptSessionError`, or skipped with ``skip_bad_lines``), and the newline is
+        written under the lock before the next append (:meth:`_write_lines`).
         """
         if not tail or b"\n" in tail:
             return False
         try:
-            result = scan_block(
-                tail + b"\n",
-                self._next_line,
-                self.path,
-                skip_bad=False,
-                validate=True,
-                session_id=getattr(self, "_id", None),
+            exact_json.loads(tail)
+        except exact_json.JSONDecodeError:
+            return False  # torn
+        result = scan_block(
+            tail + b"\n",
+            self._next_line,
+            self.path,
+            skip_bad=self.skip_bad_lines,
+            validate=self.skip_bad_lines,
+            session_id=getattr(self, "_id", None),
+        )
+        self._add_all(result.records, result.skipped)
+        for skipped in result.skipped:
+            log.warning(
+                "%s:%d: skipped bad line: %s", self.path, skipped.line_number, skipped.reason
             )
-        except CorruptSessionError:
-            return False
-        if len(result.records) != 1 or result.torn:
-            return False
-        self._add_all(result.records, [])
+        self.skipped_lines.extend(result.skipped)
         self._offset += len(tail)
         self._next_line += 1
         self._unterminated = True
