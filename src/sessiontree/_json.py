@@ -3,7 +3,7 @@
 orjson, which writes our JSON, reads an integer beyond 64 bits as a float: a tool argument
 ``{"n": 1180591620717411303424}`` came back from a JSONL session as ``1.1805916207174113e21``,
 silently changed. Every line read from a file goes through :func:`loads` instead
-(pydantic-core's parser: integers of any size stay ``int``; ~1.35x orjson's time on the real
+(pydantic-core's parser: integers of any size stay ``int``; ~1.17x orjson's time on the real
 pi session, under 1 ms for 2.4 MB). pydantic-core stops at ~200 levels of nesting, orjson at
 1024: a deeper document is read by orjson (found in review: a 210-deep tool argument made
 the line look torn, and the next append cut it off the file).
@@ -35,7 +35,7 @@ def loads(data: bytes | bytearray | str) -> Any:
         ValueError: the text is not a JSON document.
     """
     try:
-        return from_json(data, allow_inf_nan=False)
+        return from_json(data, allow_inf_nan=False, cache_strings="keys")
     except ValueError as exc:
         if "recursion limit" not in str(exc):
             raise
