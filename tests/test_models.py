@@ -202,3 +202,12 @@ def test_dict_and_json_parsing_agree_and_round_trip(message: dict[str, Any], as_
     assert entry == parse_entry(raw)
     assert dump_entry(entry) == raw
     assert parse_entry_json(dump_entry_json(entry)) == entry
+
+
+def test_content_of_neither_shape_names_both() -> None:
+    # found in review: only the ``str`` branch's complaint was reported for ``content: 5``
+    with pytest.raises(InvalidEntryError) as info:
+        parse_entry({"type": "message", "id": "e1", "message": {"role": "user", "content": 5}})
+    assert "user.content: Input should be a valid string / Input should be a valid list" in str(
+        info.value
+    )

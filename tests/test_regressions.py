@@ -266,3 +266,18 @@ async def test_unterminated_json_tail_is_a_line_not_a_torn_write(tmp_path: Path)
             await storage.get_entries()
     with pytest.raises(CorruptSessionError, match=r"session\.jsonl:5"):
         await JSONLRepo(tmp_path).open(s.id)
+
+
+async def test_header_only_file_without_newline_opens_and_appends(tmp_path: Path) -> None:
+    # found in review: listed, but opening said "the header line is incomplete"
+    repo = JSONLRepo(tmp_path)
+    s = await repo.create()
+    path = tmp_path / s.id / "session.jsonl"
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))
+    again = await JSONLRepo(tmp_path).open(s.id)
+    assert await again.get_entries() == []
+    await again.append_message(user("first"))
+    data = path.read_bytes()
+    assert data.count(b"\n") == 2 and data.endswith(b"\n")
+    fresh = await JSONLRepo(tmp_path).open(s.id)
+    assert [message_text(m) for m in (await fresh.build_context()).messages] == ["first"]

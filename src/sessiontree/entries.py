@@ -247,7 +247,7 @@ def validation_problem(exc: ValidationError) -> str:
     missing ``text`` rather than "content is not a string").
     """
     best: tuple[str, ...] | None = None
-    best_msg = str(exc)
+    msgs: list[str] = [str(exc)]
     for error in exc.errors():
         loc = tuple(
             str(p)
@@ -258,8 +258,11 @@ def validation_problem(exc: ValidationError) -> str:
             )
         )
         if best is None or len(loc) > len(best):
-            best, best_msg = loc, str(error["msg"])
-    return f"{'.'.join(best)}: {best_msg}" if best else best_msg
+            best, msgs = loc, [str(error["msg"])]
+        elif loc == best and str(error["msg"]) not in msgs:
+            msgs.append(str(error["msg"]))  # branches of ``str | list`` failing alike
+    text = " / ".join(msgs)
+    return f"{'.'.join(best)}: {text}" if best else text
 
 
 def _invalid(exc: ValidationError, obj: Any) -> InvalidEntryError:

@@ -201,10 +201,9 @@ class JSONLStorage:
             raise StorageError(f"cannot read session file {self.path}: {exc}") from exc
         newline = data.find(b"\n")
         header = parse_header(data if newline < 0 else data[: newline + 1], self.path)
-        if newline < 0:
-            raise CorruptSessionError(
-                "not a session file: the header line is incomplete", path=self.path, line_number=1
-            )
+        # a whole header without its newline (a file with no entries that another tool
+        # wrote so; listing showed it, opening refused it): read, finished before an append
+        self._unterminated = newline < 0
         self._id = session_id or header.session_id
         self._metadata = header.metadata
         self.created_at = header.created_at
