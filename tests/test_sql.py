@@ -555,3 +555,20 @@ async def test_parse_cache_never_serves_a_rewritten_entry(sql_repo: SQLRepo) -> 
         await t.set_leaf_id("e1")
     reopened = await sql_repo.open("same-id")
     assert [message_text(m) for m in (await reopened.build_context()).messages] == ["new text"]
+
+
+async def test_append_after_another_repo_recreated_the_session(store_url: str) -> None:
+    # found in review (PostgreSQL): the one-round-trip append compared the entry count only;
+    # a session deleted and made again elsewhere with as many entries took the next entry
+    # under the old session's leaf, which no longer existed (a broken tree)
+    async with SQLRepo(store_url) as r1, SQLRepo(store_url) as r2:
+        s = await r1.create(id="S1")
+        await s.append_message(user("hello A"))
+        await s.append_message(user("hello B"))
+        await (await r2.open("S1")).delete()
+        t = await r2.create(id="S1")
+        await t.append_message(user("other X"))
+        y = await t.append_message(user("other Y"))
+        c = await s.append_message(user("hello C"))
+        branch = await (await r2.open("S1")).get_branch()
+        assert [e.id for e in branch][-2:] == [y, c]

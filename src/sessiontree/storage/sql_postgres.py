@@ -93,14 +93,20 @@ _UPDATE_SET = (
     " modified_us = %(now)s, first_message = COALESCE(first_message, %(first)s),"
     " name = COALESCE(%(name)s, name)"
 )
+# the session row as the plan read it: same count AND same leaf. The count alone passed when
+# another process deleted the session and made it again with as many entries (found in
+# review: the entry went under a parent of the old session, which no longer existed)
+_UNCHANGED = (
+    "id = %(sid)s AND entry_count = %(old)s AND leaf_id IS NOT DISTINCT FROM %(old_leaf)s::text"
+)
 _CAS_SQL = (
-    f"WITH upd AS ({_UPDATE_SET} WHERE id = %(sid)s AND entry_count = %(old)s RETURNING id)"
+    f"WITH upd AS ({_UPDATE_SET} WHERE {_UNCHANGED} RETURNING id)"
     f" {_INSERT_COLUMNS} SELECT upd.id, {_ROW_VALUES} FROM upd, ({'SELECT * ' + _ROWS}) AS r"
 )
 # one row (every append an agent loop makes): scalar parameters; psycopg's per-element array
 # dumping was a fifth of the append's time for a one-element array
 _CAS_ONE_SQL = (
-    f"WITH upd AS ({_UPDATE_SET} WHERE id = %(sid)s AND entry_count = %(old)s RETURNING id)"
+    f"WITH upd AS ({_UPDATE_SET} WHERE {_UNCHANGED} RETURNING id)"
     f" {_INSERT_COLUMNS} SELECT upd.id, %(seq)s::bigint, %(id)s::text, %(parent)s::text,"
     " %(type)s::text, %(ts)s::text, %(target)s::text, %(body)s::json,"
     " to_tsvector('simple', %(text)s::text) FROM upd"
@@ -435,13 +441,15 @@ class PostgresEngine:
             "text": [None if r.text is None else _clean(fold_diacritics(r.text)) for r in rows],
         }
 
-    def _cas(self, session_id: str, plan: AppendPlan, old_count: int) -> tuple[str, dict[str, Any]]:
+    def _cas(
+        self, session_id: str, plan: AppendPlan, old: SessionState
+    ) -> tuple[str, dict[str, Any]]:
         """The compare-and-set statement and its parameters (scalars for one row)."""
+        unchanged = {"old": old.entry_count, "old_leaf": old.leaf_id}
         if len(plan.rows) != 1:
-            return _CAS_SQL, self._params(session_id, plan, plan.rows) | {"old": old_count}
+            return _CAS_SQL, self._params(session_id, plan, plan.rows) | unchanged
         r = plan.rows[0]
-        return _CAS_ONE_SQL, self._session_params(session_id, plan) | {
-            "old": old_count,
+        return _CAS_ONE_SQL, self._session_params(session_id, plan) | unchanged | {
             "seq": r.seq,
             "id": r.id,
             "parent": r.parent_id,
@@ -475,7 +483,7 @@ class PostgresEngine:
             fast = self._fast_plan(session_id, entries, at_leaf, bodies)
             if fast is not None:
                 state, types, plan = fast
-                sql, params = self._cas(session_id, plan, state.entry_count)
+                sql, params = self._cas(session_id, plan, state)
                 try:
                     async with pool.connection() as conn:
                         cur = await conn.execute(sql, params)
@@ -498,7 +506,7 @@ class PostgresEngine:
                     plan = plan_append(
                         session_id, state, entries, known, at_leaf=at_leaf, bodies=bodies
                     )
-                    sql, params = self._cas(session_id, plan, state.entry_count)
+                    sql, params = self._cas(session_id, plan, state)
                     cur = await conn.execute(sql, params)
                     if cur.rowcount == len(plan.rows):
                         self._learn(session_id, state, known, plan)
