@@ -503,12 +503,19 @@ async def test_two_clients_interleaving_appends_keep_one_chain(store_url: str) -
         assert [e.id for e in await b.get_branch()] == ids
 
 
+@pytest.fixture
+async def cached_repo(store_url: str) -> AsyncIterator[SQLRepo]:
+    async with SQLRepo(store_url, parse_cache_mb=8) as repo:
+        yield repo
+
+
 async def test_reopened_session_reuses_parsed_entries(
-    sql_repo: SQLRepo, monkeypatch: pytest.MonkeyPatch
+    cached_repo: SQLRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # a server opens the session anew per request: the second open parses nothing again
     from sessiontree.storage import sql as sql_storage
 
+    sql_repo = cached_repo
     s = await sql_repo.create()
     for i in range(30):
         await s.append_message(user(f"turn {i}"))
@@ -530,9 +537,11 @@ async def test_reopened_session_reuses_parsed_entries(
     assert len(parsed) == 60
 
 
-async def test_parse_cache_never_serves_a_rewritten_entry(sql_repo: SQLRepo) -> None:
+async def test_parse_cache_never_serves_a_rewritten_entry(cached_repo: SQLRepo) -> None:
     # same session id, same entry ids, other text (deleted and written again, e.g. by another
     # process re-importing): the cache checks the stored text, so the new text is read
+    sql_repo = cached_repo
+
     def entry(text: str) -> dict[str, Any]:
         return {
             "type": "message",
@@ -572,3 +581,32 @@ async def test_append_after_another_repo_recreated_the_session(store_url: str) -
         c = await s.append_message(user("hello C"))
         branch = await (await r2.open("S1")).get_branch()
         assert [e.id for e in branch][-2:] == [y, c]
+
+
+async def test_default_repository_shares_no_entries_between_opens(sql_repo: SQLRepo) -> None:
+    # found in review: with the shared cache on by default, a request that changed a returned
+    # entry's dict in place (redacting before an LLM call) changed what the next open saw
+    s = await sql_repo.create()
+    await s.append_message(user("go"))
+    call = {"type": "toolCall", "id": "c", "name": "f", "arguments": {"x": 1}}
+    await s.append_message(assistant("", call))
+    first = await (await sql_repo.open(s.id)).build_context()
+    first.messages[1].content[0].arguments["x"] = "REDACTED"  # type: ignore[union-attr]
+    again = await (await sql_repo.open(s.id)).build_context()
+    assert again.messages[1].content[0].arguments == {"x": 1}  # type: ignore[union-attr]
+
+
+def test_parse_cache_is_bounded_by_the_stored_bytes() -> None:
+    from sessiontree.entries import parse_entry
+    from sessiontree.storage.sql import ParseCache
+
+    cache = ParseCache(max_bytes=10_000)
+    e = parse_entry({"type": "message", "message": user("x")})
+    for i in range(100):
+        cache.put("s", f"e{i}", "x" * 1_000 + str(i), e)
+    held = [i for i in range(100) if cache.get("s", f"e{i}", "x" * 1_000 + str(i)) is not None]
+    assert held == list(range(91, 100))  # the newest that fit; the oldest went first
+    assert cache.get("s", "e99", "changed") is None  # other text: not served
+    off = ParseCache()
+    off.put("s", "e1", "body", e)
+    assert off.get("s", "e1", "body") is None

@@ -32,19 +32,21 @@ class SQLRepo:
     Attributes:
         url: the database URL (``sqlite:///…`` or ``postgresql://…``).
 
-    The sessions it opens share one :class:`~sessiontree.storage.sql.ParseCache`: opening a
+    ``parse_cache_mb`` > 0: the sessions it opens share a
+    :class:`~sessiontree.storage.sql.ParseCache` of that much stored JSON, so opening a
     session again (a server handling each request with ``open`` + ``build_context``) reuses
-    the entries parsed before instead of validating the whole branch again.
+    the entries parsed before instead of validating the branch again (1k entries: ~3.4x →
+    ~1.3x the raw fetch). The entries are then shared: treat them as read-only. Off by default.
 
     Raises (constructor):
         StorageError: an unknown URL scheme.
         MissingExtraError: a PostgreSQL URL without ``pip install 'sessiontree[postgres]'``.
     """
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, parse_cache_mb: float = 0) -> None:
         self.url = url
         self._engine = make_engine(url)
-        self._parse_cache = ParseCache()
+        self._parse_cache = ParseCache(int(parse_cache_mb * 2**20))
 
     def __repr__(self) -> str:
         return f"SQLRepo({self.url!r})"
