@@ -10,6 +10,7 @@ import pytest
 from sessiontree import (
     CorruptSessionError,
     InvalidEntryError,
+    MemoryRepo,
     SessionRepo,
     StorageError,
     open_repo,
@@ -281,3 +282,71 @@ async def test_header_only_file_without_newline_opens_and_appends(tmp_path: Path
     assert data.count(b"\n") == 2 and data.endswith(b"\n")
     fresh = await JSONLRepo(tmp_path).open(s.id)
     assert [message_text(m) for m in (await fresh.build_context()).messages] == ["first"]
+
+
+async def test_whole_unterminated_last_line_is_a_line_for_list_search_and_verify(
+    tmp_path: Path,
+) -> None:
+    # found in review: storage read such a line, while list counted it out, search skipped it
+    # and verify called it torn ("ignored and cut off before the next append")
+    from sessiontree.cli.maintenance import torn_final_line
+
+    repo = JSONLRepo(tmp_path)
+    s = await repo.create()
+    await s.append_message(user("first alpha"))
+    await s.append_message(user("zebraword last"))
+    await repo.close()
+    folder = tmp_path / s.id
+    path = folder / "session.jsonl"
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))
+    for sidecar in folder.glob("stats*"):
+        sidecar.unlink()
+    fresh = JSONLRepo(tmp_path)
+    (info,) = await fresh.list()
+    assert (info.entry_count, info.message_count) == (2, 2)
+    assert [h.entry_id for h in await fresh.search("zebraword")] != []
+    assert torn_final_line(path) is None
+    with path.open("ab") as f:
+        f.write(b'\n{"type": "message", "id": "half')
+    assert torn_final_line(path) == 4
+
+
+async def test_import_of_a_line_nested_past_every_writer_is_reported(tmp_path: Path) -> None:
+    # found in review: reporting the refused line called orjson, which stops at 254 levels:
+    # a TypeError ended the whole import, --lenient too
+    import orjson
+
+    from sessiontree.interop import import_session
+
+    deep: Any = 1
+    for _ in range(300):
+        deep = [deep]
+    lines = [
+        {
+            "type": "session",
+            "version": 3,
+            "id": "deep-import",
+            "timestamp": "2026-05-12T01:02:27.657Z",
+            "cwd": "/w",
+        },
+        {
+            "type": "message",
+            "id": "u1",
+            "parentId": None,
+            "timestamp": "2026-05-12T01:02:27.673Z",
+            "message": {"role": "user", "content": "hi", "timestamp": 1},
+        },
+    ]
+    text = b"\n".join(orjson.dumps(x) for x in lines) + b"\n"
+    bad = (
+        b'{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-05-12T01:02:28.000Z",'
+        b'"message":{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"n",'
+        b'"arguments":{"n":' + b"[" * 300 + b"1" + b"]" * 300 + b"}}]}}\n"
+    )
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(text + bad)
+    with pytest.raises(CorruptSessionError, match=r"deep\.jsonl:3"):
+        await import_session(path, MemoryRepo())
+    session, report = await import_session(path, MemoryRepo(), lenient=True)
+    assert [u.line for u in report.unreadable_lines] == [3]
+    assert len(await session.get_entries()) == 1

@@ -48,8 +48,8 @@ def dumps(
     """orjson's ``dumps``, falling back to pydantic-core for what orjson cannot write.
 
     orjson raises ``TypeError`` for an integer beyond 64 bits (found in review: such a value,
-    read back exactly, crashed ``show``, ``export`` and token counting); pydantic-core writes
-    it. ``default`` converts other unknown types (as in orjson); ``indent`` is 2 spaces.
+    read back exactly, crashed ``show``, ``export`` and token counting) and for nesting past
+    254 levels; pydantic-core writes the first and may write the second. ``default`` converts other unknown types (as in orjson); ``indent`` is 2 spaces.
 
     Raises:
         TypeError: a value neither library can write (and no ``default``).
@@ -59,9 +59,8 @@ def dumps(
     )
     try:
         return orjson.dumps(obj, default=default, option=option or None)
-    except TypeError as exc:
-        if "64-bit" not in str(exc):
-            raise
+    except TypeError:
+        pass  # an integer beyond 64 bits, nesting past 254 levels: pydantic-core may write it
     try:
         return to_json(obj, indent=2 if indent else None, fallback=default)
     except Exception as exc:  # pydantic-core's PydanticSerializationError and friends

@@ -22,6 +22,7 @@ from sessiontree.cli._common import (
 from sessiontree.entries import CompactionEntry, Entry
 from sessiontree.errors import CorruptSessionError, EntryNotFoundError
 from sessiontree.session import Session
+from sessiontree.storage.jsonl_format import is_whole_line
 from sessiontree.tree import entry_refs
 
 __all__ = ["Findings", "compact_cmd", "find_cycles", "torn_final_line", "verify_cmd"]
@@ -63,9 +64,10 @@ def find_cycles(entries: Sequence[Entry]) -> list[list[str]]:
 
 
 def torn_final_line(path: Path) -> int | None:
-    """The 1-based number of a torn (unterminated) final line of a JSONL file, else ``None``.
+    """The 1-based number of a torn final line of a JSONL file, else ``None``.
 
-    Reads the file's size and its last block only.
+    Torn: unterminated and not whole JSON (a whole line without its newline is read as a
+    line, :func:`~sessiontree.storage.jsonl_format.is_whole_line`).
     """
     size = path.stat().st_size
     if size == 0:
@@ -73,6 +75,10 @@ def torn_final_line(path: Path) -> int | None:
     with path.open("rb") as fh:
         fh.seek(size - 1)
         if fh.read(1) == b"\n":
+            return None
+        fh.seek(0)
+        data = fh.read()
+        if is_whole_line(data[data.rfind(b"\n") + 1 :]):
             return None
         fh.seek(0)
         lines = 0

@@ -25,8 +25,14 @@ from sessiontree.entries import (
     CustomEntry,
     Entry,
     LeafEntry,
+    stored_form,
 )
-from sessiontree.errors import CorruptSessionError, DuplicateEntryError, SessionTreeError
+from sessiontree.errors import (
+    CorruptSessionError,
+    DuplicateEntryError,
+    InvalidEntryError,
+    SessionTreeError,
+)
 from sessiontree.ids import iso_from_ms, ms_from_iso
 from sessiontree.interop.detect import strip_bom
 from sessiontree.interop.report import CustomLine, DanglingParent, ImportReport, UnreadableLine
@@ -232,8 +238,9 @@ def finalize(
 ) -> list[Entry]:
     """Make drafts appendable in one batch; report every change (SPEC §8).
 
-    * a second entry with an id already used, or a ``label``/``leaf`` target or ``fromId``
-      that names no usable entry: unreadable (fails unless ``lenient``);
+    * an entry no store can write (:func:`~sessiontree.entries.stored_form`), a second entry
+      with an id already used, or a ``label``/``leaf`` target or ``fromId`` that names no
+      usable entry: unreadable (fails unless ``lenient``);
     * a ``parentId`` that names no entry, names a ``leaf`` entry, or closes a cycle: the
       entry becomes a root and is listed in ``report.dangling_parents``;
     * an entry that comes before its parent (or target) in the file moves after it; otherwise
@@ -245,7 +252,14 @@ def finalize(
     kept: list[Draft] = []
     types: dict[str, str] = {}
     for d in drafts:
-        e = d.entry
+        try:
+            # what the store will hold; found in review: an entry no store can write (nested
+            # past the JSON limits) failed the whole import at append time, --lenient too
+            e, _ = stored_form(d.entry)
+        except InvalidEntryError as exc:
+            unreadable(report, path, d.line, str(exc), _entry_preview(d.entry), lenient=lenient)
+            continue
+        d = Draft(e, d.line)
         if e.id in types:
             unreadable(
                 report,
@@ -307,7 +321,10 @@ def finalize(
 
 
 def _entry_preview(entry: Entry) -> str:
-    return _preview(exact_json.dumps(entry.to_wire()))
+    try:
+        return _preview(exact_json.dumps(entry.to_wire()))
+    except (TypeError, ValueError):  # nested past what the JSON writers go to
+        return _preview(repr(entry)[:1000])
 
 
 def _topological(drafts: list[Draft], report: ImportReport) -> list[Entry]:

@@ -157,12 +157,21 @@ def convert_pi(data: bytes, path: Path, report: ImportReport, *, lenient: bool) 
             try:
                 draft = Draft(parse_entry(obj), line)
             except InvalidEntryError as exc:
-                unreadable(report, path, line, str(exc), exact_json.dumps(obj), lenient=lenient)
+                unreadable(report, path, line, str(exc), _raw_of(obj), lenient=lenient)
                 continue
         out.drafts.append(draft)
         index_ids[position] = draft.entry.id
         prev_id = draft.entry.id
     return out
+
+
+def _raw_of(obj: Any) -> bytes:
+    """The JSON of a refused record for the report's preview; its repr if no JSON writer can
+    (found in review: a line nested past orjson's limit crashed the import, ``--lenient`` too)."""
+    try:
+        return exact_json.dumps(obj)
+    except TypeError:
+        return repr(obj)[:1000].encode()
 
 
 def _rename_hook_message(obj: dict[str, Any]) -> dict[str, Any]:

@@ -49,7 +49,7 @@ from sessiontree.storage.jsonl import (
     fsync_dir,
     remove_session_files,
 )
-from sessiontree.storage.jsonl_format import parse_header
+from sessiontree.storage.jsonl_format import is_whole_line, parse_header
 from sessiontree.storage.jsonl_stats import STATS_NAME, Stats, count_lines, read_stats, write_stats
 from sessiontree.tree import ForkPosition
 
@@ -330,7 +330,7 @@ def _search_log(
     with open(lg.path, "rb") as f:
         f.readline()  # the header
         for raw in f:
-            if not raw.endswith(b"\n"):
+            if not raw.endswith(b"\n") and not is_whole_line(raw):
                 break  # a torn final line
             hit = _match_line(raw, needle, probe, query)
             if hit is not None:

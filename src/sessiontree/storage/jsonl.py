@@ -43,7 +43,6 @@ from typing import Literal, cast
 
 from filelock import FileLock, Timeout
 
-from sessiontree import _json as exact_json
 from sessiontree.entries import Entry, dump_entry_json, stored_form
 from sessiontree.errors import CorruptSessionError, SessionNotFoundError, StorageError
 from sessiontree.ids import new_id, now_iso
@@ -55,6 +54,7 @@ from sessiontree.storage.jsonl_format import (
     build_header,
     entries_of,
     gc_paused,
+    is_whole_line,
     parse_header,
     scan_block,
 )
@@ -316,11 +316,7 @@ class JSONLStorage:
         :class:`CorruptSessionError`, or skipped with ``skip_bad_lines``), and the newline is
         written under the lock before the next append (:meth:`_write_lines`).
         """
-        if not tail or b"\n" in tail:
-            return False
-        try:
-            exact_json.loads(tail)
-        except exact_json.JSONDecodeError:
+        if b"\n" in tail or not is_whole_line(tail):
             return False  # torn
         result = scan_block(
             tail + b"\n",

@@ -51,6 +51,7 @@ __all__ = [
     "entries_of",
     "first_user_text",
     "gc_paused",
+    "is_whole_line",
     "parse_header",
     "scan_block",
 ]
@@ -376,6 +377,22 @@ def scan_block(
     if tail:
         result.torn = True
     return result
+
+
+def is_whole_line(tail: bytes) -> bool:
+    """Whether ``tail``, a final line without its newline, is whole (it parses as JSON).
+
+    A torn write cannot parse (an object only closes at its end), so a tail that parses is a
+    line another tool wrote without the last newline: storage, listing, search and ``verify``
+    all read it as a line (found in review: storage read it while the others called it torn).
+    """
+    if not tail.strip():
+        return False
+    try:
+        exact_json.loads(tail)
+    except exact_json.JSONDecodeError:
+        return False
+    return True
 
 
 def first_user_text(data: dict[str, Any]) -> str | None:

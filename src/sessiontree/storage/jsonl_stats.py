@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from sessiontree.storage.jsonl_format import first_user_text
+from sessiontree.storage.jsonl_format import first_user_text, is_whole_line
 
 __all__ = ["REFRESH_BYTES", "STATS_NAME", "Stats", "count_lines", "read_stats", "write_stats"]
 
@@ -83,7 +83,9 @@ def count_lines(stats: Stats, block: bytes) -> None:
     """Add the whole lines of ``block`` (the log bytes after ``stats.covered``) to ``stats``.
 
     Counting stops before a line that does not parse and before a final line without a
-    newline: the storage cuts such a torn tail before its next append, so ``covered`` must
+    newline that does not parse (a whole one counts, see
+    :func:`~sessiontree.storage.jsonl_format.is_whole_line`): the storage cuts such a torn
+    tail before its next append, so ``covered`` must
     never move past it (listing must not fail because of it either). Lines are only
     orjson-parsed, never validated, except the first user message.
     """
@@ -102,6 +104,12 @@ def count_lines(stats: Stats, block: bytes) -> None:
             if type(obj) is dict and type(obj.get("id")) is str:
                 _count(stats, obj)
         pos = end + 1
+    tail = block[pos:]
+    if tail and is_whole_line(tail):  # a whole last line without its newline: a line
+        obj = orjson.loads(tail)
+        if type(obj) is dict and type(obj.get("id")) is str:
+            _count(stats, obj)
+        pos = len(block)
     stats.covered += pos
 
 
