@@ -284,7 +284,7 @@ def test_export_round_trips_through_import(run: Cli, tmp_path: Path) -> None:
     original = file_lines(PI_SMALL)[1:]
     assert [e["id"] for e in exported[1:]] == [e["id"] for e in original]
     again = run("export", PI_SMALL_ID[:8], str(out), code=1)
-    assert "exists" in again.stderr
+    assert "exists" in again.stderr and "--force" in again.stderr  # not overwrite=True
     run("export", PI_SMALL_ID[:8], str(out), "--force")
     # importing it again is refused (same session id) and changes nothing
     again_in = run("import", str(out))

@@ -21,6 +21,7 @@ from sessiontree.cli._common import (
     summarizer_options,
 )
 from sessiontree.cli.render import describe_entry
+from sessiontree.errors import StorageError
 
 __all__ = ["checkout_cmd", "export_cmd", "fork_cmd", "label_cmd", "name_cmd", "rm_cmd"]
 
@@ -174,6 +175,8 @@ async def export_cmd(app: App, session: str, path: Path, force: bool) -> None:
     from sessiontree.interop import export_pi_session
 
     s = await app.session(session)
+    if not force and await asyncio.to_thread(path.exists):  # the library names overwrite=
+        raise StorageError(f"{path}: file exists (pass --force to replace it)")
     count = await export_pi_session(s, path, overwrite=force)
     size = (await asyncio.to_thread(path.stat)).st_size
     app.out.print(Text(f"wrote {path}: {count:,} entries ({size:,} bytes)"))
