@@ -279,6 +279,20 @@ async def test_nothing_to_compact() -> None:
     assert len(await s.get_entries()) == 8
 
 
+async def test_summary_that_does_not_shrink_the_context_is_not_appended() -> None:
+    # found in review: `compact --keep-tokens 0` on a short session appended a summary longer
+    # than what it replaced ("102 → 197 tokens")
+    s = await new_session()
+    await tool_rounds(s, 6)
+    before = len(await s.get_entries())
+    with pytest.raises(CompactionError, match="would not make the context smaller") as err:
+        await compact(s, settings=KEEP, summarizer=ScriptedSummarizer(default="word " * 20_000))
+    assert err.value.code == "nothing_to_compact"
+    assert len(await s.get_entries()) == before
+    entry = await compact(s, settings=KEEP, summarizer=ScriptedSummarizer(default="short"))
+    assert entry.summary.startswith("short")
+
+
 async def test_bad_mode_is_refused() -> None:
     s = await new_session()
     await tool_rounds(s, 6)

@@ -37,7 +37,7 @@ from sessiontree.compaction_tokens import (
 from sessiontree.context import EntryProjector
 from sessiontree.entries import CompactionDetails, CompactionEntry
 from sessiontree.errors import CompactionError, SummaryError
-from sessiontree.messages import AgentMessage, Usage
+from sessiontree.messages import AgentMessage, CompactionSummaryMessage, Usage
 from sessiontree.summarizers.base import Summarizer, SummaryResult
 
 if TYPE_CHECKING:
@@ -241,6 +241,18 @@ async def compact(
     if usage is not None:
         fields["usage"] = usage
     entry = CompactionEntry(**fields)
+    tokens_after = prep.kept_tokens + token_counter(
+        CompactionSummaryMessage(summary=summary, tokens_before=prep.tokens_before)
+    )
+    if tokens_after >= prep.tokens_before:
+        # found in review: a summary longer than what it replaced was appended anyway
+        raise CompactionError(
+            "nothing_to_compact",
+            f"the summary would not make the context smaller ({prep.tokens_before:,} → "
+            f"{tokens_after:,} tokens); nothing appended",
+            session_id=session.id,
+            entry_id=prep.leaf_id,
+        )
     if await session.get_leaf_id() != prep.leaf_id:
         raise CompactionError(
             "leaf_moved",
