@@ -350,3 +350,23 @@ async def test_import_of_a_line_nested_past_every_writer_is_reported(tmp_path: P
     session, report = await import_session(path, MemoryRepo(), lenient=True)
     assert [u.line for u in report.unreadable_lines] == [3]
     assert len(await session.get_entries()) == 1
+
+
+async def test_session_file_with_a_byte_order_mark_is_listed_and_opened(tmp_path: Path) -> None:
+    # found in review: import accepted a BOM, the JSONL store hid such a session from listing
+    repo = JSONLRepo(tmp_path)
+    s = await repo.create()
+    await s.append_message(user("with a bom"))
+    await repo.close()
+    path = tmp_path / s.id / "session.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    for sidecar in (tmp_path / s.id).glob("stats*"):
+        sidecar.unlink()
+    fresh = JSONLRepo(tmp_path)
+    assert [i.id for i in await fresh.list()] == [s.id]
+    again = await fresh.open(s.id)
+    await again.append_message(user("after"))
+    texts = [message_text(m) for m in (await again.build_context()).messages]
+    assert texts == ["with a bom", "after"]
+    reread = await JSONLRepo(tmp_path).open(s.id)
+    assert [message_text(m) for m in (await reread.build_context()).messages] == texts

@@ -133,7 +133,10 @@ async def list_cmd(app: App, limit: int, offset: int, as_json: bool) -> None:
         )
         return
     if not infos:
-        app.err.print("no sessions in this store (import some with `sessiontree import PATH`)")
+        if offset:  # found in review: past the end of a full store it said the store was empty
+            app.err.print(f"no sessions after the first {offset:,}")
+        else:
+            app.err.print("no sessions in this store (import some with `sessiontree import PATH`)")
         return
     unique = short_id_length((i.id for i in infos), minimum=6)
     rows = [

@@ -114,7 +114,9 @@ def parse_header(first_line: bytes, path: str | Path) -> Header:
             (the file is not a session file), or a pi version other than 3 (older files are
             imported with :func:`sessiontree.import_session`, never migrated in place here).
     """
-    line = first_line.rstrip(b"\r\n")
+    # a UTF-8 byte-order mark before the header (an editor's) is not part of it: found in
+    # review, import accepted such a file while the store hid it from listing and opening
+    line = first_line.rstrip(b"\r\n").removeprefix(b"\xef\xbb\xbf")
     try:
         obj = exact_json.loads(line) if line.strip() else None
     except exact_json.JSONDecodeError as exc:
