@@ -124,13 +124,28 @@ def _nested(depth: int) -> Any:
     return value
 
 
+def _write_deep_line(path: Path, parent: str, call: dict[str, Any]) -> None:
+    """Append a message line holding ``call`` to a session file, as another tool would."""
+    import orjson
+
+    from sessiontree.testing.builders import assistant
+
+    line = {
+        "type": "message",
+        "id": "deep-1",
+        "parentId": parent,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": assistant("", call),
+    }
+    with path.open("ab") as f:
+        f.write(orjson.dumps(line) + b"\n")
+
+
 async def test_deeply_nested_entry_is_read_back_not_cut_as_torn(tmp_path: Path) -> None:
     # found in review: the exact JSON parser stops at ~200 levels; a 210-deep tool argument
     # made the last line look torn, and the next append cut the complete line off the file.
     # Such an entry is now refused on append (SQL readers cannot read it either); a file
     # another writer put it in is still read, and kept.
-    import orjson
-
     from sessiontree.testing.builders import assistant
 
     repo = JSONLRepo(tmp_path)
@@ -141,16 +156,7 @@ async def test_deeply_nested_entry_is_read_back_not_cut_as_torn(tmp_path: Path) 
     with pytest.raises(InvalidEntryError, match="read back"):
         await s.append_message(assistant("", call))
     assert len(await s.get_entries()) == 1
-    line = {
-        "type": "message",
-        "id": "deep-1",
-        "parentId": first,
-        "timestamp": "2026-01-01T00:00:00.000Z",
-        "message": assistant("", call),
-    }
-    path = tmp_path / s.id / "session.jsonl"
-    with path.open("ab") as f:
-        f.write(orjson.dumps(line) + b"\n")
+    _write_deep_line(tmp_path / s.id / "session.jsonl", first, call)
     again = await JSONLRepo(tmp_path).open(s.id)
     assert [e.id for e in await again.get_entries()][1:] == ["deep-1"]
     await again.append_message(user("next"))
@@ -209,23 +215,11 @@ async def test_valid_final_line_without_newline_is_kept(tmp_path: Path) -> None:
 async def test_failed_fork_leaves_no_session_behind(tmp_path: Path) -> None:
     # found in review: forking at an entry that cannot be copied (nested deeper than an append
     # accepts; a file another tool wrote holds it) failed, and left an empty fork session
-    import orjson
-
-    from sessiontree.testing.builders import assistant
-
     repo = JSONLRepo(tmp_path)
     s = await repo.create()
     first = await s.append_message(user("hi"))
     call = {"type": "toolCall", "id": "t", "name": "deep", "arguments": _nested(210)}
-    line = {
-        "type": "message",
-        "id": "deep-1",
-        "parentId": first,
-        "timestamp": "2026-01-01T00:00:00.000Z",
-        "message": assistant("", call),
-    }
-    with (tmp_path / s.id / "session.jsonl").open("ab") as f:
-        f.write(orjson.dumps(line) + b"\n")
+    _write_deep_line(tmp_path / s.id / "session.jsonl", first, call)
     again = await repo.open(s.id)
     before = [i.id for i in await repo.list()]
     with pytest.raises(InvalidEntryError):
