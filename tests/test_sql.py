@@ -610,3 +610,22 @@ def test_parse_cache_is_bounded_by_the_stored_bytes() -> None:
     off = ParseCache()
     off.put("s", "e1", "body", e)
     assert off.get("s", "e1", "body") is None
+
+
+async def test_session_cache_is_bounded_by_bytes(
+    sql_repo: SQLRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # found in review: the per-session cache was bounded by count only (20,000 entries), so
+    # large tool outputs could hold GBs per open session
+    from sessiontree.storage import sql as sql_storage
+
+    monkeypatch.setattr(sql_storage, "ENTRY_CACHE_BYTES", 20_000)
+    s = await sql_repo.create()
+    for i in range(40):
+        await s.append_message(user(f"{i} " + "x" * 2_000))
+    storage: Any = s.storage
+    assert storage._cache_bytes <= 20_000 and 5 <= len(storage._cache) <= 10
+    again = await sql_repo.open(s.id)
+    texts = [message_text(m) for m in (await again.build_context()).messages]
+    assert [t.split()[0] for t in texts] == [str(i) for i in range(40)]
+    assert again.storage._cache_bytes <= 20_000  # type: ignore[attr-defined]

@@ -12,7 +12,8 @@ the thin :class:`SessionStorage` shell over an engine:
 * labels and the name are index lookups of the newest ``label`` / ``session_info`` entry.
 
 Entries are immutable, so each storage keeps the entries it has parsed (at most
-:data:`ENTRY_CACHE_SIZE`): rebuilding the context of a branch each turn parses only what is new.
+:data:`ENTRY_CACHE_SIZE` entries and :data:`ENTRY_CACHE_BYTES` of their JSON): rebuilding the
+context of a branch each turn parses only what is new.
 Drivers load lazily: ``import sessiontree`` imports neither ``sqlite3`` users nor ``psycopg``.
 """
 
@@ -44,10 +45,13 @@ from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage
 from sessiontree.storage.sql_common import SQLEngine, metadata_from_json
 from sessiontree.tree import ForkPosition
 
-__all__ = ["ENTRY_CACHE_SIZE", "ParseCache", "SQLStorage", "make_engine"]
+__all__ = ["ENTRY_CACHE_BYTES", "ENTRY_CACHE_SIZE", "ParseCache", "SQLStorage", "make_engine"]
 
 ENTRY_CACHE_SIZE = 20_000
 """Parsed entries a :class:`SQLStorage` keeps (oldest parsed dropped first)."""
+ENTRY_CACHE_BYTES = 64 * 2**20
+"""...and at most this much stored JSON behind them (bytes; parsed objects take ~2-3x):
+found in review, 20,000 entries with large tool outputs could hold GBs per open session."""
 
 
 class ParseCache:
@@ -142,7 +146,8 @@ class SQLStorage:
         self._id = session_id
         self._metadata = metadata
         self._owns_engine = owns_engine
-        self._cache: dict[str, Entry] = {}
+        self._cache: OrderedDict[str, tuple[int, Entry]] = OrderedDict()
+        self._cache_bytes = 0
         self._parse_cache = parse_cache if parse_cache is not None else ParseCache()
 
     @classmethod
@@ -198,8 +203,12 @@ class SQLStorage:
 
     # ------------------------------------------------------------------ parsing
 
+    def _cached(self, entry_id: str) -> Entry | None:
+        hit = self._cache.get(entry_id)
+        return None if hit is None else hit[1]
+
     def _parse(self, entry_id: str, body: str | bytes) -> Entry:
-        entry = self._cache.get(entry_id)
+        entry = self._cached(entry_id)
         if entry is None:
             entry = self._parse_cache.get(self._id, entry_id, body)
             if entry is None:
@@ -212,14 +221,25 @@ class SQLStorage:
                         entry_id=entry_id,
                     ) from exc
                 self._parse_cache.put(self._id, entry_id, body, entry)
-            self._remember(entry)
+            self._remember(entry, len(body))
         return entry
 
-    def _remember(self, entry: Entry) -> None:
+    def _remember(self, entry: Entry, size: int) -> None:
+        """Keep ``entry`` (``size``: bytes of its stored JSON) within both cache bounds."""
         cache = self._cache
-        if len(cache) >= ENTRY_CACHE_SIZE:
-            del cache[next(iter(cache))]
-        cache[entry.id] = entry
+        while cache and (
+            len(cache) >= ENTRY_CACHE_SIZE or self._cache_bytes + size > ENTRY_CACHE_BYTES
+        ):
+            self._cache_bytes -= cache.popitem(last=False)[1][0]
+        old = cache.pop(entry.id, None)
+        if old is not None:
+            self._cache_bytes -= old[0]
+        cache[entry.id] = (size, entry)
+        self._cache_bytes += size
+
+    def _forget_all(self) -> None:
+        self._cache.clear()
+        self._cache_bytes = 0
 
     async def _missing_session_check(self) -> str | None:
         exists, leaf = await self._engine.session_leaf(self._id)
@@ -235,7 +255,7 @@ class SQLStorage:
 
     async def get_entry(self, entry_id: str) -> Entry | None:
         """See :meth:`SessionStorage.get_entry`."""
-        cached = self._cache.get(entry_id)
+        cached = self._cached(entry_id)
         if cached is not None:
             return cached
         body = await self._engine.get_entry(self._id, entry_id)
@@ -326,7 +346,7 @@ class SQLStorage:
         """See :meth:`SessionStorage.append_entry`: one transaction for entry, leaf and counters."""
         entry, body = stored_form(entry)
         (stored,) = await self._engine.append(self._id, [entry], at_leaf=at_leaf, bodies=[body])
-        self._remember(stored)
+        self._remember(stored, len(body))
         return stored
 
     async def append_entries(self, entries: Sequence[Entry]) -> None:
@@ -355,10 +375,10 @@ class SQLStorage:
     async def delete(self) -> None:
         """See :meth:`SessionStorage.delete`: entries, search index and session row, in one transaction."""
         await self._engine.delete_session(self._id)
-        self._cache.clear()
+        self._forget_all()
 
     async def close(self) -> None:
         """Drop the parsed-entry cache; close the connection if this storage owns it. Idempotent."""
-        self._cache.clear()
+        self._forget_all()
         if self._owns_engine:
             await self._engine.close()
