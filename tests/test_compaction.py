@@ -287,7 +287,7 @@ async def test_summary_that_does_not_shrink_the_context_is_not_appended() -> Non
     before = len(await s.get_entries())
     with pytest.raises(CompactionError, match="would not make the context smaller") as err:
         await compact(s, settings=KEEP, summarizer=ScriptedSummarizer(default="word " * 20_000))
-    assert err.value.code == "nothing_to_compact"
+    assert err.value.code == "summary_not_smaller"
     assert len(await s.get_entries()) == before
     entry = await compact(s, settings=KEEP, summarizer=ScriptedSummarizer(default="short"))
     assert entry.summary.startswith("short")

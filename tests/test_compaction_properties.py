@@ -78,7 +78,10 @@ async def scenario(ops: list[tuple[Any, ...]]) -> None:
                     mode=o[1],
                 )
             except CompactionError as exc:
-                assert exc.code == "nothing_to_compact"
+                assert exc.code in (
+                    "nothing_to_compact",
+                    "summary_not_smaller",
+                )  # session unchanged
                 continue
             compactions += 1
             event(f"compacted ({o[1]})")

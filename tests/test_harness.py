@@ -68,6 +68,22 @@ async def test_a_failed_compaction_raises_and_changes_nothing() -> None:
     assert err.value.code == "compaction"
 
 
+async def test_a_summary_that_would_not_shrink_the_context_is_an_error() -> None:
+    # found in review: prepare_context swallowed it like nothing_to_compact, so the context
+    # stayed over the window and the summariser ran (and was billed) again on every turn
+    s = await new_session()
+    await tool_rounds(s, 10)
+    before = [dump_entry(e) for e in await s.get_entries()]
+    long = ScriptedSummarizer(default="word " * 20_000)
+    h = AgentHarness(s, context_window=4000, settings=SETTINGS, summarizer=long)
+    with pytest.raises(AgentHarnessError) as err:
+        await h.prepare_context()
+    assert err.value.code == "compaction"
+    assert "would not make the context smaller" in str(err.value)
+    assert str(err.value).count("[") == 1  # the code once (it was "[x] [x] ...")
+    assert [dump_entry(e) for e in await s.get_entries()] == before
+
+
 async def test_manual_compact() -> None:
     s = await new_session()
     await tool_rounds(s, 1, size=10)

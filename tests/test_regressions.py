@@ -364,3 +364,17 @@ async def test_session_file_with_a_byte_order_mark_is_listed_and_opened(tmp_path
     assert texts == ["with a bom", "after"]
     reread = await JSONLRepo(tmp_path).open(s.id)
     assert [message_text(m) for m in (await reread.build_context()).messages] == texts
+
+
+def test_verify_reads_a_bom_header_without_newline_as_whole(tmp_path: Path) -> None:
+    # found in review: storage opened such a file, verify called its only line torn
+    from sessiontree.cli.maintenance import torn_final_line
+
+    path = tmp_path / "session.jsonl"
+    header = (
+        b'{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":""}'
+    )
+    path.write_bytes(b"\xef\xbb\xbf" + header)
+    assert torn_final_line(path) is None
+    path.write_bytes(b"\xef\xbb\xbf" + header[:-5])
+    assert torn_final_line(path) == 1

@@ -629,3 +629,35 @@ async def test_session_cache_is_bounded_by_bytes(
     texts = [message_text(m) for m in (await again.build_context()).messages]
     assert [t.split()[0] for t in texts] == [str(i) for i in range(40)]
     assert again.storage._cache_bytes <= 20_000  # type: ignore[attr-defined]
+
+
+async def test_branch_larger_than_the_cache_still_hits_what_the_cache_holds(
+    sql_repo: SQLRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # found in review: dropping the oldest entry first made a branch larger than the budget,
+    # read root to leaf each turn, evict everything before reuse: no read ever hit
+    from sessiontree.storage import sql as sql_storage
+
+    s = await sql_repo.create()
+    for i in range(100):
+        await s.append_message(user(f"{i} " + "y" * 1_000))
+    monkeypatch.setattr(sql_storage, "ENTRY_CACHE_BYTES", 50_000)
+    parsed: list[Any] = []
+    real = sql_storage.parse_entry_json
+
+    def counting(body: Any) -> Any:
+        parsed.append(body)
+        return real(body)
+
+    monkeypatch.setattr(sql_storage, "parse_entry_json", counting)
+    again = await sql_repo.open(s.id)
+    await again.get_branch()
+    assert len(parsed) == 100
+    await again.get_branch()
+    assert 100 < len(parsed) <= 160  # the ~48 entries the budget holds were not parsed again
+
+
+@pytest.mark.parametrize("bad", [-1, float("inf"), float("nan"), "64", True])
+def test_parse_cache_size_is_checked(bad: Any) -> None:
+    with pytest.raises(ValueError, match="parse_cache_mb"):
+        SQLRepo("sqlite:///:memory:", parse_cache_mb=bad)

@@ -177,6 +177,7 @@ async def compact(
 
     Raises:
         CompactionError: ``invalid_settings`` (bad mode or settings), ``nothing_to_compact``,
+            ``summary_not_smaller`` (summary + kept messages would not be fewer tokens),
             ``summarization_failed`` (the summariser raised or returned no or non-str text; the original
             error is ``__cause__``), ``leaf_moved`` (another writer appended meanwhile). In
             every case the session is unchanged.
@@ -247,7 +248,7 @@ async def compact(
     if tokens_after >= prep.tokens_before:
         # found in review: a summary longer than what it replaced was appended anyway
         raise CompactionError(
-            "nothing_to_compact",
+            "summary_not_smaller",
             f"the summary would not make the context smaller ({prep.tokens_before:,} → "
             f"{tokens_after:,} tokens); nothing appended",
             session_id=session.id,

@@ -130,7 +130,8 @@ class CompactionError(SessionTreeError, RuntimeError):
     """Compaction could not run (SPEC §4).
 
     Attributes:
-        code: ``nothing_to_compact``, ``summarization_failed``, ``invalid_settings``.
+        code: ``nothing_to_compact``, ``summary_not_smaller``, ``summarization_failed``,
+            ``invalid_settings``, ``leaf_moved``.
     """
 
     def __init__(

@@ -43,9 +43,12 @@ __all__ = ["AgentHarness"]
 
 
 def _bare(exc: SessionTreeError) -> str:
-    """``exc``'s message without the ``(session …, entry …)`` suffix, which the harness error
-    adds again itself (else the session was named twice)."""
+    """``exc``'s message without its ``[code]`` prefix and ``(session …, entry …)`` suffix,
+    which the harness error adds again itself (else both were there twice)."""
     text = str(exc)
+    code = getattr(exc, "code", None)
+    if isinstance(code, str):  # the harness error puts its own [code] first
+        text = text.removeprefix(f"[{code}] ")
     where = []
     if exc.session_id is not None:
         where.append(f"session {exc.session_id!r}")
@@ -144,7 +147,9 @@ class AgentHarness:
 
         When the built context exceeds ``context_window - reserve_tokens`` (and compaction is
         enabled), one compaction is appended and the context is built again. When nothing can
-        be compacted (everything fits ``keep_recent_tokens``), the context is returned as is.
+        be compacted (everything fits ``keep_recent_tokens``), the context is returned as is;
+        a summary that would not shrink the context is an error (found in review: swallowed,
+        it left the context over the window and re-ran the summariser on every turn).
 
         Args:
             instructions: passed to the summariser if a compaction runs.
@@ -153,8 +158,9 @@ class AgentHarness:
             The :class:`SessionContext`; :attr:`last_context_tokens` holds its size.
 
         Raises:
-            AgentHarnessError: ``compaction`` — the summariser failed or the leaf moved; the
-                session is unchanged and the original error is ``__cause__``.
+            AgentHarnessError: ``compaction`` — the summariser failed, its summary would not
+                shrink the context, or the leaf moved; the session is unchanged and the
+                original error is ``__cause__``.
         """
         ctx = await self._build()
         tokens = estimate_context_tokens(ctx.messages, counter=self.token_counter)

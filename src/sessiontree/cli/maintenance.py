@@ -67,7 +67,8 @@ def torn_final_line(path: Path) -> int | None:
     """The 1-based number of a torn final line of a JSONL file, else ``None``.
 
     Torn: unterminated and not whole JSON (a whole line without its newline is read as a
-    line, :func:`~sessiontree.storage.jsonl_format.is_whole_line`).
+    line, :func:`~sessiontree.storage.jsonl_format.is_whole_line`; a UTF-8 byte-order mark
+    before a header is not part of it, as for storage).
     """
     size = path.stat().st_size
     if size == 0:
@@ -78,13 +79,10 @@ def torn_final_line(path: Path) -> int | None:
             return None
         fh.seek(0)
         data = fh.read()
-        if is_whole_line(data[data.rfind(b"\n") + 1 :]):
-            return None
-        fh.seek(0)
-        lines = 0
-        while chunk := fh.read(1 << 20):
-            lines += chunk.count(b"\n")
-    return lines + 1
+    last = data[data.rfind(b"\n") + 1 :].removeprefix(b"\xef\xbb\xbf")
+    if is_whole_line(last):
+        return None
+    return data.count(b"\n") + 1
 
 
 async def check_session(session: Session) -> Findings:

@@ -39,11 +39,20 @@ class SQLRepo:
     ~1.3x the raw fetch). The entries are then shared: treat them as read-only. Off by default.
 
     Raises (constructor):
+        ValueError: ``parse_cache_mb`` is not a finite number ≥ 0.
         StorageError: an unknown URL scheme.
         MissingExtraError: a PostgreSQL URL without ``pip install 'sessiontree[postgres]'``.
     """
 
     def __init__(self, url: str, *, parse_cache_mb: float = 0) -> None:
+        if (
+            isinstance(parse_cache_mb, bool)
+            or not isinstance(parse_cache_mb, int | float)
+            or not 0 <= parse_cache_mb < 2**40
+        ):
+            raise ValueError(
+                f"parse_cache_mb must be a number of MiB from 0 (off), not {parse_cache_mb!r}"
+            )
         self.url = url
         self._engine = make_engine(url)
         self._parse_cache = ParseCache(int(parse_cache_mb * 2**20))

@@ -64,7 +64,7 @@ class ParseCache:
     text it came from; a later read reuses it only when the text fetched now hashes the same
     (~1 µs for 2 KB), so a session deleted and written again under the same ids is never
     served stale. Bounded by the stored JSON it stands for (``max_bytes``; parsed objects take
-    ~2-3x that), oldest dropped first.
+    ~2-3x that), least recently used dropped first.
 
     Not the default, found in review: the entries are shared objects, so a caller that
     changes a returned entry's lists or dicts in place (the models are frozen, their
@@ -79,8 +79,10 @@ class ParseCache:
 
     def get(self, session_id: str, entry_id: str, body: str | bytes) -> Entry | None:
         """The entry parsed from this same text before, else ``None``."""
-        hit = self._entries.get((session_id, entry_id))
+        key = (session_id, entry_id)
+        hit = self._entries.get(key)
         if hit is not None and hit[0] == hash(body):
+            self._entries.move_to_end(key)  # least recently used goes first
             return hit[2]
         return None
 
@@ -225,15 +227,17 @@ class SQLStorage:
         return entry
 
     def _remember(self, entry: Entry, size: int) -> None:
-        """Keep ``entry`` (``size``: bytes of its stored JSON) within both cache bounds."""
+        """Keep ``entry`` (``size``: bytes of its stored JSON) if both cache bounds allow.
+
+        A full cache keeps what it holds (found in review: dropping the oldest made a branch
+        larger than the budget, read root to leaf each turn, evict everything before reuse,
+        so no read ever hit); the entries beyond the budget are parsed on each read.
+        """
         cache = self._cache
-        while cache and (
-            len(cache) >= ENTRY_CACHE_SIZE or self._cache_bytes + size > ENTRY_CACHE_BYTES
-        ):
-            self._cache_bytes -= cache.popitem(last=False)[1][0]
-        old = cache.pop(entry.id, None)
-        if old is not None:
-            self._cache_bytes -= old[0]
+        if entry.id in cache:
+            return
+        if len(cache) >= ENTRY_CACHE_SIZE or self._cache_bytes + size > ENTRY_CACHE_BYTES:
+            return
         cache[entry.id] = (size, entry)
         self._cache_bytes += size
 
