@@ -503,6 +503,21 @@ async def test_two_clients_interleaving_appends_keep_one_chain(store_url: str) -
         assert [e.id for e in await b.get_branch()] == ids
 
 
+def count_parses(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The stored JSON texts SQL storage parses from now on (a list that grows)."""
+    from sessiontree.storage import sql as sql_storage
+
+    parsed: list[Any] = []
+    real = sql_storage.parse_entry_json
+
+    def counting(body: Any) -> Any:
+        parsed.append(body)
+        return real(body)
+
+    monkeypatch.setattr(sql_storage, "parse_entry_json", counting)
+    return parsed
+
+
 @pytest.fixture
 async def cached_repo(store_url: str) -> AsyncIterator[SQLRepo]:
     async with SQLRepo(store_url, parse_cache_mb=8) as repo:
@@ -513,20 +528,12 @@ async def test_reopened_session_reuses_parsed_entries(
     cached_repo: SQLRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # a server opens the session anew per request: the second open parses nothing again
-    from sessiontree.storage import sql as sql_storage
 
     sql_repo = cached_repo
     s = await sql_repo.create()
     for i in range(30):
         await s.append_message(user(f"turn {i}"))
-    parsed: list[Any] = []
-    real = sql_storage.parse_entry_json
-
-    def counting(body: Any) -> Any:
-        parsed.append(body)
-        return real(body)
-
-    monkeypatch.setattr(sql_storage, "parse_entry_json", counting)
+    parsed = count_parses(monkeypatch)
     first = await (await sql_repo.open(s.id)).build_context()
     assert len(parsed) == 30
     again = await (await sql_repo.open(s.id)).build_context()
@@ -642,14 +649,7 @@ async def test_branch_larger_than_the_cache_still_hits_what_the_cache_holds(
     for i in range(100):
         await s.append_message(user(f"{i} " + "y" * 1_000))
     monkeypatch.setattr(sql_storage, "ENTRY_CACHE_BYTES", 50_000)
-    parsed: list[Any] = []
-    real = sql_storage.parse_entry_json
-
-    def counting(body: Any) -> Any:
-        parsed.append(body)
-        return real(body)
-
-    monkeypatch.setattr(sql_storage, "parse_entry_json", counting)
+    parsed = count_parses(monkeypatch)
     again = await sql_repo.open(s.id)
     await again.get_branch()
     assert len(parsed) == 100

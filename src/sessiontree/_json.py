@@ -17,9 +17,9 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from pydantic_core import from_json, to_json
+from pydantic_core import PydanticSerializationError, from_json, to_json
 
-__all__ = ["JSONDecodeError", "dumps", "loads"]
+__all__ = ["JSONDecodeError", "dumps", "loads", "model_json"]
 
 JSONDecodeError = ValueError
 """What :func:`loads` raises for text that is not strict JSON."""
@@ -65,3 +65,30 @@ def dumps(
         return to_json(obj, indent=2 if indent else None, fallback=default)
     except Exception as exc:  # pydantic-core's PydanticSerializationError and friends
         raise TypeError(f"cannot write as JSON: {exc}") from exc
+
+
+def model_json(model: Any) -> bytes:
+    """A wire model's camelCase JSON (fields that were set), refusing what JSON cannot carry.
+
+    The one check entries (:func:`sessiontree.entries.dump_entry_json`) and session metadata
+    (:func:`sessiontree.repos.base.coerce_metadata`) share: non-finite numbers (NaN,
+    Infinity), strings with lone surrogates, values the serialiser cannot write.
+
+    Raises:
+        ValueError: such a value; the message says which ("holds ...").
+    """
+    try:
+        # no serializer warnings: a value of the wrong type is refused by the read-back
+        data: bytes = model.model_dump_json(
+            by_alias=True, exclude_unset=True, warnings=False
+        ).encode()
+    except (PydanticSerializationError, UnicodeError, ValueError) as exc:
+        raise ValueError(f"holds a value JSON cannot carry: {exc}") from exc
+    if b"NaN" in data or b"Infinity" in data:
+        try:
+            orjson.loads(data)  # strict JSON: a bare NaN/Infinity token fails here
+        except orjson.JSONDecodeError as exc:
+            raise ValueError(
+                "holds a non-finite number (NaN or Infinity), which JSON cannot carry"
+            ) from exc
+    return data

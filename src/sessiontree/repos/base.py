@@ -6,8 +6,6 @@ import builtins
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from pydantic_core import PydanticSerializationError
-
 from sessiontree import _json as exact_json
 from sessiontree.errors import InvalidEntryError
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
@@ -76,9 +74,9 @@ def coerce_metadata(metadata: SessionMetadata | Mapping[str, Any] | None) -> Ses
 
     Raises:
         InvalidEntryError: not a mapping, not valid metadata, or holding a value JSON cannot
-            carry (NaN/Infinity, lone surrogates, raw bytes) — refused before anything is
-            written, on every backend alike (before, JSONL wrote NaN as null, SQLite as a
-            bare ``NaN`` and PostgreSQL refused it).
+            carry (NaN/Infinity, lone surrogates, bytes that are not UTF-8) — refused before
+            anything is written, on every backend alike (before, JSONL wrote NaN as null,
+            SQLite as a bare ``NaN`` and PostgreSQL refused it).
     """
     if metadata is None:
         return SessionMetadata()
@@ -93,11 +91,9 @@ def coerce_metadata(metadata: SessionMetadata | Mapping[str, Any] | None) -> Ses
         except ValueError as exc:
             raise InvalidEntryError(f"invalid session metadata: {exc}") from exc
     try:
-        exact_json.loads(metadata.model_dump_json(by_alias=True, exclude_unset=True))
-    except (PydanticSerializationError, UnicodeError, ValueError) as exc:
-        raise InvalidEntryError(
-            f"session metadata holds a value JSON cannot carry (NaN, Infinity, bytes?): {exc}"
-        ) from exc
+        exact_json.model_json(metadata)
+    except ValueError as exc:
+        raise InvalidEntryError(f"session metadata {exc}") from exc
     return metadata
 
 

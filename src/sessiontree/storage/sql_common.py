@@ -28,7 +28,6 @@ from sessiontree.entries import (
     MessageEntry,
     SessionInfoEntry,
     dump_entry_json,
-    parse_entry,
     parse_entry_json,
 )
 from sessiontree.messages import UserMessage, message_text
@@ -219,11 +218,6 @@ def plan_append(
         seq += 1
         leaf = leaf_after(leaf, entry)
     return AppendPlan(out, rows, leaf, seq, messages, first, name)
-
-
-def parse_entries(entries: Sequence[Entry | Any]) -> list[Entry]:
-    """:func:`sessiontree.entries.parse_entry` over a batch (models pass through)."""
-    return [parse_entry(e) for e in entries]
 
 
 _META_CACHE: dict[str, SessionMetadata] = {}

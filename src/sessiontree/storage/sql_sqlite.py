@@ -25,11 +25,12 @@ process holds the lock during its own first open; a newer schema version is refu
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import stat
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +139,21 @@ def sqlite_path_from_url(url: str) -> tuple[str, dict[str, str]]:
     if not rest:
         raise StorageError(f"no database file in {url!r}: use sqlite:///abs/path.db")
     return rest, opts
+
+
+@contextlib.contextmanager
+def _write_transaction(conn: sqlite3.Connection, *, begun: bool = False) -> Iterator[None]:
+    """``BEGIN IMMEDIATE`` (unless the caller ``begun`` it) … ``COMMIT``; ``ROLLBACK`` if the
+    body raises. Every write of this engine runs in one of these."""
+    if not begun:
+        conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:
@@ -251,8 +267,7 @@ class SQLiteEngine:
         return None if row[0] is None else int(row[0])
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with _write_transaction(conn):
             version = self._stored_version(conn) or 0  # again, under the write lock
             check_version(version, self.path)
             for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
@@ -262,10 +277,6 @@ class SQLiteEngine:
                     "INSERT INTO schema_version (app, version, applied_at_ms) VALUES (?, ?, ?)",
                     (APP, number, now_ms()),
                 )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
 
     async def close(self) -> None:
         """Close the connection. Idempotent."""
@@ -320,8 +331,7 @@ class SQLiteEngine:
         """See :class:`SQLEngine`."""
         conn = self._db()
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with _write_transaction(conn):
                 conn.execute(
                     "DELETE FROM entries_fts WHERE rowid IN"
                     " (SELECT rowid FROM entries WHERE session_id = ?)",
@@ -335,10 +345,6 @@ class SQLiteEngine:
                     " (SELECT coalesce(max(rowid), 0) FROM entries))"
                 )
                 found = conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
         except sqlite3.Error as exc:
             raise self._error(exc) from exc
         return bool(found)
@@ -446,14 +452,8 @@ class SQLiteEngine:
         """See :class:`SQLEngine`: one ``BEGIN IMMEDIATE`` transaction, validation inside it."""
         conn = self._db()
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with _write_transaction(conn):
                 stored = self._append_locked(conn, session_id, entries, at_leaf, bodies)
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
         except sqlite3.IntegrityError as exc:
             raise DuplicateEntryError(
                 f"entry id already used ({exc})", session_id=session_id
@@ -567,18 +567,13 @@ class SQLiteEngine:
                 raise
             finally:
                 conn.execute(f"PRAGMA busy_timeout = {int(self._timeout * 1000)}")
-            try:
+            with _write_transaction(conn, begun=True):
                 # read again under the write lock: another process may have caught up
                 (indexed_upto,) = conn.execute(
                     "SELECT indexed_upto FROM search_index_state"
                 ).fetchone()
                 self._index_pending(conn, indexed_upto)
                 conn.execute(_ADVANCE_INDEX)
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
         except sqlite3.Error as exc:
             raise self._error(exc) from exc
         return None
