@@ -22,7 +22,7 @@ import orjson
 
 from sessiontree.repos.jsonl import JSONLRepo
 from sessiontree.session import Session
-from sessiontree.storage.jsonl import JSONLStorage
+from sessiontree.storage.jsonl.storage import JSONLStorage
 
 REAL = (
     Path(__file__).resolve().parents[1].parent

@@ -11,7 +11,7 @@ import orjson
 
 from sessiontree.entries import MessageEntry
 from sessiontree.metadata import SessionMetadata
-from sessiontree.storage.jsonl import JSONLStorage, create_session_file
+from sessiontree.storage.jsonl.storage import JSONLStorage, create_session_file
 
 WORKERS = 4
 APPENDS = 500

@@ -15,8 +15,8 @@ from sessiontree.entries import parse_entry
 from sessiontree.errors import CorruptSessionError, InvalidEntryError, SessionNotFoundError
 from sessiontree.repos import open_repo
 from sessiontree.repos.jsonl import JSONLRepo
-from sessiontree.storage.jsonl import JSONLStorage
-from sessiontree.storage.jsonl_stats import REFRESH_BYTES
+from sessiontree.storage.jsonl.stats import REFRESH_BYTES
+from sessiontree.storage.jsonl.storage import JSONLStorage
 from sessiontree.testing.builders import assistant, user
 
 PROC_IO = Path("/proc/self/io")

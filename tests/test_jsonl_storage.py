@@ -21,7 +21,7 @@ from sessiontree.errors import (
 )
 from sessiontree.metadata import SessionMetadata
 from sessiontree.session import Session
-from sessiontree.storage.jsonl import JSONLStorage, create_session_file
+from sessiontree.storage.jsonl.storage import JSONLStorage, create_session_file
 from sessiontree.testing.builders import assistant, user
 
 PI_V3 = SHARED_SESSIONS / "pi" / "agent-sessions_pi-small.v3.jsonl"

@@ -168,7 +168,7 @@ async def test_deeply_nested_entry_is_read_back_not_cut_as_torn(tmp_path: Path) 
 async def test_big_integers_survive_show_export_and_token_counting(tmp_path: Path) -> None:
     # found in review: read back exactly, a 2**70 tool argument crashed every orjson.dumps
     # caller (CLI show, pi export, token estimates) with "Integer exceeds 64-bit range"
-    from sessiontree.compaction_tokens import estimate_context_tokens
+    from sessiontree.compaction.tokens import estimate_context_tokens
     from sessiontree.interop.pi import export_pi_session
     from sessiontree.testing.builders import assistant
 

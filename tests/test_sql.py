@@ -30,8 +30,8 @@ from sessiontree import (
 )
 from sessiontree.messages import message_text
 from sessiontree.repos.sql import SQLRepo
-from sessiontree.storage.sql import SQLStorage, make_engine
-from sessiontree.storage.sql_schema import MIGRATIONS, SCHEMA_VERSION
+from sessiontree.storage.sql.schema import MIGRATIONS, SCHEMA_VERSION
+from sessiontree.storage.sql.storage import SQLStorage, make_engine
 from sessiontree.testing.builders import assistant, user
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -505,7 +505,7 @@ async def test_two_clients_interleaving_appends_keep_one_chain(store_url: str) -
 
 def count_parses(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """The stored JSON texts SQL storage parses from now on (a list that grows)."""
-    from sessiontree.storage import sql as sql_storage
+    from sessiontree.storage.sql import storage as sql_storage
 
     parsed: list[Any] = []
     real = sql_storage.parse_entry_json
@@ -605,7 +605,7 @@ async def test_default_repository_shares_no_entries_between_opens(sql_repo: SQLR
 
 def test_parse_cache_is_bounded_by_the_stored_bytes() -> None:
     from sessiontree.entries import parse_entry
-    from sessiontree.storage.sql import ParseCache
+    from sessiontree.storage.sql.storage import ParseCache
 
     cache = ParseCache(max_bytes=10_000)
     e = parse_entry({"type": "message", "message": user("x")})
@@ -624,7 +624,7 @@ async def test_session_cache_is_bounded_by_bytes(
 ) -> None:
     # found in review: the per-session cache was bounded by count only (20,000 entries), so
     # large tool outputs could hold GBs per open session
-    from sessiontree.storage import sql as sql_storage
+    from sessiontree.storage.sql import storage as sql_storage
 
     monkeypatch.setattr(sql_storage, "ENTRY_CACHE_BYTES", 20_000)
     s = await sql_repo.create()
@@ -643,7 +643,7 @@ async def test_branch_larger_than_the_cache_still_hits_what_the_cache_holds(
 ) -> None:
     # found in review: dropping the oldest entry first made a branch larger than the budget,
     # read root to leaf each turn, evict everything before reuse: no read ever hit
-    from sessiontree.storage import sql as sql_storage
+    from sessiontree.storage.sql import storage as sql_storage
 
     s = await sql_repo.create()
     for i in range(100):

@@ -18,9 +18,9 @@ from sessiontree import EntryNotFoundError
 from sessiontree.entries import Entry, MessageEntry, dump_entry_json, parse_entry, parse_entry_json
 from sessiontree.messages import message_text
 from sessiontree.repos.sql import SQLRepo
-from sessiontree.storage import sql_sqlite
-from sessiontree.storage.sql_common import FTS_MAX_CHARS, index_text
-from sessiontree.storage.sql_schema import APP, MIGRATIONS, SCHEMA_VERSION
+from sessiontree.storage.sql import sqlite as sql_sqlite
+from sessiontree.storage.sql.plan import FTS_MAX_CHARS, index_text
+from sessiontree.storage.sql.schema import APP, MIGRATIONS, SCHEMA_VERSION
 from sessiontree.testing.builders import assistant, bash, user
 
 

@@ -72,14 +72,14 @@ from sessiontree.tree import TreeNode
 
 if TYPE_CHECKING:
     from sessiontree.repos.sql import SQLRepo
-    from sessiontree.storage.sql import SQLStorage
+    from sessiontree.storage.sql.storage import SQLStorage
 
 _LAZY = {
     # backends (drivers load on first use)
     "SQLRepo": "sessiontree.repos.sql",
-    "SQLStorage": "sessiontree.storage.sql",
+    "SQLStorage": "sessiontree.storage.sql.storage",
     "JSONLRepo": "sessiontree.repos.jsonl",
-    "JSONLStorage": "sessiontree.storage.jsonl",
+    "JSONLStorage": "sessiontree.storage.jsonl.storage",
     # compaction and summarisers (LLM SDKs load on first use)
     "AgentHarness": "sessiontree.harness",
     "AnthropicSummarizer": "sessiontree.summarizers.anthropic",

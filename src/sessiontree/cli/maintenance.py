@@ -22,7 +22,7 @@ from sessiontree.cli._common import (
 from sessiontree.entries import CompactionEntry, Entry
 from sessiontree.errors import CorruptSessionError, EntryNotFoundError
 from sessiontree.session import Session
-from sessiontree.storage.jsonl_format import is_whole_line
+from sessiontree.storage.jsonl.format import is_whole_line
 from sessiontree.tree import entry_refs
 
 __all__ = ["Findings", "compact_cmd", "find_cycles", "torn_final_line", "verify_cmd"]
@@ -67,7 +67,7 @@ def torn_final_line(path: Path) -> int | None:
     """The 1-based number of a torn final line of a JSONL file, else ``None``.
 
     Torn: unterminated and not whole JSON (a whole line without its newline is read as a
-    line, :func:`~sessiontree.storage.jsonl_format.is_whole_line`; a UTF-8 byte-order mark
+    line, :func:`~sessiontree.storage.jsonl.format.is_whole_line`; a UTF-8 byte-order mark
     before a header is not part of it, as for storage).
     """
     size = path.stat().st_size

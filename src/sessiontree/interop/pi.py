@@ -11,7 +11,7 @@ A pi file is JSONL: a ``{"type": "session", ...}`` header line, then one entry p
 * **Version 3**: version 2 with the message role ``hookMessage`` renamed ``custom``; files of
   versions 1 and 2 get the rename on import.
 
-The header maps to metadata as the JSONL backend maps it (:mod:`sessiontree.storage.jsonl_format`):
+The header maps to metadata as the JSONL backend maps it (:mod:`sessiontree.storage.jsonl.format`):
 ``cwd`` ↔ ``cwd``, ``parentSession`` ↔ ``parentSessionId``, the ``metadata`` object (what
 sessiontree writes) as it is, and every other non-empty header key (``branchedFrom``,
 ``provider``, ``modelId``, ``thinkingLevel``, ...) kept as a metadata key.
@@ -49,7 +49,7 @@ from sessiontree.interop._common import (
 from sessiontree.interop.report import ImportReport
 from sessiontree.metadata import SessionMetadata
 from sessiontree.session import Session
-from sessiontree.storage.jsonl_format import build_header
+from sessiontree.storage.jsonl.format import build_header
 from sessiontree.tree import leaf_of_log
 
 __all__ = ["PI_VERSION", "convert_pi", "export_pi_session", "migrate_pi_file"]

@@ -1,8 +1,8 @@
 """A directory of JSONL sessions: ``<root>/<session_id>/session.jsonl`` (SPEC §6 "jsonl").
 
 ``open_repo("jsonl:///abs/dir")`` or ``open_repo("/abs/dir")``. Each session directory holds
-the log (a pi v3 file, see :mod:`sessiontree.storage.jsonl`), its lock file and a listing
-sidecar (:mod:`sessiontree.storage.jsonl_stats`).
+the log (a pi v3 file, see :mod:`sessiontree.storage.jsonl.storage`), its lock file and a listing
+sidecar (:mod:`sessiontree.storage.jsonl.stats`).
 
 * :meth:`JSONLRepo.list` ``stat``\\ s every log (sorting by ``modified_at`` needs every mtime) but
   reads only the page it returns, and for each of those only the header line, the sidecar and
@@ -40,7 +40,9 @@ from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.repos.base import coerce_metadata, make_snippet
 from sessiontree.repos.memory import check_session_id
 from sessiontree.session import Session
-from sessiontree.storage.jsonl import (
+from sessiontree.storage.jsonl.format import is_whole_line, parse_header
+from sessiontree.storage.jsonl.stats import STATS_NAME, Stats, count_lines, read_stats, write_stats
+from sessiontree.storage.jsonl.storage import (
     LOG_NAME,
     Durability,
     JSONLStorage,
@@ -49,8 +51,6 @@ from sessiontree.storage.jsonl import (
     fsync_dir,
     remove_session_files,
 )
-from sessiontree.storage.jsonl_format import is_whole_line, parse_header
-from sessiontree.storage.jsonl_stats import STATS_NAME, Stats, count_lines, read_stats, write_stats
 from sessiontree.tree import ForkPosition
 
 __all__ = ["JSONLRepo"]
@@ -108,7 +108,7 @@ class JSONLRepo:
         Args:
             root: the directory holding one sub-directory per session.
             durability: ``none``, ``flush`` (default) or ``fsync``; see
-                :mod:`sessiontree.storage.jsonl`.
+                :mod:`sessiontree.storage.jsonl.storage`.
             skip_bad_lines: open sessions skipping (and reporting) bad lines instead of
                 raising :class:`CorruptSessionError`.
         """

@@ -3,7 +3,7 @@
 ``SQLRepo("sqlite:///path/sessions.db")`` (the embedded default of :func:`open_repo`) or
 ``SQLRepo("postgresql://user@host:port/db")``. The repository holds one engine (one SQLite
 connection, or one psycopg connection pool) shared by every session it opens; it connects on
-first use, creating or migrating the schema (:mod:`sessiontree.storage.sql_schema`).
+first use, creating or migrating the schema (:mod:`sessiontree.storage.sql.schema`).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.repos.base import coerce_metadata
 from sessiontree.repos.memory import check_session_id
 from sessiontree.session import Session
-from sessiontree.storage.sql import ParseCache, SQLStorage, make_engine
-from sessiontree.storage.sql_common import metadata_from_json
+from sessiontree.storage.sql.plan import metadata_from_json
+from sessiontree.storage.sql.storage import ParseCache, SQLStorage, make_engine
 from sessiontree.tree import ForkPosition
 
 __all__ = ["SQLRepo"]

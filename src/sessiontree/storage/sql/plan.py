@@ -1,7 +1,7 @@
 """What the SQLite and PostgreSQL engines share: the engine contract and the pure append planner.
 
 An *engine* (:class:`SQLEngine`) owns the connection(s) to one database and runs every query of
-the schema in :mod:`sessiontree.storage.sql_schema`. :class:`~sessiontree.storage.sql.SQLStorage`
+the schema in :mod:`sessiontree.storage.sql.schema`. :class:`~sessiontree.storage.sql.SQLStorage`
 and :class:`~sessiontree.repos.sql.SQLRepo` are thin shells over one engine.
 
 Appending is planned here, with no I/O, from the session row and the types of the referenced

@@ -1,31 +1,12 @@
-"""Compaction: token estimates, cut points, planning (pure) and applying (SPEC §4).
-
-A long session is kept inside its model's context window by replacing older messages with a
-summary. Two halves:
-
-* :func:`prepare_compaction` is **pure**: from the root → leaf path it computes what the
-  model currently sees (the *transformed* path, SPEC §3 step 2), walks back from the leaf
-  summing token estimates until ``keep_recent_tokens`` are kept, moves the cut to the nearest
-  valid cut point toward the root (never a ``toolResult``), and lists what goes to the
-  summariser: everything that leaves the context, including the entries the previous
-  compaction kept and a previous ``retainedTail`` (LESSONS 7). A cut inside a turn is a
-  *split turn*: the turn's early part is summarised separately (``purpose="turn_prefix"``).
-* :func:`compact` runs the summariser and appends **one** ``compaction`` entry under the
-  current leaf. A summariser failure raises :class:`CompactionError` and changes nothing
-  (LESSONS 9).
-
-The pure parts live beside this module — :mod:`sessiontree.compaction_tokens` (estimates,
-settings, :func:`should_compact`) and :mod:`sessiontree.compaction_plan`
-(:func:`prepare_compaction`) — and every public name is re-exported here.
-"""
+"""Applying a compaction: run the summariser and append one ``compaction`` entry."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from sessiontree.compaction_plan import CompactionPreparation, file_operations, prepare_compaction
-from sessiontree.compaction_tokens import (
+from sessiontree.compaction.plan import CompactionPreparation, file_operations, prepare_compaction
+from sessiontree.compaction.tokens import (
     IMAGE_TOKENS,
     CompactionSettings,
     TokenCounter,

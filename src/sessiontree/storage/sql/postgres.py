@@ -36,7 +36,7 @@ from sessiontree.errors import (
 from sessiontree.ids import now_ms
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.storage.base import EntryCursor
-from sessiontree.storage.sql_common import (
+from sessiontree.storage.sql.plan import (
     LIST_COLUMNS,
     AppendPlan,
     SessionState,
@@ -48,7 +48,7 @@ from sessiontree.storage.sql_common import (
     plan_append,
     search_terms,
 )
-from sessiontree.storage.sql_schema import (
+from sessiontree.storage.sql.schema import (
     APP,
     MIGRATIONS,
     check_version,
@@ -153,7 +153,7 @@ def _clean(text: str | None) -> str | None:
 
 
 class PostgresEngine:
-    """The :class:`~sessiontree.storage.sql_common.SQLEngine` over one PostgreSQL database.
+    """The :class:`~sessiontree.storage.sql.plan.SQLEngine` over one PostgreSQL database.
 
     The pool opens on first use (after a direct connection has checked and migrated the schema).
 

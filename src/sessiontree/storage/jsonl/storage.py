@@ -2,11 +2,11 @@
 
 Design:
 
-* **Format** (:mod:`sessiontree.storage.jsonl_format`): a header line, then one entry per line,
+* **Format** (:mod:`sessiontree.storage.jsonl.format`): a header line, then one entry per line,
   each written with a single ``os.write`` of the whole line and its newline. The file is a
   valid pi v3 session file, and ``JSONLStorage(path)`` opens any pi v3 file in place.
 * **Index**: the file is read once; each line is orjson-parsed into a light
-  :class:`~sessiontree.storage.jsonl_format.LineRecord` (id, parent, type, targets). Entries are
+  :class:`~sessiontree.storage.jsonl.format.LineRecord` (id, parent, type, targets). Entries are
   validated into pydantic models lazily, only when returned, so building the context of a
   branch validates the branch and nothing else, and never re-reads the file.
 * **Several processes**: appends are serialised by a :mod:`filelock` lock file beside the log
@@ -48,7 +48,7 @@ from sessiontree.errors import CorruptSessionError, SessionNotFoundError, Storag
 from sessiontree.ids import new_id, now_iso
 from sessiontree.metadata import SessionMetadata
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage, select_entries
-from sessiontree.storage.jsonl_format import (
+from sessiontree.storage.jsonl.format import (
     LineRecord,
     SkippedLine,
     build_header,
@@ -58,8 +58,8 @@ from sessiontree.storage.jsonl_format import (
     parse_header,
     scan_block,
 )
-from sessiontree.storage.jsonl_index import LineIndex
-from sessiontree.storage.jsonl_stats import REFRESH_BYTES, STATS_NAME, Stats, write_stats
+from sessiontree.storage.jsonl.index import LineIndex
+from sessiontree.storage.jsonl.stats import REFRESH_BYTES, STATS_NAME, Stats, write_stats
 from sessiontree.tree import ForkPosition, branch_of, check_append, trace_chain
 
 __all__ = [
@@ -72,7 +72,7 @@ __all__ = [
     "remove_session_files",
 ]
 
-log = logging.getLogger("sessiontree.storage.jsonl")
+log = logging.getLogger("sessiontree.storage.jsonl.storage")
 
 Durability = Literal["none", "flush", "fsync"]
 """When appended lines are forced to disk (see the module docstring)."""
@@ -444,7 +444,7 @@ class JSONLStorage:
         self._stats_offset = self._offset
 
     def stats(self) -> Stats:
-        """The listing counts of what this storage has read (see :mod:`.jsonl_stats`)."""
+        """The listing counts of what this storage has read (see :mod:`.stats`)."""
         return Stats(
             ino=self._ino,
             covered=self._offset,

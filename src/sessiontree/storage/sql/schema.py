@@ -18,7 +18,7 @@ unique constraint) for the recursive branch query and the validation lookup;
 ``entries(session_id, seq) WHERE type = 'session_info'`` for names. Full-text search: an FTS5
 table ``entries_fts`` (rowid = the entry row's rowid) on SQLite; a ``tsvector`` column
 ``entries.fts`` with a GIN index on PostgreSQL. Both hold the text of ``message`` entries
-(:func:`sessiontree.messages.message_text`, cut by :func:`sql_common.index_text`).
+(:func:`sessiontree.messages.message_text`, cut by :func:`plan.index_text`).
 
 On SQLite the FTS5 table is written *after* the append, not in its transaction (version 2):
 an FTS5 insert makes every ``COMMIT`` flush a new index segment, which cost ~106 µs instead of
@@ -26,7 +26,7 @@ an FTS5 insert makes every ``COMMIT`` flush a new index segment, which cost ~106
 table ``search_index_state (indexed_upto)`` is the watermark: every ``entries`` row whose
 rowid is ``<= indexed_upto`` is in ``entries_fts``, none above it is. Rows above it are indexed
 in one transaction ("catch-up") by the next search, or by the append that brings the backlog
-to :data:`sessiontree.storage.sql_sqlite.INDEX_BACKLOG` rows. Deleting a session lowers the
+to :data:`sessiontree.storage.sql.sqlite.INDEX_BACKLOG` rows. Deleting a session lowers the
 watermark to the highest remaining rowid, since SQLite hands the rowids of deleted newest rows
 out again. PostgreSQL writes its ``tsvector`` in the entry's own ``INSERT``; its version-2 step
 only stamps the version.

@@ -1,8 +1,8 @@
 """SQL storage: one session in SQLite or PostgreSQL (SPEC §6 "sql").
 
-The schema and its migrations are in :mod:`sessiontree.storage.sql_schema`; the two engines in
-:mod:`sessiontree.storage.sql_sqlite` (the embedded default) and
-:mod:`sessiontree.storage.sql_postgres` (psycopg 3 through a connection pool). This module is
+The schema and its migrations are in :mod:`sessiontree.storage.sql.schema`; the two engines in
+:mod:`sessiontree.storage.sql.sqlite` (the embedded default) and
+:mod:`sessiontree.storage.sql.postgres` (psycopg 3 through a connection pool). This module is
 the thin :class:`SessionStorage` shell over an engine:
 
 * ``append_entry`` validates with the core rules and writes the entry and the new leaf in one
@@ -42,7 +42,7 @@ from sessiontree.errors import (
 from sessiontree.ids import new_id
 from sessiontree.metadata import SessionMetadata
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage
-from sessiontree.storage.sql_common import SQLEngine, metadata_from_json
+from sessiontree.storage.sql.plan import SQLEngine, metadata_from_json
 from sessiontree.tree import ForkPosition
 
 __all__ = ["ENTRY_CACHE_BYTES", "ENTRY_CACHE_SIZE", "ParseCache", "SQLStorage", "make_engine"]
@@ -115,11 +115,11 @@ def make_engine(url: str) -> SQLEngine:
     """
     scheme = url.split(":", 1)[0].lower() if ":" in url else ""
     if scheme == "sqlite":
-        from sessiontree.storage.sql_sqlite import SQLiteEngine
+        from sessiontree.storage.sql.sqlite import SQLiteEngine
 
         return SQLiteEngine(url)
     if scheme in ("postgresql", "postgres"):
-        from sessiontree.storage.sql_postgres import PostgresEngine
+        from sessiontree.storage.sql.postgres import PostgresEngine
 
         return PostgresEngine(url)
     raise StorageError(

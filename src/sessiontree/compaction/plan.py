@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessiontree.compaction_tokens import (
+from sessiontree.compaction.tokens import (
     CompactionSettings,
     TokenCounter,
     coerce_settings,

@@ -16,7 +16,7 @@ its plan already holds for its own rows), so a search never has much to catch up
 is read in the append's session-row query, so the common append runs no extra statement.
 A search waits at most :data:`CATCH_UP_WAIT_MS` for the write lock; while another process holds
 it, the lagging rows are searched through a connection-private FTS5 table instead.
-Indexed text is :func:`~sessiontree.storage.sql_common.index_text` on every path.
+Indexed text is :func:`~sessiontree.storage.sql.plan.index_text` on every path.
 
 Opening is careful (LESSONS 15, 18): the file is checked to be a sessiontree database (or
 empty) *before* anything is written to it; setting WAL and migrating are retried while another
@@ -48,7 +48,7 @@ from sessiontree.ids import now_ms
 from sessiontree.messages import message_text
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.storage.base import EntryCursor
-from sessiontree.storage.sql_common import (
+from sessiontree.storage.sql.plan import (
     LIST_COLUMNS,
     SessionState,
     hit_from_row,
@@ -59,7 +59,7 @@ from sessiontree.storage.sql_common import (
     plan_append,
     search_terms,
 )
-from sessiontree.storage.sql_schema import (
+from sessiontree.storage.sql.schema import (
     APP,
     MIGRATIONS,
     SCHEMA_VERSION,
@@ -162,7 +162,7 @@ def _is_busy(exc: sqlite3.Error) -> bool:
 
 
 class SQLiteEngine:
-    """The :class:`~sessiontree.storage.sql_common.SQLEngine` over one SQLite file.
+    """The :class:`~sessiontree.storage.sql.plan.SQLEngine` over one SQLite file.
 
     The connection opens on first use. Not thread-safe: use one engine per thread (asyncio
     tasks on one loop are fine: no method awaits inside a transaction).

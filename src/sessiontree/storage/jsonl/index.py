@@ -2,7 +2,7 @@
 
 :class:`LineIndex` keeps, for the lines read so far: the records in append order, records by
 id, the current leaf, labels, the name and the listing counts. It is updated from
-:class:`~sessiontree.storage.jsonl_format.LineRecord` objects without validating them into
+:class:`~sessiontree.storage.jsonl.format.LineRecord` objects without validating them into
 pydantic entries, so opening a large file costs about one orjson parse of it.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 from sessiontree.entries import BOOKKEEPING_TYPES, MessageEntry
 from sessiontree.errors import CorruptSessionError
 from sessiontree.messages import UserMessage, message_text
-from sessiontree.storage.jsonl_format import LineRecord, SkippedLine, first_user_text
+from sessiontree.storage.jsonl.format import LineRecord, SkippedLine, first_user_text
 
 __all__ = ["LineIndex"]
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from sessiontree.storage.jsonl_format import first_user_text, is_whole_line
+from sessiontree.storage.jsonl.format import first_user_text, is_whole_line
 
 __all__ = ["REFRESH_BYTES", "STATS_NAME", "Stats", "count_lines", "read_stats", "write_stats"]
 
@@ -84,7 +84,7 @@ def count_lines(stats: Stats, block: bytes) -> None:
 
     Counting stops before a line that does not parse and before a final line without a
     newline that does not parse (a whole one counts, see
-    :func:`~sessiontree.storage.jsonl_format.is_whole_line`): the storage cuts such a torn
+    :func:`~sessiontree.storage.jsonl.format.is_whole_line`): the storage cuts such a torn
     tail before its next append, so ``covered`` must
     never move past it (listing must not fail because of it either). Lines are only
     orjson-parsed, never validated, except the first user message.
