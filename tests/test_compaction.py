@@ -293,6 +293,26 @@ async def test_summary_that_does_not_shrink_the_context_is_not_appended() -> Non
     assert entry.summary.startswith("short")
 
 
+async def test_small_recorded_usage_does_not_make_a_shrinking_summary_look_larger() -> None:
+    # a 12,000-token context whose last reply reported a usage of 2 tokens was "not smaller"
+    # after a 3,900-token summary: recorded usage was compared with an estimate
+    s = await new_session()
+    await tool_rounds(s, 15, size=300)
+    await s.append_message(assistant("All done.", usage=2))
+    context = (await s.build_context()).messages
+    estimated = sum(estimate_tokens(m) for m in context)
+    assert 11_000 < estimated < 13_000
+    assert estimate_context_tokens(context) < 1_000  # the usage anchor says "tiny"
+    entry = await compact(s, settings=KEEP, summarizer=ScriptedSummarizer(default=words(3_900)))
+    assert entry.summary.startswith("w w")
+    after = sum(estimate_tokens(m) for m in (await s.build_context()).messages)
+    assert after < estimated
+    # the same summary with no usage recorded at all compacts too
+    s2 = await new_session()
+    await tool_rounds(s2, 15, size=300)
+    assert await compact(s2, settings=KEEP, summarizer=ScriptedSummarizer(default=words(3_900)))
+
+
 async def test_bad_mode_is_refused() -> None:
     s = await new_session()
     await tool_rounds(s, 6)

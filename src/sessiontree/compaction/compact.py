@@ -158,7 +158,9 @@ async def compact(
 
     Raises:
         CompactionError: ``invalid_settings`` (bad mode or settings), ``nothing_to_compact``,
-            ``summary_not_smaller`` (summary + kept messages would not be fewer tokens),
+            ``summary_not_smaller`` (summary + kept messages would not be fewer tokens than
+            the context before, both counted by ``token_counter``: recorded usage never
+            decides this),
             ``summarization_failed`` (the summariser raised or returned no or non-str text; the original
             error is ``__cause__``), ``leaf_moved`` (another writer appended meanwhile). In
             every case the session is unchanged.
@@ -226,12 +228,13 @@ async def compact(
     tokens_after = prep.kept_tokens + token_counter(
         CompactionSummaryMessage(summary=summary, tokens_before=prep.tokens_before)
     )
-    if tokens_after >= prep.tokens_before:
-        # found in review: a summary longer than what it replaced was appended anyway
+    if tokens_after >= prep.estimated_tokens_before:
+        # estimate against estimate: the recorded usage behind ``tokens_before`` may be
+        # absent, stale or wrong and must not decide whether the summary shrinks anything
         raise CompactionError(
             "summary_not_smaller",
-            f"the summary would not make the context smaller ({prep.tokens_before:,} → "
-            f"{tokens_after:,} tokens); nothing appended",
+            f"the summary would not make the context smaller ({prep.estimated_tokens_before:,}"
+            f" → {tokens_after:,} estimated tokens); nothing appended",
             session_id=session.id,
             entry_id=prep.leaf_id,
         )

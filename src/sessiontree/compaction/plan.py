@@ -106,7 +106,11 @@ class CompactionPreparation:
         previous_summary: the newest compaction's summary, to be updated.
         previous_compaction_id: that compaction's entry id.
         read_files / modified_files: cumulative, sorted.
-        tokens_before: the context size before compaction (tokens).
+        tokens_before: the context size before compaction (tokens): the newest trustworthy
+            recorded usage plus estimates (:func:`estimate_context_tokens`).
+        estimated_tokens_before: the same context counted by the token counter alone, the
+            figure the result of the compaction is compared with (recorded usage may be
+            absent, stale or wrong, so it never decides whether a summary is smaller).
         kept_tokens: estimated tokens of ``kept_messages``.
         leaf_id: the leaf the plan was made for.
     """
@@ -121,6 +125,7 @@ class CompactionPreparation:
     read_files: list[str]
     modified_files: list[str]
     tokens_before: int
+    estimated_tokens_before: int
     kept_tokens: int
     leaf_id: str
     state: dict[str, Any] = field(default_factory=dict)
@@ -291,6 +296,7 @@ def prepare_compaction(
         read_files=read_files,
         modified_files=modified_files,
         tokens_before=estimate_context_tokens(context.messages, counter=token_counter),
+        estimated_tokens_before=sum(token_counter(m) for m in context.messages),
         kept_tokens=sum(token_counter(m) for m in kept),
         leaf_id=leaf_id,
         state=_state_snapshot(path),
