@@ -125,7 +125,7 @@ def test_import_directory_reports_dangling_parent_and_custom_lines(
     result = sqlite_run("import", str(tmp_path / "in"))
     (sid,) = [r["id"] for r in sqlite_run.json("list")]
     assert f"{sid} (claude-code)" in result.stdout
-    assert "1 dangling parent" in result.stdout
+    assert "1 entry with a missing parent" in result.stdout
     # the line and ids the importer reports, checked against the file itself
     raw = CLAUDE_DANGLING.read_bytes().splitlines()
     uuids = {orjson.loads(line).get("uuid") for line in raw if line.strip()}
@@ -164,7 +164,7 @@ def test_import_lenient_lists_unreadable_line(sqlite_run: Cli, tmp_path: Path) -
     assert "5" in strict.stdout and "✗" in strict.stdout  # names line 5
     assert sqlite_run.json("list") == []  # a failed import leaves nothing behind
     lenient = sqlite_run("import", "--lenient", str(broken))
-    assert "1 unreadable lines" in lenient.stdout
+    assert "1 unreadable line" in lenient.stdout and "1 unreadable lines" not in lenient.stdout
     assert "unreadable line 5:" in lenient.stdout
 
 

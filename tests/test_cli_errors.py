@@ -119,14 +119,16 @@ def test_session_and_entry_prefixes_resolve_or_fail_listing_candidates(tmp_path:
     _make_sessions(store, ["abc-one", "abc-two", "xyz"], ["aa11", "aa22", "bb33"])
     code, out, err = invoke("show", "abc", store=store)
     assert code == 1
-    assert err == ("error: session prefix 'abc' is ambiguous: 2 sessions match: abc-one, abc-two\n")
+    assert err == (
+        "error: 2 sessions have the id prefix 'abc'; name one by its id: abc-one, abc-two\n"
+    )
     code, out, err = invoke("show", "q", store=store)
     assert code == 1 and err.count("\n") == 1 and "'q'" in err
     code, out, _ = invoke("show", "abc-t", store=store)
     assert code == 0 and "session abc-two" in out
     # entries: unique prefix moves the leaf; ambiguous and unknown prefixes fail, naming ids
-    code, out, _ = invoke("checkout", "xy", "bb", store=store)
-    assert code == 0 and "→ bb33" in out
+    code, out, _ = invoke("checkout", "xy", "aa1", store=store)
+    assert code == 0 and "→ aa11" in out
     code, _, err = invoke("checkout", "xyz", "aa", store=store)
     assert code == 1
     assert err == (

@@ -127,11 +127,17 @@ class CompactionEntry(_EntryBase):
 
 
 class BranchSummaryEntry(_EntryBase):
-    """The summary of a branch that was left; ``from_id`` is the old leaf (SPEC §5)."""
+    """The summary of a branch that was left; ``from_id`` is the old leaf.
+
+    ``from_id`` is ``None`` (``"fromId": null``) when the branch that was left is not in this
+    session: a fork copies the path to its target, not the abandoned branch a summary on that
+    path names. The same entry (same id) in the parent session (``parentSessionId``) still
+    holds the original ``fromId``.
+    """
 
     type: Literal["branch_summary"] = "branch_summary"
     summary: str
-    from_id: str
+    from_id: str | None
     details: Any = None
     usage: Usage | None = None
     from_hook: bool | None = None
@@ -156,10 +162,15 @@ class CustomMessageEntry(_EntryBase):
 
 
 class LabelEntry(_EntryBase):
-    """Sets (or, with ``None``/empty, clears) the label of ``target_id``. Bookkeeping."""
+    """Sets (or, with ``None``/empty, clears) the label of ``target_id``. Bookkeeping.
+
+    ``target_id`` is ``None`` (``"targetId": null``) in a fork for a label entry the copied
+    path runs through (files of other tools chain entries under labels) whose target was not
+    copied: it labels nothing. The fork's labels are those its copied entries had.
+    """
 
     type: Literal["label"] = "label"
-    target_id: str
+    target_id: str | None
     label: str | None = None
 
 

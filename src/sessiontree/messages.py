@@ -212,7 +212,7 @@ class BranchSummaryMessage(_Message):
 
     role: Literal["branchSummary"] = "branchSummary"
     summary: str
-    from_id: str
+    from_id: str | None = None
     timestamp: int | float = 0
 
 

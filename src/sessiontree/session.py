@@ -367,14 +367,16 @@ class Session:
     ) -> str | None:
         """Move the leaf to ``target_id``; with ``summarize``, summarise the branch left (SPEC §5).
 
-        Returns the id of the ``branch_summary`` appended, else ``None``.
+        Returns the id of the ``branch_summary`` appended, else ``None``. When the leaf is
+        already ``target_id`` nothing is written (:meth:`set_leaf_id` always appends).
 
         Raises:
             EntryNotFoundError / InvalidEntryError: as :meth:`set_leaf_id`.
             SummaryError: the summariser failed; nothing was changed.
         """
         if not summarize:
-            await self.set_leaf_id(target_id)
+            if target_id is None or target_id != await self.get_leaf_id():
+                await self.set_leaf_id(target_id)
             return None
         from sessiontree.branching import navigate_with_summary
 

@@ -71,13 +71,17 @@ def entry_refs(entry: Entry) -> list[tuple[str, str]]:
         refs.append(("parentId", entry.parent_id))
     if isinstance(entry, LabelEntry | LeafEntry) and entry.target_id is not None:
         refs.append(("targetId", entry.target_id))
-    if isinstance(entry, BranchSummaryEntry):
+    if isinstance(entry, BranchSummaryEntry) and entry.from_id is not None:
         refs.append(("fromId", entry.from_id))
     return refs
 
 
 def check_append(
-    entry: Entry, type_of: Callable[[str], str | None], *, session_id: str | None = None
+    entry: Entry,
+    type_of: Callable[[str], str | None],
+    *,
+    session_id: str | None = None,
+    keep_unknown: bool = False,
 ) -> None:
     """Raise if ``entry`` may not be appended to a session (SPEC §2). Changes nothing.
 
@@ -85,6 +89,9 @@ def check_append(
         entry: the candidate entry.
         type_of: the ``type`` of an existing entry of the session by id, ``None`` if absent.
         session_id: named in the error messages.
+        keep_unknown: accept an entry of a ``type`` this library does not know (kept opaque):
+            what a new session copied from stored entries (a fork of a file a newer writer
+            wrote) holds. Appends to a session never set it.
 
     Raises:
         InvalidEntryError: an unknown ``type``; a ``parentId`` naming a ``leaf`` entry; a
@@ -92,7 +99,7 @@ def check_append(
         DuplicateEntryError: the id is already used in this session.
         EntryNotFoundError: a ``parentId``, ``targetId`` or ``fromId`` names no entry.
     """
-    if entry.type not in ENTRY_TYPES:
+    if entry.type not in ENTRY_TYPES and not keep_unknown:
         raise InvalidEntryError(
             f"unknown entry type {entry.type!r}", session_id=session_id, entry_id=entry.id
         )
@@ -187,7 +194,7 @@ def labels_of(entries: Iterable[Entry]) -> dict[str, str]:
     """Entry id → label, from ``label`` entries in append order (``None``/empty clears)."""
     labels: dict[str, str] = {}
     for entry in entries:
-        if isinstance(entry, LabelEntry):
+        if isinstance(entry, LabelEntry) and entry.target_id is not None:
             if entry.label:
                 labels[entry.target_id] = entry.label
             else:
@@ -277,15 +284,37 @@ def fork_chain(chain: Sequence[Entry], position: ForkPosition) -> list[Entry]:
 
     ``at`` copies the whole chain; ``before`` stops at the target's parent (so a user message
     can be asked again differently) and drops bookkeeping entries left dangling at the end.
+
+    Ids and content are kept, except a reference to an entry the fork does not copy: a
+    ``branch_summary``'s ``fromId`` (the abandoned branch it summarises is never on the path)
+    and the ``targetId`` of a ``label`` entry the path runs through become ``null``. Every
+    reference of a copied entry thus names a copied entry, at or below any entry kind.
     """
     if position == "at":
-        return list(chain)
-    if position != "before":
+        copied = list(chain)
+    elif position == "before":
+        copied = list(chain[:-1])
+        while copied and copied[-1].type in BOOKKEEPING_TYPES:
+            copied.pop()
+    else:
         raise InvalidEntryError(f"fork position must be 'at' or 'before', not {position!r}")
-    copied = list(chain[:-1])
-    while copied and copied[-1].type in BOOKKEEPING_TYPES:
-        copied.pop()
-    return copied
+    seen: set[str] = set()
+    out: list[Entry] = []
+    for e in copied:
+        if isinstance(e, BranchSummaryEntry) and e.from_id is not None and e.from_id not in seen:
+            e = _cleared(e, "from_id")
+        elif isinstance(e, LabelEntry) and e.target_id is not None and e.target_id not in seen:
+            e = _cleared(e, "target_id")
+        seen.add(e.id)
+        out.append(e)
+    return out
+
+
+def _cleared(entry: Entry, field_name: str) -> Entry:
+    """A copy of ``entry`` with ``field_name`` set to ``None`` (and written as ``null``)."""
+    new = entry.model_copy(update={field_name: None})
+    new.__pydantic_fields_set__.add(field_name)
+    return new
 
 
 class TreeIndex:
@@ -306,6 +335,22 @@ class TreeIndex:
         for e in entries:
             self.add(e)
 
+    @classmethod
+    def checked(cls, entries: Iterable[Entry], *, session_id: str | None = None) -> TreeIndex:
+        """An index of ``entries`` appended in order to an empty session, each checked with
+        :func:`check_append` against those before it (what creating a session holding them
+        validates; entries of unknown types are kept, as read).
+
+        Raises:
+            DuplicateEntryError, EntryNotFoundError, InvalidEntryError: the first refused
+                entry.
+        """
+        index = cls(session_id=session_id)
+        for e in entries:
+            check_append(e, index.type_of, session_id=session_id, keep_unknown=True)
+            index.add(e)
+        return index
+
     def type_of(self, entry_id: str) -> str | None:
         """The type of an entry, ``None`` when absent."""
         e = self.by_id.get(entry_id)
@@ -322,7 +367,9 @@ class TreeIndex:
         self.by_id[entry.id] = entry
         self.leaf_id = leaf_after(self.leaf_id, entry)
         if isinstance(entry, LabelEntry):
-            if entry.label:
+            if entry.target_id is None:
+                pass
+            elif entry.label:
                 self.labels[entry.target_id] = entry.label
             else:
                 self.labels.pop(entry.target_id, None)

@@ -42,6 +42,7 @@ __all__ = [
     "echo_json",
     "error_line",
     "open_summarizer",
+    "plural",
     "repo_command",
     "resolve_entry",
     "resolve_session",
@@ -198,17 +199,34 @@ async def resolve_session(repo: SessionRepo, ref: str) -> Session:
         pass
     infos = await repo.list()
     matches = sorted(i.id for i in infos if i.id.startswith(ref))
+    what = "id prefix"
     if not matches:
         matches = sorted(i.id for i in infos if i.name == ref)
+        what = "name"
     if len(matches) == 1:
         return await repo.open(matches[0])
     if not matches:
         raise SessionNotFoundError(
-            ref, "no session id starts with this prefix (see `sessiontree list`)"
+            ref, "no session has this id, id prefix or name (see `sessiontree list`)"
         )
     raise PrefixError(
-        f"session prefix {ref!r} is ambiguous: {len(matches)} sessions match: {_candidates(matches)}"
+        f"{plural(len(matches), 'session')} have the {what} {ref!r}; name one by its id: "
+        f"{_candidates(matches)}"
     )
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``count`` and the noun in the number it needs: ``1 entry``, ``2 entries``, ``0 files``.
+
+    ``many`` is the plural when adding ``s`` (or ``y`` → ``ies``) is wrong.
+    """
+    if count == 1:
+        return f"1 {word}"
+    if many is None:
+        many = (
+            word[:-1] + "ies" if word.endswith("y") and word[-2:-1] not in "aeiou" else word + "s"
+        )
+    return f"{count:,} {many}"
 
 
 def match_prefix(ids: Iterable[str], ref: str) -> list[str]:
@@ -300,7 +318,7 @@ def summarizer_options(fn: Callable[..., T]) -> Callable[..., T]:
 async def open_summarizer(
     kind: str, model: str | None, base_url: str | None
 ) -> AsyncIterator[Summarizer]:
-    """The summariser named on the command line (SPEC §4), closed (HTTP client) on exit.
+    """The summariser named on the command line, closed (HTTP client) on exit.
 
     API keys come from the SDKs' usual environment variables
     (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``); a local ``--base-url`` needs none.

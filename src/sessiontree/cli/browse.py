@@ -13,6 +13,7 @@ from rich.text import Text
 from sessiontree.cli._common import (
     App,
     echo_json,
+    plural,
     repo_command,
     resolve_entry,
     short_id_length,
@@ -153,7 +154,9 @@ async def list_cmd(app: App, limit: int, offset: int, as_json: bool) -> None:
     table = sessions_table(rows, app.out.width)
     app.out.print(table)
     if len(infos) == limit:
-        app.err.print(f"showing {limit} sessions from #{offset + 1}; use --limit/--offset for more")
+        app.err.print(
+            f"showing {plural(limit, 'session')} from #{offset + 1}; use --limit/--offset for more"
+        )
 
 
 @click.command("show")
@@ -224,8 +227,8 @@ async def print_tree(app: App, s: Session, *, full: bool, as_json: bool = False)
         title.append(f"  “{name}”", style="bold")
     branches = sum(max(0, len(line.children) - 1) for line in lines)
     title.append(
-        f"  ({len(lines):,} entries, {len(roots)} root{'s' if len(roots) != 1 else ''}, "
-        f"{branches} fork{'s' if branches != 1 else ''}, leaf {leaf_id or '-'})",
+        f"  ({plural(len(lines), 'entry')}, {plural(len(roots), 'root')}, "
+        f"{plural(branches, 'fork')}, leaf {leaf_id or '-'})",
         style="dim",
     )
     if not roots:
@@ -263,8 +266,6 @@ async def context_cmd(
     app: App, session: str, leaf: str | None, as_json: bool, llm: bool, full: bool
 ) -> None:
     """Show the context the next model call gets.
-
-    SPEC §3.
 
     The system prompt, model, thinking level, active tools and the messages after
     compaction and tool-pair repair.
@@ -307,7 +308,7 @@ async def context_cmd(
     head.append(f"  leaf {leaf_id or '-'}\n", style="dim")
     model = f"{ctx.model.provider}/{ctx.model.model_id}" if ctx.model else "-"
     head.append(f"model {model}  thinking {ctx.thinking_level}  ")
-    head.append(f"{len(ctx.messages):,} messages  ~{tokens:,} tokens")
+    head.append(f"{plural(len(ctx.messages), 'message')}  ~{plural(tokens, 'token')}")
     if ctx.active_tool_names is not None:
         head.append(f"\nactive tools: {', '.join(ctx.active_tool_names) or '(none)'}")
     app.out.print(head)
@@ -320,7 +321,7 @@ async def context_cmd(
 
 
 def _context_tokens(messages: Any) -> int:
-    """SPEC §4 context-token estimate; falls back to characters / 4 if compaction is absent."""
+    """The context-token estimate compaction uses (the newest recorded usage plus estimates)."""
     try:
         from sessiontree.compaction import estimate_context_tokens
     except ImportError:  # pragma: no cover - the compaction module ships with the package

@@ -8,6 +8,9 @@ Every change goes through :class:`~sessiontree.session.Session`, so it is an app
 from __future__ import annotations
 
 import asyncio
+import os
+import stat
+import sys
 from pathlib import Path
 
 import click
@@ -16,6 +19,7 @@ from rich.text import Text
 from sessiontree.cli._common import (
     App,
     open_summarizer,
+    plural,
     repo_command,
     resolve_entry,
     summarizer_options,
@@ -60,12 +64,16 @@ async def checkout_cmd(
 
     The move is recorded as a `leaf` entry, so it survives restarts; nothing is deleted.
     With --summarize the abandoned branch (below the common ancestor down to the old leaf)
-    is summarised and a branch_summary entry is appended under ENTRY; it becomes the leaf
-    (SPEC §5). If summarising fails nothing is changed.
+    is summarised and a branch_summary entry is appended under ENTRY; it becomes the leaf.
+    If summarising fails nothing is changed. When ENTRY is already the leaf nothing is
+    written.
     """
     s = await app.session(session)
     target = await resolve_entry(s, entry)
     old_leaf = await s.get_leaf_id()
+    if old_leaf == target.id:
+        app.out.print(Text(f"the leaf is already at {target.id}: nothing changed"))
+        return
     if summarize:
         async with open_summarizer(summarizer, model, base_url) as summ:
             summary_id = await s.navigate(
@@ -102,7 +110,8 @@ async def fork_cmd(app: App, session: str, entry: str, before: bool) -> None:
 
     The new session keeps the entry ids, content and labels, records parentSessionId and
     forkedFromEntryId, and its leaf is ENTRY (its parent with --before). The original is
-    untouched (SPEC §5).
+    untouched. A branch summary on the copied path keeps its text; the branch it summarised
+    stays in SESSION only, so in the new session it names none (fromId null).
     """
     s = await app.session(session)
     target = await resolve_entry(s, entry)
@@ -111,7 +120,8 @@ async def fork_cmd(app: App, session: str, entry: str, before: bool) -> None:
     count = len(await child.get_entries())
     app.out.print(Text(child.id, style="bold cyan"))
     app.err.print(
-        f"forked {s.id} at {target.id}{' (before)' if before else ''}: {count:,} entries copied, "
+        f"forked {s.id} at {target.id}{' (before)' if before else ''}: "
+        f"{plural(count, 'entry')} copied, "
         f"leaf {await child.get_leaf_id() or '-'}"
     )
 
@@ -160,26 +170,46 @@ async def name_cmd(app: App, session: str, name: str) -> None:
 
 @click.command("export")
 @click.argument("session")
-@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--force", is_flag=True, help="Overwrite PATH if it exists.")
+@click.argument("path", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
+@click.option("--force", is_flag=True, help="Overwrite PATH if it is an existing regular file.")
 @repo_command
 async def export_cmd(app: App, session: str, path: Path, force: bool) -> None:
     """Export a session as a pi v3 file.
 
-    Writes SESSION to PATH as a pi version-3 session file (JSONL).
+    Writes SESSION to PATH as a pi version-3 session file (JSONL); PATH `-` writes it to
+    standard output.
 
     Every entry is written (all branches), so `sessiontree import PATH` gives it back.
-    An existing PATH is refused unless --force. The file is written under a temporary
-    name and renamed into place, so a crash never leaves half a file.
+    An existing PATH is refused unless --force, and anything but a regular file (a
+    symbolic link, FIFO, device or directory) is refused even with --force. The file is
+    written under a temporary name and renamed into place, so a crash never leaves half
+    a file.
     """
-    from sessiontree.interop import export_pi_session
+    from sessiontree.interop.pi import export_pi_session, pi_file_bytes
 
     s = await app.session(session)
-    if not force and await asyncio.to_thread(path.exists):  # the library names overwrite=
+    if str(path) == "-":
+        payload, count = await pi_file_bytes(s)
+        sys.stdout.flush()
+        sys.stdout.buffer.write(payload)
+        sys.stdout.buffer.flush()
+        app.err.print(Text(f"wrote {plural(count, 'entry')} to standard output"))
+        return
+    if not force and await asyncio.to_thread(_is_regular_file, path):
+        # the library says overwrite=, the command --force; any other kind of file is
+        # refused by the library, with --force too
         raise StorageError(f"{path}: file exists (pass --force to replace it)")
     count = await export_pi_session(s, path, overwrite=force)
     size = (await asyncio.to_thread(path.stat)).st_size
-    app.out.print(Text(f"wrote {path}: {count:,} entries ({size:,} bytes)"))
+    app.out.print(Text(f"wrote {path}: {plural(count, 'entry')} ({plural(size, 'byte')})"))
+
+
+def _is_regular_file(path: Path) -> bool:
+    """``path`` is a regular file itself (a symbolic link is not followed)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 @click.command("rm")
@@ -193,7 +223,7 @@ async def rm_cmd(app: App, session: str, yes: bool) -> None:
     """
     s = await app.session(session)
     if not yes:
-        info = f"{s.id} ({len(await s.get_entries()):,} entries)"
+        info = f"{s.id} ({plural(len(await s.get_entries()), 'entry')})"
         click.confirm(f"delete session {info}?", abort=True, err=True)
     await s.close()
     await app.repo.delete(s.id)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, cast
 import click
 from rich.text import Text
 
-from sessiontree.cli._common import App, error_line, repo_command, stderr_is_terminal
+from sessiontree.cli._common import App, error_line, plural, repo_command, stderr_is_terminal
 from sessiontree.errors import SessionTreeError
 
 if TYPE_CHECKING:
@@ -23,6 +23,12 @@ DIR_SUFFIXES = frozenset({".jsonl", ".traj"})
 PROGRESS_MIN_BYTES = 4 * 1024 * 1024
 """Inputs at least this large (bytes, all files together) get a progress bar on a terminal."""
 FORMATS = ("pi", "claude-code", "codex", "swe-agent")
+_PARENT_PROBLEMS = {
+    "names no entry": "is not in the file",
+    "is a leaf entry": "is a leaf-move record, which cannot be a parent",
+    "cycle": "leads back to this entry (a cycle)",
+}
+"""How a dangling-parent reason of the import report reads in a sentence about the parent."""
 MAX_LISTED = 10
 """Unreadable lines, dangling parents and warnings listed per file (the rest are counted)."""
 
@@ -88,22 +94,22 @@ def _report_text(outcome: Outcome) -> Text:
     text.append(str(outcome.path))
     text.append(" → ")
     text.append(str(outcome.session_id), style="bold cyan")
-    text.append(f" ({report.format}): {report.entries_imported:,} entries")
+    text.append(f" ({report.format}): {plural(report.entries_imported, 'entry')}")
     facts = [
-        (len(report.custom_lines), "kept as custom"),
-        (len(report.dangling_parents), "dangling parents (imported as roots)"),
-        (len(report.unreadable_lines), "unreadable lines"),
+        (len(report.custom_lines), "line", "lines", " kept as custom entries"),
+        (len(report.dangling_parents), "entry", "entries", " with a missing parent"),
+        (len(report.unreadable_lines), "unreadable line", "unreadable lines", ""),
     ]
-    for count, what in facts:
+    for count, word, many, what in facts:
         if count:
-            text.append(f", {count:,} {what}", style="yellow")
+            text.append(f", {plural(count, word, many)}{what}", style="yellow")
     for item in report.unreadable_lines[:MAX_LISTED]:
         text.append(f"\n    unreadable line {item.line}: {item.reason}", style="yellow")
     for d in report.dangling_parents[:MAX_LISTED]:
         where = f"line {d.line}: " if d.line is not None else ""
         text.append(
-            f"\n    {where}entry {d.entry_id} has parent {d.parent_id!r} that {d.reason}; "
-            "imported as a root",
+            f"\n    {where}entry {d.entry_id}: its parent {d.parent_id!r} "
+            f"{_PARENT_PROBLEMS.get(d.reason, d.reason)}; imported as a root",
             style="dim",
         )
     for w in report.warnings[:MAX_LISTED]:
@@ -140,7 +146,8 @@ async def _already_present(app: App, outcome: Outcome, exc: AlreadyImportedError
     outcome.session_id = sid
     in_file = exc.report.entries_imported
     text = (
-        f"already in the store as session {sid} ({count:,} entries stored, {in_file:,} in the file"
+        f"already in the store as session {sid} ({plural(count, 'entry')} stored, "
+        f"{in_file:,} in the file"
     )
     if in_file != count:
         text += "; the file has changed since: --as-new imports it as a copy"
@@ -273,7 +280,7 @@ async def import_cmd(
     skipped = [o for o in outcomes if o.skipped is not None]
     entries = sum(o.report.entries_imported for o in done if o.report is not None)
     app.err.print(
-        f"{len(done)} imported ({entries:,} entries), {len(skipped)} already present, "
+        f"{len(done)} imported ({plural(entries, 'entry')}), {len(skipped)} already present, "
         f"{len(failed)} failed"
     )
     if show:

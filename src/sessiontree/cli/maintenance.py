@@ -16,6 +16,7 @@ from sessiontree.cli._common import (
     echo_json,
     error_line,
     open_summarizer,
+    plural,
     repo_command,
     summarizer_options,
 )
@@ -230,7 +231,7 @@ async def compact_cmd(
 ) -> None:
     """Compact a session's context with a summary.
 
-    Summarises the older part of SESSION's context and appends a compaction entry (SPEC §4).
+    Summarises the older part of SESSION's context and appends a compaction entry.
 
     Prints the estimated context tokens before and after. The summary comes from the
     offline extractive summariser unless --summarizer openai|anthropic (with --model, and
@@ -258,8 +259,8 @@ async def compact_cmd(
     after_ctx = await s.build_context()
     after = estimate_context_tokens(after_ctx.messages)
     text = Text(f"compacted {s.id} ({mode}): ")
-    text.append(f"{before:,} → {after:,} tokens", style="bold")
-    text.append(f", {len(before_ctx.messages):,} → {len(after_ctx.messages):,} messages")
+    text.append(f"{before:,} → {plural(after, 'token')}", style="bold")
+    text.append(f", {len(before_ctx.messages):,} → {plural(len(after_ctx.messages), 'message')}")
     text.append(f"\ncompaction entry {entry.id}", style="cyan")
     text.append(f" ({len(entry.summary):,} characters of summary)", style="dim")
     app.out.print(text)

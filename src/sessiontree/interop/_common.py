@@ -386,12 +386,12 @@ async def store(
     lenient: bool,
     session_id: str | None = None,
 ) -> Session:
-    """Finalize the drafts, create the session and append every entry in one batch.
+    """Finalize the drafts and create the session holding every entry, in one step.
 
     The session id is ``session_id`` when given, else ``converted.session_id`` when it is a
     valid id, else a new UUID v7. An id already in ``repo`` is refused: importing the same
-    file twice never makes a second copy or merges two histories (LESSONS 15). If the append
-    fails the new session is deleted again, so nothing is left behind.
+    file twice never makes a second copy or merges two histories. The session appears whole
+    or not at all (:meth:`SessionRepo.create` with ``entries``).
 
     Raises:
         CorruptSessionError: an unreadable entry and not ``lenient``.
@@ -424,8 +424,12 @@ async def store(
                 "([A-Za-z0-9_-]{1,128}); the session gets a new id"
             )
     try:
-        session = await repo.create(id=wanted, metadata=metadata)
+        # one step: the session appears with every entry or not at all, so an import cut
+        # short (kill -9) leaves nothing that would refuse the next attempt
+        session = await repo.create(id=wanted, metadata=metadata, entries=entries)
     except DuplicateEntryError as exc:
+        if exc.entry_id is not None:
+            raise
         report.entries_imported = len(entries)
         raise AlreadyImportedError(
             f"{path}: session {wanted!r} is already in the repository (imported before?); "
@@ -433,11 +437,6 @@ async def store(
             session_id=wanted,
             report=report,
         ) from exc
-    try:
-        await session.storage.append_entries(entries)
-    except BaseException:
-        await session.delete()
-        raise
     report.session_id = session.id
     report.entries_imported = len(entries)
     report.leaf_id = leaf

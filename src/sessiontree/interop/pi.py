@@ -52,7 +52,7 @@ from sessiontree.session import Session
 from sessiontree.storage.jsonl.format import build_header
 from sessiontree.tree import leaf_of_log
 
-__all__ = ["PI_VERSION", "convert_pi", "export_pi_session", "migrate_pi_file"]
+__all__ = ["PI_VERSION", "convert_pi", "export_pi_session", "migrate_pi_file", "pi_file_bytes"]
 
 PI_VERSION = 3
 """The pi session format version that :func:`export_pi_session` writes."""
@@ -196,10 +196,20 @@ async def export_pi_session(session: Session, path: str | Path, *, overwrite: bo
         overwrite: replace an existing file; without it an existing ``path`` is refused.
 
     Raises:
-        StorageError: ``path`` exists and ``overwrite`` is false, or the file cannot be written
-            (the ``OSError`` is the ``__cause__``).
+        StorageError: ``path`` exists and ``overwrite`` is false; ``path`` is anything but a
+            regular file (a symlink, FIFO, device node or directory is never replaced, with
+            ``overwrite`` too); or the file cannot be written (the ``OSError`` is the
+            ``__cause__``).
     """
     target = Path(path)
+    payload, count = await pi_file_bytes(session)
+    await asyncio.to_thread(_write_atomic, target, payload, overwrite)
+    return count
+
+
+async def pi_file_bytes(session: Session) -> tuple[bytes, int]:
+    """The pi version 3 file of a session (what :func:`export_pi_session` writes) and the
+    number of entries in it. Reads every entry of the session."""
     entries = await session.get_entries()
     metadata = await session.get_metadata()
     imported = (metadata.model_extra or {}).get("importedFrom")
@@ -211,9 +221,7 @@ async def export_pi_session(session: Session, path: str | Path, *, overwrite: bo
         timestamp = entries[0].timestamp if entries else now_iso()
     lines = [build_header(session.id, metadata, timestamp)]
     lines.extend(exact_json.dumps(dump_entry(e)) + b"\n" for e in entries)
-    payload = b"".join(lines)
-    await asyncio.to_thread(_write_atomic, target, payload, overwrite)
-    return len(entries)
+    return b"".join(lines), len(entries)
 
 
 async def migrate_pi_file(path: str | Path, *, lenient: bool = False) -> ImportReport:
@@ -272,7 +280,17 @@ def _read_with_mode(path: Path) -> tuple[bytes, int]:
 
 
 def _write_atomic(target: Path, payload: bytes, overwrite: bool, mode: int = 0o600) -> None:
-    if not overwrite and target.exists():
+    try:
+        st = os.lstat(target)  # the link itself: a symlink is never followed or replaced
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise StorageError(f"{target}: cannot check the path: {exc}") from exc
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise StorageError(
+            f"{target}: is {_kind_of(st.st_mode)}, not a regular file; refusing to replace it"
+        )
+    if st is not None and not overwrite:
         raise StorageError(f"{target}: file exists (pass overwrite=True to replace it)")
     tmp = target.with_name(f".{target.name}.{os.getpid()}.{new_id()}.tmp")
     try:
@@ -291,6 +309,21 @@ def _write_atomic(target: Path, payload: bytes, overwrite: bool, mode: int = 0o6
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise StorageError(f"{target}: cannot write the file: {exc}") from exc
+
+
+def _kind_of(mode: int) -> str:
+    """What a non-regular file is, for messages."""
+    for test, kind in (
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return kind
+    return "not a regular file"
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from sessiontree import _json as exact_json
+from sessiontree.entries import Entry
 from sessiontree.errors import InvalidEntryError
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.tree import ForkPosition
@@ -25,12 +26,22 @@ class SessionRepo(Protocol):
     """Where the store lives, as accepted by :func:`open_repo`."""
 
     async def create(
-        self, id: str | None = None, metadata: SessionMetadata | Mapping[str, Any] | None = None
+        self,
+        id: str | None = None,
+        metadata: SessionMetadata | Mapping[str, Any] | None = None,
+        *,
+        entries: Sequence[Entry] = (),
     ) -> Session:
-        """Create an empty session (a new UUID v7 id unless given).
+        """Create a session (a new UUID v7 id unless given) holding ``entries``.
+
+        The entries are validated as one append to an empty session. The session appears
+        whole or not at all: a crash or an error part-way leaves no session, empty or partial,
+        behind (what imports rely on).
 
         Raises:
             DuplicateEntryError: the id is taken. InvalidEntryError: a bad id.
+            DuplicateEntryError, EntryNotFoundError, InvalidEntryError: an entry is refused
+                (``entry_id`` names it); nothing is created.
         """
         ...
 

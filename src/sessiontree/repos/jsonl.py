@@ -19,7 +19,7 @@ import logging
 import os
 import re
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from sessiontree import _json as exact_json
+from sessiontree.entries import Entry
 from sessiontree.errors import (
     CorruptSessionError,
     DuplicateEntryError,
@@ -48,6 +49,7 @@ from sessiontree.storage.jsonl.storage import (
     JSONLStorage,
     check_session_log,
     create_session_file,
+    entry_lines,
     fsync_dir,
     remove_session_files,
 )
@@ -143,9 +145,14 @@ class JSONLRepo:
         return storage
 
     async def create(
-        self, id: str | None = None, metadata: SessionMetadata | Mapping[str, Any] | None = None
+        self,
+        id: str | None = None,
+        metadata: SessionMetadata | Mapping[str, Any] | None = None,
+        *,
+        entries: Sequence[Entry] = (),
     ) -> Session:
-        """See :meth:`SessionRepo.create`: a new directory holding a header-only log.
+        """See :meth:`SessionRepo.create`: a new directory holding the log, which is linked
+        into place whole (header and every entry line), so it never shows partly written.
 
         Raises:
             InvalidEntryError: an id outside ``[A-Za-z0-9_-]{1,128}``.
@@ -154,6 +161,7 @@ class JSONLRepo:
         """
         session_id = new_id() if id is None else check_session_id(id)
         meta = coerce_metadata(metadata)
+        lines = entry_lines(entries, session_id)
         directory = self.root / session_id
         duplicate = DuplicateEntryError(
             "a session with this id already exists", session_id=session_id
@@ -172,7 +180,7 @@ class JSONLRepo:
         except OSError as exc:
             raise StorageError(f"cannot create session directory {directory}: {exc}") from exc
         try:
-            create_session_file(directory / LOG_NAME, session_id, meta, self.durability)
+            create_session_file(directory / LOG_NAME, session_id, meta, self.durability, lines)
             if self.durability != "none":
                 fsync_dir(self.root)
         except FileExistsError:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import builtins
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sessiontree.entries import MessageEntry
+from sessiontree.entries import Entry, MessageEntry
 from sessiontree.errors import DuplicateEntryError, InvalidEntryError, SessionNotFoundError
 from sessiontree.messages import UserMessage, message_text
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
@@ -77,7 +77,11 @@ class MemoryRepo:
         self._sessions.pop(session_id, None)
 
     async def create(
-        self, id: str | None = None, metadata: SessionMetadata | Mapping[str, Any] | None = None
+        self,
+        id: str | None = None,
+        metadata: SessionMetadata | Mapping[str, Any] | None = None,
+        *,
+        entries: Sequence[Entry] = (),
     ) -> Session:
         """See :meth:`SessionRepo.create`."""
         if id is not None:
@@ -87,6 +91,7 @@ class MemoryRepo:
         storage = MemoryStorage(
             id, coerce_metadata(metadata), on_create=self._register, on_delete=self._forget
         )
+        storage.load(entries)
         self._register(storage)
         return Session(storage)
 

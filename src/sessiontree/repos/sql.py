@@ -9,10 +9,11 @@ first use, creating or migrating the schema (:mod:`sessiontree.storage.sql.schem
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sessiontree._gc import gc_paused
+from sessiontree.entries import Entry, stored_form
 from sessiontree.errors import SessionNotFoundError
 from sessiontree.ids import new_id
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
@@ -67,9 +68,13 @@ class SQLRepo:
         await self.close()
 
     async def create(
-        self, id: str | None = None, metadata: SessionMetadata | Mapping[str, Any] | None = None
+        self,
+        id: str | None = None,
+        metadata: SessionMetadata | Mapping[str, Any] | None = None,
+        *,
+        entries: Sequence[Entry] = (),
     ) -> Session:
-        """See :meth:`SessionRepo.create`.
+        """See :meth:`SessionRepo.create`: the session row and its entries in one transaction.
 
         Raises:
             InvalidEntryError: an id outside ``[A-Za-z0-9_-]{1,128}``.
@@ -78,7 +83,10 @@ class SQLRepo:
         """
         session_id = new_id() if id is None else check_session_id(id)
         meta = coerce_metadata(metadata)
-        await self._engine.create_session(session_id, meta)
+        stored = [stored_form(e) for e in entries]
+        await self._engine.create_session(
+            session_id, meta, [e for e, _ in stored], [b for _, b in stored]
+        )
         return Session(SQLStorage(self._engine, session_id, meta, parse_cache=self._parse_cache))
 
     async def open(self, id: str) -> Session:

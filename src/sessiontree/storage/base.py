@@ -7,7 +7,6 @@ core (:mod:`sessiontree.tree`), so they cannot drift apart.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -189,18 +188,21 @@ async def fork_storage(
     source: SessionStorage,
     target_id: str,
     position: ForkPosition,
-    create: Callable[[SessionMetadata], Awaitable[SessionStorage]],
+    create: Callable[[SessionMetadata, list[Entry]], Awaitable[SessionStorage]],
 ) -> SessionStorage:
     """The fork algorithm every backend shares (SPEC §5).
 
-    Copies the chain root → target (``before``: up to the target's parent) with the same ids,
-    keeps each copied entry's label, and records ``parentSessionId`` / ``forkedFromEntryId``.
-    ``create`` makes the new, empty session in the source's store.
+    Copies the chain root → target (``before``: up to the target's parent) with the same ids
+    (:func:`~sessiontree.tree.fork_chain` says which references become ``null``), gives each
+    copied entry the label it has in the source now, and records ``parentSessionId`` /
+    ``forkedFromEntryId``. ``create`` makes the new session holding the given entries in the
+    source's store, atomically: the fork appears whole or not at all (a crash mid-fork
+    leaves no empty or partial session).
 
     Raises:
         EntryNotFoundError: ``target_id`` names no entry.
         InvalidEntryError: the target is a bookkeeping entry, or ``position`` is bad, or a
-            copied entry cannot be written; the new session is then deleted again.
+            copied entry cannot be written; nothing is created then.
     """
     if position not in ("at", "before"):
         raise InvalidEntryError(
@@ -215,23 +217,15 @@ async def fork_storage(
         )
     copied = fork_chain(chain, position)
     current = labels_of(await source.get_entries(EntryCursor(types=frozenset({"label"}))))
+    inherited = labels_of(copied)  # what the copied label entries alone would say
     leaf = next((e.id for e in reversed(copied) if is_path_entry(e)), None)
     labels: list[Entry] = [
-        LabelEntry(target_id=e.id, label=current[e.id], parent_id=leaf)
+        LabelEntry(target_id=e.id, label=current.get(e.id), parent_id=leaf)
         for e in copied
-        if e.id in current
+        if current.get(e.id) != inherited.get(e.id)
     ]
     meta = source.metadata.model_copy(
         update={"parent_session_id": source.id, "forked_from_entry_id": target_id}
     )
     meta.__pydantic_fields_set__.update({"parent_session_id", "forked_from_entry_id"})
-    new = await create(meta)
-    try:
-        await new.append_entries([*copied, *labels])
-    except BaseException:
-        # found in review: a copy that could not be written (an entry over the nesting limit)
-        # left an empty fork session behind
-        with contextlib.suppress(Exception):
-            await new.delete()
-        raise
-    return new
+    return await create(meta, [*copied, *labels])

@@ -110,6 +110,15 @@ class MemoryStorage:
         if parsed:
             self.modified_at = datetime.now(UTC)
 
+    def load(self, entries: Sequence[Entry]) -> None:
+        """Fill a new, empty storage with ``entries`` (checked as one append), before anyone
+        can see it.
+
+        Raises:
+            DuplicateEntryError, EntryNotFoundError, InvalidEntryError: nothing is loaded.
+        """
+        self.index = TreeIndex.checked((stored_form(e)[0] for e in entries), session_id=self._id)
+
     async def get_label(self, entry_id: str) -> str | None:
         """See :meth:`SessionStorage.get_label`."""
         self._alive()
@@ -124,8 +133,9 @@ class MemoryStorage:
         """See :meth:`SessionStorage.fork`; the fork joins the same repository, if any."""
         self._alive()
 
-        async def create(meta: SessionMetadata) -> SessionStorage:
+        async def create(meta: SessionMetadata, entries: list[Entry]) -> SessionStorage:
             new = MemoryStorage(metadata=meta, on_create=self._on_create, on_delete=self._on_delete)
+            new.load(entries)
             if self._on_create is not None:
                 self._on_create(new)
             return new

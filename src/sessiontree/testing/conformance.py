@@ -18,9 +18,8 @@ Every rejection test also checks that nothing stored changed.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -59,28 +58,12 @@ from sessiontree.metadata import SessionMetadata
 from sessiontree.repos import open_repo
 from sessiontree.repos.base import SessionRepo
 from sessiontree.session import Session
+from sessiontree.testing._fork_cases import ForkCases
+from sessiontree.testing._support import reopened, snapshot
 from sessiontree.testing.builders import assistant, tool_call, tool_result, user
 from sessiontree.tree import leaf_of_log
 
 __all__ = ["ConformanceSuite", "reopened", "snapshot"]
-
-
-async def snapshot(session: Session) -> tuple[list[dict[str, Any]], str | None]:
-    """Every entry (wire dicts, append order) and the leaf: equal snapshots = nothing changed."""
-    return [dump_entry(e) for e in await session.get_entries()], await session.get_leaf_id()
-
-
-@contextlib.asynccontextmanager
-async def reopened(repo: SessionRepo, session: Session) -> AsyncIterator[Session]:
-    """The same session read back through a fresh repository object (same store)."""
-    if repo.url.startswith("memory:"):
-        yield await repo.open(session.id)
-        return
-    other = open_repo(repo.url)
-    try:
-        yield await other.open(session.id)
-    finally:
-        await other.close()
 
 
 def _texts(messages: Sequence[Any]) -> list[str]:
@@ -95,7 +78,7 @@ def _texts(messages: Sequence[Any]) -> list[str]:
     return out
 
 
-class ConformanceSuite:
+class ConformanceSuite(ForkCases):
     """Every rule a backend must honour. Subclass and provide a ``repo`` fixture."""
 
     # ------------------------------------------------------------------ §6 repository

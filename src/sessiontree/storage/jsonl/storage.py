@@ -60,7 +60,7 @@ from sessiontree.storage.jsonl.format import (
 )
 from sessiontree.storage.jsonl.index import LineIndex
 from sessiontree.storage.jsonl.stats import REFRESH_BYTES, STATS_NAME, Stats, write_stats
-from sessiontree.tree import ForkPosition, branch_of, check_append, trace_chain
+from sessiontree.tree import ForkPosition, TreeIndex, branch_of, check_append, trace_chain
 
 __all__ = [
     "LOG_NAME",
@@ -68,6 +68,7 @@ __all__ = [
     "JSONLStorage",
     "check_session_log",
     "create_session_file",
+    "entry_lines",
     "fsync_dir",
     "remove_session_files",
 ]
@@ -99,13 +100,31 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def create_session_file(
-    path: Path, session_id: str, metadata: SessionMetadata, durability: Durability = "flush"
-) -> None:
-    """Create a session file holding only its header, atomically and exclusively (mode 0600).
+def entry_lines(entries: Sequence[Entry], session_id: str) -> list[bytes]:
+    """The lines (with newlines) of ``entries`` as the first entries of a new session file,
+    each checked as an append to an empty session.
 
-    The header is written to a temporary file in the same directory and hard-linked into
-    place, so the file never exists without a whole header.
+    Raises:
+        DuplicateEntryError, EntryNotFoundError, InvalidEntryError: an entry is refused.
+    """
+    stored = [stored_form(e) for e in entries]
+    TreeIndex.checked((e for e, _ in stored), session_id=session_id)
+    return [data + b"\n" for _, data in stored]
+
+
+def create_session_file(
+    path: Path,
+    session_id: str,
+    metadata: SessionMetadata,
+    durability: Durability = "flush",
+    lines: Sequence[bytes] = (),
+) -> None:
+    """Create a session file holding its header and ``lines``, atomically and exclusively
+    (mode 0600).
+
+    The content is written to a temporary file in the same directory and hard-linked into
+    place, so the file never exists without its whole header and every line: a session made
+    by an import or a fork appears whole or not at all, whenever the process dies.
 
     Raises:
         FileExistsError: ``path`` exists.
@@ -115,7 +134,7 @@ def create_session_file(
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         try:
-            os.write(fd, build_header(session_id, metadata, now_iso()))
+            _write_all(fd, b"".join([build_header(session_id, metadata, now_iso()), *lines]))
             if durability != "none":
                 os.fsync(fd)
         finally:
@@ -126,6 +145,15 @@ def create_session_file(
             tmp.unlink()
     if durability != "none":
         fsync_dir(path.parent)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:
+            raise OSError(f"short write: {written} bytes")
+        view = view[written:]
 
 
 class JSONLStorage:
@@ -582,15 +610,16 @@ class JSONLStorage:
         """
         self._refresh()
 
-        async def create(meta: SessionMetadata) -> SessionStorage:
+        async def create(meta: SessionMetadata, entries: list[Entry]) -> SessionStorage:
             session_id = new_id()
+            lines = entry_lines(entries, session_id)
             if self._repo_root is not None:
                 directory = self._repo_root / session_id
                 os.mkdir(directory, 0o700)
                 path = directory / LOG_NAME
             else:
                 path = self.path.parent / f"{session_id}.jsonl"
-            create_session_file(path, session_id, meta, self.durability)
+            create_session_file(path, session_id, meta, self.durability, lines)
             if self._repo_root is not None and self.durability != "none":
                 fsync_dir(self._repo_root)
             return JSONLStorage(

@@ -157,6 +157,7 @@ def plan_append(
     *,
     at_leaf: bool = False,
     bodies: Sequence[bytes] | None = None,
+    keep_unknown: bool = False,
 ) -> AppendPlan:
     """Validate ``entries`` in order against the stored session and plan the writes (no I/O).
 
@@ -168,6 +169,7 @@ def plan_append(
         at_leaf: re-parent the (single) entry under ``state.leaf_id`` first.
         bodies: the JSON of each entry (:func:`~sessiontree.entries.stored_form`), reused
             unless the entry is re-parented; ``None``: dumped here.
+        keep_unknown: accept entries of unknown types (a new session made from copies).
 
     Raises:
         DuplicateEntryError, EntryNotFoundError, InvalidEntryError: SPEC §2 (via
@@ -187,7 +189,7 @@ def plan_append(
         if at_leaf and entry.parent_id != leaf:
             entry = entry.model_copy(update={"parent_id": leaf})
             body = None
-        check_append(entry, staged.get, session_id=session_id)
+        check_append(entry, staged.get, session_id=session_id, keep_unknown=keep_unknown)
         staged[entry.id] = entry.type
         text: str | None = None
         target: str | None = None
@@ -295,11 +297,19 @@ class SQLEngine(Protocol):
 
     url: str
 
-    async def create_session(self, session_id: str, metadata: SessionMetadata) -> None:
-        """Insert an empty session.
+    async def create_session(
+        self,
+        session_id: str,
+        metadata: SessionMetadata,
+        entries: Sequence[Entry] = (),
+        bodies: Sequence[bytes] | None = None,
+    ) -> None:
+        """Insert a session holding ``entries`` (validated as an append), in one transaction:
+        the session is never visible without all of them.
 
         Raises:
             DuplicateEntryError: the id is taken.
+            EntryNotFoundError, InvalidEntryError: an entry is refused; nothing is created.
         """
         ...
 

@@ -287,26 +287,39 @@ class PostgresEngine:
 
     # ------------------------------------------------------------------ sessions
 
-    async def create_session(self, session_id: str, metadata: SessionMetadata) -> None:
-        """See :class:`SQLEngine`."""
+    async def create_session(
+        self,
+        session_id: str,
+        metadata: SessionMetadata,
+        entries: Sequence[Entry] = (),
+        bodies: Sequence[bytes] | None = None,
+    ) -> None:
+        """See :class:`SQLEngine`: the session row and its entries in one transaction."""
         now = now_us()
+        pool = self._pool or await self._get_pool()
         try:
-            await self._execute(
-                "INSERT INTO sessions (id, metadata, created_us, modified_us, parent_session_id)"
-                " VALUES (%s, %s::json, %s, %s, %s)",
-                (
-                    session_id,
-                    metadata.model_dump_json(by_alias=True, exclude_unset=True),
-                    now,
-                    now,
-                    _clean(metadata.parent_session_id),
-                ),
-                session_id,
-            )
-        except DuplicateEntryError as exc:
+            async with pool.connection() as conn, conn.transaction():
+                await conn.execute(
+                    "INSERT INTO sessions (id, metadata, created_us, modified_us,"
+                    " parent_session_id) VALUES (%s, %s::json, %s, %s, %s)",
+                    (
+                        session_id,
+                        metadata.model_dump_json(by_alias=True, exclude_unset=True),
+                        now,
+                        now,
+                        _clean(metadata.parent_session_id),
+                    ),
+                )
+                if entries:
+                    await self._append_in(
+                        conn, session_id, entries, False, bodies, lock=False, keep_unknown=True
+                    )
+        except self._psycopg.errors.UniqueViolation as exc:
             raise DuplicateEntryError(
                 "a session with this id already exists", session_id=session_id
-            ) from exc.__cause__
+            ) from exc
+        except self._psycopg.Error as exc:
+            raise self._error(exc, session_id) from exc
 
     async def load_metadata(self, session_id: str) -> str | None:
         """See :class:`SQLEngine`."""
@@ -572,24 +585,48 @@ class PostgresEngine:
         bodies: Sequence[bytes] | None = None,
     ) -> list[Entry]:
         async with pool.connection() as conn, conn.transaction():
-            cur = await conn.execute(
-                "SELECT leaf_id, entry_count, message_count, first_message IS NOT NULL"
-                " FROM sessions WHERE id = %s FOR UPDATE",
-                (session_id,),
-            )
-            row = await cur.fetchone()
-            if row is None:
-                raise SessionNotFoundError(session_id)
-            state = SessionState(row[0], row[1], row[2], row[3])
-            ids = lookup_ids(entries, state.leaf_id if at_leaf else None)
-            cur = await conn.execute(
-                "SELECT id, type FROM entries WHERE session_id = %s AND id = ANY(%s::text[])",
-                (session_id, ids),
-            )
-            known = {r[0]: r[1] for r in await cur.fetchall()}
-            plan = plan_append(session_id, state, entries, known, at_leaf=at_leaf, bodies=bodies)
-            for start in range(0, len(plan.rows), CAS_CHUNK):
-                chunk = plan.rows[start : start + CAS_CHUNK]
-                await conn.execute(_INSERT_SQL, self._params(session_id, plan, chunk))
-            await conn.execute(_UPDATE_SQL, self._params(session_id, plan, ()))
+            return await self._append_in(conn, session_id, entries, at_leaf, bodies)
+
+    async def _append_in(
+        self,
+        conn: Any,
+        session_id: str,
+        entries: Sequence[Entry],
+        at_leaf: bool,
+        bodies: Sequence[bytes] | None = None,
+        *,
+        lock: bool = True,
+        keep_unknown: bool = False,
+    ) -> list[Entry]:
+        """Validate and insert ``entries`` inside the caller's transaction on ``conn``
+        (``lock``: take the session row lock first; a session made in this transaction
+        needs none; ``keep_unknown``: see :func:`plan_append`)."""
+        cur = await conn.execute(
+            "SELECT leaf_id, entry_count, message_count, first_message IS NOT NULL"
+            " FROM sessions WHERE id = %s" + (" FOR UPDATE" if lock else ""),
+            (session_id,),
+        )
+        row = await cur.fetchone()
+        if row is None:
+            raise SessionNotFoundError(session_id)
+        state = SessionState(row[0], row[1], row[2], row[3])
+        ids = lookup_ids(entries, state.leaf_id if at_leaf else None)
+        cur = await conn.execute(
+            "SELECT id, type FROM entries WHERE session_id = %s AND id = ANY(%s::text[])",
+            (session_id, ids),
+        )
+        known = {r[0]: r[1] for r in await cur.fetchall()}
+        plan = plan_append(
+            session_id,
+            state,
+            entries,
+            known,
+            at_leaf=at_leaf,
+            bodies=bodies,
+            keep_unknown=keep_unknown,
+        )
+        for start in range(0, len(plan.rows), CAS_CHUNK):
+            chunk = plan.rows[start : start + CAS_CHUNK]
+            await conn.execute(_INSERT_SQL, self._params(session_id, plan, chunk))
+        await conn.execute(_UPDATE_SQL, self._params(session_id, plan, ()))
         return plan.entries

@@ -287,26 +287,36 @@ class SQLiteEngine:
 
     # ------------------------------------------------------------------ sessions
 
-    async def create_session(self, session_id: str, metadata: SessionMetadata) -> None:
-        """See :class:`SQLEngine`."""
+    async def create_session(
+        self,
+        session_id: str,
+        metadata: SessionMetadata,
+        entries: Sequence[Entry] = (),
+        bodies: Sequence[bytes] | None = None,
+    ) -> None:
+        """See :class:`SQLEngine`: the session row and its entries in one transaction."""
         conn = self._db()
         now = now_us()
         try:
-            conn.execute(
-                "INSERT INTO sessions (id, metadata, created_us, modified_us, parent_session_id)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (
-                    session_id,
-                    metadata.model_dump_json(by_alias=True, exclude_unset=True),
-                    now,
-                    now,
-                    metadata.parent_session_id,
-                ),
-            )
-        except sqlite3.IntegrityError as exc:
-            raise DuplicateEntryError(
-                "a session with this id already exists", session_id=session_id
-            ) from exc
+            with _write_transaction(conn):
+                try:
+                    conn.execute(
+                        "INSERT INTO sessions (id, metadata, created_us, modified_us,"
+                        " parent_session_id) VALUES (?, ?, ?, ?, ?)",
+                        (
+                            session_id,
+                            metadata.model_dump_json(by_alias=True, exclude_unset=True),
+                            now,
+                            now,
+                            metadata.parent_session_id,
+                        ),
+                    )
+                except sqlite3.IntegrityError as exc:
+                    raise DuplicateEntryError(
+                        "a session with this id already exists", session_id=session_id
+                    ) from exc
+                if entries:
+                    self._append_locked(conn, session_id, entries, False, bodies, keep_unknown=True)
         except sqlite3.Error as exc:
             raise self._error(exc) from exc
 
@@ -469,6 +479,8 @@ class SQLiteEngine:
         entries: Sequence[Entry],
         at_leaf: bool,
         bodies: Sequence[bytes] | None = None,
+        *,
+        keep_unknown: bool = False,
     ) -> list[Entry]:
         row = conn.execute(_SESSION_ROW, (session_id,)).fetchone()
         if row is None:
@@ -488,7 +500,15 @@ class SQLiteEngine:
                 f"SELECT id, type FROM entries WHERE session_id = ? AND id {match}", params
             ).fetchall()
         )
-        plan = plan_append(session_id, state, entries, found, at_leaf=at_leaf, bodies=bodies)
+        plan = plan_append(
+            session_id,
+            state,
+            entries,
+            found,
+            at_leaf=at_leaf,
+            bodies=bodies,
+            keep_unknown=keep_unknown,
+        )
         if not plan.rows:
             return plan.entries
         indexed_upto, top = row[4], row[5] or 0

@@ -368,9 +368,12 @@ class SQLStorage:
     async def fork(self, target_id: str, position: ForkPosition = "at") -> SessionStorage:
         """See :meth:`SessionStorage.fork`: the new session lives in the same database."""
 
-        async def create(meta: SessionMetadata) -> SessionStorage:
+        async def create(meta: SessionMetadata, entries: list[Entry]) -> SessionStorage:
             new = new_id()
-            await self._engine.create_session(new, meta)
+            stored = [stored_form(e) for e in entries]
+            await self._engine.create_session(
+                new, meta, [e for e, _ in stored], [b for _, b in stored]
+            )
             return SQLStorage(self._engine, new, meta, parse_cache=self._parse_cache)
 
         await self._missing_session_check()

@@ -1,0 +1,128 @@
+"""Conformance cases for forks and for sessions created holding entries (SPEC §5, §6).
+
+Part of :class:`sessiontree.testing.conformance.ConformanceSuite`; kept in its own module so
+each module stays one subject.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sessiontree.entries import (
+    BranchSummaryEntry,
+    Entry,
+    LabelEntry,
+    LeafEntry,
+    MessageEntry,
+    OpaqueEntry,
+    dump_entry,
+)
+from sessiontree.errors import DuplicateEntryError, EntryNotFoundError, InvalidEntryError
+from sessiontree.messages import BranchSummaryMessage, parse_message
+from sessiontree.repos.base import SessionRepo
+from sessiontree.testing._support import reopened, snapshot
+from sessiontree.testing.builders import assistant, user
+
+__all__ = ["ForkCases"]
+
+
+class ForkCases:
+    """Forks at or below any entry kind; sessions that appear whole or not at all."""
+
+    async def test_fork_at_and_below_a_branch_summary(self, repo: SessionRepo) -> None:
+        # a fork copies the path; the branch summary on it names the abandoned leaf, which
+        # is not copied (this failed with "fromId names no entry" on every backend)
+        s = await repo.create()
+        u = await s.append_message(user("first question"))
+        a = await s.append_message(assistant("first answer"))
+        await s.append_message(user("a detour"))
+        left = await s.append_message(assistant("the detour's answer"))
+        summary_id = await s.navigate(a, summarize=True)
+        assert summary_id is not None
+        after = await s.append_message(user("back on track"))
+        original = await snapshot(s)
+        for target, position in ((summary_id, "at"), (after, "at"), (after, "before")):
+            fork = await s.fork(target, position)  # type: ignore[arg-type]
+            copy = await fork.get_entry(summary_id)
+            assert isinstance(copy, BranchSummaryEntry)
+            assert copy.from_id is None  # the branch that was left is not in the fork
+            assert copy.summary and copy.parent_id == a
+            assert await fork.get_entry(left) is None
+            ctx = await fork.build_context()
+            summaries = [m for m in ctx.messages if isinstance(m, BranchSummaryMessage)]
+            assert [m.summary for m in summaries] == [copy.summary]
+            async with reopened(repo, fork) as again:
+                stored = await again.get_entry(summary_id)
+            assert isinstance(stored, BranchSummaryEntry) and stored.from_id is None
+            assert dump_entry(stored)["fromId"] is None
+            # the fork of a fork works too
+            second = await fork.fork(summary_id)
+            assert [e.id for e in await second.get_branch()] == [u, a, summary_id]
+        source = await s.get_entry(summary_id)
+        assert isinstance(source, BranchSummaryEntry) and source.from_id == left
+        assert await snapshot(s) == original
+
+    async def test_fork_through_a_label_entry_on_the_path(self, repo: SessionRepo) -> None:
+        # files of other tools chain path entries under label entries, which may label an
+        # entry of another branch; the fork copies the label entry without its target
+        s = await repo.create()
+        root = await s.append_message(user("root"))
+        other = await s.append_message(assistant("on another branch"))
+        await s.append_label(root, "start")
+        u = MessageEntry(parent_id=root, message=parse_message(user("here")))
+        passing = LabelEntry(parent_id=u.id, target_id=other, label="elsewhere")
+        relabel = LabelEntry(parent_id=passing.id, target_id=u.id, label="old name")
+        m = MessageEntry(parent_id=relabel.id, message=parse_message(assistant("below")))
+        await s.storage.append_entries([u, passing, relabel, m])
+        await s.append_label(u.id, None)  # cleared since: the fork must not bring it back
+        fork = await s.fork(m.id)
+        chain = await fork.storage.get_branch(include_bookkeeping=True)
+        assert [e.id for e in chain] == [root, u.id, passing.id, relabel.id, m.id]
+        copied = await fork.get_entry(passing.id)
+        assert isinstance(copied, LabelEntry) and copied.target_id is None
+        assert await fork.get_label(root) == "start"
+        assert await fork.get_label(u.id) is None
+        assert await fork.get_entry(other) is None
+        async with reopened(repo, fork) as again:
+            assert await again.get_label(u.id) is None
+            assert await again.get_label(root) == "start"
+            assert [e.id for e in await again.get_branch()] == [root, u.id, m.id]
+
+    async def test_fork_below_an_entry_of_unknown_type(self, repo: SessionRepo) -> None:
+        # a newer writer's entry on the path is kept opaque; a fork copies it as read
+        u = MessageEntry(message=parse_message(user("q")))
+        future = OpaqueEntry(type="future_kind", parent_id=u.id, payload={"x": [1, 2]})
+        below = MessageEntry(parent_id=future.id, message=parse_message(assistant("a")))
+        s = await repo.create(entries=[u, future, below])
+        fork = await s.fork(below.id)
+        got = await fork.get_entry(future.id)
+        assert got is not None and dump_entry(got) == dump_entry(future)
+        assert [e.id for e in await fork.get_branch()] == [u.id, future.id, below.id]
+        # appending one is still refused
+        with pytest.raises(InvalidEntryError):
+            await fork.append_entry(OpaqueEntry(type="future_kind", parent_id=below.id))
+
+    async def test_create_with_entries_is_whole_or_nothing(self, repo: SessionRepo) -> None:
+        u = MessageEntry(message=parse_message(user("q")))
+        a = MessageEntry(parent_id=u.id, message=parse_message(assistant("a")))
+        s = await repo.create(id="whole", metadata={"systemPrompt": "sp"}, entries=[u, a])
+        assert [e.id for e in await s.get_branch()] == [u.id, a.id]
+        async with reopened(repo, s) as again:
+            assert await again.get_leaf_id() == a.id
+        infos = await repo.list()
+        assert [(i.id, i.entry_count, i.message_count) for i in infos] == [("whole", 2, 2)]
+        dangling = MessageEntry(parent_id="ghost", message=parse_message(user("x")))
+        lab = LabelEntry(parent_id=u.id, target_id=u.id, label="x")
+        cases: list[tuple[list[Entry], type[Exception]]] = [
+            ([u, dangling], EntryNotFoundError),
+            ([u, u], DuplicateEntryError),
+            ([u, lab, LeafEntry(parent_id=u.id, target_id=lab.id)], InvalidEntryError),
+        ]
+        for bad, error in cases:
+            with pytest.raises(error):
+                await repo.create(id="partial", entries=bad)
+            assert [i.id for i in await repo.list()] == ["whole"]
+        with pytest.raises(DuplicateEntryError) as err:
+            await repo.create(id="whole", entries=[u])
+        assert err.value.entry_id is None
+        assert [e.id for e in await s.get_entries()] == [u.id, a.id]
