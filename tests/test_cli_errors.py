@@ -86,8 +86,11 @@ def test_debug_shows_the_exception(tmp_path: Path) -> None:
     store = f"sqlite:///{tmp_path / 's.db'}"
     result = CliRunner().invoke(cli, ["--store", store, "--debug", "show", "nothing"])
     assert result.exit_code != 0
-    from sessiontree.errors import SessionNotFoundError
+    from sessiontree.errors import SessionNotFoundError, StorageError
 
+    assert isinstance(result.exception, StorageError)  # the store does not exist
+    _make_sessions(store, ["one"], ["e1"])
+    result = CliRunner().invoke(cli, ["--store", store, "--debug", "show", "nothing"])
     assert isinstance(result.exception, SessionNotFoundError)
 
 

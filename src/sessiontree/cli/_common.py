@@ -43,6 +43,7 @@ __all__ = [
     "error_line",
     "open_summarizer",
     "plural",
+    "read_command",
     "repo_command",
     "resolve_entry",
     "resolve_session",
@@ -120,8 +121,11 @@ def _console(stderr: bool) -> Console:
     return console
 
 
-def open_store(state: CliState) -> SessionRepo:
+def open_store(state: CliState, *, read_only: bool = False) -> SessionRepo:
     """Open the repository named by ``--store`` (or the default store).
+
+    ``read_only``: for commands that only read; a store that does not exist is an error
+    then, never created.
 
     Raises:
         StorageError: an unknown URL scheme. MissingExtraError: a driver is not installed.
@@ -130,7 +134,7 @@ def open_store(state: CliState) -> SessionRepo:
         return state.repo_factory(state.store)
     from sessiontree.repos import open_repo
 
-    return open_repo(state.store)
+    return open_repo(state.store, read_only=read_only)
 
 
 def repo_command(
@@ -139,15 +143,29 @@ def repo_command(
     """Wrap ``async def body(app, **options) -> exit code | None`` as a click callback.
 
     The store is opened before and closed after the body, in one ``asyncio.run``; a non-zero
-    return value becomes the exit status.
+    return value becomes the exit status. For commands that write to the store (it is
+    created when missing); commands that only read use :func:`read_command`.
     """
+    return _command(body, read_only=False)
 
+
+def read_command(
+    body: Callable[..., Awaitable[int | None]],
+) -> Callable[..., None]:
+    """:func:`repo_command` for a command that only reads the store: it is opened read-only,
+    so a store that does not exist (a mistyped path) is an error instead of a new, empty
+    store, and a store on read-only media can be read."""
+    return _command(body, read_only=True)
+
+
+def _command(body: Callable[..., Awaitable[int | None]], *, read_only: bool) -> Callable[..., None]:
     @functools.wraps(body)
     def callback(**options: Any) -> None:
         state = click.get_current_context().find_object(CliState) or CliState()
 
         async def run() -> int | None:
-            app = App(open_store(state), state, _console(False), _console(True))
+            repo = open_store(state, read_only=read_only)
+            app = App(repo, state, _console(False), _console(True))
             try:
                 return await body(app, **options)
             finally:

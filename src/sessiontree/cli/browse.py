@@ -14,7 +14,7 @@ from sessiontree.cli._common import (
     App,
     echo_json,
     plural,
-    repo_command,
+    read_command,
     resolve_entry,
     short_id_length,
 )
@@ -108,7 +108,7 @@ def sessions_table(rows: Sequence[Sequence[Text]], width: int) -> Table:
 )
 @click.option("--offset", type=click.IntRange(min=0), default=0, help="Skip this many first.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-@repo_command
+@read_command
 async def list_cmd(app: App, limit: int, offset: int, as_json: bool) -> None:
     """List sessions, most recently modified first.
 
@@ -168,7 +168,7 @@ async def list_cmd(app: App, limit: int, offset: int, as_json: bool) -> None:
     is_flag=True,
     help="Print the tree as JSON: a flat list of nodes with parentId and children.",
 )
-@repo_command
+@read_command
 async def show_cmd(app: App, session: str, full: bool, as_json: bool) -> None:
     """Show the tree of a session.
 
@@ -261,7 +261,7 @@ async def print_tree(app: App, s: Session, *, full: bool, as_json: bool = False)
     help="With --json: messages as provider-neutral chat messages (to_llm_messages).",
 )
 @click.option("--full", is_flag=True, help="Do not shorten long message texts.")
-@repo_command
+@read_command
 async def context_cmd(
     app: App, session: str, leaf: str | None, as_json: bool, llm: bool, full: bool
 ) -> None:
@@ -341,7 +341,7 @@ def _context_tokens(messages: Any) -> int:
     help="At most this many hits.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-@repo_command
+@read_command
 async def search_cmd(app: App, query: str, limit: int, as_json: bool) -> None:
     """Search message text in every session.
 
@@ -371,7 +371,7 @@ async def search_cmd(app: App, query: str, limit: int, as_json: bool) -> None:
 @click.command("stats")
 @click.argument("session")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-@repo_command
+@read_command
 async def stats_cmd(app: App, session: str, as_json: bool) -> None:
     """Show counts and token use of SESSION.
 

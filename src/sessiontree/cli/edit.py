@@ -20,6 +20,7 @@ from sessiontree.cli._common import (
     App,
     open_summarizer,
     plural,
+    read_command,
     repo_command,
     resolve_entry,
     summarizer_options,
@@ -172,7 +173,7 @@ async def name_cmd(app: App, session: str, name: str) -> None:
 @click.argument("session")
 @click.argument("path", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
 @click.option("--force", is_flag=True, help="Overwrite PATH if it is an existing regular file.")
-@repo_command
+@read_command
 async def export_cmd(app: App, session: str, path: Path, force: bool) -> None:
     """Export a session as a pi v3 file.
 

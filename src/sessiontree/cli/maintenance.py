@@ -17,6 +17,7 @@ from sessiontree.cli._common import (
     error_line,
     open_summarizer,
     plural,
+    read_command,
     repo_command,
     summarizer_options,
 )
@@ -140,7 +141,7 @@ async def check_session(session: Session) -> Findings:
     "--strict", is_flag=True, help="Also fail on tool-pair faults that context building repairs."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
-@repo_command
+@read_command
 async def verify_cmd(app: App, session: str, strict: bool, as_json: bool) -> int | None:
     """Check a session for damage (exit 1 on problems).
 

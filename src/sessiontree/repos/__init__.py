@@ -22,7 +22,7 @@ def default_url() -> str:
     return f"sqlite:///{path}"
 
 
-def open_repo(url: str | None = None) -> SessionRepo:
+def open_repo(url: str | None = None, *, read_only: bool = False) -> SessionRepo:
     """Open a store by URL (not async; connections open lazily on first use).
 
     * ``memory://``
@@ -30,6 +30,13 @@ def open_repo(url: str | None = None) -> SessionRepo:
     * ``sqlite:///abs/file.db`` (``sqlite:///:memory:`` too)
     * ``postgresql://user@host:port/db``
     * ``None``: :func:`default_url`.
+
+    For writing (the default) a store that does not exist is created on first use (files
+    ``0600``, directories ``0700``). With ``read_only`` nothing is ever created or written: a
+    missing store (file, directory or schema) raises :class:`StorageError` on first use, and
+    so does every write (SQLite is opened with ``mode=ro``). A store that cannot be written
+    (read-only media, no write permission) can still be read when opened for writing; its
+    writes raise :class:`StorageError` saying why.
 
     Raises:
         StorageError: an unknown scheme.
@@ -47,12 +54,12 @@ def open_repo(url: str | None = None) -> SessionRepo:
     if url.startswith(("sqlite:", "postgresql:", "postgres:")):
         from sessiontree.repos.sql import SQLRepo
 
-        return SQLRepo(url)
+        return SQLRepo(url, read_only=read_only)
     if url.startswith("jsonl:"):
         from sessiontree.repos.jsonl import JSONLRepo
 
         path = url[len("jsonl://") :] if url.startswith("jsonl://") else url[len("jsonl:") :]
-        return JSONLRepo(path)
+        return JSONLRepo(path, read_only=read_only)
     if "://" in url or (":" in url.split("/")[0] and not os.path.isabs(url)):
         scheme = url.split(":", 1)[0]
         raise StorageError(
@@ -61,4 +68,4 @@ def open_repo(url: str | None = None) -> SessionRepo:
         )
     from sessiontree.repos.jsonl import JSONLRepo
 
-    return JSONLRepo(url)
+    return JSONLRepo(url, read_only=read_only)

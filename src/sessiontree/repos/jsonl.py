@@ -41,6 +41,7 @@ from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.repos.base import coerce_metadata, make_snippet
 from sessiontree.repos.memory import check_session_id
 from sessiontree.session import Session
+from sessiontree.storage.files import make_private_dirs
 from sessiontree.storage.jsonl.format import is_whole_line, parse_header
 from sessiontree.storage.jsonl.stats import STATS_NAME, Stats, count_lines, read_stats, write_stats
 from sessiontree.storage.jsonl.storage import (
@@ -104,6 +105,7 @@ class JSONLRepo:
         *,
         durability: Durability = "flush",
         skip_bad_lines: bool = False,
+        read_only: bool = False,
     ) -> None:
         """Remember the root; nothing is read or created until first use.
 
@@ -113,11 +115,14 @@ class JSONLRepo:
                 :mod:`sessiontree.storage.jsonl.storage`.
             skip_bad_lines: open sessions skipping (and reporting) bad lines instead of
                 raising :class:`CorruptSessionError`.
+            read_only: never create or write anything: a root that does not exist is a
+                :class:`StorageError` on first use, and so is every write.
         """
         self.root = Path(root).expanduser().absolute()
         self.url = f"jsonl://{self.root}"
         self.durability: Durability = durability
         self.skip_bad_lines = skip_bad_lines
+        self.read_only = read_only
         self._open: weakref.WeakSet[JSONLStorage] = weakref.WeakSet()
 
     async def __aenter__(self) -> JSONLRepo:
@@ -127,7 +132,18 @@ class JSONLRepo:
         await self.close()
 
     def _log_path(self, session_id: str) -> Path:
+        self._check_root()
         return self.root / check_session_id(session_id) / LOG_NAME
+
+    def _check_root(self) -> None:
+        """Read-only: the root must be an existing directory (a mistyped path is an error,
+        not an empty store)."""
+        if self.read_only and not self.root.is_dir():
+            raise StorageError(f"{self.root}: no store here (no such directory); check the path")
+
+    def _writable(self) -> None:
+        if self.read_only:
+            raise StorageError(f"{self.root}: the store was opened read-only; nothing written")
 
     def _storage(self, session_id: str) -> JSONLStorage:
         path = self._log_path(session_id)
@@ -138,6 +154,7 @@ class JSONLRepo:
                 skip_bad_lines=self.skip_bad_lines,
                 session_id=session_id,
                 repo_root=self.root,
+                read_only=self.read_only,
             )
         except SessionNotFoundError:
             raise SessionNotFoundError(session_id) from None
@@ -159,6 +176,7 @@ class JSONLRepo:
             DuplicateEntryError: the id is taken.
             StorageError: the directory cannot be written.
         """
+        self._writable()
         session_id = new_id() if id is None else check_session_id(id)
         meta = coerce_metadata(metadata)
         lines = entry_lines(entries, session_id)
@@ -167,7 +185,9 @@ class JSONLRepo:
             "a session with this id already exists", session_id=session_id
         )
         try:
-            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+            make_private_dirs(self.root)
+            if not self.root.is_dir():
+                raise NotADirectoryError(f"{self.root} is not a directory")
         except OSError as exc:  # incl. FileExistsError: the root is a regular file
             raise StorageError(f"cannot use {self.root} as a JSONL store: {exc}") from exc
         try:
@@ -204,6 +224,7 @@ class JSONLRepo:
 
     def _logs(self) -> Iterator[_Log]:
         """Every session log under the root with its size and mtime (one ``stat`` each)."""
+        self._check_root()
         try:
             entries = os.scandir(self.root)
         except FileNotFoundError:
@@ -252,7 +273,7 @@ class JSONLRepo:
             before = stats.covered
             if lg.size > stats.covered:
                 count_lines(stats, os.pread(fd, lg.size - stats.covered, stats.covered))
-            if stats.covered - before >= _STATS_REWRITE_BYTES:
+            if stats.covered - before >= _STATS_REWRITE_BYTES and not self.read_only:
                 write_stats(stats_path, stats)
         finally:
             os.close(fd)
@@ -274,6 +295,7 @@ class JSONLRepo:
         Raises:
             SessionNotFoundError: no such session.
         """
+        self._writable()
         path = self._log_path(id)
         if not path.exists():
             raise SessionNotFoundError(id)
@@ -297,6 +319,7 @@ class JSONLRepo:
         Raises:
             SessionNotFoundError: no such session. EntryNotFoundError: unknown target.
         """
+        self._writable()
         source = await self.open(id)
         fork = await source.fork(target_id, position)
         if isinstance(fork.storage, JSONLStorage):

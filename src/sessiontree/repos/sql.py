@@ -33,6 +33,10 @@ class SQLRepo:
     Attributes:
         url: the database URL (``sqlite:///…`` or ``postgresql://…``).
 
+    ``read_only``: the store is opened for reading only (SQLite ``mode=ro``): a store that
+    does not exist is a :class:`StorageError` instead of a new one, and every write raises
+    :class:`StorageError`. What read-only commands use.
+
     ``parse_cache_mb`` > 0: the sessions it opens share a
     :class:`~sessiontree.storage.sql.ParseCache` of that much stored JSON, so opening a
     session again (a server handling each request with ``open`` + ``build_context``) reuses
@@ -45,7 +49,7 @@ class SQLRepo:
         MissingExtraError: a PostgreSQL URL without ``pip install 'sessiontree[postgres]'``.
     """
 
-    def __init__(self, url: str, *, parse_cache_mb: float = 0) -> None:
+    def __init__(self, url: str, *, parse_cache_mb: float = 0, read_only: bool = False) -> None:
         if (
             isinstance(parse_cache_mb, bool)
             or not isinstance(parse_cache_mb, int | float)
@@ -55,7 +59,8 @@ class SQLRepo:
                 f"parse_cache_mb must be a number of MiB from 0 (off), not {parse_cache_mb!r}"
             )
         self.url = url
-        self._engine = make_engine(url)
+        self.read_only = read_only
+        self._engine = make_engine(url, read_only=read_only)
         self._parse_cache = ParseCache(int(parse_cache_mb * 2**20))
 
     def __repr__(self) -> str:

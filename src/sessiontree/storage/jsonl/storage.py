@@ -176,6 +176,7 @@ class JSONLStorage:
         skip_bad_lines: bool = False,
         session_id: str | None = None,
         repo_root: str | os.PathLike[str] | None = None,
+        read_only: bool = False,
     ) -> None:
         """Open a session file and index its entries (reads the whole file once).
 
@@ -189,6 +190,8 @@ class JSONLStorage:
             repo_root: the repository root, where :meth:`fork` creates the new session;
                 found from the ``<root>/<id>/session.jsonl`` layout when not given, else forks
                 become sibling files ``<new id>.jsonl``.
+            read_only: never write (appends, forks and ``delete`` raise
+                :class:`StorageError`; no lock file or sidecar is made).
 
         Raises:
             SessionNotFoundError: no file at ``path``.
@@ -202,6 +205,7 @@ class JSONLStorage:
         self.durability: Durability = durability
         self.skip_bad_lines = skip_bad_lines
         self.skipped_lines: list[SkippedLine] = []
+        self.read_only = read_only
         self._lock_path = self.path.with_name(self.path.name + ".lock")
         if (
             repo_root is None
@@ -458,6 +462,13 @@ class JSONLStorage:
         if size > self._offset:
             self._ingest(self._read_from(fd, self._offset), cut=True)
 
+    def _writable(self) -> None:
+        """Raise if this storage was opened read-only."""
+        if self.read_only:
+            raise StorageError(
+                f"{self.path}: the session was opened read-only; nothing written",
+            )
+
     def _after_write(self, records: list[LineRecord], total: int) -> None:
         self._add_all(records, [])
         self._offset += total
@@ -547,8 +558,9 @@ class JSONLStorage:
 
         Raises:
             DuplicateEntryError, EntryNotFoundError, InvalidEntryError: SPEC §2; nothing written.
-            StorageError: the file or its lock cannot be written.
+            StorageError: the file or its lock cannot be written, or the storage is read-only.
         """
+        self._writable()
         self._open_read()
         entry, data = stored_form(entry)
         with self._locked():
@@ -570,8 +582,10 @@ class JSONLStorage:
 
         Raises:
             DuplicateEntryError, EntryNotFoundError, InvalidEntryError: nothing appended.
-            StorageError: the file or its lock cannot be written (nothing appended).
+            StorageError: the file or its lock cannot be written (nothing appended), or the
+                storage is read-only.
         """
+        self._writable()
         self._open_read()
         stored = [stored_form(e) for e in entries]
         parsed = [e for e, _ in stored]
@@ -608,6 +622,7 @@ class JSONLStorage:
         Outside a repository (a pi file opened in place) the fork is a sibling file
         ``<new id>.jsonl`` in the same directory.
         """
+        self._writable()
         self._refresh()
 
         async def create(meta: SessionMetadata, entries: list[Entry]) -> SessionStorage:
@@ -639,6 +654,7 @@ class JSONLStorage:
         """
         if self._deleted:
             return
+        self._writable()
         await self.close()
         self._deleted = True
         try:

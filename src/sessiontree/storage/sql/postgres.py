@@ -156,15 +156,18 @@ class PostgresEngine:
     """The :class:`~sessiontree.storage.sql.plan.SQLEngine` over one PostgreSQL database.
 
     The pool opens on first use (after a direct connection has checked and migrated the schema).
+    With ``read_only`` a database holding no sessiontree store is a :class:`StorageError`
+    instead of getting one, and every write raises :class:`StorageError`.
 
     Raises (constructor):
         MissingExtraError: psycopg or psycopg_pool is not installed.
         StorageError: a malformed URL.
     """
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, read_only: bool = False) -> None:
         self._psycopg, self._pool_mod = import_drivers()
         self.url = url
+        self.read_only = read_only
         self._where = redact(url)
         conninfo = "postgresql" + url[url.index(":") :] if url.startswith("postgres:") else url
         try:
@@ -237,6 +240,11 @@ class PostgresEngine:
             if "schema_version" not in names:
                 if names:
                     raise foreign_database(self._where, f"it holds tables {sorted(names)[:5]}")
+                if self.read_only:
+                    raise StorageError(
+                        f"{self._where}: no store here (the database holds no sessiontree "
+                        "tables); check the URL"
+                    )
             else:
                 cur = await conn.execute(
                     "SELECT max(version), count(*), count(*) FILTER (WHERE app = %s)"
@@ -264,6 +272,13 @@ class PostgresEngine:
         if self._pool is not None:
             pool, self._pool = self._pool, None
             await pool.close()
+
+    def _writable(self, session_id: str | None = None) -> None:
+        if self.read_only:
+            raise StorageError(
+                f"{self._where}: the store was opened read-only; nothing written"
+                + (f" (session {session_id!r})" if session_id else "")
+            )
 
     async def _fetch(
         self, sql: str, params: Any = None, session_id: str | None = None
@@ -295,6 +310,7 @@ class PostgresEngine:
         bodies: Sequence[bytes] | None = None,
     ) -> None:
         """See :class:`SQLEngine`: the session row and its entries in one transaction."""
+        self._writable(session_id)
         now = now_us()
         pool = self._pool or await self._get_pool()
         try:
@@ -337,6 +353,7 @@ class PostgresEngine:
 
     async def delete_session(self, session_id: str) -> bool:
         """See :class:`SQLEngine`: entries and their search vectors go by ``ON DELETE CASCADE``."""
+        self._writable(session_id)
         self._known.pop(session_id, None)
         found = await self._execute("DELETE FROM sessions WHERE id = %s", (session_id,), session_id)
         return found > 0
@@ -488,6 +505,7 @@ class PostgresEngine:
         that (the same :func:`plan_append`) and written in one round trip. The compare-and-set
         proves nothing changed in between; if something did, the full path runs.
         """
+        self._writable(session_id)
         pool = self._pool or await self._get_pool()
         try:
             if len(entries) > CAS_CHUNK:

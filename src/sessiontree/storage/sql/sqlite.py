@@ -28,9 +28,9 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-import stat
 import time
-from collections.abc import Iterator, Sequence
+import urllib.parse
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,12 @@ from sessiontree.ids import now_ms
 from sessiontree.messages import message_text
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.storage.base import EntryCursor
+from sessiontree.storage.files import (
+    create_private_file,
+    make_private_dirs,
+    on_read_only_file_system,
+    read_only_reason,
+)
 from sessiontree.storage.sql.plan import (
     LIST_COLUMNS,
     SessionState,
@@ -142,13 +148,20 @@ def sqlite_path_from_url(url: str) -> tuple[str, dict[str, str]]:
 
 
 @contextlib.contextmanager
-def _write_transaction(conn: sqlite3.Connection, *, begun: bool = False) -> Iterator[None]:
+def _write_transaction(
+    conn: sqlite3.Connection,
+    *,
+    begun: bool = False,
+    before_commit: Callable[[], None] | None = None,
+) -> Iterator[None]:
     """``BEGIN IMMEDIATE`` (unless the caller ``begun`` it) … ``COMMIT``; ``ROLLBACK`` if the
-    body raises. Every write of this engine runs in one of these."""
+    body or ``before_commit`` raises. Every write of this engine runs in one of these."""
     if not begun:
         conn.execute("BEGIN IMMEDIATE")
     try:
         yield
+        if before_commit is not None:
+            before_commit()
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
@@ -166,10 +179,25 @@ class SQLiteEngine:
 
     The connection opens on first use. Not thread-safe: use one engine per thread (asyncio
     tasks on one loop are fine: no method awaits inside a transaction).
+
+    Files: a new database is created ``0600`` (SQLite gives its ``-wal``/``-shm`` files the
+    same mode) and missing directories ``0700``. With ``read_only`` the file is opened with
+    ``mode=ro`` (on a read-only file system ``immutable=1``), a missing file is an error
+    instead of a new store, and every write raises :class:`StorageError`. A file that cannot
+    be written (permissions, read-only media) is opened read-only too: reads work, writes
+    raise :class:`StorageError` saying why.
+
+    Every write checks, just before its ``COMMIT``, that the file at the path is still the
+    one the connection opened (device and inode): a database deleted or replaced under an
+    open store would otherwise take the write into an unlinked file and acknowledge entries
+    that are gone. The write is rolled back and :class:`StorageError` raised instead.
     """
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, read_only: bool = False) -> None:
         self.url = url
+        self.read_only = read_only
+        self._unwritable: str | None = None  # why this connection cannot write, if it cannot
+        self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the opened file
         self.path, opts = sqlite_path_from_url(url)
         self._sync = _SYNC_LEVELS[opts.get("synchronous", "normal").lower()]
         try:
@@ -186,7 +214,7 @@ class SQLiteEngine:
         if isinstance(exc, sqlite3.DatabaseError) and "not a database" in msg:
             return foreign_database(self.path, msg)
         if "readonly" in msg or "read-only" in msg:
-            return StorageError(f"{self.path}: the database is read-only ({msg})")
+            return self._read_only_error()
         if isinstance(exc, sqlite3.Error) and _is_busy(exc):
             return StorageError(
                 f"{self.path}: database is locked by another writer for over {self._timeout:g} s"
@@ -208,23 +236,72 @@ class SQLiteEngine:
         self._conn = conn
         return conn
 
+    def _read_only_error(self) -> StorageError:
+        """The error of a write this connection cannot make."""
+        if self.read_only:
+            return StorageError(f"{self.path}: the store was opened read-only; nothing written")
+        why = self._unwritable or "the database file is read-only"
+        return StorageError(f"{self.path}: cannot write: {why}; nothing written")
+
+    def _before_write(self) -> None:
+        """Raise unless this connection may write: a read-only open or an unwritable file."""
+        if self.read_only or self._unwritable is not None:
+            raise self._read_only_error()
+
+    def _same_file(self) -> None:
+        """Raise if the file at the path is not the one the connection opened (deleted or
+        replaced since); the caller's transaction is then rolled back."""
+        if self._identity is None:
+            return
+        try:
+            st = os.stat(self.path)
+            now: tuple[int, int] | None = (st.st_dev, st.st_ino)
+        except FileNotFoundError:
+            now = None
+        if now != self._identity:
+            what = "deleted" if now is None else "replaced by another file"
+            raise StorageError(
+                f"{self.path}: the database file was {what} while the store was open; "
+                "nothing written (open the store again)"
+            )
+
+    def _writing(self, conn: sqlite3.Connection) -> contextlib.AbstractContextManager[None]:
+        """The write transaction of this engine: refused on a read-only connection, checked
+        to still be on the opened file before ``COMMIT``."""
+        self._before_write()
+        return _write_transaction(conn, before_commit=self._same_file)
+
     def _connect(self) -> sqlite3.Connection:
         memory = self.path == ":memory:" or self.path.startswith("file::memory:")
+        target: str = self.path
+        uri = False
         if not memory:
-            path = Path(self.path)
-            if path.exists():
-                mode = path.stat().st_mode
-                if not os.access(path, os.W_OK) or not mode & (
-                    stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
-                ):
-                    raise StorageError(f"{path}: the database file is read-only")
-            else:
-                path.parent.mkdir(parents=True, exist_ok=True)
+            path = Path(self.path).absolute()
+            if not path.exists():
+                if self.read_only:
+                    raise StorageError(
+                        f"{path}: no store here (the file does not exist); check the path"
+                    )
+                make_private_dirs(path.parent)
+                create_private_file(path)
+            elif not self.read_only:
+                self._unwritable = read_only_reason(path)
+            if self.read_only or self._unwritable is not None:
+                uri = True
+                # one leading slash: "file://x" would name a host
+                target = f"file:{urllib.parse.quote('/' + str(path).lstrip('/'))}?mode=ro"
+                if on_read_only_file_system(path) and not Path(f"{path}-shm").exists():
+                    # read-only media: no -shm file can be made for WAL reads, and no
+                    # writer can change the file under us
+                    target += "&immutable=1"
         conn = sqlite3.connect(
-            self.path, timeout=self._timeout, isolation_level=None, check_same_thread=False
+            target, timeout=self._timeout, isolation_level=None, check_same_thread=False, uri=uri
         )
         try:
             self._prepare(conn, memory)
+            if not memory:
+                st = os.stat(self.path)
+                self._identity = (st.st_dev, st.st_ino)
         except BaseException:
             conn.close()
             raise
@@ -237,6 +314,9 @@ class SQLiteEngine:
                 # read-only checks first: nothing is written to a database that is not ours
                 version = self._stored_version(conn)
                 check_version(version, self.path)
+                if self.read_only or self._unwritable is not None:
+                    self._check_readable_version(version)
+                    return
                 if not memory:
                     mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
                     if str(mode).lower() != "wal":
@@ -249,6 +329,30 @@ class SQLiteEngine:
                 if not _is_busy(exc) or time.monotonic() > deadline:
                     raise
                 time.sleep(0.01)
+
+    def _check_readable_version(self, version: int | None) -> None:
+        """A connection that cannot write needs a store of this schema version already.
+
+        Raises:
+            StorageError: no sessiontree store in the file, or one that needs migrating.
+        """
+        if version is None:
+            raise StorageError(f"{self.path}: no store here (the file holds no sessiontree data)")
+        if version < SCHEMA_VERSION:
+            if self.read_only and self._unwritable is None:
+                # the file can be written: upgrade it once through a writing connection
+                writer = SQLiteEngine(self.url)
+                try:
+                    writer._db()
+                finally:
+                    if writer._conn is not None:
+                        writer._conn.close()
+                return
+            raise StorageError(
+                f"{self.path}: the store has schema version {version} and needs upgrading to "
+                f"{SCHEMA_VERSION}, which writes to it, but "
+                f"{self._unwritable or 'it was opened read-only'}"
+            )
 
     def _stored_version(self, conn: sqlite3.Connection) -> int | None:
         names = {
@@ -267,7 +371,7 @@ class SQLiteEngine:
         return None if row[0] is None else int(row[0])
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
-        with _write_transaction(conn):
+        with self._writing(conn):
             version = self._stored_version(conn) or 0  # again, under the write lock
             check_version(version, self.path)
             for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
@@ -298,7 +402,7 @@ class SQLiteEngine:
         conn = self._db()
         now = now_us()
         try:
-            with _write_transaction(conn):
+            with self._writing(conn):
                 try:
                     conn.execute(
                         "INSERT INTO sessions (id, metadata, created_us, modified_us,"
@@ -341,7 +445,7 @@ class SQLiteEngine:
         """See :class:`SQLEngine`."""
         conn = self._db()
         try:
-            with _write_transaction(conn):
+            with self._writing(conn):
                 conn.execute(
                     "DELETE FROM entries_fts WHERE rowid IN"
                     " (SELECT rowid FROM entries WHERE session_id = ?)",
@@ -462,7 +566,7 @@ class SQLiteEngine:
         """See :class:`SQLEngine`: one ``BEGIN IMMEDIATE`` transaction, validation inside it."""
         conn = self._db()
         try:
-            with _write_transaction(conn):
+            with self._writing(conn):
                 stored = self._append_locked(conn, session_id, entries, at_leaf, bodies)
         except sqlite3.IntegrityError as exc:
             raise DuplicateEntryError(
@@ -578,6 +682,8 @@ class SQLiteEngine:
             ).fetchone()
             if not row or not row[1]:
                 return None
+            if self.read_only or self._unwritable is not None:
+                return int(row[0])  # no write possible: search the lagging rows aside
             conn.execute(f"PRAGMA busy_timeout = {CATCH_UP_WAIT_MS}")
             try:
                 conn.execute("BEGIN IMMEDIATE")
@@ -587,7 +693,7 @@ class SQLiteEngine:
                 raise
             finally:
                 conn.execute(f"PRAGMA busy_timeout = {int(self._timeout * 1000)}")
-            with _write_transaction(conn, begun=True):
+            with _write_transaction(conn, begun=True, before_commit=self._same_file):
                 # read again under the write lock: another process may have caught up
                 (indexed_upto,) = conn.execute(
                     "SELECT indexed_upto FROM search_index_state"

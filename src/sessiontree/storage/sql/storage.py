@@ -106,8 +106,10 @@ class ParseCache:
         self._bytes = 0
 
 
-def make_engine(url: str) -> SQLEngine:
+def make_engine(url: str, *, read_only: bool = False) -> SQLEngine:
     """The engine for a ``sqlite:`` or ``postgresql:``/``postgres:`` URL (connects lazily).
+
+    ``read_only``: never create or write the store (see the engines).
 
     Raises:
         StorageError: another scheme, or a malformed URL.
@@ -117,11 +119,11 @@ def make_engine(url: str) -> SQLEngine:
     if scheme == "sqlite":
         from sessiontree.storage.sql.sqlite import SQLiteEngine
 
-        return SQLiteEngine(url)
+        return SQLiteEngine(url, read_only=read_only)
     if scheme in ("postgresql", "postgres"):
         from sessiontree.storage.sql.postgres import PostgresEngine
 
-        return PostgresEngine(url)
+        return PostgresEngine(url, read_only=read_only)
     raise StorageError(
         f"unknown SQL URL scheme {scheme!r} in {url!r}: use sqlite:///file.db or "
         "postgresql://user@host:port/db"
