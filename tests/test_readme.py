@@ -26,3 +26,14 @@ def test_readme_gives_two_setup_commands_and_ci_runs_the_test_one() -> None:
     assert test_runner in ci
     assert "pip install -q -e '.[dev]'" in ci
     assert (ROOT / "data" / "sessions").is_dir()
+
+
+def test_readme_says_what_the_test_command_runs() -> None:
+    # the README said the test command ran ruff and mypy; it runs pytest only
+    first = README.index("```sh\n")
+    second = README.index("```sh\n", first + 1)
+    intro = README[:second].rstrip().rsplit("\n\n", 1)[-1]  # the paragraph before it
+    tests = README[second + len("```sh\n") : README.index("\n```", second)]
+    for tool in ("ruff", "mypy"):
+        assert (tool in intro) == (tool in tests), (tool, intro, tests)
+    assert "pytest" in intro and "pytest" in tests
