@@ -387,18 +387,25 @@ async def test_broken_chains_are_corrupt(sql_repo: SQLRepo) -> None:
             await reopened.get_branch(b)
 
 
-async def test_search_prefix_words_and_ranking(sql_repo: SQLRepo) -> None:
+async def test_search_is_a_case_insensitive_substring(sql_repo: SQLRepo) -> None:
+    # version 3: word-prefix search ("zebra track" found both) became a substring search,
+    # the semantics of the memory and JSONL backends
     a = await sql_repo.create()
     b = await sql_repo.create()
     one = await a.append_message(user("Deploying the zebrafish-tracker to staging"))
-    await a.append_message(assistant("done; the tracker runs"))
+    done = await a.append_message(assistant("done; the tracker runs"))
     two = await b.append_message(user("ZEBRAFISH larvae, tracker v2, café"))
-    hits = await sql_repo.search("zebra track")
+    hits = await sql_repo.search("zebrafish")
     assert {(h.session_id, h.entry_id) for h in hits} == {(a.id, one), (b.id, two)}
-    assert [h.entry_id for h in await sql_repo.search("cafe")] == [two]  # diacritics folded
-    assert await sql_repo.search("zebrafish staging!") != []
+    assert await sql_repo.search("zebra track") == []  # not a substring of either
+    assert [h.entry_id for h in await sql_repo.search("fish-TRACK")] == [one]
+    assert {h.entry_id for h in await sql_repo.search("tracker")} == {one, done, two}
+    assert await sql_repo.search("cafe") == []  # no folding beyond case
+    assert [h.entry_id for h in await sql_repo.search("CAFÉ")] == [two]
+    assert [h.entry_id for h in await sql_repo.search("v2")] == [two]  # under 3 characters
     assert await sql_repo.search("   ") == []
     assert await sql_repo.search("'\"():*&|") == []
+    assert await sql_repo.search("100%") == [] and await sql_repo.search("_") == []
     assert len(await sql_repo.search("tracker", limit=1)) == 1
     assert "zebrafish" in (await sql_repo.search("staging"))[0].snippet
 

@@ -184,9 +184,11 @@ async def test_delete_of_the_newest_rows_lowers_the_watermark(tmp_path: Path) ->
         assert _watermark(path) == 0 and _fts_rows(path) == []
 
 
-async def test_version_1_database_migrates_without_reindexing(tmp_path: Path) -> None:
+async def test_version_1_database_migrates_to_the_substring_index(tmp_path: Path) -> None:
+    # version 2 kept the rows version 1 had indexed; version 3 (substring search) builds a
+    # trigram index of every row again, lazily, at the next search
     url, path = _db(tmp_path)
-    assert SCHEMA_VERSION == 2
+    assert SCHEMA_VERSION == 3
     conn = sqlite3.connect(path, isolation_level=None)
     try:
         for statement in MIGRATIONS[0].sqlite:
@@ -194,7 +196,7 @@ async def test_version_1_database_migrates_without_reindexing(tmp_path: Path) ->
         conn.execute(
             "INSERT INTO schema_version (app, version, applied_at_ms) VALUES (?, 1, 0)", (APP,)
         )
-        (entry,) = _messages(["wallaby crossing"])
+        (entry,) = _messages(["Wallaby crossing 最新の状態"])
         conn.execute(
             "INSERT INTO sessions (id, metadata, created_us, modified_us, leaf_id, entry_count,"
             " message_count) VALUES ('s1', '{}', 1, 1, ?, 1, 1)",
@@ -218,9 +220,13 @@ async def test_version_1_database_migrates_without_reindexing(tmp_path: Path) ->
         s = await repo.open("s1")
         later = await s.append_message(user("wallaby again"))
         assert [h.entry_id for h in await repo.search("again")] == [later]
-    assert _sql(path, "SELECT version FROM schema_version ORDER BY version") == [(1,), (2,)]
+        assert [h.entry_id for h in await repo.search("の状")] == [entry.id]
+        assert [h.entry_id for h in await repo.search("LLABY CR")] == [entry.id]
+    versions = _sql(path, "SELECT version FROM schema_version ORDER BY version")
+    assert versions == [(1,), (2,), (3,)]
     assert _watermark(path) == 2
-    assert [r for r, _ in _fts_rows(path)] == [1, 2]  # the old row once, the new one once
+    # the old row once, the new one once, both lower-cased
+    assert _fts_rows(path) == [(1, "wallaby crossing 最新の状態"), (2, "wallaby again")]
 
 
 _WORKER = textwrap.dedent(
@@ -333,7 +339,7 @@ async def test_search_under_a_lock_lists_each_entry_once_newest_first(tmp_path: 
         assert len(await repo.search("zebra", limit=10)) == 5  # all indexed now
         engine: Any = s.storage._engine  # type: ignore[attr-defined]
         # the worst interleaving: every row is both indexed and taken as pending
-        rows = engine._search_pending('"zebra"*', 10, 0)
+        rows = engine._search_pending(*sql_sqlite._match_clause("zebra"), 10, 0)
         assert sorted(r[1] for r in rows) == sorted(ids)
         newest = await s.append_message(user("zebra zebra zebra"))
         other = sqlite3.connect(path, isolation_level=None)

@@ -19,6 +19,7 @@ import orjson
 from pydantic import AfterValidator, Field, TypeAdapter, ValidationError
 
 from sessiontree import _json as exact_json
+from sessiontree._args import MAX_ENTRY_ID_CHARS
 from sessiontree._model import WireModel
 from sessiontree.errors import InvalidEntryError
 from sessiontree.ids import new_id, now_iso
@@ -351,10 +352,17 @@ def stored_form(obj: Any) -> tuple[Entry, bytes]:
     differed from the file's.
 
     Raises:
-        InvalidEntryError: not a valid entry, a value JSON cannot carry, or JSON that does not
-            read back as an entry (names the entry and the field).
+        InvalidEntryError: not a valid entry, an id longer than
+            :data:`~sessiontree._args.MAX_ENTRY_ID_CHARS`, a value JSON cannot carry, or JSON
+            that does not read back as an entry (names the entry and the field).
     """
     entry = parse_entry(obj)
+    if len(entry.id) > MAX_ENTRY_ID_CHARS:
+        raise InvalidEntryError(
+            f"entry id of {len(entry.id):,} characters is longer than the "
+            f"{MAX_ENTRY_ID_CHARS} any store keeps",
+            entry_id=entry.id[:40] + "…",
+        )
     data = dump_entry_json(entry)
     try:
         return ENTRY_ADAPTER.validate_json(data), data

@@ -10,6 +10,7 @@ builtin, so ``except LookupError`` / ``except ValueError`` keep working::
     ├── EntryNotFoundError (LookupError)
     ├── DuplicateEntryError (ValueError)
     ├── InvalidEntryError (ValueError)
+    │   └── InvalidArgumentError (ValueError)
     ├── CorruptSessionError (ValueError)
     ├── StorageError (OSError)
     ├── MissingExtraError (ImportError)
@@ -31,6 +32,7 @@ __all__ = [
     "CorruptSessionError",
     "DuplicateEntryError",
     "EntryNotFoundError",
+    "InvalidArgumentError",
     "InvalidEntryError",
     "MissingExtraError",
     "SessionNotFoundError",
@@ -83,6 +85,15 @@ class DuplicateEntryError(SessionTreeError, ValueError):
 
 class InvalidEntryError(SessionTreeError, ValueError):
     """An entry fails validation or breaks a rule of SPEC §2 (e.g. a parent that is a ``leaf`` entry)."""
+
+
+class InvalidArgumentError(InvalidEntryError):
+    """An argument of a public method has the wrong type or is out of range (a ``limit`` of
+    ``"5"`` or ``-1``, a query that is not a string, an entry id of 3,000 characters).
+
+    The same limits hold on every backend, and nothing is read or changed when it is raised.
+    An :class:`InvalidEntryError`, so code that catches that (or ``ValueError``) sees it too.
+    """
 
 
 class CorruptSessionError(SessionTreeError, ValueError):

@@ -6,11 +6,12 @@ the pure core (:mod:`sessiontree.tree`, :mod:`sessiontree.context`) over what st
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from pydantic import ValidationError
 
+from sessiontree._args import check_bool, check_count, check_entry_id, check_text, check_types
 from sessiontree._gc import gc_paused
 from sessiontree.context import (
     EntryProjector,
@@ -80,7 +81,12 @@ class Session:
         return await self.storage.get_leaf_id()
 
     async def get_entry(self, entry_id: str) -> Entry | None:
-        """The entry with this id, or ``None``."""
+        """The entry with this id, or ``None``.
+
+        Raises:
+            InvalidArgumentError: ``entry_id`` is not a non-empty str.
+        """
+        check_entry_id(entry_id, "entry_id")
         return await self.storage.get_entry(entry_id)
 
     async def get_entries(
@@ -88,15 +94,23 @@ class Session:
         *,
         after: str | None = None,
         limit: int | None = None,
-        types: set[str] | frozenset[str] | None = None,
+        types: Collection[str] | None = None,
         reverse: bool = False,
     ) -> list[Entry]:
         """Entries in append order (newest first with ``reverse``), paged with ``after``/``limit``.
 
+        Args:
+            after: start after this entry id (in the direction of travel).
+            limit: at most this many entries (an int >= 0; ``None`` = all).
+            types: only entries of these types, a set of type names such as
+                ``{"message"}`` (a bare str is refused).
+            reverse: newest first.
+
         Raises:
             EntryNotFoundError: ``after`` names no entry.
+            InvalidArgumentError: an argument of the wrong type or out of range.
         """
-        cursor = EntryCursor(after, limit, None if types is None else frozenset(types), reverse)
+        cursor = EntryCursor(after, limit, check_types(types), reverse)
         with gc_paused():
             return await self.storage.get_entries(cursor)
 
@@ -106,7 +120,9 @@ class Session:
         Raises:
             EntryNotFoundError: ``leaf_id`` names no entry.
             CorruptSessionError: a cycle.
+            InvalidArgumentError: ``leaf_id`` is not an entry id or ``None``.
         """
+        check_entry_id(leaf_id, "leaf_id", optional=True)
         with gc_paused():
             return await self.storage.get_branch(leaf_id)
 
@@ -116,7 +132,12 @@ class Session:
             return build_tree(await self.storage.get_entries(), session_id=self.id)
 
     async def get_label(self, entry_id: str) -> str | None:
-        """The entry's label, or ``None``."""
+        """The entry's label, or ``None``.
+
+        Raises:
+            InvalidArgumentError: ``entry_id`` is not a non-empty str.
+        """
+        check_entry_id(entry_id, "entry_id")
         return await self.storage.get_label(entry_id)
 
     async def get_name(self) -> str | None:
@@ -136,7 +157,11 @@ class Session:
 
         Raises:
             EntryNotFoundError: ``leaf_id`` names no entry.
+            InvalidArgumentError: ``leaf_id`` is not an entry id or ``None``, or
+                ``system_prompt`` not a str or ``None``.
         """
+        check_entry_id(leaf_id, "leaf_id", optional=True)
+        check_text(system_prompt, "system_prompt", optional=True)
         with gc_paused():
             path = await self.storage.get_branch(leaf_id)
             return build_context_from_path(
@@ -263,7 +288,12 @@ class Session:
 
         Raises:
             EntryNotFoundError: ``first_kept_entry_id`` is not on the current branch.
+            InvalidArgumentError: ``tokens_before`` is not an int >= 0, ``summary`` not a str,
+                or ``first_kept_entry_id`` not an entry id or ``None``.
         """
+        check_text(summary, "summary")
+        check_count(tokens_before, "tokens_before")
+        check_entry_id(first_kept_entry_id, "first_kept_entry_id", optional=True)
         if first_kept_entry_id is not None and await self.get_entry(first_kept_entry_id) is None:
             raise EntryNotFoundError(
                 "firstKeptEntryId names no entry", session_id=self.id, entry_id=first_kept_entry_id
@@ -291,7 +321,10 @@ class Session:
 
         Raises:
             EntryNotFoundError: ``from_id`` names no entry.
+            InvalidArgumentError: ``from_id`` is not an entry id, or ``summary`` not a str.
         """
+        check_text(summary, "summary")
+        check_entry_id(from_id, "from_id")
         fields: dict[str, Any] = {"summary": summary, "from_id": from_id}
         if details is not None:
             fields["details"] = details
@@ -326,11 +359,20 @@ class Session:
 
         Raises:
             EntryNotFoundError: ``target_id`` names no entry.
+            InvalidArgumentError: ``target_id`` is not an entry id, or ``label`` not a str or
+                ``None``.
         """
+        check_entry_id(target_id, "target_id")
+        check_text(label, "label", optional=True)
         return await self._append(self._build(LabelEntry, target_id=target_id, label=label))
 
     async def append_session_name(self, name: str) -> str:
-        """Name the session. Never moves the leaf. Returns the entry id."""
+        """Name the session. Never moves the leaf. Returns the entry id.
+
+        Raises:
+            InvalidArgumentError: ``name`` is not a str.
+        """
+        check_text(name, "name")
         return await self._append(self._build(SessionInfoEntry, name=name))
 
     def _build(self, cls: type[Entry], **fields: Any) -> Entry:  # type: ignore[valid-type]
@@ -349,12 +391,9 @@ class Session:
 
         Raises:
             EntryNotFoundError: unknown id. InvalidEntryError: a bookkeeping entry.
+            InvalidArgumentError: ``target_id`` is not an entry id or ``None``.
         """
-        if target_id is not None and not isinstance(target_id, str):
-            raise InvalidEntryError(
-                f"leaf target must be an entry id (str) or None, not {type(target_id).__name__}",
-                session_id=self.id,
-            )
+        check_entry_id(target_id, "target_id", optional=True)
         await self.storage.set_leaf_id(target_id)
 
     async def navigate(
@@ -373,7 +412,11 @@ class Session:
         Raises:
             EntryNotFoundError / InvalidEntryError: as :meth:`set_leaf_id`.
             SummaryError: the summariser failed; nothing was changed.
+            InvalidArgumentError: ``target_id`` is not an entry id or ``None``, or
+                ``summarize`` not a bool.
         """
+        check_entry_id(target_id, "target_id", optional=True)
+        check_bool(summarize, "summarize")
         if not summarize:
             if target_id is None or target_id != await self.get_leaf_id():
                 await self.set_leaf_id(target_id)
@@ -391,12 +434,9 @@ class Session:
 
         Raises:
             EntryNotFoundError: unknown target. InvalidEntryError: bookkeeping target / bad position.
+            InvalidArgumentError: ``target_id`` is not an entry id.
         """
-        if not isinstance(target_id, str):
-            raise InvalidEntryError(
-                f"fork target must be an entry id (str), not {type(target_id).__name__}",
-                session_id=self.id,
-            )
+        check_entry_id(target_id, "target_id")
         return Session(await self.storage.fork(target_id, position))
 
     async def delete(self) -> None:

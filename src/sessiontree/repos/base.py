@@ -7,15 +7,16 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from sessiontree import _json as exact_json
-from sessiontree.entries import Entry
-from sessiontree.errors import InvalidEntryError
+from sessiontree._args import check_count
+from sessiontree.entries import Entry, _EntryBase
+from sessiontree.errors import InvalidArgumentError, InvalidEntryError
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.tree import ForkPosition
 
 if TYPE_CHECKING:
     from sessiontree.session import Session
 
-__all__ = ["SessionRepo", "coerce_metadata", "make_snippet"]
+__all__ = ["SessionRepo", "check_entries", "check_list_args", "coerce_metadata", "make_snippet"]
 
 
 @runtime_checkable
@@ -50,13 +51,20 @@ class SessionRepo(Protocol):
 
         Raises:
             SessionNotFoundError: no session with this id.
+            InvalidEntryError: ``id`` is not a session id (``[A-Za-z0-9_-]{1,128}``); the
+                same on every backend.
         """
         ...
 
     async def list(
         self, *, limit: int | None = None, offset: int = 0
     ) -> builtins.list[SessionInfo]:
-        """Sessions, newest ``modified_at`` first, paged with ``limit``/``offset``; reads no entries."""
+        """Sessions, newest ``modified_at`` first, paged with ``limit``/``offset``; reads no entries.
+
+        Raises:
+            InvalidArgumentError: ``limit`` not an int >= 0 or ``None``, ``offset`` not an
+                int >= 0.
+        """
         ...
 
     async def delete(self, id: str) -> None:
@@ -68,7 +76,17 @@ class SessionRepo(Protocol):
         ...
 
     async def search(self, query: str, limit: int = 20) -> builtins.list[SearchHit]:
-        """Messages whose text matches ``query``: session id, entry id and a snippet."""
+        """Messages whose text contains ``query``, case-insensitively: session id, entry id and
+        a snippet; at most ``limit`` hits.
+
+        One semantics on every backend (:mod:`sessiontree.storage.search`): the lower-cased
+        query is a substring of the lower-cased message text (its first 100,000 characters),
+        so a word inside a CJK run and a file name such as ``main.py`` are found; a blank
+        query finds nothing. Which hits come first differs by backend.
+
+        Raises:
+            InvalidArgumentError: ``query`` is not a str, or ``limit`` not an int >= 0.
+        """
         ...
 
     async def close(self) -> None:
@@ -78,6 +96,35 @@ class SessionRepo(Protocol):
     async def __aenter__(self) -> SessionRepo: ...
 
     async def __aexit__(self, *exc: object) -> None: ...
+
+
+def check_list_args(limit: object, offset: object) -> None:
+    """``list``'s paging arguments, alike on every backend.
+
+    Raises:
+        InvalidArgumentError: ``limit`` not an int >= 0 or ``None``, ``offset`` not an
+            int >= 0.
+    """
+    check_count(limit, "limit", optional=True)
+    check_count(offset, "offset")
+
+
+def check_entries(entries: object) -> Sequence[Entry]:
+    """The ``entries`` of :meth:`SessionRepo.create`: a sequence of entry models.
+
+    Raises:
+        InvalidArgumentError: anything else.
+    """
+    if isinstance(entries, str | bytes) or not isinstance(entries, Sequence):
+        raise InvalidArgumentError(
+            f"entries must be a sequence of entries, not {type(entries).__name__}"
+        )
+    for e in entries:
+        if not isinstance(e, _EntryBase):
+            raise InvalidArgumentError(
+                f"entries must hold entry models (sessiontree.entries), not {type(e).__name__}"
+            )
+    return entries
 
 
 def coerce_metadata(metadata: SessionMetadata | Mapping[str, Any] | None) -> SessionMetadata:

@@ -38,7 +38,7 @@ from sessiontree.errors import (
 from sessiontree.ids import new_id
 from sessiontree.messages import message_text, parse_message
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
-from sessiontree.repos.base import coerce_metadata, make_snippet
+from sessiontree.repos.base import check_entries, check_list_args, coerce_metadata, make_snippet
 from sessiontree.repos.memory import check_session_id
 from sessiontree.session import Session
 from sessiontree.storage.files import make_private_dirs
@@ -54,6 +54,7 @@ from sessiontree.storage.jsonl.storage import (
     fsync_dir,
     remove_session_files,
 )
+from sessiontree.storage.search import check_search_args, matches, search_needle
 from sessiontree.tree import ForkPosition
 
 __all__ = ["JSONLRepo"]
@@ -179,7 +180,7 @@ class JSONLRepo:
         self._writable()
         session_id = new_id() if id is None else check_session_id(id)
         meta = coerce_metadata(metadata)
-        lines = entry_lines(entries, session_id)
+        lines = entry_lines(check_entries(entries), session_id)
         directory = self.root / session_id
         duplicate = DuplicateEntryError(
             "a session with this id already exists", session_id=session_id
@@ -250,6 +251,7 @@ class JSONLRepo:
         its sidecar and the log bytes appended since the sidecar was written. A session whose
         log has no valid header is left out (and logged).
         """
+        check_list_args(limit, offset)
         logs = sorted(self._logs(), key=lambda lg: (lg.mtime_ns, lg.session_id), reverse=True)
         page = logs[offset:] if limit is None else logs[offset : offset + limit]
         infos: list[SessionInfo] = []
@@ -327,14 +329,15 @@ class JSONLRepo:
         return fork
 
     async def search(self, query: str, limit: int = 20) -> builtins.list[SearchHit]:
-        """Case-insensitive substring search over message text, newest sessions first.
+        """See :meth:`SessionRepo.search`; newest sessions first.
 
         A linear scan of every log; a line is parsed only when its raw text, lower-cased,
         contains the query's longest run of characters that JSON never escapes.
         """
-        needle = query.lower()
+        check_search_args(query, limit)
+        needle = search_needle(query)
         hits: list[SearchHit] = []
-        if not needle.strip() or limit <= 0:
+        if needle is None or limit <= 0:
             return hits
         probe = _probe_of(needle)
         logs = sorted(self._logs(), key=lambda lg: (lg.mtime_ns, lg.session_id), reverse=True)
@@ -402,6 +405,6 @@ def _match_line(raw: bytes, needle: str, probe: str, query: str) -> tuple[str, s
         body = message_text(parse_message(msg))
     except ValidationError:
         return None
-    if needle not in body.lower():
+    if not matches(needle, body):
         return None
     return entry_id, make_snippet(body, query)

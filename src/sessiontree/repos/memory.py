@@ -11,9 +11,10 @@ from sessiontree.entries import Entry, MessageEntry
 from sessiontree.errors import DuplicateEntryError, InvalidEntryError, SessionNotFoundError
 from sessiontree.messages import UserMessage, message_text
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
-from sessiontree.repos.base import coerce_metadata, make_snippet
+from sessiontree.repos.base import check_entries, check_list_args, coerce_metadata, make_snippet
 from sessiontree.session import Session
 from sessiontree.storage.memory import MemoryStorage
+from sessiontree.storage.search import check_search_args, matches, search_needle
 from sessiontree.tree import ForkPosition
 
 __all__ = ["MemoryRepo", "check_session_id", "session_info_from_index"]
@@ -84,6 +85,7 @@ class MemoryRepo:
         entries: Sequence[Entry] = (),
     ) -> Session:
         """See :meth:`SessionRepo.create`."""
+        check_entries(entries)
         if id is not None:
             check_session_id(id)
             if id in self._sessions:
@@ -97,7 +99,7 @@ class MemoryRepo:
 
     async def open(self, id: str) -> Session:
         """See :meth:`SessionRepo.open`."""
-        storage = self._sessions.get(id)
+        storage = self._sessions.get(check_session_id(id))
         if storage is None:
             raise SessionNotFoundError(id)
         return Session(storage)
@@ -106,13 +108,14 @@ class MemoryRepo:
         self, *, limit: int | None = None, offset: int = 0
     ) -> builtins.list[SessionInfo]:
         """See :meth:`SessionRepo.list`."""
+        check_list_args(limit, offset)
         rows = sorted(self._sessions.values(), key=lambda s: s.modified_at, reverse=True)
         rows = rows[offset:] if limit is None else rows[offset : offset + limit]
         return [session_info_from_index(s) for s in rows]
 
     async def delete(self, id: str) -> None:
         """See :meth:`SessionRepo.delete`."""
-        storage = self._sessions.get(id)
+        storage = self._sessions.get(check_session_id(id))
         if storage is None:
             raise SessionNotFoundError(id)
         await storage.delete()
@@ -122,16 +125,17 @@ class MemoryRepo:
         return await (await self.open(id)).fork(target_id, position)
 
     async def search(self, query: str, limit: int = 20) -> builtins.list[SearchHit]:
-        """Case-insensitive substring search over message text (a linear scan)."""
-        needle = query.lower()
+        """See :meth:`SessionRepo.search` (a linear scan; sessions in creation order)."""
+        check_search_args(query, limit)
+        needle = search_needle(query)
         hits: list[SearchHit] = []
-        if not needle.strip():
+        if needle is None or limit == 0:
             return hits
         for storage in self._sessions.values():
             for e in storage.index.entries:
                 if isinstance(e, MessageEntry):
                     text = message_text(e.message)
-                    if needle in text.lower():
+                    if matches(needle, text):
                         hits.append(SearchHit(storage.id, e.id, make_snippet(text, query)))
                         if len(hits) >= limit:
                             return hits

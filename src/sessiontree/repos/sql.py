@@ -17,9 +17,10 @@ from sessiontree.entries import Entry, stored_form
 from sessiontree.errors import SessionNotFoundError
 from sessiontree.ids import new_id
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
-from sessiontree.repos.base import coerce_metadata
+from sessiontree.repos.base import check_entries, check_list_args, coerce_metadata
 from sessiontree.repos.memory import check_session_id
 from sessiontree.session import Session
+from sessiontree.storage.search import check_search_args
 from sessiontree.storage.sql.plan import metadata_from_json
 from sessiontree.storage.sql.storage import ParseCache, SQLStorage, make_engine
 from sessiontree.tree import ForkPosition
@@ -88,7 +89,7 @@ class SQLRepo:
         """
         session_id = new_id() if id is None else check_session_id(id)
         meta = coerce_metadata(metadata)
-        stored = [stored_form(e) for e in entries]
+        stored = [stored_form(e) for e in check_entries(entries)]
         await self._engine.create_session(
             session_id, meta, [e for e, _ in stored], [b for _, b in stored]
         )
@@ -99,8 +100,9 @@ class SQLRepo:
 
         Raises:
             SessionNotFoundError: no session with this id.
+            InvalidEntryError: not a session id.
         """
-        meta = await self._engine.load_metadata(id)
+        meta = await self._engine.load_metadata(check_session_id(id))
         if meta is None:
             raise SessionNotFoundError(id)
         return Session(
@@ -113,6 +115,7 @@ class SQLRepo:
         The cyclic GC is paused while the rows become :class:`SessionInfo` objects (10k
         sessions: ~10% of the listing was spent in collections that free nothing).
         """
+        check_list_args(limit, offset)
         with gc_paused():
             return await self._engine.list_sessions(limit, offset)
 
@@ -122,7 +125,7 @@ class SQLRepo:
         Raises:
             SessionNotFoundError: no session with this id.
         """
-        if not await self._engine.delete_session(id):
+        if not await self._engine.delete_session(check_session_id(id)):
             raise SessionNotFoundError(id)
 
     async def fork(self, id: str, target_id: str, position: ForkPosition = "at") -> Session:
@@ -134,11 +137,10 @@ class SQLRepo:
         return await (await self.open(id)).fork(target_id, position)
 
     async def search(self, query: str, limit: int = 20) -> builtins.list[SearchHit]:
-        """Indexed full-text search over message text (SQLite FTS5, PostgreSQL ``tsvector``).
-
-        Every word of ``query`` must occur (as a word prefix, case-insensitive) in the message;
-        best matches first; the snippet is cut from the message text around the first hit.
-        """
+        """See :meth:`SessionRepo.search`, through a trigram index (SQLite FTS5 ``trigram``,
+        PostgreSQL ``pg_trgm``); newest first. The snippet is cut from the message text around
+        the first hit."""
+        check_search_args(query, limit)
         return await self._engine.search(query, limit)
 
     async def close(self) -> None:

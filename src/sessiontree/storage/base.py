@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from sessiontree._args import check_bool, check_count, check_entry_id, check_types
 from sessiontree.entries import Entry, LabelEntry, is_path_entry
 from sessiontree.errors import EntryNotFoundError, InvalidEntryError
 from sessiontree.metadata import SessionMetadata
@@ -34,6 +35,20 @@ class EntryCursor:
     limit: int | None = None
     types: frozenset[str] | None = None
     reverse: bool = False
+
+    def __post_init__(self) -> None:
+        """Refuse what no backend can page by, alike on every backend.
+
+        Raises:
+            InvalidArgumentError: ``after`` not an entry id or ``None``; ``limit`` not an
+                int >= 0 or ``None``; ``types`` not a set of str or ``None``; ``reverse``
+                not a bool.
+        """
+        check_entry_id(self.after, "after", optional=True)
+        check_count(self.limit, "limit", optional=True)
+        if self.types is not None:
+            object.__setattr__(self, "types", check_types(self.types))
+        check_bool(self.reverse, "reverse")
 
 
 @runtime_checkable

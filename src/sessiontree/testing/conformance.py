@@ -59,6 +59,7 @@ from sessiontree.repos import open_repo
 from sessiontree.repos.base import SessionRepo
 from sessiontree.session import Session
 from sessiontree.testing._fork_cases import ForkCases
+from sessiontree.testing._search_cases import ArgumentCases, SearchCases
 from sessiontree.testing._support import reopened, snapshot
 from sessiontree.testing.builders import assistant, tool_call, tool_result, user
 from sessiontree.tree import leaf_of_log
@@ -78,7 +79,7 @@ def _texts(messages: Sequence[Any]) -> list[str]:
     return out
 
 
-class ConformanceSuite(ForkCases):
+class ConformanceSuite(ForkCases, SearchCases, ArgumentCases):
     """Every rule a backend must honour. Subclass and provide a ``repo`` fixture."""
 
     # ------------------------------------------------------------------ §6 repository

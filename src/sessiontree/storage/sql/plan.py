@@ -12,10 +12,8 @@ rows to insert and the new session counters, so both dialects validate identical
 
 from __future__ import annotations
 
-import re
 import threading
 import time
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -34,12 +32,12 @@ from sessiontree.messages import UserMessage, message_text
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.repos.base import make_snippet
 from sessiontree.storage.base import EntryCursor
+from sessiontree.storage.search import SEARCH_MAX_CHARS, text_for_search
 from sessiontree.tree import check_append, entry_refs, leaf_after
 
 __all__ = [
     "FTS_MAX_CHARS",
     "AppendPlan",
-    "fold_diacritics",
     "EntryRow",
     "index_text",
     "SQLEngine",
@@ -50,12 +48,11 @@ __all__ = [
     "lookup_ids",
     "now_us",
     "plan_append",
-    "search_terms",
 ]
 
-FTS_MAX_CHARS = 100_000
-"""Message text beyond this many characters is not indexed for search (PostgreSQL caps a
-``tsvector`` at 1 MB; the same cap on both databases keeps results alike)."""
+FTS_MAX_CHARS = SEARCH_MAX_CHARS
+"""Message text beyond this many characters is not searched, on any backend
+(:mod:`sessiontree.storage.search`)."""
 
 FIRST_MESSAGE_CHARS = 200
 """``SessionInfo.first_message`` is cut to this many characters (SPEC §6)."""
@@ -87,14 +84,13 @@ def datetime_from_us(us: int) -> datetime:
 
 
 def index_text(text: str) -> str | None:
-    """The part of a message's text that the search index holds (SPEC §6 "sql").
-
-    ``text`` is :func:`sessiontree.messages.message_text` of the message; the result is its
-    first :data:`FTS_MAX_CHARS` characters, or ``None`` when it is blank (nothing to index).
-    Every writer of the index goes through here, so the indexed text is the same whenever
-    and by whichever path a row is indexed.
+    """The text the search index holds for a message whose
+    :func:`sessiontree.messages.message_text` is ``text``: its first :data:`FTS_MAX_CHARS`
+    characters, lower-cased (:func:`sessiontree.storage.search.text_for_search`), or ``None``
+    when it is blank (nothing to index). Every writer of the index goes through here, so the
+    indexed text is the same whenever and by whichever path a row is indexed.
     """
-    return text[:FTS_MAX_CHARS] if text.strip() else None
+    return text_for_search(text)
 
 
 @dataclass(frozen=True)
@@ -260,25 +256,6 @@ def info_from_row(row: Sequence[Any]) -> SessionInfo:
         row[8],
         metadata_from_json(row[1]),
     )
-
-
-_WORD = re.compile(r"\w+")
-
-
-def fold_diacritics(text: str) -> str:
-    """``café`` → ``cafe``: what SQLite's ``remove_diacritics`` does, for PostgreSQL's index."""
-    if text.isascii():
-        return text
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
-def search_terms(query: str) -> list[str]:
-    """The words of a search query (runs of letters/digits; punctuation is ignored).
-
-    Each word is matched as a prefix on both databases, case-insensitively.
-    """
-    return _WORD.findall(query)
 
 
 def hit_from_row(session_id: str, entry_id: str, body: str | bytes, query: str) -> SearchHit:

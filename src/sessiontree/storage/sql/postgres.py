@@ -24,7 +24,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from sessiontree.entries import Entry
+from sessiontree.entries import Entry, MessageEntry, parse_entry_json
 from sessiontree.errors import (
     DuplicateEntryError,
     InvalidEntryError,
@@ -34,23 +34,25 @@ from sessiontree.errors import (
     StorageError,
 )
 from sessiontree.ids import now_ms
+from sessiontree.messages import message_text
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.storage.base import EntryCursor
+from sessiontree.storage.search import search_needle
 from sessiontree.storage.sql.plan import (
     LIST_COLUMNS,
     AppendPlan,
     SessionState,
-    fold_diacritics,
     hit_from_row,
+    index_text,
     info_from_row,
     lookup_ids,
     now_us,
     plan_append,
-    search_terms,
 )
 from sessiontree.storage.sql.schema import (
     APP,
     MIGRATIONS,
+    SEARCH_VERSION,
     check_version,
     foreign_database,
 )
@@ -82,12 +84,10 @@ _ROWS = (
     " AS r (seq, id, parent_id, type, ts, target_id, body, text)"
 )
 _INSERT_COLUMNS = (
-    "INSERT INTO entries (session_id, seq, id, parent_id, type, timestamp, target_id, body, fts)"
+    "INSERT INTO entries (session_id, seq, id, parent_id, type, timestamp, target_id, body,"
+    " search_text)"
 )
-_ROW_VALUES = (
-    "r.seq, r.id, r.parent_id, r.type, r.ts, r.target_id, r.body::json,"
-    " to_tsvector('simple', r.text)"
-)
+_ROW_VALUES = "r.seq, r.id, r.parent_id, r.type, r.ts, r.target_id, r.body::json, r.text"
 _UPDATE_SET = (
     "UPDATE sessions SET leaf_id = %(leaf)s, entry_count = %(count)s, message_count = %(msgs)s,"
     " modified_us = %(now)s, first_message = COALESCE(first_message, %(first)s),"
@@ -108,8 +108,7 @@ _CAS_SQL = (
 _CAS_ONE_SQL = (
     f"WITH upd AS ({_UPDATE_SET} WHERE {_UNCHANGED} RETURNING id)"
     f" {_INSERT_COLUMNS} SELECT upd.id, %(seq)s::bigint, %(id)s::text, %(parent)s::text,"
-    " %(type)s::text, %(ts)s::text, %(target)s::text, %(body)s::json,"
-    " to_tsvector('simple', %(text)s::text) FROM upd"
+    " %(type)s::text, %(ts)s::text, %(target)s::text, %(body)s::json, %(text)s::text FROM upd"
 )
 _INSERT_SQL = f"{_INSERT_COLUMNS} SELECT %(sid)s, {_ROW_VALUES} {_ROWS}"
 _UPDATE_SQL = f"{_UPDATE_SET} WHERE id = %(sid)s"
@@ -261,10 +260,75 @@ class PostgresEngine:
             for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
                 for statement in migration.postgres:
                     await conn.execute(statement)
+                if number == SEARCH_VERSION:
+                    await self._migrate_search(conn)
+                for statement in migration.postgres_after:
+                    await conn.execute(statement)
                 await conn.execute(
                     "INSERT INTO schema_version (app, version, applied_at_ms) VALUES (%s, %s, %s)",
                     (APP, number, now_ms()),
                 )
+
+    async def _trgm_schema(self, conn: Any) -> str:
+        """The schema of the ``pg_trgm`` extension, created (in ``public`` when it may be,
+        else in the current schema) when the database does not have it yet.
+
+        Raises:
+            StorageError: the extension is not installed and cannot be created here.
+        """
+        find = (
+            "SELECT n.nspname FROM pg_extension AS e JOIN pg_namespace AS n"
+            " ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'"
+        )
+        row = await (await conn.execute(find)).fetchone()
+        if row is not None:
+            return str(row[0])
+        problem = ""
+        for statement in (
+            "CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public",
+            "CREATE EXTENSION IF NOT EXISTS pg_trgm",
+        ):
+            try:
+                async with conn.transaction():  # a savepoint: a refusal undoes only itself
+                    await conn.execute(statement)
+            except self._psycopg.Error as exc:
+                problem = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                continue
+            row = await (await conn.execute(find)).fetchone()
+            if row is not None:
+                return str(row[0])
+        raise StorageError(
+            f"{self._where}: search needs the PostgreSQL extension pg_trgm, which is not in this"
+            f" database and cannot be created by this role ({problem}); ask an administrator"
+            " to run CREATE EXTENSION pg_trgm in it (Debian: package postgresql-contrib)"
+        )
+
+    async def _migrate_search(self, conn: Any) -> None:
+        """Version 3: fill ``search_text`` of every message row and index it with ``pg_trgm``
+        (inside the migration's transaction)."""
+        schema = await self._trgm_schema(conn)
+        cur = await conn.execute(
+            "SELECT session_id, seq, body::text FROM entries WHERE type = 'message'"
+        )
+        updates = []
+        for session_id, seq, body in await cur.fetchall():
+            try:
+                entry = parse_entry_json(body)
+            except InvalidEntryError:
+                continue  # a damaged row holds no text to find; reading it names the entry
+            if isinstance(entry, MessageEntry):
+                text = index_text(message_text(entry.message))
+                if text is not None:
+                    updates.append((_clean(text), session_id, seq))
+        async with conn.cursor() as c:
+            await c.executemany(
+                "UPDATE entries SET search_text = %s WHERE session_id = %s AND seq = %s", updates
+            )
+        quoted = '"' + schema.replace('"', '""') + '"'
+        await conn.execute(
+            f"CREATE INDEX entries_search ON entries USING GIN (search_text {quoted}.gin_trgm_ops)"
+            " WHERE search_text IS NOT NULL"
+        )
 
     async def close(self) -> None:
         """Close the pool. Idempotent."""
@@ -368,16 +432,20 @@ class PostgresEngine:
         return [info_from_row(r) for r in rows]
 
     async def search(self, query: str, limit: int) -> list[SearchHit]:
-        """See :class:`SQLEngine`: ``tsvector @@ tsquery`` (every word as a prefix), by ``ts_rank``."""
-        terms = search_terms(fold_diacritics(query))
-        if not terms or limit <= 0:
+        """See :class:`SQLEngine`: a case-insensitive substring
+        (:mod:`sessiontree.storage.search`): ``search_text LIKE '%needle%'`` over the
+        lower-cased text, through the ``pg_trgm`` GIN index; newest sessions first, then
+        append order."""
+        needle = search_needle(query)
+        if needle is None or limit <= 0:
             return []
-        tsquery = " & ".join(f"{t}:*" for t in terms)
+        escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         rows = await self._fetch(
-            "SELECT e.session_id, e.id, e.body::text FROM entries AS e,"
-            " to_tsquery('simple', %s) AS q WHERE e.fts IS NOT NULL AND e.fts @@ q"
-            " ORDER BY ts_rank(e.fts, q) DESC, e.session_id, e.seq LIMIT %s",
-            (tsquery, limit),
+            "SELECT e.session_id, e.id, e.body::text FROM entries AS e"
+            " JOIN sessions AS s ON s.id = e.session_id"
+            " WHERE e.search_text LIKE %s ESCAPE '\\'"
+            " ORDER BY s.modified_us DESC, e.session_id, e.seq LIMIT %s",
+            ("%" + (_clean(escaped) or "") + "%", limit),
         )
         return [hit_from_row(sid, eid, body, query) for sid, eid, body in rows]
 
@@ -468,7 +536,7 @@ class PostgresEngine:
             "ts": [r.timestamp for r in rows],
             "target": [r.target_id for r in rows],
             "body": [r.body for r in rows],
-            "text": [None if r.text is None else _clean(fold_diacritics(r.text)) for r in rows],
+            "text": [_clean(r.text) for r in rows],
         }
 
     def _cas(
@@ -487,7 +555,7 @@ class PostgresEngine:
             "ts": r.timestamp,
             "target": r.target_id,
             "body": r.body,
-            "text": None if r.text is None else _clean(fold_diacritics(r.text)),
+            "text": _clean(r.text),
         }
 
     async def append(

@@ -15,10 +15,12 @@ differ)::
 Indexes: ``sessions(modified_us DESC, id DESC)`` for listing; ``entries(session_id, id)`` (the
 unique constraint) for the recursive branch query and the validation lookup;
 ``entries(session_id, target_id, seq) WHERE type = 'label'`` for labels;
-``entries(session_id, seq) WHERE type = 'session_info'`` for names. Full-text search: an FTS5
-table ``entries_fts`` (rowid = the entry row's rowid) on SQLite; a ``tsvector`` column
-``entries.fts`` with a GIN index on PostgreSQL. Both hold the text of ``message`` entries
-(:func:`sessiontree.messages.message_text`, cut by :func:`plan.index_text`).
+``entries(session_id, seq) WHERE type = 'session_info'`` for names. Search (a case-insensitive
+substring, :mod:`sessiontree.storage.search`; version 3): an FTS5 table ``entries_fts`` with the
+``trigram`` tokenizer (rowid = the entry row's rowid) on SQLite; a ``search_text`` column with
+a ``pg_trgm`` GIN index on PostgreSQL. Both hold the lower-cased text of ``message`` entries
+(:func:`sessiontree.messages.message_text`, cut by :func:`plan.index_text`). Versions 1-2 had
+word-prefix indexes (FTS5 ``unicode61``, a ``tsvector`` column ``entries.fts``).
 
 On SQLite the FTS5 table is written *after* the append, not in its transaction (version 2):
 an FTS5 insert makes every ``COMMIT`` flush a new index segment, which cost ~106 µs instead of
@@ -28,8 +30,11 @@ rowid is ``<= indexed_upto`` is in ``entries_fts``, none above it is. Rows above
 in one transaction ("catch-up") by the next search, or by the append that brings the backlog
 to :data:`sessiontree.storage.sql.sqlite.INDEX_BACKLOG` rows. Deleting a session lowers the
 watermark to the highest remaining rowid, since SQLite hands the rowids of deleted newest rows
-out again. PostgreSQL writes its ``tsvector`` in the entry's own ``INSERT``; its version-2 step
-only stamps the version.
+out again. PostgreSQL writes its search text in the entry's own ``INSERT``; its version-2 step
+only stamps the version. The version-3 step empties the SQLite index (the next search indexes
+every row again) and fills ``search_text`` on PostgreSQL, which needs the ``pg_trgm``
+extension (``CREATE EXTENSION pg_trgm``; refused with a clear :class:`StorageError` when the
+role may not create it).
 
 Migrations: :data:`MIGRATIONS` is ordered; position ``i`` creates version ``i + 1``. A database
 stamped with a higher version than this code knows is refused (:class:`StorageError`) instead of
@@ -47,6 +52,8 @@ __all__ = [
     "APP",
     "MIGRATIONS",
     "SCHEMA_VERSION",
+    "SEARCH_VERSION",
+    "SQLITE_TOKENIZER",
     "Migration",
     "check_version",
     "foreign_database",
@@ -63,7 +70,13 @@ class Migration:
     description: str
     sqlite: tuple[str, ...]
     postgres: tuple[str, ...]
+    postgres_after: tuple[str, ...] = ()
+    """Run after the engine's own Python step for this version (a data backfill), if any."""
 
+
+SQLITE_TOKENIZER = "trigram case_sensitive 1"
+"""The FTS5 tokenizer of ``entries_fts`` (and of the private table searches use while the
+index lags): trigrams of the stored, already lower-cased text."""
 
 _V1_SQLITE = (
     """CREATE TABLE schema_version (
@@ -99,7 +112,7 @@ _V1_SQLITE = (
     "CREATE INDEX entries_labels ON entries (session_id, target_id, seq) WHERE type = 'label'",
     "CREATE INDEX entries_names ON entries (session_id, seq) WHERE type = 'session_info'",
     "CREATE VIRTUAL TABLE entries_fts USING fts5 (text, tokenize = 'unicode61 remove_diacritics 2')",
-)
+)  # version 3 replaces this table
 
 _V1_POSTGRES = (
     """CREATE TABLE schema_version (
@@ -144,12 +157,42 @@ _V2_SQLITE = (
     "INSERT INTO search_index_state (indexed_upto) SELECT coalesce(max(rowid), 0) FROM entries",
 )
 
+_V3_SQLITE = (
+    # word-prefix search (unicode61) missed words inside CJK runs and split file names; the
+    # trigram index finds any substring of three characters or more, and holds lower-cased
+    # text (search.text_for_search), so the index is case-sensitive over folded text
+    "DROP TABLE entries_fts",
+    f"CREATE VIRTUAL TABLE entries_fts USING fts5 (text, tokenize = '{SQLITE_TOKENIZER}')",
+    # every row is indexed again by the next search (the lazy catch-up)
+    "UPDATE search_index_state SET indexed_upto = 0",
+)
+
+_V3_POSTGRES = (
+    "ALTER TABLE entries ADD COLUMN search_text TEXT",
+    # filled from each message's text by the engine (PostgreSQL cannot read message_text
+    # out of the JSON), then indexed; see PostgresEngine._migrate_search
+)
+
+_V3_POSTGRES_AFTER = (
+    "DROP INDEX IF EXISTS entries_fts",
+    "ALTER TABLE entries DROP COLUMN IF EXISTS fts",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("sessions, entries, indexes, full-text search", _V1_SQLITE, _V1_POSTGRES),
     # PostgreSQL keeps writing its tsvector in the entry's own INSERT: nothing to change there
     Migration("SQLite: search index caught up after the append (watermark)", _V2_SQLITE, ()),
+    Migration(
+        "search = case-insensitive substring: trigram indexes (FTS5 trigram, pg_trgm)",
+        _V3_SQLITE,
+        _V3_POSTGRES,
+        _V3_POSTGRES_AFTER,
+    ),
 )
 """Ordered schema steps; ``MIGRATIONS[i]`` brings a database from version ``i`` to ``i + 1``."""
+
+SEARCH_VERSION = 3
+"""The version whose step makes search a substring; PostgreSQL fills ``search_text`` then."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this code writes and reads."""

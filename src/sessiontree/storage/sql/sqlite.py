@@ -54,6 +54,7 @@ from sessiontree.storage.files import (
     on_read_only_file_system,
     read_only_reason,
 )
+from sessiontree.storage.search import search_needle
 from sessiontree.storage.sql.plan import (
     LIST_COLUMNS,
     SessionState,
@@ -63,12 +64,12 @@ from sessiontree.storage.sql.plan import (
     lookup_ids,
     now_us,
     plan_append,
-    search_terms,
 )
 from sessiontree.storage.sql.schema import (
     APP,
     MIGRATIONS,
     SCHEMA_VERSION,
+    SQLITE_TOKENIZER,
     check_version,
     foreign_database,
 )
@@ -167,6 +168,16 @@ def _write_transaction(
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
+
+
+def _match_clause(needle: str) -> tuple[str, tuple[str, ...]]:
+    """The ``WHERE`` clause (over ``entries_fts``) and parameters that find ``needle``, a
+    lower-cased query: a trigram phrase lookup narrowed by ``instr`` for three characters or
+    more; ``instr`` alone below that (a trigram index has nothing to look up)."""
+    if len(needle) >= 3:
+        phrase = '"' + needle.replace('"', '""') + '"'
+        return "entries_fts MATCH ? AND instr(entries_fts.text, ?) > 0", (phrase, needle)
+    return "instr(entries_fts.text, ?) > 0", (needle,)
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:
@@ -473,27 +484,31 @@ class SQLiteEngine:
         return [info_from_row(r) for r in rows]
 
     async def search(self, query: str, limit: int) -> list[SearchHit]:
-        """See :class:`SQLEngine`: FTS5, every word matched as a prefix, best (bm25) first.
+        """See :class:`SQLEngine`: a case-insensitive substring (:mod:`sessiontree.storage.search`),
+        newest entries first.
 
-        Entries appended since the index was last brought up to date are indexed first, in
-        one write transaction (:meth:`_catch_up`), so every committed entry can be found.
+        A query of three characters or more is looked up in the trigram index, then checked
+        with ``instr``; a shorter one (no trigram to look up) is checked with ``instr`` against
+        every indexed text. Entries appended since the index was last brought up to date are
+        indexed first, in one write transaction (:meth:`_catch_up`), so every committed entry
+        can be found.
         """
-        terms = search_terms(query)
-        if not terms or limit <= 0:
+        needle = search_needle(query)
+        if needle is None or limit <= 0:
             return []
-        match = " ".join(f'"{t}"*' for t in terms)
+        where, params = _match_clause(needle)
         lagging = self._catch_up()
         if lagging is not None:
             try:
-                rows = self._search_pending(match, limit, lagging)
+                rows = self._search_pending(where, params, limit, lagging)
             except sqlite3.Error as exc:
                 raise self._error(exc) from exc
             return [hit_from_row(sid, eid, body, query) for sid, eid, body in rows]
         rows = self._query(
             "SELECT e.session_id, e.id, e.body FROM"
-            " (SELECT rowid, rank FROM entries_fts WHERE entries_fts MATCH ? ORDER BY rank LIMIT ?)"
-            " AS f JOIN entries AS e ON e.rowid = f.rowid ORDER BY f.rank",
-            (match, limit),
+            f" (SELECT rowid FROM entries_fts WHERE {where} ORDER BY rowid DESC LIMIT ?)"
+            " AS f JOIN entries AS e ON e.rowid = f.rowid ORDER BY f.rowid DESC",
+            (*params, limit),
         )
         return [hit_from_row(sid, eid, body, query) for sid, eid, body in rows]
 
@@ -704,37 +719,37 @@ class SQLiteEngine:
             raise self._error(exc) from exc
         return None
 
-    def _search_pending(self, match: str, limit: int, indexed_upto: int) -> list[Any]:
+    def _search_pending(
+        self, where: str, params: tuple[str, ...], limit: int, indexed_upto: int
+    ) -> list[Any]:
         """The search of :meth:`search` while the index lags and another writer holds the lock.
 
         The rows above ``indexed_upto`` go into a connection-private (``temp``) FTS5 table
         with the same tokenizer — writing it takes no lock on the database. Its matches (the
-        newest entries) come first, then the index's, each by rank; no row twice. Rows as
+        newest entries) come first, then the index's, newest first; no row twice. Rows as
         ``(session_id, entry_id, body)``.
         """
         conn = self._db()
         conn.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.pending_fts USING fts5"
-            " (text, tokenize = 'unicode61 remove_diacritics 2')"
+            f" (text, tokenize = '{SQLITE_TOKENIZER}')"
         )
         conn.execute("DELETE FROM temp.pending_fts")
+        pending_where = where.replace("entries_fts", "pending_fts")
         try:
             conn.executemany(
                 "INSERT INTO temp.pending_fts (rowid, text) VALUES (?, ?)",
                 self._pending_texts(conn, indexed_upto),
             )
-            # bm25 ranks of two tables are not comparable (a handful of pending rows give a
-            # term no weight): the pending, newest, matches come first, each part by rank;
             # a row both tables hold (another process caught up meanwhile) comes once
             return conn.execute(
                 "SELECT e.session_id, e.id, e.body FROM"
-                " (SELECT rowid, min(src) AS src, min(rank) AS rank FROM"
-                "   (SELECT rowid, rank, 1 AS src FROM main.entries_fts WHERE entries_fts MATCH ?"
-                "    UNION ALL SELECT rowid, rank, 0 AS src FROM temp.pending_fts"
-                "     WHERE pending_fts MATCH ?)"
-                "  GROUP BY rowid ORDER BY src, rank LIMIT ?)"
-                " AS f JOIN entries AS e ON e.rowid = f.rowid ORDER BY f.src, f.rank",
-                (match, match, limit),
+                " (SELECT rowid, min(src) AS src FROM"
+                f"   (SELECT rowid, 1 AS src FROM main.entries_fts WHERE {where}"
+                f"    UNION ALL SELECT rowid, 0 AS src FROM temp.pending_fts WHERE {pending_where})"
+                "  GROUP BY rowid ORDER BY src, rowid DESC LIMIT ?)"
+                " AS f JOIN entries AS e ON e.rowid = f.rowid ORDER BY f.src, f.rowid DESC",
+                (*params, *params, limit),
             ).fetchall()
         finally:
             conn.execute("DELETE FROM temp.pending_fts")
