@@ -2,7 +2,9 @@
 
 Modules: :mod:`~sessiontree.storage.jsonl.format` (lines, header, what counts as a whole line),
 :mod:`~sessiontree.storage.jsonl.index` (the line index of one file),
-:mod:`~sessiontree.storage.jsonl.stats` (listing counts) and
+:mod:`~sessiontree.storage.jsonl.stats` (listing counts),
+:mod:`~sessiontree.storage.jsonl.files` (creating and removing log files),
+:mod:`~sessiontree.storage.jsonl.log` (reading and appending whole lines of one file) and
 :mod:`~sessiontree.storage.jsonl.storage` (:class:`JSONLStorage`, the design in its docstring).
 """
 
