@@ -17,7 +17,6 @@ import builtins
 import contextlib
 import logging
 import os
-import re
 import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -30,16 +29,16 @@ from pydantic import ValidationError
 from sessiontree import _json as exact_json
 from sessiontree.errors import (
     CorruptSessionError,
-    DuplicateEntryError,
+    SessionExistsError,
     SessionNotFoundError,
     StorageError,
 )
-from sessiontree.ids import new_id
+from sessiontree.ids import check_session_id, is_session_id, new_id
 from sessiontree.messages import message_text, parse_message
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
-from sessiontree.repos.base import coerce_metadata, make_snippet
-from sessiontree.repos.memory import check_session_id
+from sessiontree.repos.base import coerce_metadata
 from sessiontree.session import Session
+from sessiontree.snippets import make_snippet
 from sessiontree.storage.jsonl.format import is_whole_line, parse_header
 from sessiontree.storage.jsonl.stats import STATS_NAME, Stats, count_lines, read_stats, write_stats
 from sessiontree.storage.jsonl.storage import (
@@ -56,9 +55,6 @@ from sessiontree.tree import ForkPosition
 __all__ = ["JSONLRepo"]
 
 log = logging.getLogger("sessiontree.repos.jsonl")
-
-_SESSION_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,128}")
-"""Session ids usable as directory names (SPEC §6); other entries of the root are ignored."""
 
 _HEADER_PROBE = 4096
 """Bytes read at first to find the header line (more only for a longer header)."""
@@ -148,14 +144,14 @@ class JSONLRepo:
         """See :meth:`SessionRepo.create`: a new directory holding a header-only log.
 
         Raises:
-            InvalidEntryError: an id outside ``[A-Za-z0-9_-]{1,128}``.
-            DuplicateEntryError: the id is taken.
+            InvalidSessionIdError: an id outside ``[A-Za-z0-9_-]{1,128}``.
+            SessionExistsError: the id is taken.
             StorageError: the directory cannot be written.
         """
         session_id = new_id() if id is None else check_session_id(id)
         meta = coerce_metadata(metadata)
         directory = self.root / session_id
-        duplicate = DuplicateEntryError(
+        duplicate = SessionExistsError(
             "a session with this id already exists", session_id=session_id
         )
         try:
@@ -189,7 +185,7 @@ class JSONLRepo:
         """See :meth:`SessionRepo.open`; reads the log once and indexes it.
 
         Raises:
-            SessionNotFoundError: no such session. InvalidEntryError: an unsafe id.
+            SessionNotFoundError: no such session. InvalidSessionIdError: an unsafe id.
             CorruptSessionError: the log has no valid header or a bad line.
         """
         return Session(self._storage(id))
@@ -205,7 +201,7 @@ class JSONLRepo:
         with entries:
             for entry in entries:
                 name = entry.name
-                if not _SESSION_ID_RE.fullmatch(name):
+                if not is_session_id(name):
                     continue
                 path = os.path.join(entry.path, LOG_NAME)
                 try:

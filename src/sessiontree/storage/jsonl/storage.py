@@ -33,14 +33,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import cast
 
 from sessiontree.entries import Entry, dump_entry_json, stored_form
 from sessiontree.errors import StorageError
-from sessiontree.ids import new_id
+from sessiontree.ids import is_session_id, new_id
 from sessiontree.metadata import SessionMetadata
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage, select_entries
 from sessiontree.storage.jsonl.files import (
@@ -70,8 +69,6 @@ __all__ = [
     "fsync_dir",
     "remove_session_files",
 ]
-
-_SESSION_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 
 class JSONLStorage(SessionLog):
@@ -118,7 +115,7 @@ class JSONLStorage(SessionLog):
         if (
             repo_root is None
             and self.path.name == LOG_NAME
-            and _SESSION_ID_RE.fullmatch(self.path.parent.name)
+            and is_session_id(self.path.parent.name)
         ):
             repo_root = self.path.parent.parent
         self._repo_root = None if repo_root is None else Path(repo_root).absolute()

@@ -21,6 +21,7 @@ from typing import Any
 from sessiontree.entries import Entry
 from sessiontree.errors import (
     DuplicateEntryError,
+    SessionExistsError,
     SessionNotFoundError,
     StorageError,
 )
@@ -146,7 +147,7 @@ class PostgresEngine(PostgresConnection):
                 session_id,
             )
         except DuplicateEntryError as exc:
-            raise DuplicateEntryError(
+            raise SessionExistsError(
                 "a session with this id already exists", session_id=session_id
             ) from exc.__cause__
 

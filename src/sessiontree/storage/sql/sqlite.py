@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from sessiontree.entries import Entry
-from sessiontree.errors import DuplicateEntryError, SessionNotFoundError
+from sessiontree.errors import DuplicateEntryError, SessionExistsError, SessionNotFoundError
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.storage.base import EntryCursor
 from sessiontree.storage.sql.plan import (
@@ -103,7 +103,7 @@ class SQLiteEngine(SQLiteConnection):
                 ),
             )
         except sqlite3.IntegrityError as exc:
-            raise DuplicateEntryError(
+            raise SessionExistsError(
                 "a session with this id already exists", session_id=session_id
             ) from exc
         except sqlite3.Error as exc:
