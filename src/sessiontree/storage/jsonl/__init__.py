@@ -13,7 +13,7 @@ from sessiontree.storage.jsonl.storage import (
     check_session_log,
     create_session_file,
     fsync_dir,
-    remove_session_files,
+    remove_session_log,
 )
 
 __all__ = [
@@ -21,5 +21,5 @@ __all__ = [
     "check_session_log",
     "create_session_file",
     "fsync_dir",
-    "remove_session_files",
+    "remove_session_log",
 ]

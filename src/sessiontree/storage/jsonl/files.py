@@ -1,7 +1,8 @@
 """Session log files: creating one whole-headed file, removing one, fsyncing a directory.
 
-Files are created 0600. What a *repository* keeps beside a log (its directory, the listing
-sidecar) is the repository's layout, not this module's: :mod:`sessiontree.repos.jsonl`.
+Files are created 0600. Where logs live and what is kept beside them (a directory per
+session, a listing sidecar) is a :class:`LogLayout` the storage is given — a repository's
+(:mod:`sessiontree.repos.jsonl_layout`) or :data:`STANDALONE` for a log opened on its own.
 """
 
 from __future__ import annotations
@@ -9,28 +10,25 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from sessiontree.ids import new_id, now_iso
 from sessiontree.metadata import SessionMetadata
 from sessiontree.storage.jsonl.format import build_header, parse_header
-from sessiontree.storage.jsonl.stats import STATS_NAME
 
 __all__ = [
-    "LOG_NAME",
+    "STANDALONE",
     "Durability",
+    "LogLayout",
     "check_session_log",
     "create_session_file",
     "fsync_dir",
     "lock_path",
-    "remove_session_files",
+    "remove_session_log",
 ]
 
 Durability = Literal["none", "flush", "fsync"]
 """When appended lines are forced to disk (see :mod:`sessiontree.storage.jsonl.storage`)."""
-
-LOG_NAME = "session.jsonl"
-"""The log's file name inside a repository's session directory."""
 
 
 def lock_path(path: Path) -> Path:
@@ -81,8 +79,8 @@ def create_session_file(
 
 
 def check_session_log(path: Path) -> None:
-    """Raise unless ``path`` starts with a session header (what :func:`remove_session_files`
-    insists on before it removes anything).
+    """Raise unless ``path`` starts with a session header (what a repository insists on
+    before it removes a session).
 
     Raises:
         CorruptSessionError: not a session file.
@@ -93,11 +91,8 @@ def check_session_log(path: Path) -> None:
     parse_header(first, path)
 
 
-def remove_session_files(path: Path, *, in_repo: bool) -> None:
-    """Remove a session log and the files sessiontree keeps beside it — nothing else.
-
-    In a repository the session directory is removed too, but only once it is empty: a file
-    someone else put there survives (and so does the directory). Never ``rmtree``.
+def remove_session_log(path: Path) -> None:
+    """Remove a session log and its lock file — nothing else.
 
     Raises:
         OSError: a file cannot be removed.
@@ -105,10 +100,60 @@ def remove_session_files(path: Path, *, in_repo: bool) -> None:
     lock = lock_path(path)
     path.unlink(missing_ok=True)
     lock.unlink(missing_ok=True)
-    if in_repo and path.name == LOG_NAME:
-        directory = path.parent
-        (directory / STATS_NAME).unlink(missing_ok=True)
-        for tmp in directory.glob(f".{STATS_NAME}.*.tmp"):
-            tmp.unlink(missing_ok=True)
-        with contextlib.suppress(OSError):
-            directory.rmdir()  # only when empty
+
+
+class LogLayout(Protocol):
+    """Where session logs and the files kept beside them live.
+
+    A repository decides this (:class:`sessiontree.repos.jsonl_layout.RepoLayout`: one
+    directory per session, with a listing sidecar); the storage only asks. A log opened on
+    its own uses :data:`STANDALONE`.
+    """
+
+    def stats_path(self, log: Path) -> Path | None:
+        """The listing sidecar the storage keeps current for ``log``, or ``None`` for none."""
+        ...
+
+    def new_log(self, session_id: str, beside: Path) -> Path:
+        """Make room for a new session's log (a fork of the log at ``beside``); its path.
+
+        Raises:
+            OSError: the room cannot be made.
+        """
+        ...
+
+    def created(self, log: Path, durability: Durability) -> None:
+        """After the new ``log`` was created: make it durable as ``durability`` asks.
+
+        Raises:
+            OSError: it cannot be made durable.
+        """
+        ...
+
+    def remove(self, log: Path) -> None:
+        """Remove the session whose log is ``log``: the log, its lock and what the layout keeps.
+
+        Raises:
+            OSError: a file cannot be removed.
+        """
+        ...
+
+
+class _Standalone:
+    """A log on its own: no sidecar; a fork is the sibling file ``<new id>.jsonl``."""
+
+    def stats_path(self, log: Path) -> Path | None:
+        return None
+
+    def new_log(self, session_id: str, beside: Path) -> Path:
+        return beside.parent / f"{session_id}.jsonl"
+
+    def created(self, log: Path, durability: Durability) -> None:
+        pass  # create_session_file has fsynced the directory that lists the file
+
+    def remove(self, log: Path) -> None:
+        remove_session_log(log)
+
+
+STANDALONE: LogLayout = _Standalone()
+"""The layout of a log opened on its own (any pi v3 file)."""

@@ -39,16 +39,17 @@ from typing import cast
 
 from sessiontree.entries import Entry, dump_entry_json, stored_form
 from sessiontree.errors import StorageError
-from sessiontree.ids import is_session_id, new_id
+from sessiontree.ids import new_id
 from sessiontree.metadata import SessionMetadata
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage, select_entries
 from sessiontree.storage.jsonl.files import (
-    LOG_NAME,
+    STANDALONE,
     Durability,
+    LogLayout,
     check_session_log,
     create_session_file,
     fsync_dir,
-    remove_session_files,
+    remove_session_log,
 )
 from sessiontree.storage.jsonl.format import (
     LineRecord,
@@ -57,17 +58,18 @@ from sessiontree.storage.jsonl.format import (
     parse_header,
 )
 from sessiontree.storage.jsonl.log import SessionLog
-from sessiontree.storage.jsonl.stats import REFRESH_BYTES, STATS_NAME, Stats, write_stats
+from sessiontree.storage.jsonl.stats import REFRESH_BYTES, Stats, write_stats
 from sessiontree.tree import ForkPosition, branch_of, check_append, trace_chain
 
 __all__ = [
-    "LOG_NAME",
+    "STANDALONE",
     "Durability",
     "JSONLStorage",
+    "LogLayout",
     "check_session_log",
     "create_session_file",
     "fsync_dir",
-    "remove_session_files",
+    "remove_session_log",
 ]
 
 
@@ -90,7 +92,7 @@ class JSONLStorage(SessionLog):
         durability: Durability = "flush",
         skip_bad_lines: bool = False,
         session_id: str | None = None,
-        repo_root: str | os.PathLike[str] | None = None,
+        layout: LogLayout = STANDALONE,
     ) -> None:
         """Open a session file and index its entries (reads the whole file once).
 
@@ -101,9 +103,9 @@ class JSONLStorage(SessionLog):
                 every line is then validated at open.
             session_id: the session id (a repository passes the directory name); default the
                 header's ``id``.
-            repo_root: the repository root, where :meth:`fork` creates the new session;
-                found from the ``<root>/<id>/session.jsonl`` layout when not given, else forks
-                become sibling files ``<new id>.jsonl``.
+            layout: where the files beside the log and a fork's log go (a repository passes
+                its own); by default none are kept and forks are sibling files
+                ``<new id>.jsonl``.
 
         Raises:
             SessionNotFoundError: no file at ``path``.
@@ -112,14 +114,8 @@ class JSONLStorage(SessionLog):
             StorageError: the file cannot be read.
         """
         super().__init__(Path(path).absolute(), durability, skip_bad_lines)
-        if (
-            repo_root is None
-            and self.path.name == LOG_NAME
-            and is_session_id(self.path.parent.name)
-        ):
-            repo_root = self.path.parent.parent
-        self._repo_root = None if repo_root is None else Path(repo_root).absolute()
-        self._stats_path = self.path.parent / STATS_NAME if self._repo_root is not None else None
+        self._layout = layout
+        self._stats_path = layout.stats_path(self.path)
         self._stats_offset = 0
         fd = self._open_read()
         try:
@@ -285,26 +281,20 @@ class JSONLStorage(SessionLog):
         return self._index.name
 
     async def fork(self, target_id: str, position: ForkPosition = "at") -> SessionStorage:
-        """See :meth:`SessionStorage.fork`: the new session goes into the same repository.
+        """See :meth:`SessionStorage.fork`: the new log goes where the layout puts it.
 
-        Outside a repository (a pi file opened in place) the fork is a sibling file
-        ``<new id>.jsonl`` in the same directory.
+        A repository's layout puts it into the same repository; a log opened on its own (a pi
+        file opened in place) gets a sibling file ``<new id>.jsonl`` in the same directory.
         """
         self._refresh()
 
         async def create(meta: SessionMetadata) -> SessionStorage:
             session_id = new_id()
-            if self._repo_root is not None:
-                directory = self._repo_root / session_id
-                os.mkdir(directory, 0o700)
-                path = directory / LOG_NAME
-            else:
-                path = self.path.parent / f"{session_id}.jsonl"
+            path = self._layout.new_log(session_id, self.path)
             create_session_file(path, session_id, meta, self.durability)
-            if self._repo_root is not None and self.durability != "none":
-                fsync_dir(self._repo_root)
+            self._layout.created(path, self.durability)
             return JSONLStorage(
-                path, durability=self.durability, session_id=session_id, repo_root=self._repo_root
+                path, durability=self.durability, session_id=session_id, layout=self._layout
             )
 
         try:
@@ -313,7 +303,8 @@ class JSONLStorage(SessionLog):
             raise StorageError(f"cannot create the fork of {self._id}: {exc}") from exc
 
     async def delete(self) -> None:
-        """Delete the session: its directory in a repository, else the file and its lock file.
+        """Delete the session: its log, lock file and what the layout keeps (its directory in a
+        repository).
 
         Raises:
             StorageError: the files cannot be removed.
@@ -323,7 +314,7 @@ class JSONLStorage(SessionLog):
         await self.close()
         self._deleted = True
         try:
-            remove_session_files(self.path, in_repo=self._repo_root is not None)
+            self._layout.remove(self.path)
         except OSError as exc:
             raise StorageError(f"cannot delete session {self._id}: {exc}") from exc
 
