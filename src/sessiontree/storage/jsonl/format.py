@@ -35,10 +35,11 @@ from pydantic_core import to_json
 
 from sessiontree import _json as exact_json
 from sessiontree._gc import gc_paused
-from sessiontree.entries import ENTRY_ADAPTER, Entry, validation_problem
+from sessiontree.entries import ENTRY_ADAPTER, Entry, MessageEntry, validation_problem
 from sessiontree.errors import CorruptSessionError
+from sessiontree.fold import first_message_text
 from sessiontree.ids import ms_from_iso
-from sessiontree.messages import message_text, parse_message
+from sessiontree.messages import parse_message
 from sessiontree.metadata import SessionMetadata
 
 __all__ = [
@@ -203,6 +204,14 @@ class LineRecord:
         if self.entry is not None:
             return self.entry.to_wire().get(key)
         return None if self.data is None else self.data.get(key)
+
+    def first_message_text(self) -> str | None:
+        """:func:`~sessiontree.fold.first_message_text` of the line's message, validated or
+        not (``None`` for a line that is not a user message or does not validate)."""
+        entry = self.entry
+        if entry is None:
+            return None if self.data is None else first_user_text(self.data)
+        return first_message_text(entry.message) if isinstance(entry, MessageEntry) else None
 
     def entry_of(self, path: str | Path, session_id: str | None) -> Entry:
         """The validated entry (validated once, then cached).
@@ -398,7 +407,7 @@ def is_whole_line(tail: bytes) -> bool:
 
 
 def first_user_text(data: dict[str, Any]) -> str | None:
-    """The text of a ``message`` line's user message (≤ 200 characters), else ``None``.
+    """:func:`~sessiontree.fold.first_message_text` of a raw ``message`` line, else ``None``.
 
     Used for :attr:`SessionInfo.first_message`; a message that does not validate gives ``None``.
     """
@@ -408,6 +417,6 @@ def first_user_text(data: dict[str, Any]) -> str | None:
     if not isinstance(msg, dict) or msg.get("role") != "user":
         return None
     try:
-        return message_text(parse_message(msg))[:200]
+        return first_message_text(parse_message(msg))
     except ValidationError:
         return None
