@@ -23,7 +23,7 @@ line itself is never rewritten.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -53,6 +53,7 @@ __all__ = [
     "first_user_text",
     "gc_paused",
     "is_whole_line",
+    "header_metadata",
     "parse_header",
     "scan_block",
 ]
@@ -107,6 +108,30 @@ def build_header(session_id: str, metadata: SessionMetadata, timestamp: str) -> 
         return to_json(header) + b"\n"
 
 
+def header_metadata(header: Mapping[str, Any]) -> dict[str, Any]:
+    """The session metadata (camelCase, not validated) a pi session header carries.
+
+    ``cwd`` ↔ ``cwd`` and ``parentSession`` ↔ ``parentSessionId``; the ``metadata`` object
+    (what sessiontree writes) as it is; every other header key (``branchedFrom``,
+    ``provider``, ...) as a metadata key. A header value that is ``null`` or ``""`` is no
+    value: it is left out (an empty ``cwd`` too). Opening a file in place and importing it
+    map its header alike.
+    """
+    meta: dict[str, Any] = {
+        k: v for k, v in header.items() if k not in _HEADER_KEYS and v not in (None, "")
+    }
+    raw = header.get("metadata")
+    if isinstance(raw, dict):
+        meta.update(raw)
+    cwd = header.get("cwd")
+    if isinstance(cwd, str) and cwd:
+        meta["cwd"] = cwd
+    parent = header.get("parentSession")
+    if isinstance(parent, str):
+        meta["parentSessionId"] = parent
+    return meta
+
+
 def parse_header(first_line: bytes, path: str | Path) -> Header:
     """Parse line 1 of a session file (without or with its newline).
 
@@ -141,16 +166,8 @@ def parse_header(first_line: bytes, path: str | Path) -> Header:
             path=path,
             line_number=1,
         )
-    raw_meta = obj.get("metadata")
-    meta: dict[str, Any] = {k: v for k, v in obj.items() if k not in _HEADER_KEYS}
-    if isinstance(raw_meta, dict):
-        meta.update(raw_meta)
-    if isinstance(obj.get("cwd"), str) and obj["cwd"]:
-        meta["cwd"] = obj["cwd"]
-    if isinstance(obj.get("parentSession"), str):
-        meta["parentSessionId"] = obj["parentSession"]
     try:
-        metadata = SessionMetadata.model_validate(meta)
+        metadata = SessionMetadata.model_validate(header_metadata(obj))
     except ValidationError as exc:
         raise CorruptSessionError(
             f"session header metadata is invalid: {exc.errors()[0]['msg']}",
