@@ -312,21 +312,6 @@ class TreeIndex:
         self.by_id[entry.id] = entry
         self.fold.add_entry(entry)
 
-    @property
-    def leaf_id(self) -> str | None:
-        """The current leaf."""
-        return self.fold.leaf_id
-
-    @property
-    def labels(self) -> dict[str, str]:
-        """Entry id → label."""
-        return self.fold.labels
-
-    @property
-    def name(self) -> str | None:
-        """The session name."""
-        return self.fold.name
-
     def chain(self, leaf_id: str | None) -> list[Entry]:
         """:func:`trace_chain` over this index."""
         return trace_chain(leaf_id, self.by_id.get, session_id=self.session_id)
@@ -337,4 +322,4 @@ class TreeIndex:
 
     def tree(self) -> list[TreeNode]:
         """:func:`build_tree` over this index."""
-        return build_tree(self.entries, self.labels, session_id=self.session_id)
+        return build_tree(self.entries, self.fold.labels, session_id=self.session_id)

@@ -32,31 +32,6 @@ class LineIndex:
         self.by_id: dict[str, LineRecord] = {}
         self.fold = LogFold()
 
-    @property
-    def leaf_id(self) -> str | None:
-        """The current leaf."""
-        return self.fold.leaf_id
-
-    @property
-    def labels(self) -> dict[str, str]:
-        """Entry id → label."""
-        return self.fold.labels
-
-    @property
-    def name(self) -> str | None:
-        """The session name."""
-        return self.fold.name
-
-    @property
-    def message_count(self) -> int:
-        """``message`` entries."""
-        return self.fold.message_count
-
-    @property
-    def first_message(self) -> str | None:
-        """The first user message's listing text."""
-        return self.fold.first_message
-
     def add_all(
         self,
         records: list[LineRecord],
