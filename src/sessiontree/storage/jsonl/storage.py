@@ -26,7 +26,7 @@ Design:
   line to the OS before the append returns (it survives a crash of the process), fsyncs a
   new file (and its directory) when it is created and fsyncs on :meth:`close`; ``fsync``
   also fsyncs after every append (each append then survives a power loss).
-* Files are created 0600 and directories 0700.
+* Files are created 0600 (a repository's layout makes its session directories 0700).
 """
 
 from __future__ import annotations
