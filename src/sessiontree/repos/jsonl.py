@@ -2,7 +2,8 @@
 
 ``open_repo("jsonl:///abs/dir")`` or ``open_repo("/abs/dir")``. Each session directory holds
 the log (a pi v3 file, see :mod:`sessiontree.storage.jsonl.storage`), its lock file and a listing
-sidecar (:mod:`sessiontree.storage.jsonl.stats`).
+sidecar (:mod:`sessiontree.storage.jsonl.stats`), as :mod:`sessiontree.repos.jsonl_layout` lays
+them out.
 
 * :meth:`JSONLRepo.list` ``stat``\\ s every log (sorting by ``modified_at`` needs every mtime) but
   reads only the page it returns, and for each of those only the header line, the sidecar and
@@ -17,7 +18,6 @@ import builtins
 import contextlib
 import logging
 import os
-import re
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,38 +31,33 @@ from sessiontree import _json as exact_json
 from sessiontree.entries import Entry
 from sessiontree.errors import (
     CorruptSessionError,
-    DuplicateEntryError,
+    SessionExistsError,
     SessionNotFoundError,
     StorageError,
 )
-from sessiontree.ids import new_id
+from sessiontree.ids import check_session_id, is_session_id, new_id
 from sessiontree.messages import message_text, parse_message
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
-from sessiontree.repos.base import check_entries, check_list_args, coerce_metadata, make_snippet
-from sessiontree.repos.memory import check_session_id
+from sessiontree.repos.base import check_entries, check_list_args, coerce_metadata
+from sessiontree.repos.jsonl_layout import LOG_NAME, STATS_NAME, RepoLayout
 from sessiontree.session import Session
-from sessiontree.storage.files import make_private_dirs
+from sessiontree.snippets import make_snippet
 from sessiontree.storage.jsonl.format import is_whole_line, parse_header
-from sessiontree.storage.jsonl.stats import STATS_NAME, Stats, count_lines, read_stats, write_stats
+from sessiontree.storage.jsonl.stats import Stats, count_lines, read_stats, write_stats
 from sessiontree.storage.jsonl.storage import (
-    LOG_NAME,
     Durability,
     JSONLStorage,
     check_session_log,
     create_session_file,
     entry_lines,
-    fsync_dir,
-    remove_session_files,
 )
+from sessiontree.storage.private_files import make_private_dirs
 from sessiontree.storage.search import check_search_args, matches, search_needle
 from sessiontree.tree import ForkPosition
 
 __all__ = ["JSONLRepo"]
 
 log = logging.getLogger("sessiontree.repos.jsonl")
-
-_SESSION_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,128}")
-"""Session ids usable as directory names (SPEC §6); other entries of the root are ignored."""
 
 _HEADER_PROBE = 4096
 """Bytes read at first to find the header line (more only for a longer header)."""
@@ -120,6 +115,7 @@ class JSONLRepo:
                 :class:`StorageError` on first use, and so is every write.
         """
         self.root = Path(root).expanduser().absolute()
+        self._layout = RepoLayout(self.root)
         self.url = f"jsonl://{self.root}"
         self.durability: Durability = durability
         self.skip_bad_lines = skip_bad_lines
@@ -134,7 +130,7 @@ class JSONLRepo:
 
     def _log_path(self, session_id: str) -> Path:
         self._check_root()
-        return self.root / check_session_id(session_id) / LOG_NAME
+        return self._layout.log_path(session_id)
 
     def _check_root(self) -> None:
         """Read-only: the root must be an existing directory (a mistyped path is an error,
@@ -154,7 +150,7 @@ class JSONLRepo:
                 durability=self.durability,
                 skip_bad_lines=self.skip_bad_lines,
                 session_id=session_id,
-                repo_root=self.root,
+                layout=self._layout,
                 read_only=self.read_only,
             )
         except SessionNotFoundError:
@@ -173,8 +169,8 @@ class JSONLRepo:
         into place whole (header and every entry line), so it never shows partly written.
 
         Raises:
-            InvalidEntryError: an id outside ``[A-Za-z0-9_-]{1,128}``.
-            DuplicateEntryError: the id is taken.
+            InvalidSessionIdError: an id outside ``[A-Za-z0-9_-]{1,128}``.
+            SessionExistsError: the id is taken.
             StorageError: the directory cannot be written.
         """
         self._writable()
@@ -182,7 +178,7 @@ class JSONLRepo:
         meta = coerce_metadata(metadata)
         lines = entry_lines(check_entries(entries), session_id)
         directory = self.root / session_id
-        duplicate = DuplicateEntryError(
+        duplicate = SessionExistsError(
             "a session with this id already exists", session_id=session_id
         )
         try:
@@ -202,8 +198,7 @@ class JSONLRepo:
             raise StorageError(f"cannot create session directory {directory}: {exc}") from exc
         try:
             create_session_file(directory / LOG_NAME, session_id, meta, self.durability, lines)
-            if self.durability != "none":
-                fsync_dir(self.root)
+            self._layout.created(directory / LOG_NAME, self.durability)
         except FileExistsError:
             raise duplicate from None
         except OSError as exc:
@@ -218,7 +213,7 @@ class JSONLRepo:
         """See :meth:`SessionRepo.open`; reads the log once and indexes it.
 
         Raises:
-            SessionNotFoundError: no such session. InvalidEntryError: an unsafe id.
+            SessionNotFoundError: no such session. InvalidSessionIdError: an unsafe id.
             CorruptSessionError: the log has no valid header or a bad line.
         """
         return Session(self._storage(id))
@@ -235,7 +230,7 @@ class JSONLRepo:
         with entries:
             for entry in entries:
                 name = entry.name
-                if not _SESSION_ID_RE.fullmatch(name):
+                if not is_session_id(name):
                     continue
                 path = os.path.join(entry.path, LOG_NAME)
                 try:
@@ -309,7 +304,7 @@ class JSONLRepo:
             if storage.id == id:
                 await storage.delete()  # later calls on it raise SessionNotFoundError
         try:
-            remove_session_files(path, in_repo=True)
+            self._layout.remove(path)
         except FileNotFoundError:
             pass
         except OSError as exc:

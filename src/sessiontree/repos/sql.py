@@ -15,10 +15,9 @@ from typing import Any
 from sessiontree._gc import gc_paused
 from sessiontree.entries import Entry, stored_form
 from sessiontree.errors import SessionNotFoundError
-from sessiontree.ids import new_id
+from sessiontree.ids import check_session_id, new_id
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.repos.base import check_entries, check_list_args, coerce_metadata
-from sessiontree.repos.memory import check_session_id
 from sessiontree.session import Session
 from sessiontree.storage.search import check_search_args
 from sessiontree.storage.sql.plan import metadata_from_json
@@ -83,8 +82,8 @@ class SQLRepo:
         """See :meth:`SessionRepo.create`: the session row and its entries in one transaction.
 
         Raises:
-            InvalidEntryError: an id outside ``[A-Za-z0-9_-]{1,128}``.
-            DuplicateEntryError: the id is taken.
+            InvalidSessionIdError: an id outside ``[A-Za-z0-9_-]{1,128}``.
+            SessionExistsError: the id is taken.
             StorageError: the database cannot be reached or written.
         """
         session_id = new_id() if id is None else check_session_id(id)
