@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -144,8 +145,8 @@ def _write_deep_line(path: Path, parent: str, call: dict[str, Any]) -> None:
 async def test_deeply_nested_entry_is_read_back_not_cut_as_torn(tmp_path: Path) -> None:
     # found in review: the exact JSON parser stops at ~200 levels; a 210-deep tool argument
     # made the last line look torn, and the next append cut the complete line off the file.
-    # Such an entry is now refused on append (SQL readers cannot read it either); a file
-    # another writer put it in is still read, and kept.
+    # Such an entry is appended and read back (every reader goes to 1024 levels); one a file
+    # another writer put it in is read, and kept.
     from sessiontree.testing.builders import assistant
 
     repo = JSONLRepo(tmp_path)
@@ -153,15 +154,17 @@ async def test_deeply_nested_entry_is_read_back_not_cut_as_torn(tmp_path: Path) 
     first = await s.append_message(user("hi"))
     deep = _nested(210)
     call = {"type": "toolCall", "id": "t", "name": "deep", "arguments": deep}
-    with pytest.raises(InvalidEntryError, match="read back"):
-        await s.append_message(assistant("", call))
-    assert len(await s.get_entries()) == 1
+    appended = await s.append_message(assistant("", call))
+    await s.navigate(first)
+    assert len(await s.get_entries()) == 3
     _write_deep_line(tmp_path / s.id / "session.jsonl", first, call)
     again = await JSONLRepo(tmp_path).open(s.id)
-    assert [e.id for e in await again.get_entries()][1:] == ["deep-1"]
+    ids = [e.id for e in await again.get_entries()]
+    assert ids[1] == appended and ids[-1] == "deep-1"
     await again.append_message(user("next"))
     entries = await (await JSONLRepo(tmp_path).open(s.id)).get_entries()
-    assert len(entries) == 3
+    assert len(entries) == 5
+    assert entries[3].message.content[0].arguments == deep  # type: ignore[union-attr]
     assert entries[1].message.content[0].arguments == deep  # type: ignore[union-attr]
 
 
@@ -213,18 +216,28 @@ async def test_valid_final_line_without_newline_is_kept(tmp_path: Path) -> None:
 
 
 async def test_failed_fork_leaves_no_session_behind(tmp_path: Path) -> None:
-    # found in review: forking at an entry that cannot be copied (nested deeper than an append
-    # accepts; a file another tool wrote holds it) failed, and left an empty fork session
+    # found in review: forking at an entry that cannot be copied (a file another tool wrote
+    # holds it: here an id longer than any store keeps) failed, and left an empty fork session
+    import orjson
+
     repo = JSONLRepo(tmp_path)
     s = await repo.create()
     first = await s.append_message(user("hi"))
-    call = {"type": "toolCall", "id": "t", "name": "deep", "arguments": _nested(210)}
-    _write_deep_line(tmp_path / s.id / "session.jsonl", first, call)
+    line = {
+        "type": "message",
+        "id": "x" * 600,
+        "parentId": first,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": {"role": "user", "content": "long id", "timestamp": 1},
+    }
+    with (tmp_path / s.id / "session.jsonl").open("ab") as f:
+        f.write(orjson.dumps(line) + b"\n")
     again = await repo.open(s.id)
     before = [i.id for i in await repo.list()]
-    with pytest.raises(InvalidEntryError):
-        await again.fork("deep-1")
+    with pytest.raises(InvalidEntryError, match="longer than"):
+        await again.fork("x" * 600)
     assert [i.id for i in await repo.list()] == before
+    assert sorted(os.listdir(tmp_path)) == [s.id]
 
 
 async def test_unterminated_json_tail_is_a_line_not_a_torn_write(tmp_path: Path) -> None:
@@ -313,7 +326,7 @@ async def test_import_of_a_line_nested_past_every_writer_is_reported(tmp_path: P
     from sessiontree.interop import import_session
 
     deep: Any = 1
-    for _ in range(300):
+    for _ in range(1100):  # past the 1024 levels any reader goes
         deep = [deep]
     lines = [
         {
@@ -335,7 +348,7 @@ async def test_import_of_a_line_nested_past_every_writer_is_reported(tmp_path: P
     bad = (
         b'{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-05-12T01:02:28.000Z",'
         b'"message":{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"n",'
-        b'"arguments":{"n":' + b"[" * 300 + b"1" + b"]" * 300 + b"}}]}}\n"
+        b'"arguments":{"n":' + b"[" * 1100 + b"1" + b"]" * 1100 + b"}}]}}\n"
     )
     path = tmp_path / "deep.jsonl"
     path.write_bytes(text + bad)

@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 from pydantic_core import PydanticSerializationError, from_json, to_json
 
-__all__ = ["JSONDecodeError", "dumps", "loads", "model_json"]
+__all__ = ["MAX_DEPTH", "JSONDecodeError", "deep_dumps", "dumps", "loads", "model_json"]
 
 JSONDecodeError = ValueError
 """What :func:`loads` raises for text that is not strict JSON."""
@@ -64,7 +64,60 @@ def dumps(
     try:
         return to_json(obj, indent=2 if indent else None, fallback=default)
     except Exception as exc:  # pydantic-core's PydanticSerializationError and friends
+        if "depth" not in str(exc):
+            raise TypeError(f"cannot write as JSON: {exc}") from exc
+    try:
+        return deep_dumps(obj, indent=indent, default=default)
+    except ValueError as exc:
         raise TypeError(f"cannot write as JSON: {exc}") from exc
+
+
+MAX_DEPTH = 1024
+"""Levels of nesting :func:`loads` reads (orjson's limit) and :func:`model_json` writes."""
+
+
+def deep_dumps(obj: Any, *, indent: bool = False, default: Any = None) -> bytes:
+    """JSON of data nested deeper than orjson (254 levels) and pydantic-core (~255) write:
+    the standard library's encoder, given room for :data:`MAX_DEPTH` levels (it recurses
+    once per level).
+
+    Raises:
+        ValueError: a value JSON cannot carry (NaN, a lone surrogate, an unknown type without
+            ``default``), or nesting past :data:`MAX_DEPTH`.
+    """
+    import json
+    import sys
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4 * MAX_DEPTH + 1000))
+    try:
+        text = json.dumps(
+            obj,
+            ensure_ascii=False,
+            allow_nan=False,
+            indent=2 if indent else None,
+            separators=None if indent else (",", ":"),
+            default=default,
+        )
+        return text.encode()
+    except (RecursionError, TypeError, ValueError, UnicodeError) as exc:
+        raise ValueError(f"holds a value JSON cannot carry: {exc}") from exc
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _deep_json(model: Any) -> bytes:
+    """A model nested deeper than pydantic-core serialises: its data as Python objects
+    (python mode: the json mode has the serialiser's depth limit too), by :func:`deep_dumps`.
+
+    Raises:
+        ValueError: a value JSON cannot carry, or nesting past :data:`MAX_DEPTH`.
+    """
+    try:
+        obj = model.model_dump(mode="python", by_alias=True, exclude_unset=True, warnings=False)
+    except (PydanticSerializationError, ValueError) as exc:
+        raise ValueError(f"holds a value JSON cannot carry: {exc}") from exc
+    return deep_dumps(obj)
 
 
 def model_json(model: Any) -> bytes:
@@ -83,7 +136,9 @@ def model_json(model: Any) -> bytes:
             by_alias=True, exclude_unset=True, warnings=False
         ).encode()
     except (PydanticSerializationError, UnicodeError, ValueError) as exc:
-        raise ValueError(f"holds a value JSON cannot carry: {exc}") from exc
+        if "depth" not in str(exc):
+            raise ValueError(f"holds a value JSON cannot carry: {exc}") from exc
+        data = _deep_json(model)
     if b"NaN" in data or b"Infinity" in data:
         try:
             orjson.loads(data)  # strict JSON: a bare NaN/Infinity token fails here

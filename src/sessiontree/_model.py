@@ -44,5 +44,14 @@ class WireModel(BaseModel):
         return self
 
     def to_wire(self) -> dict[str, Any]:
-        """The camelCase dict of this object: only keys that were set, plus unknown ones."""
-        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        """The camelCase dict of this object: only keys that were set, plus unknown ones.
+
+        At any depth of nesting: past the serialiser's limit (~255 levels) the values come
+        as Python data, which for a model read from JSON is the same JSON data.
+        """
+        try:
+            return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        except ValueError as exc:
+            if "depth" not in str(exc):
+                raise
+            return self.model_dump(mode="python", by_alias=True, exclude_unset=True)

@@ -301,14 +301,37 @@ def parse_entry(obj: Any) -> Entry:
         raise _invalid(exc, obj) from exc
 
 
+def _validate_json(data: bytes | str) -> Entry:
+    """:data:`ENTRY_ADAPTER` over JSON text, at any depth the JSON reader goes.
+
+    pydantic-core's own JSON parser stops at about 200 levels of nesting; a deeper document
+    (a tool's ``details`` 200 levels down) is parsed by :func:`sessiontree._json.loads`
+    (1024 levels) and validated as Python data, which has no such limit.
+
+    Raises:
+        ValidationError: not a valid entry (or not JSON).
+    """
+    try:
+        return ENTRY_ADAPTER.validate_json(data)
+    except ValidationError as exc:
+        if not any("recursion limit" in str(e.get("msg", "")) for e in exc.errors()):
+            raise
+        try:
+            obj = exact_json.loads(data)
+        except ValueError:
+            raise exc from None
+        return ENTRY_ADAPTER.validate_python(obj)
+
+
 def parse_entry_json(data: bytes | str) -> Entry:
-    """Validate one JSON document (a JSONL line) into an :data:`Entry`.
+    """Validate one JSON document (a JSONL line) into an :data:`Entry`, at any depth of
+    nesting the JSON reader goes (1024 levels).
 
     Raises:
         InvalidEntryError: the JSON is malformed or not a valid entry.
     """
     try:
-        return ENTRY_ADAPTER.validate_json(data)
+        return _validate_json(data)
     except ValidationError as exc:
         try:
             obj = orjson.loads(data)
@@ -365,7 +388,7 @@ def stored_form(obj: Any) -> tuple[Entry, bytes]:
         )
     data = dump_entry_json(entry)
     try:
-        return ENTRY_ADAPTER.validate_json(data), data
+        return _validate_json(data), data
     except ValidationError as exc:
         raise InvalidEntryError(
             f"entry would not read back: {validation_problem(exc)}", entry_id=entry.id

@@ -16,12 +16,13 @@ from sessiontree.entries import (
     MessageEntry,
     OpaqueEntry,
     dump_entry,
+    dump_entry_json,
 )
 from sessiontree.errors import DuplicateEntryError, EntryNotFoundError, InvalidEntryError
 from sessiontree.messages import BranchSummaryMessage, parse_message
 from sessiontree.repos.base import SessionRepo
 from sessiontree.testing._support import reopened, snapshot
-from sessiontree.testing.builders import assistant, user
+from sessiontree.testing.builders import assistant, tool_call, user
 
 __all__ = ["ForkCases"]
 
@@ -101,6 +102,41 @@ class ForkCases:
         # appending one is still refused
         with pytest.raises(InvalidEntryError):
             await fork.append_entry(OpaqueEntry(type="future_kind", parent_id=below.id))
+
+    async def test_deeply_nested_values_are_stored_and_copied(self, repo: SessionRepo) -> None:
+        # a tool result's details ~200 levels deep failed to import on every backend, and a
+        # JSONL file holding one opened but could not be forked: store and copy what was
+        # read, at any depth the JSON reader goes (1024 levels)
+        s = await repo.create()
+        u = await s.append_message(user("q"))
+        ids = []
+        for depth in (200, 260, 1000):
+            value: object = "bottom"
+            for _ in range(depth):
+                value = {"k": value}
+            call = tool_call(f"c{depth}", "edit", deep=value)
+            ids.append(await s.append_message(assistant("", call)))
+            ids.append(
+                await s.append_message(
+                    {
+                        "role": "toolResult",
+                        "toolCallId": f"c{depth}",
+                        "toolName": "edit",
+                        "content": [{"type": "text", "text": "ok"}],
+                        "details": value,
+                    }
+                )
+            )
+        fork = await s.fork(ids[-1])
+        async with reopened(repo, fork) as again:
+            for entry_id in [u, *ids]:
+                original = await s.get_entry(entry_id)
+                copied = await again.get_entry(entry_id)
+                assert original is not None and copied is not None
+                # as JSON text: == on 1,000 nested dicts would recurse past Python's limit
+                assert dump_entry_json(copied) == dump_entry_json(original), entry_id
+        last = await fork.get_entry(ids[-1])
+        assert last is not None and b'"bottom"' in dump_entry_json(last)
 
     async def test_create_with_entries_is_whole_or_nothing(self, repo: SessionRepo) -> None:
         u = MessageEntry(message=parse_message(user("q")))
