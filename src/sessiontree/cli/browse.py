@@ -345,10 +345,11 @@ def _context_tokens(messages: Any) -> int:
 async def search_cmd(app: App, query: str, limit: int, as_json: bool) -> None:
     """Search message text in every session.
 
-    QUERY is matched against the text of every message of every session.
+    Finds every message whose text contains QUERY, ignoring case: any part of a word, a
+    file name such as main.py, words inside Chinese or Japanese text, spaces included.
 
-    Prints the session id, the entry id and a snippet around the match (full-text search
-    on SQL stores, a scan elsewhere).
+    Prints the session id, the entry id and a snippet around the match (an index on SQL
+    stores, a scan elsewhere; the same messages are found either way).
     """
     hits = await app.repo.search(query, limit=limit)
     if as_json:

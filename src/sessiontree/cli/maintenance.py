@@ -193,8 +193,8 @@ async def verify_cmd(app: App, session: str, strict: bool, as_json: bool) -> int
         app.out.print(Text("warning: ", style="bold yellow") + Text(w))
     facts = ", ".join(f"{v:,} {k}" for k, v in found.facts.items())
     verdict = Text("FAILED" if failed else "OK", style="bold red" if failed else "bold green")
-    summary = Text(f" {session if s is None else s.id}: {len(found.problems)} problems, ")
-    summary.append(f"{len(found.warnings)} warnings")
+    summary = Text(f" {session if s is None else s.id}: {plural(len(found.problems), 'problem')}, ")
+    summary.append(plural(len(found.warnings), "warning"))
     if facts:
         summary.append(f" ({facts})", style="dim")
     app.out.print(verdict + summary)
