@@ -18,16 +18,15 @@ import orjson
 import pytest
 from click.testing import CliRunner, Result
 
+from session_files import VENDORED
 from sessiontree import open_repo
 from sessiontree.cli import cli
 
-SESSIONS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sessions"
+SESSIONS = VENDORED
 PI_SMALL = SESSIONS / "pi" / "agent-sessions_pi-small.v3.jsonl"
 PI_SMALL_ID = "019e19b4-eb48-746a-aa6b-8dfcfa37954b"
 CLAUDE_DANGLING = SESSIONS / "claude-code" / "agent-a7c3dfb.jsonl"
 CLAUDE_LONG = SESSIONS / "claude-code" / "agent-a0294d5.jsonl"
-
-pytestmark = pytest.mark.skipif(not PI_SMALL.exists(), reason="shared session files not found")
 
 
 def file_lines(path: Path) -> list[dict[str, Any]]:

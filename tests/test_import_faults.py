@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from session_files import VENDORED, session_file
 from sessiontree import MemoryRepo, import_session
 from sessiontree.context import find_tool_pair_problems
 from sessiontree.entries import CompactionEntry, CustomEntry, LeafEntry, MessageEntry
@@ -16,7 +17,7 @@ from sessiontree.errors import CorruptSessionError, DuplicateEntryError
 from sessiontree.interop import DanglingParent
 from sessiontree.messages import CompactionSummaryMessage
 
-SESSIONS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sessions"
+SESSIONS = VENDORED
 CLAUDE = SESSIONS / "claude-code"
 PI = SESSIONS / "pi"
 
@@ -115,7 +116,7 @@ async def test_side_records_after_the_main_conversation_do_not_move_the_leaf(
 
 
 async def test_unmodelled_line_kinds_are_kept_as_custom_entries() -> None:
-    path = CLAUDE / "8a283a61-e3f0-4e8f-ba06-6711e2fcf2ed.jsonl"
+    path = session_file("claude-code/8a283a61-e3f0-4e8f-ba06-6711e2fcf2ed.jsonl")
     rows = _lines(path)
     session, report = await import_session(path, MemoryRepo())
 
