@@ -33,19 +33,22 @@ class CustomLine:
 
 @dataclass(frozen=True)
 class DanglingParent:
-    """An entry whose parent could not be used; it was imported as a root.
+    """An entry whose parent could not be used: re-attached elsewhere, or imported as a root.
 
     Attributes:
         line: 1-based line of the source file (``None`` when the format has no lines).
-        entry_id: the entry made a root.
+        entry_id: the entry whose parent was replaced.
         parent_id: the parent id the source named.
         reason: why it could not be used (``names no entry``, ``is a leaf entry``, ``cycle``).
+        attached_to: the substitute parent (Claude Code: the nearest earlier record of the
+            same conversation); ``None``: the entry was imported as a root.
     """
 
     line: int | None
     entry_id: str
     parent_id: str
     reason: str = "names no entry"
+    attached_to: str | None = None
 
 
 @dataclass(frozen=True)
