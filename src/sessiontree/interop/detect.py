@@ -42,6 +42,8 @@ def _classify(obj: dict[str, Any]) -> Format | None:
         return "pi"
     if kind in _CODEX_TYPES and "payload" in obj:
         return "codex"
+    if kind is None and ("record_type" in obj or ("id" in obj and "instructions" in obj)):
+        return "codex"  # the 2025 rollout layout: a bare header, then record_type lines
     if "uuid" in obj and "parentUuid" in obj:
         return "claude-code"
     if kind in _CLAUDE_TYPES and ("sessionId" in obj or "leafUuid" in obj or "message" in obj):
