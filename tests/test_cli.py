@@ -138,7 +138,8 @@ def test_import_directory_reports_dangling_parent_and_custom_lines(
     assert missing, "the fixture file has a parentUuid that names no line"
     line_no, obj = missing[0]
     assert f"line {line_no}: entry {obj['uuid']}" in result.stdout
-    assert "imported as a root" in result.stdout
+    assert "re-attached to " in result.stdout  # to the record before it, not a root
+    assert "imported as a root" not in result.stdout
     assert "1 imported" in result.stderr
 
 

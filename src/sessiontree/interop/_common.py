@@ -12,6 +12,7 @@ after them. :func:`store` creates the session and appends everything in one
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import uuid
 from collections.abc import Iterator, Mapping
@@ -101,9 +102,17 @@ class IdMaker:
 
     def __init__(self, data: bytes) -> None:
         self._seed = hashlib.sha256(data).digest()
+        self._used: set[tuple[int | str | None, int]] = set()
 
     def make(self, ms: int, line: int | str | None, part: int = 0) -> str:
-        """The id of record ``part`` of ``line`` written at ``ms`` (Unix ms)."""
+        """The id of record ``part`` of ``line`` written at ``ms`` (Unix ms).
+
+        Asking twice for the same ``(line, part)`` (two JSON objects on one line) gives the
+        next unused part, so ids never collide; the sequence is the same on every import.
+        """
+        while (line, part) in self._used:
+            part += 1
+        self._used.add((line, part))
         digest = hashlib.sha256(self._seed + f"{line}\x1f{part}".encode()).digest()
         ms = min(max(int(ms), 0), (1 << 48) - 1)
         rand_a = int.from_bytes(digest[:2], "big") & 0xFFF
@@ -170,17 +179,84 @@ def read_jsonl(
             continue
         report.lines_read += 1
         try:
-            obj = exact_json.loads(raw)
+            objs = [exact_json.loads(raw)]
         except exact_json.JSONDecodeError as exc:
-            torn = torn_possible and number == last
-            reason = "torn final line (no newline, not valid JSON)" if torn else f"bad JSON: {exc}"
-            unreadable(report, path, number, reason, raw, lenient=lenient)
-            continue
-        if not isinstance(obj, dict):
-            kind = type(obj).__name__
-            unreadable(report, path, number, f"not a JSON object ({kind})", raw, lenient=lenient)
-            continue
-        yield number, obj
+            recovered = _recover(raw)
+            if recovered is None:
+                torn = torn_possible and number == last
+                reason = (
+                    "torn final line (no newline, not valid JSON)" if torn else f"bad JSON: {exc}"
+                )
+                unreadable(report, path, number, reason, raw, lenient=lenient)
+                continue
+            objs, what = recovered
+            report.warnings.append(f"line {number}: {what}")
+        for obj in objs:
+            if not isinstance(obj, dict):
+                kind = type(obj).__name__
+                unreadable(
+                    report, path, number, f"not a JSON object ({kind})", raw, lenient=lenient
+                )
+                continue
+            yield number, obj
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _no_lone_surrogates(value: Any) -> tuple[Any, int]:
+    """``value`` with every lone UTF-16 surrogate in its strings (keys too) replaced by U+FFFD,
+    and how many were replaced."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.subn("\ufffd", value)
+    if isinstance(value, list):
+        items = [_no_lone_surrogates(v) for v in value]
+        return [v for v, _ in items], sum(n for _, n in items)
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        count = 0
+        for k, v in value.items():
+            k2, n1 = _no_lone_surrogates(k)
+            v2, n2 = _no_lone_surrogates(v)
+            out[k2] = v2
+            count += n1 + n2
+        return out, count
+    return value, 0
+
+
+def _recover(raw: bytes) -> tuple[list[Any], str] | None:
+    """The JSON values of a line the strict reader refused, and what was done; ``None`` when
+    it is not JSON.
+
+    Two faults real writers leave are read: a lone surrogate escape (``\\ud83d``, JavaScript
+    cutting a string inside an emoji; the character becomes U+FFFD) and several complete
+    values on one line (a writer that died before its newline; read in order).
+    """
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    decoder = json.JSONDecoder()
+    values: list[Any] = []
+    pos = 0
+    try:
+        while pos < len(text):
+            value, pos = decoder.raw_decode(text, pos)
+            values.append(value)
+            while pos < len(text) and text[pos] in " \t\r":
+                pos += 1
+    except ValueError:
+        return None
+    fixed = [_no_lone_surrogates(v) for v in values]
+    replaced = sum(n for _, n in fixed)
+    what = []
+    if len(values) > 1:
+        what.append(f"{len(values)} JSON values on one line, read in order")
+    if replaced:
+        what.append(f"{replaced} lone surrogate escape(s) read as U+FFFD")
+    if not what:
+        return None  # the strict reader refused it for another reason (e.g. NaN, a BOM)
+    return [v for v, _ in fixed], "; ".join(what)
 
 
 def ms_or(value: Any, default: int) -> int:

@@ -27,7 +27,14 @@ from sessiontree.messages import (
     UserMessage,
 )
 
-__all__ = ["SYNTHETIC_MODEL", "assistant_entry", "line_record", "user_entries"]
+__all__ = [
+    "SYNTHETIC_MODEL",
+    "assistant_entry",
+    "block",
+    "line_record",
+    "result_content",
+    "user_entries",
+]
 
 SYNTHETIC_MODEL = "<synthetic>"
 """The ``model`` Claude Code writes on replies it made up itself (API errors, interruptions)."""
@@ -54,12 +61,12 @@ def _image(block: dict[str, Any]) -> ContentBlock:
     return OpaqueBlock(**block)
 
 
-def _block(block: Any) -> ContentBlock:
+def block(raw: Any) -> ContentBlock:
     """One Claude content block as ours; unknown kinds stay opaque with every key."""
-    if not isinstance(block, dict):
-        return TextContent(text=str(block))
-    kind = block.get("type")
-    rest = {k: v for k, v in block.items() if k != "type"}
+    if not isinstance(raw, dict):
+        return TextContent(text=str(raw))
+    kind = raw.get("type")
+    rest = {k: v for k, v in raw.items() if k != "type"}
     if kind == "text":
         return TextContent(**rest)
     if kind == "thinking":
@@ -71,17 +78,17 @@ def _block(block: Any) -> ContentBlock:
         args = rest.pop("input", None)
         return ToolCall(arguments=args if isinstance(args, dict) else {"input": args}, **rest)
     if kind == "image":
-        return _image(block)
-    return OpaqueBlock(**block)
+        return _image(raw)
+    return OpaqueBlock(**raw)
 
 
-def _result_content(content: Any) -> list[ContentBlock]:
+def result_content(content: Any) -> list[ContentBlock]:
     if content is None:
         return []
     if isinstance(content, str):
         return [TextContent(text=content)]
     if isinstance(content, list):
-        return [_block(b) for b in content]
+        return [block(b) for b in content]
     return [TextContent(text=str(content))]
 
 
@@ -120,19 +127,19 @@ def user_entries(
     messages: list[Any] = []
     other: list[ContentBlock] = []
     details = obj.get("toolUseResult")
-    for block in content:
-        if isinstance(block, dict) and block.get("type") == "tool_result":
-            call_id = str(block.get("tool_use_id", ""))
+    for raw in content:
+        if isinstance(raw, dict) and raw.get("type") == "tool_result":
+            call_id = str(raw.get("tool_use_id", ""))
             extra = {
                 k: v
-                for k, v in block.items()
+                for k, v in raw.items()
                 if k not in ("type", "tool_use_id", "content", "is_error")
             }
             fields: dict[str, Any] = {
                 "tool_call_id": call_id,
                 "tool_name": tool_names.get(call_id, ""),
-                "content": _result_content(block.get("content")),
-                "is_error": bool(block.get("is_error", False)),
+                "content": result_content(raw.get("content")),
+                "is_error": bool(raw.get("is_error", False)),
                 "timestamp": ms,
                 **extra,
             }
@@ -140,7 +147,7 @@ def user_entries(
                 fields["details"] = details
             messages.append(ToolResultMessage(**fields))
         else:
-            other.append(_block(block))
+            other.append(block(raw))
     if other or not messages:
         messages.append(UserMessage(content=other, timestamp=ms))
     if details is not None and not any(isinstance(m, ToolResultMessage) for m in messages):
@@ -176,7 +183,7 @@ def assistant_entry(lines: list[tuple[int, dict[str, Any]]], uuid: str, ts: str,
         msg = obj["message"]
         content = msg.get("content")
         if isinstance(content, list):
-            blocks.extend(_block(b) for b in content)
+            blocks.extend(block(b) for b in content)
         elif isinstance(content, str) and content:
             blocks.append(TextContent(text=content))
         if model is None and isinstance(msg.get("model"), str):
