@@ -231,7 +231,8 @@ def convert_claude_code(
             tree.reply_of[o["uuid"]] = message_id
 
     ids = IdMaker(data)
-    last_ms = 0
+    # records before the first dated one take the first date of the file
+    last_ms = next((ms for _, o in rows if (ms := _record_ms(o, 0)) > 0), 0)
     main_leaf: str | None = None
     roots_seen = False
     for line, obj in rows:
