@@ -34,7 +34,7 @@ from sessiontree.errors import (
     InvalidEntryError,
     SessionTreeError,
 )
-from sessiontree.ids import iso_from_ms, ms_from_iso
+from sessiontree.ids import is_session_id, iso_from_ms, ms_from_iso
 from sessiontree.interop.detect import strip_bom
 from sessiontree.interop.report import CustomLine, DanglingParent, ImportReport, UnreadableLine
 from sessiontree.metadata import SessionMetadata
@@ -55,8 +55,6 @@ __all__ = [
     "store",
     "unreadable",
 ]
-
-_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 
 @dataclass
@@ -492,7 +490,7 @@ async def store(
 
     wanted = session_id
     if wanted is None and converted.session_id:
-        if _ID_RE.fullmatch(converted.session_id):
+        if is_session_id(converted.session_id):
             wanted = converted.session_id
         else:
             report.warnings.append(
