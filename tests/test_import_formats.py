@@ -308,3 +308,22 @@ async def test_codex_parallel_calls_are_one_message_with_usage_and_the_leaf_is_t
     assert (turn[0].usage.input, turn[0].usage.cache_read, turn[0].usage.output) == (20, 100, 7)
     leaf = await session.get_entry(await session.get_leaf_id() or "")
     assert isinstance(leaf, MessageEntry) and message_text(leaf.message) == "Two files."
+
+
+# ----------------------------------------------------------------- source times
+
+
+@pytest.mark.parametrize(
+    "name", ["claude-code/agent-a7c3dfb.jsonl", "aider/mozgoslav.aider.chat.history.md"]
+)
+async def test_an_import_keeps_the_sources_own_dates(name: str) -> None:
+    path = VENDORED / name
+    session, _ = await import_session(path, MemoryRepo())
+    imported = (await session.get_metadata()).to_wire()["importedFrom"]
+    if name.endswith(".jsonl"):
+        stamps = sorted(json.loads(line)["timestamp"] for line in path.read_text().splitlines())
+        assert (imported["createdAt"], imported["modifiedAt"]) == (stamps[0], stamps[-1])
+    else:
+        headers = [ln for ln in path.read_text().splitlines() if ln.startswith("# aider chat")]
+        assert imported["createdAt"].startswith(headers[0][-19:-9])  # the first chat's day
+        assert imported["modifiedAt"].startswith(headers[-1][-19:-9])

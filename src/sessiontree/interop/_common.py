@@ -451,6 +451,18 @@ def _metadata(meta: Mapping[str, Any], path: Path) -> SessionMetadata:
         raise CorruptSessionError(f"session metadata does not validate: {exc}", path=path) from exc
 
 
+def _with_source_times(meta: dict[str, Any], entries: list[Entry]) -> dict[str, Any]:
+    """``meta`` with the source's first and newest entry times (ISO 8601) in ``importedFrom``
+    (``createdAt``, ``modifiedAt``), so the session's own dates survive the import."""
+    stamps = sorted(e.timestamp for e in entries)
+    if not stamps:
+        return meta
+    imported = meta.get("importedFrom")
+    imported = dict(imported) if isinstance(imported, dict) else {}
+    imported.update(createdAt=stamps[0], modifiedAt=stamps[-1])
+    return {**meta, "importedFrom": imported}
+
+
 async def store(
     repo: SessionRepo,
     converted: Converted,
@@ -486,7 +498,7 @@ async def store(
             f"a leaf entry moves the leaf to {want!r}"
         )
         leaf = want
-    metadata = _metadata(converted.metadata, path)
+    metadata = _metadata(_with_source_times(converted.metadata, entries), path)
 
     wanted = session_id
     if wanted is None and converted.session_id:
