@@ -1,4 +1,4 @@
-"""What every importer shares: reading lines, staging entries, storing them in one batch.
+"""What every importer shares: ids for records without one, staging entries, storing them in one batch.
 
 An importer is a pure function ``convert(data, path, report, lenient) -> Converted`` that turns
 the bytes of a file into :class:`Draft` entries (each remembering its source line) plus
@@ -12,10 +12,8 @@ after them. :func:`store` creates the session and appends everything in one
 from __future__ import annotations
 
 import hashlib
-import json
-import re
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +33,6 @@ from sessiontree.errors import (
     SessionTreeError,
 )
 from sessiontree.ids import is_session_id, iso_from_ms, ms_from_iso
-from sessiontree.interop.detect import strip_bom
 from sessiontree.interop.report import CustomLine, DanglingParent, ImportReport, UnreadableLine
 from sessiontree.metadata import SessionMetadata
 from sessiontree.repos.base import SessionRepo
@@ -51,7 +48,6 @@ __all__ = [
     "finalize",
     "iso_or",
     "ms_or",
-    "read_jsonl",
     "store",
     "unreadable",
 ]
@@ -155,106 +151,6 @@ class AlreadyImportedError(DuplicateEntryError):
     def __init__(self, message: str, *, session_id: str | None, report: ImportReport) -> None:
         super().__init__(message, session_id=session_id)
         self.report = report
-
-
-def read_jsonl(
-    data: bytes, path: Path, report: ImportReport, *, lenient: bool
-) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line_number, object)`` for every JSON-object line (1-based); blank lines are ignored.
-
-    A leading UTF-8 byte-order mark is skipped. A line that is not a JSON object is unreadable (see :func:`unreadable`); a last line
-    without a newline that does not parse is reported as a torn final line.
-
-    Raises:
-        CorruptSessionError: an unreadable line and not ``lenient``.
-    """
-    data = strip_bom(data)
-    lines = data.split(b"\n")
-    last = len(lines)
-    torn_possible = not data.endswith(b"\n")
-    for number, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        report.lines_read += 1
-        try:
-            objs = [exact_json.loads(raw)]
-        except exact_json.JSONDecodeError as exc:
-            recovered = _recover(raw)
-            if recovered is None:
-                torn = torn_possible and number == last
-                reason = (
-                    "torn final line (no newline, not valid JSON)" if torn else f"bad JSON: {exc}"
-                )
-                unreadable(report, path, number, reason, raw, lenient=lenient)
-                continue
-            objs, what = recovered
-            report.warnings.append(f"line {number}: {what}")
-        for obj in objs:
-            if not isinstance(obj, dict):
-                kind = type(obj).__name__
-                unreadable(
-                    report, path, number, f"not a JSON object ({kind})", raw, lenient=lenient
-                )
-                continue
-            yield number, obj
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _no_lone_surrogates(value: Any) -> tuple[Any, int]:
-    """``value`` with every lone UTF-16 surrogate in its strings (keys too) replaced by U+FFFD,
-    and how many were replaced."""
-    if isinstance(value, str):
-        return _LONE_SURROGATE.subn("\ufffd", value)
-    if isinstance(value, list):
-        items = [_no_lone_surrogates(v) for v in value]
-        return [v for v, _ in items], sum(n for _, n in items)
-    if isinstance(value, dict):
-        out: dict[str, Any] = {}
-        count = 0
-        for k, v in value.items():
-            k2, n1 = _no_lone_surrogates(k)
-            v2, n2 = _no_lone_surrogates(v)
-            out[k2] = v2
-            count += n1 + n2
-        return out, count
-    return value, 0
-
-
-def _recover(raw: bytes) -> tuple[list[Any], str] | None:
-    """The JSON values of a line the strict reader refused, and what was done; ``None`` when
-    it is not JSON.
-
-    Two faults real writers leave are read: a lone surrogate escape (``\\ud83d``, JavaScript
-    cutting a string inside an emoji; the character becomes U+FFFD) and several complete
-    values on one line (a writer that died before its newline; read in order).
-    """
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    decoder = json.JSONDecoder()
-    values: list[Any] = []
-    pos = 0
-    try:
-        while pos < len(text):
-            value, pos = decoder.raw_decode(text, pos)
-            values.append(value)
-            while pos < len(text) and text[pos] in " \t\r":
-                pos += 1
-    except ValueError:
-        return None
-    fixed = [_no_lone_surrogates(v) for v in values]
-    replaced = sum(n for _, n in fixed)
-    what = []
-    if len(values) > 1:
-        what.append(f"{len(values)} JSON values on one line, read in order")
-    if replaced:
-        what.append(f"{replaced} lone surrogate escape(s) read as U+FFFD")
-    if not what:
-        return None  # the strict reader refused it for another reason (e.g. NaN, a BOM)
-    return [v for v, _ in fixed], "; ".join(what)
 
 
 def ms_or(value: Any, default: int) -> int:

@@ -47,9 +47,9 @@ from sessiontree.interop._common import (
     custom_draft,
     iso_or,
     ms_or,
-    read_jsonl,
 )
 from sessiontree.interop.claude_code_lines import assistant_entry, line_record, user_entries
+from sessiontree.interop.jsonl_lines import read_jsonl
 from sessiontree.interop.report import DanglingParent, ImportReport
 
 __all__ = ["convert_claude_code"]

@@ -45,8 +45,8 @@ from sessiontree.interop._common import (
     custom_draft,
     iso_or,
     ms_or,
-    read_jsonl,
 )
+from sessiontree.interop.jsonl_lines import read_jsonl
 from sessiontree.interop.report import ImportReport
 from sessiontree.messages import (
     AgentMessage,
