@@ -327,3 +327,18 @@ async def test_an_import_keeps_the_sources_own_dates(name: str) -> None:
         headers = [ln for ln in path.read_text().splitlines() if ln.startswith("# aider chat")]
         assert imported["createdAt"].startswith(headers[0][-19:-9])  # the first chat's day
         assert imported["modifiedAt"].startswith(headers[-1][-19:-9])
+
+
+async def test_a_lone_surrogate_in_a_whole_document_is_read_and_reported(tmp_path: Path) -> None:
+    task = _cline_task(tmp_path, ui=False)
+    task.write_text(task.read_text().replace("Listing.", "Listing \\ud83d"))
+    session, report = await import_session(task, MemoryRepo())
+    assert report.format == "cline"
+    assert any("surrogate" in w for w in report.warnings)
+    assert "Listing \ufffd" in str((await session.build_context()).messages[1])
+
+    traj = tmp_path / "cut.traj"
+    src = (VENDORED / "swe-agent-traj" / "function_calling_simple.traj").read_text()
+    traj.write_text(src.replace('"content": "', '"content": "\\udc00', 1))
+    _, report = await import_session(traj, MemoryRepo())
+    assert report.format == "swe-agent" and any("surrogate" in w for w in report.warnings)

@@ -36,6 +36,7 @@ from sessiontree.ids import iso_from_ms
 from sessiontree.interop._common import Converted, Draft, IdMaker, unreadable
 from sessiontree.interop.claude_code_lines import block, result_content
 from sessiontree.interop.detect import strip_bom
+from sessiontree.interop.lenient_json import load_document
 from sessiontree.interop.report import ImportReport
 from sessiontree.messages import (
     AgentMessage,
@@ -177,9 +178,11 @@ def convert_cline(
             not ``lenient``.
     """
     try:
-        doc = exact_json.loads(strip_bom(data))
+        doc, repaired = load_document(strip_bom(data))
     except exact_json.JSONDecodeError as exc:
-        raise CorruptSessionError(f"not valid JSON: {exc}", path=path) from exc
+        raise CorruptSessionError(f"not a JSON document: {exc}", path=path) from exc
+    if repaired is not None:
+        report.warnings.append(repaired)
     if not isinstance(doc, list):
         raise CorruptSessionError("a Cline task is a JSON array of messages", path=path)
     report.lines_read = 1

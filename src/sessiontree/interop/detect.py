@@ -8,6 +8,7 @@ from typing import Any, Literal
 import orjson
 
 from sessiontree.errors import CorruptSessionError
+from sessiontree.interop.lenient_json import load_document
 
 __all__ = ["FORMATS", "Format", "detect_format_bytes"]
 
@@ -83,6 +84,17 @@ def _is_cline_ui(doc: Any) -> bool:
     )
 
 
+def _document(data: bytes) -> Any:
+    """The JSON document ``data`` holds (lone surrogates read as U+FFFD), else ``None``."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        try:
+            return load_document(data)[0]
+        except ValueError:
+            return None
+
+
 def detect_format_bytes(data: bytes, path: Path) -> Format:
     """The format of a session file's bytes.
 
@@ -108,10 +120,7 @@ def detect_format_bytes(data: bytes, path: Path) -> Format:
     if stripped.startswith(AIDER_CHAT_STARTED):
         return "aider"
     if stripped.startswith(b"["):
-        try:
-            doc = orjson.loads(data)
-        except orjson.JSONDecodeError:
-            doc = None
+        doc = _document(data)
         if _is_cline(doc):
             return "cline"
         if _is_cline_ui(doc):
@@ -128,10 +137,7 @@ def detect_format_bytes(data: bytes, path: Path) -> Format:
         except orjson.JSONDecodeError:
             whole_document = True
         if whole_document:
-            try:
-                doc = orjson.loads(data)
-            except orjson.JSONDecodeError:
-                doc = None  # maybe JSONL with a damaged first line: probe the other lines
+            doc = _document(data)  # None: maybe JSONL with a damaged first line
             if isinstance(doc, dict) and (
                 isinstance(doc.get("history"), list) or isinstance(doc.get("trajectory"), list)
             ):

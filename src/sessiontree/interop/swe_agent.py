@@ -37,6 +37,7 @@ from sessiontree.errors import CorruptSessionError
 from sessiontree.ids import iso_from_ms
 from sessiontree.interop._common import Converted, Draft, IdMaker, custom_draft, unreadable
 from sessiontree.interop.detect import strip_bom
+from sessiontree.interop.lenient_json import load_document
 from sessiontree.interop.report import ImportReport
 from sessiontree.messages import (
     AgentMessage,
@@ -153,9 +154,11 @@ def convert_swe_agent(
             ``trajectory`` list); without ``lenient``, an item that cannot be read.
     """
     try:
-        doc = exact_json.loads(strip_bom(data))
+        doc, repaired = load_document(strip_bom(data))
     except exact_json.JSONDecodeError as exc:
         raise CorruptSessionError(f"not a JSON document: {exc}", path=path) from exc
+    if repaired is not None:
+        report.warnings.append(repaired)
     history = doc.get("history") if isinstance(doc, dict) else None
     trajectory = doc.get("trajectory") if isinstance(doc, dict) else None
     if not isinstance(doc, dict) or not (isinstance(history, list) or isinstance(trajectory, list)):
