@@ -190,7 +190,11 @@ def expect_codex(path: Path) -> Expected:
 
 def expect_swe(path: Path) -> Expected:
     doc = json.loads(path.read_bytes())
-    exp = Expected(roots=1, check_model=False)
+    exp = Expected(roots=1)
+    config = doc.get("replay_config")
+    config = json.loads(config) if isinstance(config, str) else config or {}
+    name = ((config.get("agent") or {}).get("model") or {}).get("name")
+    exp.model = name.split("/")[-1] if name else None
     history = doc.get("history") or []
     used = "history" if history else "trajectory"
     exp.custom = sum(1 for key in doc if key != used)
