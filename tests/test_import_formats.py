@@ -84,6 +84,19 @@ async def test_aider_fenced_code_is_part_of_the_answer(tmp_path: Path) -> None:
     assert await session.get_leaf_id() == (await session.get_branch())[3].id  # the answer
 
 
+async def test_an_aider_answer_cut_off_mid_thought_is_thinking(tmp_path: Path) -> None:
+    path = tmp_path / ".aider.chat.history.md"
+    path.write_text(
+        "# aider chat started at 2026-01-02 03:04:05\n\n#### hi  \n\n"
+        "<thinking-content-7bbe>\n\nLet me think about\n\n> ^C KeyboardInterrupt  \n"
+    )
+    session, _ = await import_session(path, MemoryRepo())
+    answer = (await session.build_context()).messages[-1]
+    assert isinstance(answer, AssistantMessage)
+    assert [type(b) for b in answer.content] == [ThinkingContent]
+    assert answer.content[0].thinking == "Let me think about"  # type: ignore[union-attr]
+
+
 # ----------------------------------------------------------------- Cline / Roo Code
 
 

@@ -9,7 +9,8 @@ Aider appends every chat to one Markdown file:
   token reports. Each run of them becomes a ``custom`` entry ``aider:console`` (``data`` =
   ``{"text", "lines"}``) so nothing is lost and nothing reaches the model;
 * everything else is the assistant's answer (Markdown; inside a ``` fence every line is
-  the answer's). ``<thinking-content-…>`` sections become thinking blocks.
+  the answer's). ``<thinking-content-…>`` sections become thinking blocks (an answer cut off
+  mid-thought: the rest of it).
 
 The model is read from the chat's ``Model: <name> with <format> edit format`` (or ``Main
 model:``) console line: ``lm_studio/qwen3`` → provider ``lm_studio``, model ``qwen3``. Every
@@ -45,7 +46,9 @@ __all__ = ["CHAT_STARTED", "convert_aider"]
 CHAT_STARTED = "# aider chat started at "
 """The line that opens each chat of an Aider history."""
 _USER = "#### "
-_THINKING = re.compile(r"<thinking-content-[0-9a-f]+>(.*?)</thinking-content-[0-9a-f]+>", re.S)
+_THINKING = re.compile(
+    r"<thinking-content-([0-9a-f]+)>(.*?)(?:</thinking-content-\1>|\Z)", re.S
+)  # an answer cut off (^C) mid-thought has no closing tag: the rest is thinking
 _MODEL = re.compile(r"^(?:Main model|Model): (\S+)")
 
 
@@ -80,7 +83,7 @@ def _answer_blocks(text: str) -> list[ContentBlock]:
         before = text[pos : m.start()].strip()
         if before:
             blocks.append(TextContent(text=before))
-        blocks.append(ThinkingContent(thinking=m.group(1).strip()))
+        blocks.append(ThinkingContent(thinking=m.group(2).strip()))
         pos = m.end()
     rest = text[pos:].strip()
     if rest:
