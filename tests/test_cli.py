@@ -562,3 +562,30 @@ def test_cli_on_postgresql() -> None:
         assert run("verify", PI_SMALL_ID).stdout.startswith("OK")
         hits = run.json("search", "follow-up")
         assert hits and hits[0]["sessionId"] == PI_SMALL_ID
+
+
+def test_import_a_directory_finds_every_format(sqlite_run: Cli, tmp_path: Path) -> None:
+    import shutil
+
+    src = tmp_path / "sessions"
+    shutil.copytree(VENDORED, src)
+    project = src / "project"
+    project.mkdir()
+    aider = VENDORED / "aider" / "mozgoslav.aider.chat.history.md"
+    (project / ".aider.chat.history.md").write_bytes(aider.read_bytes().replace(b"hi", b"hey"))
+    task = src / "tasks" / "1769053680585"
+    task.mkdir(parents=True)
+    history = [
+        {"role": "user", "content": [{"type": "text", "text": "<task>hello</task>"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "Hello."}]},
+    ]
+    (task / "api_conversation_history.json").write_text(orjson.dumps(history).decode())
+    (task / "ui_messages.json").write_text('[{"ts": 1769053680628, "type": "say", "say": "text"}]')
+
+    result = sqlite_run("import", str(src))
+    vendored = [p for p in VENDORED.rglob("*") if p.is_file() and p.name != "SOURCES.md"]
+    assert f"{len(vendored) + 2} imported" in result.stderr and "0 failed" in result.stderr
+    ids = {r["id"] for r in sqlite_run.json("list")}
+    assert "cline-1769053680585" in ids
+    assert sum(i.startswith("aider-") for i in ids) == 2
+    assert f"{task / 'ui_messages.json'}" not in result.stdout  # read with its task only
