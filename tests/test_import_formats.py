@@ -210,6 +210,12 @@ async def test_a_file_of_no_known_format_lists_the_formats_tried(tmp_path: Path)
     assert {"aider", "cline"} <= set(FORMATS)
 
 
+def test_the_cli_offers_every_import_format() -> None:
+    from sessiontree.cli.importing import FORMATS as CLI_FORMATS
+
+    assert CLI_FORMATS == FORMATS
+
+
 # ----------------------------------------------------------------- JSONL faults
 
 
