@@ -237,3 +237,23 @@ async def test_progress_hook_and_snapshot_lines_chain_without_forks(tmp_path: Pa
     assert [m.role for m in ctx.messages] == ["user", "assistant", "toolResult", "assistant"]
     assert find_tool_pair_problems(ctx.messages) == []
     assert len(report.custom_lines) == 5
+
+
+async def test_results_of_one_reply_chain_whichever_line_they_name(tmp_path: Path) -> None:
+    # the first results chain off each other, a late one names the reply's first line
+    rows = [
+        ask("u1", None, "three calls"),
+        reply("a1", "u1", "msg_1", call("c1")),
+        reply("a2", "a1", "msg_1", call("c2")),
+        reply("a3", "a2", "msg_1", call("c3"), stop_reason="tool_use"),
+        result("r1", "a3", "c1"),
+        result("r2", "r1", "c2"),
+        result("r3", "a1", "c3"),
+        reply("a4", "r3", "msg_2", {"type": "text", "text": "done"}, stop_reason="end_turn"),
+    ]
+    session, _ = await import_session(write(tmp_path, rows), MemoryRepo())
+    entries = [e for e in await session.get_entries() if e.type != "leaf"]
+    assert max(Counter(e.parent_id for e in entries).values()) == 1
+    ctx = await session.build_context(repair_tool_pairs=False)
+    assert [m.role for m in ctx.messages] == ["user", "assistant", *["toolResult"] * 3, "assistant"]
+    assert find_tool_pair_problems(ctx.messages) == []

@@ -121,7 +121,13 @@ class _Tree:
         self.anchor: str | None = None  # the newest entry in file order
         self.reply_of: dict[str, str] = {}  # uuid of a line of a multi-line reply -> reply id
         self.reply_tail: dict[str, str] = {}  # reply id -> newest entry of its results run
+        self.tail_owner: dict[str, str] = {}  # an entry of a results run -> its reply id
         self.reply_entry: dict[str, str] = {}  # reply id -> the entry holding the reply
+
+    def extend_reply(self, reply: str, entry_id: str) -> None:
+        """``entry_id`` is now the newest entry of ``reply``'s run of tool results."""
+        self.reply_tail[reply] = entry_id
+        self.tail_owner[entry_id] = reply
 
     def follow(self, entry_id: str) -> str:
         """``entry_id``, or the newest side record chained after it."""
@@ -300,11 +306,12 @@ def convert_claude_code(
             tree.entry_of[summaries[line][1].get("uuid", "")] = last_id
         if reply_id is not None:
             tree.reply_entry[reply_id] = last_id
-            tree.reply_tail[reply_id] = last_id
+            tree.extend_reply(reply_id, last_id)
         raw_parent = obj.get("parentUuid")
-        parent_reply = tree.reply_of.get(raw_parent) if isinstance(raw_parent, str) else None
-        if parent_reply is not None and _only_tool_results(obj):
-            tree.reply_tail[parent_reply] = last_id
+        owner = tree.reply_of.get(raw_parent) if isinstance(raw_parent, str) else None
+        owner = owner or tree.tail_owner.get(parent or "")
+        if owner is not None and _only_tool_results(obj):
+            tree.extend_reply(owner, last_id)  # the results of a reply follow one another
         tree.placed(obj, last_id, side=side, parent=parent)
         is_main = sidechain_only or obj.get("isSidechain") is not True
         if is_main and isinstance(entries[-1], MessageEntry | CompactionEntry):
