@@ -306,7 +306,7 @@ def test_verify_of_an_unreadable_session_names_it(tmp_path: Path) -> None:
     log.write_text("this is not json\n")
     code, out, _ = invoke("verify", "broken-one", store=store)
     assert code == 1
-    assert out.splitlines()[-1].startswith("FAILED broken-one: 1 problems")
+    assert out.splitlines()[-1].startswith("FAILED broken-one: 1 problem, 0 warnings")
 
 
 def test_show_and_verify_read_the_session_once(

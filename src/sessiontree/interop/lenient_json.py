@@ -60,7 +60,7 @@ def recover(raw: bytes) -> tuple[list[Any], str] | None:
             values.append(value)
             while pos < len(text) and text[pos] in " \t\r\n":
                 pos += 1
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested past what any reader reads
         return None
     fixed = [_no_lone_surrogates(v) for v in values]
     replaced = sum(n for _, n in fixed)
