@@ -27,6 +27,7 @@ from sessiontree.entries import (
     dump_entry_json,
     parse_entry_json,
 )
+from sessiontree.errors import InvalidEntryError
 from sessiontree.fold import LogFold
 from sessiontree.messages import message_text
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
@@ -40,6 +41,7 @@ __all__ = [
     "AppendPlan",
     "EntryRow",
     "index_text",
+    "row_index_text",
     "SQLEngine",
     "LIST_COLUMNS",
     "SessionState",
@@ -88,6 +90,16 @@ def index_text(text: str) -> str | None:
     indexed text is the same whenever and by whichever path a row is indexed.
     """
     return text_for_search(text)
+
+
+def row_index_text(body: str | bytes) -> str | None:
+    """:func:`index_text` of a stored ``entries`` row's JSON; ``None`` when there is nothing
+    to index (blank text, not a message, or a damaged row: reading it names the entry)."""
+    try:
+        entry = parse_entry_json(body)
+    except InvalidEntryError:
+        return None
+    return index_text(message_text(entry.message)) if isinstance(entry, MessageEntry) else None
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ import asyncio
 import re
 from typing import Any
 
-from sessiontree.entries import MessageEntry, parse_entry_json
 from sessiontree.errors import (
     DuplicateEntryError,
     InvalidEntryError,
@@ -22,8 +21,7 @@ from sessiontree.errors import (
     StorageError,
 )
 from sessiontree.ids import now_ms
-from sessiontree.messages import message_text
-from sessiontree.storage.sql.plan import index_text
+from sessiontree.storage.sql.plan import row_index_text
 from sessiontree.storage.sql.schema import (
     APP,
     MIGRATIONS,
@@ -230,14 +228,9 @@ class PostgresConnection:
         )
         updates = []
         for session_id, seq, body in await cur.fetchall():
-            try:
-                entry = parse_entry_json(body)
-            except InvalidEntryError:
-                continue  # a damaged row holds no text to find; reading it names the entry
-            if isinstance(entry, MessageEntry):
-                text = index_text(message_text(entry.message))
-                if text is not None:
-                    updates.append((clean_text(text), session_id, seq))
+            text = row_index_text(body)
+            if text is not None:
+                updates.append((clean_text(text), session_id, seq))
         async with conn.cursor() as c:
             await c.executemany(
                 "UPDATE entries SET search_text = %s WHERE session_id = %s AND seq = %s", updates

@@ -21,10 +21,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-from sessiontree.entries import MessageEntry, parse_entry_json
-from sessiontree.errors import InvalidEntryError
-from sessiontree.messages import message_text
-from sessiontree.storage.sql.plan import index_text
+from sessiontree.storage.sql.plan import row_index_text
 from sessiontree.storage.sql.schema import SQLITE_TOKENIZER
 from sessiontree.storage.sql.sqlite_open import is_busy, write_transaction
 
@@ -152,14 +149,9 @@ def pending_texts(conn: sqlite3.Connection, indexed_upto: int) -> list[tuple[int
     ).fetchall()
     texts = []
     for rowid, body in rows:
-        try:
-            entry = parse_entry_json(body)
-        except InvalidEntryError:
-            continue  # a damaged row holds no text to find; reading it names the entry
-        if isinstance(entry, MessageEntry):
-            text = index_text(message_text(entry.message))
-            if text is not None:
-                texts.append((rowid, text))
+        text = row_index_text(body)
+        if text is not None:
+            texts.append((rowid, text))
     return texts
 
 
