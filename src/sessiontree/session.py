@@ -431,6 +431,11 @@ class Session:
         """A new session holding copies of the path to ``target_id`` (SPEC §5).
 
         ``position="before"`` copies up to the target's parent. The original is untouched.
+        Works at or below any entry kind. Copies keep their ids and content, except a
+        reference to an entry that is not copied: a ``branch_summary``'s ``fromId`` (the
+        abandoned branch it summarises stays in this session) and the ``targetId`` of a
+        ``label`` entry the path runs through become ``null``; each copied entry keeps the
+        label it has now. The new session appears whole or not at all.
 
         Raises:
             EntryNotFoundError: unknown target. InvalidEntryError: bookkeeping target / bad position.

@@ -137,6 +137,9 @@ class SessionStorage(Protocol):
     async def fork(self, target_id: str, position: ForkPosition = "at") -> SessionStorage:
         """A new session in the same store holding copies of the path to ``target_id`` (SPEC §5).
 
+        See :func:`fork_storage` (references to entries not copied become ``null``; the new
+        session is created whole, atomically).
+
         Raises:
             EntryNotFoundError: ``target_id`` names no entry.
             InvalidEntryError: ``target_id`` is a bookkeeping entry, or a bad ``position``.
