@@ -110,7 +110,9 @@ class SQLiteConnection:
     ``mode=ro`` (on a read-only file system ``immutable=1``), a missing file is an error
     instead of a new store, and every write raises :class:`StorageError`. A file that cannot
     be written (permissions, read-only media) is opened read-only too: reads work, writes
-    raise :class:`StorageError` saying why.
+    raise :class:`StorageError` saying why. A read-only open of a store written by an older
+    sessiontree upgrades its schema once first when the file can be written, and says why
+    it cannot be read otherwise.
 
     Every write (:meth:`writing`) checks, just before its ``COMMIT``, that the file at the
     path is still the one the connection opened (device and inode): a database deleted or
