@@ -10,8 +10,8 @@ from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sessiontree.errors import DuplicateEntryError, SessionNotFoundError
+from sessiontree.ids import check_session_id
 from sessiontree.repos import SessionRepo
-from sessiontree.repos.memory import check_session_id
 from sessiontree.session import Session
 
 if TYPE_CHECKING:

@@ -24,6 +24,7 @@ sidecar) and stamps ``mtime`` with the session's modification time, the clock
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 from collections.abc import Mapping
@@ -214,10 +215,8 @@ class SessionTreeStore:
         if not key.get("subpath"):
             ids += [store_session_id({**key, "subpath": s}) for s in await self._subkeys(key)]
         for session_id in ids:
-            try:
+            with contextlib.suppress(SessionNotFoundError):
                 await self.repo.delete(session_id)
-            except SessionNotFoundError:
-                pass
 
     async def list_subkeys(self, key: SessionKey) -> list[str]:
         """The ``subpath`` of every subagent transcript under a main key."""
@@ -263,7 +262,11 @@ def _line_message(line: Mapping[str, Any]) -> AgentMessage | None:
     content = payload.get("content")
     try:
         if kind == "assistant":
-            blocks = content if isinstance(content, list) else [{"type": "text", "text": str(content or "")}]
+            blocks = (
+                content
+                if isinstance(content, list)
+                else [{"type": "text", "text": str(content or "")}]
+            )
             return AssistantMessage(
                 content=[_block(b) for b in blocks],
                 model=payload.get("model") if isinstance(payload.get("model"), str) else None,
