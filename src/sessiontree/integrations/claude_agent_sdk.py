@@ -32,8 +32,9 @@ from typing import TYPE_CHECKING, Any
 
 from sessiontree.entries import CustomEntry, Entry, MessageEntry
 from sessiontree.errors import InvalidEntryError, SessionNotFoundError
-from sessiontree.ids import new_id
+from sessiontree.ids import new_id, now_ms
 from sessiontree.integrations._common import LoopLocks, RepoHandle, import_extra, open_or_create
+from sessiontree.interop._common import iso_or, ms_or
 from sessiontree.interop.claude_code import _block, _result_content
 from sessiontree.messages import (
     AgentMessage,
@@ -242,14 +243,22 @@ async def _last_line_entry(session: Session) -> str | None:
 
 def _line_entry(line: dict[str, Any], entry_id: str, parent_id: str | None) -> Entry:
     """The entry of one transcript line: a message for user/assistant lines, else custom."""
+    now = now_ms()
+    stamp = ms_or(line.get("timestamp"), now)
     message = _line_message(line)
     extra = {LINE_KEY: copy.deepcopy(line)}
+    when = iso_or(line.get("timestamp"), now)
     if message is not None:
-        return MessageEntry(id=entry_id, parent_id=parent_id, message=message, **extra)
+        message = message.model_copy(update={"timestamp": stamp})
+        message.__pydantic_fields_set__.add("timestamp")
+        return MessageEntry(
+            id=entry_id, parent_id=parent_id, timestamp=when, message=message, **extra
+        )
     kind = line.get("type")
     return CustomEntry(
         id=entry_id,
         parent_id=parent_id,
+        timestamp=when,
         custom_type=f"claude_code.{kind if isinstance(kind, str) else 'line'}",
         **extra,
     )
