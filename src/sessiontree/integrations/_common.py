@@ -4,27 +4,40 @@ or created by id, and one lock per event loop."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import hashlib
 import weakref
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from sessiontree.entries import MessageEntry
 from sessiontree.errors import DuplicateEntryError, SessionNotFoundError
 from sessiontree.ids import check_session_id
+from sessiontree.messages import AgentMessage, parse_message
 from sessiontree.repos import SessionRepo
 from sessiontree.session import Session
 
 if TYPE_CHECKING:
-    from sessiontree.sync import LoopThread
+    from sessiontree.sync import LoopThread, SyncRepo
 
-__all__ = ["LoopLocks", "RepoHandle", "import_extra", "open_or_create", "tree_session_id"]
+__all__ = [
+    "LoopLocks",
+    "RepoHandle",
+    "append_chain",
+    "import_extra",
+    "open_or_create",
+    "original_of",
+    "tree_session_id",
+    "with_original",
+]
 
 T = TypeVar("T")
 
 
 class RepoHandle:
-    """Where an adapter's calls run: on the caller's loop over a repository it was given, or
-    on the loop thread of the process-wide :func:`sessiontree.sync.shared_repo` of a URL.
+    """Where an adapter's calls run: on the caller's loop over an async repository it was
+    given, or on the loop thread of a :class:`sessiontree.sync.SyncRepo` it was given, or of
+    the process-wide :func:`sessiontree.sync.shared_repo` of a URL.
 
     The second is what makes an adapter built from a URL work under any loop: the SDKs run
     their hooks on loops they create and tear down (``Runner.run_sync`` shuts down a loop's
@@ -35,17 +48,23 @@ class RepoHandle:
         ValueError: both ``url`` and ``repo`` were given.
     """
 
-    def __init__(self, url: str | None, repo: SessionRepo | None) -> None:
+    def __init__(self, url: str | None, repo: SessionRepo | SyncRepo | None) -> None:
         if repo is not None and url is not None:
             raise ValueError("give url or repo, not both")
         self._runner: LoopThread | None = None
-        if repo is None:
+        from sessiontree.sync import SyncRepo
+
+        given: Any = repo
+        if given is None:
             from sessiontree.repos import default_url
             from sessiontree.sync import shared_repo
 
-            shared = shared_repo(url if url is not None else default_url())
-            repo, self._runner = shared.aio, shared.runner
-        self.repo: SessionRepo = repo
+            given = shared_repo(url if url is not None else default_url())
+        if isinstance(given, SyncRepo):
+            self.repo: SessionRepo = given.aio
+            self._runner = given.runner
+        else:
+            self.repo = given
 
     async def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Await ``coro`` where the repository lives."""
@@ -61,7 +80,10 @@ class RepoHandle:
         """
         if self._runner is None:
             coro.close()
-            raise RuntimeError("sync calls need an adapter built from a URL, not a repo object")
+            raise RuntimeError(
+                "sync calls need an adapter built from a URL or a sessiontree.sync repository, "
+                "not an async repository (it lives on the caller's event loop)"
+            )
         return self._runner.run(coro)
 
 
@@ -126,3 +148,31 @@ def import_extra(module: str, extra: str) -> Any:
         return importlib.import_module(module)
     except ImportError as exc:
         raise MissingExtraError(extra, module.split(".")[0]) from exc
+
+
+async def append_chain(session: Session, messages: Sequence[AgentMessage]) -> None:
+    """Append ``messages`` as one chain of ``message`` entries under the leaf, all or nothing;
+    the last becomes the leaf. The caller serialises calls (one writer per chain)."""
+    parent = await session.get_leaf_id()
+    entries = []
+    for message in messages:
+        entry = MessageEntry(message=message, parent_id=parent)
+        entries.append(entry)
+        parent = entry.id
+    await session.storage.append_entries(entries)
+
+
+def with_original(message: AgentMessage, key: str, original: Any, stamp: int) -> AgentMessage:
+    """``message`` stamped ``stamp`` (Unix ms) and carrying ``original`` (a JSON value, e.g.
+    the framework's own serialisation) under the message key ``key``, so an adapter can give
+    the framework back exactly what it stored."""
+    wire = message.to_wire()
+    wire["timestamp"] = stamp
+    wire[key] = original
+    return parse_message(wire)
+
+
+def original_of(message: AgentMessage, key: str) -> Any:
+    """A deep copy of what :func:`with_original` kept under ``key``; ``None`` when nothing."""
+    value = (message.model_extra or {}).get(key)
+    return None if value is None else copy.deepcopy(value)

@@ -29,9 +29,12 @@ from sessiontree.ids import now_ms
 from sessiontree.integrations._common import (
     LoopLocks,
     RepoHandle,
+    append_chain,
     import_extra,
     open_or_create,
+    original_of,
     tree_session_id,
+    with_original,
 )
 from sessiontree.messages import AgentMessage
 from sessiontree.repos import SessionRepo
@@ -136,14 +139,7 @@ class SessionTreeSession:
 
     async def _append(self, messages: list[AgentMessage]) -> None:
         async with self._locks.get():
-            session = await self._tree()
-            parent = await session.get_leaf_id()
-            entries = []
-            for message in messages:
-                entry = MessageEntry(message=message, parent_id=parent)
-                entries.append(entry)
-                parent = entry.id
-            await session.storage.append_entries(entries)
+            await append_chain(await self._tree(), messages)
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Move the leaf to the newest message's parent and return that message's item;
@@ -183,16 +179,11 @@ def _stored_message(item: Any, index: int, stamp: int) -> AgentMessage:
         (message,) = from_openai_responses([original])
     except InvalidEntryError as exc:
         raise InvalidEntryError(f"item {index}: {exc}") from exc
-    wire = message.to_wire()
-    wire["timestamp"] = stamp
-    wire[ITEM_KEY] = original
-    from sessiontree.messages import parse_message
-
-    return parse_message(wire)
+    return with_original(message, ITEM_KEY, original, stamp)
 
 
 def _items_of(message: AgentMessage) -> list[Any]:
-    original = (message.model_extra or {}).get(ITEM_KEY)
-    if isinstance(original, Mapping):
-        return [copy.deepcopy(dict(original))]
+    original = original_of(message, ITEM_KEY)
+    if isinstance(original, dict):
+        return [original]
     return to_openai_responses([message])
