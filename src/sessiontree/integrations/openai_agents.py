@@ -23,6 +23,7 @@ import copy
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from sessiontree._gc import gc_paused
 from sessiontree.entries import MessageEntry
 from sessiontree.errors import InvalidEntryError
 from sessiontree.ids import now_ms
@@ -116,8 +117,9 @@ class SessionTreeSession:
         if wanted is not None:
             messages = messages[-wanted:] if wanted > 0 else []
         items: list[Any] = []
-        for message in messages:
-            items.extend(_items_of(message))
+        with gc_paused():  # thousands of new dicts; a collection here would scan every entry
+            for message in messages:
+                items.extend(_items_of(message))
         return items
 
     async def _context(self) -> Any:
