@@ -405,3 +405,45 @@ def test_items_round_trip_exactly(
             return await SessionTreeSession("prop", repo=repo).get_items()
 
     assert asyncio.run(run()) == [i for b in batches for i in b]
+
+
+@pytest.mark.parametrize("backend", ["jsonl", "sqlite", "postgres"])
+async def test_two_writers_on_one_store_lose_no_item(backend: str, tmp_path: Path) -> None:
+    """Two repository objects on one store stand for two processes: each writer's items hang
+    under the stored leaf, so neither writer's items end up on an abandoned branch."""
+    from sessiontree.repos import open_repo
+
+    with contextlib.ExitStack() as stack:
+        url = {
+            "jsonl": lambda: f"jsonl://{tmp_path / 'store'}",
+            "sqlite": lambda: f"sqlite:///{tmp_path / 'store.db'}",
+            "postgres": lambda: stack.enter_context(__import__("backends").throwaway_pg_database()),
+        }[backend]()
+        first, second = open_repo(url), open_repo(url)
+        try:
+            await SessionTreeSession("shared", repo=first).add_items(
+                [{"role": "user", "content": "start"}]
+            )
+            a = SessionTreeSession("shared", repo=first)
+            b = SessionTreeSession("shared", repo=second)
+
+            async def write(session: SessionTreeSession, who: str) -> None:
+                for n in range(8):
+                    await session.add_items(
+                        [
+                            {"role": "user", "content": f"{who}{n}"},
+                            {"role": "assistant", "content": f"re {who}{n}"},
+                        ]
+                    )
+
+            await asyncio.gather(write(a, "a"), write(b, "b"))
+            contents = [
+                i["content"] for i in await SessionTreeSession("shared", repo=second).get_items()
+            ]
+            assert sorted(contents[1:]) == sorted(
+                [f"{w}{n}" for w in "ab" for n in range(8)]
+                + [f"re {w}{n}" for w in "ab" for n in range(8)]
+            )
+        finally:
+            await first.close()
+            await second.close()

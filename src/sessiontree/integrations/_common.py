@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
-from sessiontree.entries import MessageEntry
+from sessiontree.entries import MessageEntry, stored_form
 from sessiontree.errors import DuplicateEntryError, SessionNotFoundError
 from sessiontree.ids import check_session_id
 from sessiontree.messages import AgentMessage, parse_message
@@ -153,15 +153,23 @@ def import_extra(module: str, extra: str) -> Any:
 
 
 async def append_chain(session: Session, messages: Sequence[AgentMessage]) -> None:
-    """Append ``messages`` as one chain of ``message`` entries under the leaf, all or nothing;
-    the last becomes the leaf. The caller serialises calls (one writer per chain)."""
-    parent = await session.get_leaf_id()
-    entries = []
-    for message in messages:
-        entry = MessageEntry(message=message, parent_id=parent)
-        entries.append(entry)
-        parent = entry.id
-    await session.storage.append_entries(entries)
+    """Append ``messages`` under the leaf in order, one ``message`` entry each; the last
+    becomes the leaf.
+
+    Every entry is validated before the first is written, so a bad message stores nothing.
+    Each append takes its parent from the stored leaf atomically (``at_leaf``): a writer in
+    another process appending at the same time may interleave with the batch but never hangs
+    it, or its own entry, off a stale leaf (which would drop one of the two from the branch).
+    Writers in one process keep a batch contiguous by serialising calls (the adapters' locks).
+
+    Raises:
+        InvalidEntryError: a message that cannot be stored (nothing appended).
+    """
+    entries = [MessageEntry(message=message) for message in messages]
+    for entry in entries:
+        stored_form(entry)
+    for entry in entries:
+        await session.storage.append_entry(entry, at_leaf=True)
 
 
 def with_original(message: AgentMessage, key: str, original: Any, stamp: int) -> AgentMessage:
