@@ -162,3 +162,32 @@ def test_lines_round_trip_exactly(
             seen.add(item["uuid"])
         expected.append(item)
     assert asyncio.run(run()) == (expected or None)  # a key never appended to loads None
+
+
+async def test_a_parent_never_written_makes_a_root_and_loses_nothing(repo: SessionRepo) -> None:
+    store = SessionTreeStore(repo=repo)
+    lines = [
+        {
+            "type": "user",
+            "uuid": "a",
+            "parentUuid": None,
+            "message": {"role": "user", "content": "one"},
+        },
+        {
+            "type": "user",
+            "uuid": "b",
+            "parentUuid": "never-written",
+            "message": {"role": "user", "content": "two"},
+        },
+        {
+            "type": "assistant",
+            "uuid": "c",
+            "parentUuid": "b",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": "three"}]},
+        },
+    ]
+    await store.append(KEY, lines)
+    assert await store.load(KEY) == lines
+    session = await repo.open(store_session_id(KEY))
+    assert [n.entry.id for n in await session.get_tree()] == ["a", "b"]
+    assert [e.id for e in await session.get_branch()] == ["b", "c"]
