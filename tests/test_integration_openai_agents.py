@@ -447,3 +447,41 @@ async def test_two_writers_on_one_store_lose_no_item(backend: str, tmp_path: Pat
         finally:
             await first.close()
             await second.close()
+
+
+async def test_the_sdks_responses_model_over_http_replays_the_stored_history(
+    repo: SessionRepo,
+) -> None:
+    """The SDK's own OpenAIResponsesModel, through the official client, against a local
+    server speaking the Responses API: the second request carries the first turn's items."""
+    import openai
+    from agents import OpenAIResponsesModel
+
+    from llm_servers import Reply, fake_server
+    from test_wire_openai_responses import responses_body
+
+    def said(text: str, id: str) -> dict[str, Any]:
+        return {
+            "type": "message",
+            "id": id,
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}],
+        }
+
+    with fake_server(
+        Reply(responses_body(said("first", "msg_a"))),
+        Reply(responses_body(said("second", "msg_b"))),
+    ) as server:
+        client = openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="test", max_retries=0)
+        model = OpenAIResponsesModel(model="gpt-test", openai_client=client)
+        calc = Agent(name="calc", model=model)
+        session = SessionTreeSession("http-chat", repo=repo)
+        assert (await Runner.run(calc, "hello", session=session)).final_output == "first"
+        assert (await Runner.run(calc, "again", session=session)).final_output == "second"
+        await client.close()
+    second_input = server.requests[1].body["input"]
+    stored = await session.get_items()
+    assert second_input == stored[:3]
+    assert [i.get("role") for i in stored] == ["user", "assistant", "user", "assistant"]
+    assert stored[1]["content"][0]["text"] == "first"

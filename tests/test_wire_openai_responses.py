@@ -216,3 +216,50 @@ def turn(draw: st.DrawFn) -> list[dict[str, Any]]:
 def test_items_to_messages_to_items_is_the_identity(turns: list[list[dict[str, Any]]]) -> None:
     items = [i for t in turns for i in t]
     assert valid(to_openai_responses(from_openai_responses(items))) == items
+
+
+def responses_body(*output: dict[str, Any]) -> dict[str, Any]:
+    """A Responses API ``POST /v1/responses`` answer, as the official SDK parses it."""
+    return {
+        "id": "resp_1",
+        "object": "response",
+        "created_at": 0,
+        "model": "gpt-test",
+        "status": "completed",
+        "output": list(output),
+        "parallel_tool_calls": False,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": {
+            "input_tokens": 10,
+            "output_tokens": 2,
+            "total_tokens": 12,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 0},
+        },
+    }
+
+
+async def test_items_go_over_http_through_the_official_sdk_and_back() -> None:
+    import openai
+
+    from llm_servers import Reply, fake_server
+
+    answer = {
+        "type": "function_call",
+        "id": "fc_9",
+        "call_id": "call_9",
+        "name": "zoom",
+        "arguments": '{"factor": 3}',
+        "status": "completed",
+    }
+    with fake_server(Reply(responses_body(answer))) as server:
+        client = openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="test", max_retries=0)
+        items = to_openai_responses(conversation())
+        response = await client.responses.create(model="gpt-test", input=items)  # type: ignore[arg-type]
+        await client.close()
+    (request,) = server.requests
+    assert request.path == "/v1/responses" and request.body["input"] == items
+    (message,) = from_openai_responses(response.output)
+    assert isinstance(message, AssistantMessage)
+    assert message.tool_calls()[0].arguments == {"factor": 3}
