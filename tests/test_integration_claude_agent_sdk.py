@@ -191,3 +191,52 @@ async def test_a_parent_never_written_makes_a_root_and_loses_nothing(repo: Sessi
     session = await repo.open(store_session_id(KEY))
     assert [n.entry.id for n in await session.get_tree()] == ["a", "b"]
     assert [e.id for e in await session.get_branch()] == ["b", "c"]
+
+
+async def test_the_sdks_store_functions_behave_as_with_its_in_memory_store(
+    repo: SessionRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """import_session_to_store, list/get/rename/fork/delete via the store: the SDK's own
+    helpers give the same answers over SessionTreeStore as over its InMemorySessionStore."""
+    import shutil
+
+    import claude_agent_sdk as sdk
+    from claude_agent_sdk._internal.sessions import project_key_for_directory
+
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "config"))
+    project = tmp_path / "project"
+    project.mkdir()
+    local = tmp_path / "config" / "projects" / project_key_for_directory(project)
+    local.mkdir(parents=True)
+    shutil.copy(TRANSCRIPT, local / TRANSCRIPT.name)
+    sid, where = KEY["session_id"], str(project)
+
+    async def drive(store: Any) -> list[Any]:
+        await sdk.import_session_to_store(sid, store, directory=where)
+        listed = [
+            (i.session_id, i.summary)
+            for i in await sdk.list_sessions_from_store(store, directory=where)
+        ]
+        messages = await sdk.get_session_messages_from_store(store, sid, directory=where)
+        await sdk.rename_session_via_store(store, sid, "renamed ✓", directory=where)
+        info = await sdk.get_session_info_from_store(store, sid, directory=where)
+        fork = await sdk.fork_session_via_store(
+            store, sid, directory=where, up_to_message_id=messages[3].uuid, title="forked"
+        )
+        forked = await sdk.get_session_messages_from_store(store, fork.session_id, directory=where)
+        await sdk.delete_session_via_store(store, sid, directory=where)
+        gone = await store.load(
+            {"project_key": project_key_for_directory(project), "session_id": sid}
+        )
+        return [
+            listed,
+            [(m.type, m.uuid) for m in messages],
+            info and info.custom_title,
+            len(forked),
+            gone,
+        ]
+
+    ours = await drive(SessionTreeStore(repo=repo))
+    theirs = await drive(sdk.InMemorySessionStore())
+    assert ours == theirs
+    assert ours[2] == "renamed ✓" and len(ours[1]) > 10 and ours[4] is None
