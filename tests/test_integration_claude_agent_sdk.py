@@ -240,3 +240,15 @@ async def test_the_sdks_store_functions_behave_as_with_its_in_memory_store(
     theirs = await drive(sdk.InMemorySessionStore())
     assert ours == theirs
     assert ours[2] == "renamed ✓" and len(ours[1]) > 10 and ours[4] is None
+
+
+def test_a_sync_repository_serves_the_store(tmp_path: Path) -> None:
+    from sessiontree.sync import open_repo as sync_open_repo
+
+    with sync_open_repo(f"sqlite:///{tmp_path / 's.db'}") as repo:
+        store = SessionTreeStore(repo=repo)
+        asyncio.run(store.append(KEY, transcript()[:3]))
+        assert asyncio.run(store.load(KEY)) == transcript()[:3]  # from another loop than the repo's
+        assert [i.id for i in repo.list(where={"claudeProjectKey": KEY["project_key"]})] == [
+            store_session_id(KEY)
+        ]

@@ -56,6 +56,8 @@ if TYPE_CHECKING:
         SessionSummaryEntry,
     )
 
+    from sessiontree.sync import SyncRepo
+
 __all__ = ["LINE_KEY", "SessionTreeStore", "store_session_id"]
 
 LINE_KEY = "claudeLine"
@@ -102,13 +104,14 @@ class SessionTreeStore:
     Args:
         url: a store URL for :func:`sessiontree.open_repo` (``None``: the default store); the
             store then runs on the URL's shared loop thread (:func:`sessiontree.sync.shared_repo`).
-        repo: an open repository instead of ``url``; calls run on the caller's loop.
+        repo: an open async repository instead of ``url`` (calls run on the caller's loop),
+            or a :class:`sessiontree.sync.SyncRepo` (calls run on its loop thread).
 
     Raises:
         ValueError: both ``url`` and ``repo``.
     """
 
-    def __init__(self, url: str | None = None, repo: SessionRepo | None = None) -> None:
+    def __init__(self, url: str | None = None, repo: SessionRepo | SyncRepo | None = None) -> None:
         self._handle = RepoHandle(url, repo)
         self.repo = self._handle.repo
         self._locks = LoopLocks()

@@ -49,6 +49,8 @@ from agents.memory.session_settings import SessionSettings, resolve_session_limi
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
 
+    from sessiontree.sync import SyncRepo
+
 __all__ = ["ITEM_KEY", "SessionTreeSession"]
 
 ITEM_KEY = "openaiItem"
@@ -69,7 +71,8 @@ class SessionTreeSession:
             Sessions built from one URL share one repository, run on its own loop thread
             (:func:`sessiontree.sync.shared_repo`), so they work under ``Runner.run_sync``
             and from any thread or loop.
-        repo: an open repository instead of ``url``; calls then run on the caller's loop.
+        repo: an open async repository instead of ``url`` (calls run on the caller's loop),
+            or a :class:`sessiontree.sync.SyncRepo` (calls run on its loop thread).
         session_settings: the SDK's ``SessionSettings`` (``limit`` caps ``get_items``).
         metadata: extra session metadata written when the session is created (e.g.
             ``{"userId": "u1"}`` for ``repo.list(where=...)``).
@@ -83,7 +86,7 @@ class SessionTreeSession:
         session_id: str,
         *,
         url: str | None = None,
-        repo: SessionRepo | None = None,
+        repo: SessionRepo | SyncRepo | None = None,
         session_settings: SessionSettings | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> None:
