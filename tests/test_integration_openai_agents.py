@@ -485,3 +485,28 @@ async def test_the_sdks_responses_model_over_http_replays_the_stored_history(
     assert second_input == stored[:3]
     assert [i.get("role") for i in stored] == ["user", "assistant", "user", "assistant"]
     assert stored[1]["content"][0]["text"] == "first"
+
+
+async def test_limit_counts_items_of_messages_other_code_appended(repo: SessionRepo) -> None:
+    session = SessionTreeSession("mixed", repo=repo)
+    await session.add_items([{"role": "user", "content": "q"}])
+    tree = await repo.open("mixed")
+    await tree.append_message(
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "two calls"},
+                {"type": "toolCall", "id": "c1", "name": "f", "arguments": {}},
+                {"type": "toolCall", "id": "c2", "name": "g", "arguments": {"x": 1}},
+            ],
+        }
+    )
+    items = await session.get_items()
+    assert [i.get("type", "message") for i in items] == [
+        "message",
+        "message",
+        "function_call",
+        "function_call",
+    ]
+    assert await session.get_items(2) == items[-2:]
+    assert await session.get_items(3) == items[-3:]

@@ -40,7 +40,7 @@ from sessiontree.integrations._common import (
 from sessiontree.messages import AgentMessage
 from sessiontree.repos import SessionRepo
 from sessiontree.session import Session
-from sessiontree.wire.openai_responses import from_openai_responses, to_openai_responses
+from sessiontree.wire.openai_responses import read_items, to_openai_responses
 
 import_extra("agents", "openai-agents")
 
@@ -116,13 +116,12 @@ class SessionTreeSession:
         """
         context = await self._handle.run(self._context())
         wanted = resolve_session_limit(limit, self.session_settings)
-        messages = context.messages
-        if wanted is not None:
-            messages = messages[-wanted:] if wanted > 0 else []
         items: list[Any] = []
         with gc_paused():  # thousands of new dicts; a collection here would scan every entry
-            for message in messages:
+            for message in context.messages:  # one item each, or several (or none) converted
                 items.extend(_items_of(message))
+        if wanted is not None:
+            items = items[-wanted:] if wanted > 0 else []
         return items
 
     async def _context(self) -> Any:
@@ -131,7 +130,11 @@ class SessionTreeSession:
             return await session.build_context(repair_tool_pairs=False)
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
-        """Append the items under the leaf, one ``message`` entry each, in one batch.
+        """Append the items under the leaf in order, one ``message`` entry each.
+
+        Every item is checked before the first is written; each entry hangs under the stored
+        leaf atomically, so a writer in another process never leaves these items (or its own)
+        on an abandoned branch; calls from this process keep a batch contiguous.
 
         Raises:
             InvalidEntryError: an item that is not a Responses item (nothing is appended).
@@ -180,10 +183,7 @@ def _stored_message(item: Any, index: int, stamp: int) -> AgentMessage:
             raise InvalidEntryError(f"item {index} is a {type(item).__name__}, not a mapping")
         item = dump(mode="json", exclude_unset=True)
     original = copy.deepcopy(dict(item))
-    try:
-        (message,) = from_openai_responses([original])
-    except InvalidEntryError as exc:
-        raise InvalidEntryError(f"item {index}: {exc}") from exc
+    (message,) = read_items([original], first_index=index)
     return with_original(message, ITEM_KEY, original, stamp)
 
 

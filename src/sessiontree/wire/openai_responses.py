@@ -46,7 +46,13 @@ from sessiontree.messages import (
     UserMessage,
 )
 
-__all__ = ["OPAQUE_ROLE", "SYSTEM_CUSTOM_TYPE", "from_openai_responses", "to_openai_responses"]
+__all__ = [
+    "OPAQUE_ROLE",
+    "SYSTEM_CUSTOM_TYPE",
+    "from_openai_responses",
+    "read_items",
+    "to_openai_responses",
+]
 
 OPAQUE_ROLE = "openaiResponsesItem"
 """Role of the :class:`OpaqueMessage` that carries an item kind not modelled here (key ``item``)."""
@@ -222,6 +228,12 @@ def from_openai_responses(items: Iterable[Mapping[str, Any] | Any]) -> list[Agen
     Raises:
         InvalidEntryError: an item that is not a mapping, or a known kind missing its keys.
     """
+    return read_items(items, first_index=0)
+
+
+def read_items(items: Iterable[Mapping[str, Any] | Any], *, first_index: int) -> list[AgentMessage]:
+    """:func:`from_openai_responses`, numbering the items in errors from ``first_index`` (for
+    callers converting one item of a longer list at a time)."""
     out: list[AgentMessage] = []
     group: list[ContentBlock] = []
     call_names: dict[str, str] = {}
@@ -231,7 +243,7 @@ def from_openai_responses(items: Iterable[Mapping[str, Any] | Any]) -> list[Agen
             out.append(AssistantMessage(content=list(group), stop_reason=_stop_reason(group)))
             group.clear()
 
-    for index, raw in enumerate(items):
+    for index, raw in enumerate(items, start=first_index):
         item = _as_dict(raw, index)
         kind = item.get("type", "message" if "role" in item else None)
         try:
