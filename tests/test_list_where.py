@@ -4,14 +4,18 @@ and ``sessiontree list --where``."""
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from backends import throwaway_pg_database
+from backends import BACKENDS, throwaway_pg_database
 from sessiontree import open_repo
 from sessiontree.cli import cli
 from sessiontree.repos.sql import SQLRepo
@@ -99,3 +103,35 @@ def test_cli_list_where(tmp_path: Path) -> None:
         cli, ["--store", url, "list", "--where", "tier:=1.5"], env={"SESSIONTREE_URL": None}
     )
     assert bad.exit_code != 0 and "where" in bad.output
+
+
+scalar = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from(["a", "b", "1", "", 'ü "q"'])
+)
+metadata = st.dictionaries(st.sampled_from(["userId", "appName", "tier", "x"]), scalar, max_size=3)
+
+
+@pytest.mark.parametrize("backend", list(BACKENDS))
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(metas=st.lists(metadata, min_size=1, max_size=5), where=metadata)
+def test_where_keeps_exactly_the_matching_sessions(
+    backend: str, tmp_path: Path, metas: list[dict[str, Any]], where: dict[str, Any]
+) -> None:
+    """The filter on every backend equals a plain Python filter: every key present, values
+    equal as JSON (so 1, True and "1" differ)."""
+
+    def matches(meta: dict[str, Any]) -> bool:
+        return all(
+            k in meta and type(meta[k]) is type(v) and meta[k] == v for k, v in where.items()
+        )
+
+    async def run() -> tuple[set[str], set[str]]:
+        async with BACKENDS[backend](tmp_path / uuid.uuid4().hex) as repo:
+            made = [(await repo.create(metadata=m)).id for m in metas]
+            expected = {sid for sid, m in zip(made, metas, strict=True) if matches(m)}
+            return {i.id for i in await repo.list(where=where)}, expected
+
+    got, expected = asyncio.run(run())
+    assert got == expected
