@@ -29,6 +29,7 @@ from sessiontree import (
     compact,
 )
 from sessiontree.integrations.openai_agents import SessionTreeSession
+from sessiontree.repos import open_repo as open_repo_async
 from sessiontree.sync import open_repo as sync_open_repo
 
 set_tracing_disabled(True)
@@ -510,3 +511,35 @@ async def test_limit_counts_items_of_messages_other_code_appended(repo: SessionR
     ]
     assert await session.get_items(2) == items[-2:]
     assert await session.get_items(3) == items[-3:]
+
+
+def test_sessiontree_show_reads_an_sdk_session(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from sessiontree.cli import cli
+
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+
+    async def fill() -> None:
+        async with open_repo_async(url) as repo:
+            session = SessionTreeSession("cli-chat", repo=repo)
+            model = ScriptedModel(two_turn_script())
+            await Runner.run(agent(model), "what is 2+3?", session=session)
+            await session.pop_item()  # the last answer becomes an abandoned branch
+
+    asyncio.run(fill())
+    result = CliRunner().invoke(
+        cli, ["--store", url, "show", "cli-chat", "--json"], env={"SESSIONTREE_URL": None}
+    )
+    assert result.exit_code == 0, result.output
+    import orjson
+
+    nodes = orjson.loads(result.stdout)["nodes"]
+    kinds = [n["kind"] for n in nodes if n["type"] == "message"]
+    assert kinds[:3] == ["user", "assistant", "toolResult"] and len(kinds) == 4
+    assert [n["onCurrentBranch"] for n in nodes if n["type"] == "message"] == [
+        True,
+        True,
+        True,
+        False,
+    ]
