@@ -30,6 +30,7 @@ TRANSCRIPT = (
     Path(__file__).resolve().parents[1]
     / "data"
     / "sessions"
+    / "claude-code"
     / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
 )
 KEY = {"project_key": "-path-to-Demo", "session_id": "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"}

@@ -35,7 +35,8 @@ from sessiontree.errors import InvalidEntryError, SessionNotFoundError
 from sessiontree.ids import new_id, now_ms
 from sessiontree.integrations._common import LoopLocks, RepoHandle, import_extra, open_or_create
 from sessiontree.interop._common import iso_or, ms_or
-from sessiontree.interop.claude_code import _block, _result_content
+from sessiontree.interop.claude_code_lines import block as _block
+from sessiontree.interop.claude_code_lines import result_content as _result_content
 from sessiontree.messages import (
     AgentMessage,
     AssistantMessage,
