@@ -388,7 +388,7 @@ async def test_broken_chains_are_corrupt(sql_repo: SQLRepo) -> None:
 
 
 async def test_search_is_a_case_insensitive_substring(sql_repo: SQLRepo) -> None:
-    # version 3: word-prefix search ("zebra track" found both) became a substring search,
+    # version 4: word-prefix search ("zebra track" found both) became a substring search,
     # the semantics of the memory and JSONL backends
     a = await sql_repo.create()
     b = await sql_repo.create()

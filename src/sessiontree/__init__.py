@@ -101,6 +101,9 @@ _LAZY = {
     "ImportReport": "sessiontree.interop",
     "export_pi_session": "sessiontree.interop",
     "import_session": "sessiontree.interop",
+    # wire formats
+    "from_openai_responses": "sessiontree.wire",
+    "to_openai_responses": "sessiontree.wire",
 }
 
 
@@ -189,6 +192,7 @@ __all__ = [
     "estimate_tokens",
     "export_pi_session",
     "find_tool_pair_problems",
+    "from_openai_responses",
     "import_session",
     "open_repo",
     "parse_entry",
@@ -196,4 +200,5 @@ __all__ = [
     "repair_tool_pairs",
     "should_compact",
     "to_llm_messages",
+    "to_openai_responses",
 ]

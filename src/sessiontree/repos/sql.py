@@ -16,7 +16,7 @@ from sessiontree._gc import gc_paused
 from sessiontree.entries import Entry, stored_form
 from sessiontree.errors import SessionNotFoundError
 from sessiontree.ids import check_session_id, new_id
-from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
+from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata, where_pairs
 from sessiontree.repos.base import check_entries, check_list_args, coerce_metadata
 from sessiontree.session import Session
 from sessiontree.storage.search import check_search_args
@@ -108,15 +108,22 @@ class SQLRepo:
             SQLStorage(self._engine, id, metadata_from_json(meta), parse_cache=self._parse_cache)
         )
 
-    async def list(self, *, limit: int | None = None, offset: int = 0) -> list[SessionInfo]:
-        """See :meth:`SessionRepo.list`: one query on the ``sessions`` table; no entry is read.
+    async def list(
+        self,
+        *,
+        limit: int | None = None,
+        offset: int = 0,
+        where: Mapping[str, str | int | bool | None] | None = None,
+    ) -> list[SessionInfo]:
+        """See :meth:`SessionRepo.list`: one query on the ``sessions`` table (``where``: one
+        ``session_meta`` primary-key lookup per key); no entry is read.
 
         The cyclic GC is paused while the rows become :class:`SessionInfo` objects (10k
         sessions: ~10% of the listing was spent in collections that free nothing).
         """
         check_list_args(limit, offset)
         with gc_paused():
-            return await self._engine.list_sessions(limit, offset)
+            return await self._engine.list_sessions(limit, offset, where_pairs(where))
 
     async def delete(self, id: str) -> None:
         """See :meth:`SessionRepo.delete`.

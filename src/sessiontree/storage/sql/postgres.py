@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sessiontree.entries import Entry
 from sessiontree.errors import (
+    DuplicateEntryError,
     SessionExistsError,
     SessionNotFoundError,
     StorageError,
@@ -34,8 +35,10 @@ from sessiontree.storage.sql.plan import (
     hit_from_row,
     info_from_row,
     lookup_ids,
+    meta_rows,
     now_us,
     plan_append,
+    where_clause,
 )
 from sessiontree.storage.sql.postgres_pool import PostgresConnection, clean_text, import_drivers
 from sessiontree.tree import entry_refs
@@ -147,16 +150,24 @@ class PostgresEngine(PostgresConnection):
                         _clean(metadata.parent_session_id),
                     ),
                 )
+                rows = meta_rows(session_id, metadata)
+                if rows:
+                    async with conn.cursor() as cur:
+                        await cur.executemany(
+                            "INSERT INTO session_meta (key, value, session_id) VALUES (%s, %s, %s)",
+                            [tuple(_clean(v) for v in row) for row in rows],
+                        )
                 if entries:
                     await self._append_in(
                         conn, session_id, entries, False, bodies, lock=False, keep_unknown=True
                     )
-        except self._psycopg.errors.UniqueViolation as exc:
-            raise SessionExistsError(
-                "a session with this id already exists", session_id=session_id
-            ) from exc
         except self._psycopg.Error as exc:
-            raise self._error(exc, session_id) from exc
+            error = self._error(exc, session_id)
+            if isinstance(error, DuplicateEntryError):
+                raise SessionExistsError(
+                    "a session with this id already exists", session_id=session_id
+                ) from exc
+            raise error from exc
 
     async def load_metadata(self, session_id: str) -> str | None:
         """See :class:`SQLEngine`."""
@@ -179,12 +190,16 @@ class PostgresEngine(PostgresConnection):
         found = await self._execute("DELETE FROM sessions WHERE id = %s", (session_id,), session_id)
         return found > 0
 
-    async def list_sessions(self, limit: int | None, offset: int) -> list[SessionInfo]:
+    async def list_sessions(
+        self, limit: int | None, offset: int, where: Mapping[str, str]
+    ) -> list[SessionInfo]:
         """See :class:`SQLEngine`."""
         columns = LIST_COLUMNS.replace("metadata", "metadata::text")
+        condition, params = where_clause(where, "%s")
         rows = await self._fetch(
-            f"SELECT {columns} FROM sessions ORDER BY modified_us DESC, id DESC LIMIT %s OFFSET %s",
-            (None if limit is None else max(limit, 0), max(offset, 0)),
+            f"SELECT {columns} FROM sessions{condition} ORDER BY modified_us DESC, id DESC"
+            " LIMIT %s OFFSET %s",
+            (*params, None if limit is None else max(limit, 0), max(offset, 0)),
         )
         return [info_from_row(r) for r in rows]
 

@@ -220,7 +220,7 @@ class PostgresConnection:
         )
 
     async def _migrate_search(self, conn: Any) -> None:
-        """Version 3: fill ``search_text`` of every message row and index it with ``pg_trgm``
+        """Version 4: fill ``search_text`` of every message row and index it with ``pg_trgm``
         (inside the migration's transaction)."""
         schema = await self._trgm_schema(conn)
         cur = await conn.execute(
@@ -237,7 +237,8 @@ class PostgresConnection:
             )
         quoted = '"' + schema.replace('"', '""') + '"'
         await conn.execute(
-            f"CREATE INDEX entries_search ON entries USING GIN (search_text {quoted}.gin_trgm_ops)"
+            "CREATE INDEX IF NOT EXISTS entries_search ON entries"
+            f" USING GIN (search_text {quoted}.gin_trgm_ops)"
             " WHERE search_text IS NOT NULL"
         )
 

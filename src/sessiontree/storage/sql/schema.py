@@ -11,15 +11,17 @@ differ)::
                     timestamp, target_id (label/leaf targets), body (the camelCase entry JSON)
                     PRIMARY KEY (session_id, seq), UNIQUE (session_id, id)
     search_index_state  indexed_upto  (SQLite only, one row: the search index watermark)
+    session_meta    key, value (JSON text), session_id  -- filterable metadata (version 3)
+                    PRIMARY KEY (key, value, session_id)
 
 Indexes: ``sessions(modified_us DESC, id DESC)`` for listing; ``entries(session_id, id)`` (the
 unique constraint) for the recursive branch query and the validation lookup;
 ``entries(session_id, target_id, seq) WHERE type = 'label'`` for labels;
 ``entries(session_id, seq) WHERE type = 'session_info'`` for names. Search (a case-insensitive
-substring, :mod:`sessiontree.storage.search`; version 3): an FTS5 table ``entries_fts`` with the
+substring, :mod:`sessiontree.storage.search`; version 4): an FTS5 table ``entries_fts`` with the
 ``trigram`` tokenizer (rowid = the entry row's rowid) on SQLite; a ``search_text`` column with
 a ``pg_trgm`` GIN index on PostgreSQL. Both hold the lower-cased text of ``message`` entries
-(:func:`sessiontree.messages.message_text`, cut by :func:`plan.index_text`). Versions 1-2 had
+(:func:`sessiontree.messages.message_text`, cut by :func:`plan.index_text`). Versions 1-3 had
 word-prefix indexes (FTS5 ``unicode61``, a ``tsvector`` column ``entries.fts``).
 
 On SQLite the FTS5 table is written *after* the append, not in its transaction (version 2):
@@ -31,7 +33,7 @@ in one transaction ("catch-up") by the next search, or by the append that brings
 to :data:`sessiontree.storage.sql.sqlite.INDEX_BACKLOG` rows. Deleting a session lowers the
 watermark to the highest remaining rowid, since SQLite hands the rowids of deleted newest rows
 out again. PostgreSQL writes its search text in the entry's own ``INSERT``; its version-2 step
-only stamps the version. The version-3 step empties the SQLite index (the next search indexes
+only stamps the version. The version-4 step empties the SQLite index (the next search indexes
 every row again) and fills ``search_text`` on PostgreSQL, which needs the ``pg_trgm``
 extension (``CREATE EXTENSION pg_trgm``; refused with a clear :class:`StorageError` when the
 role may not create it).
@@ -112,7 +114,7 @@ _V1_SQLITE = (
     "CREATE INDEX entries_labels ON entries (session_id, target_id, seq) WHERE type = 'label'",
     "CREATE INDEX entries_names ON entries (session_id, seq) WHERE type = 'session_info'",
     "CREATE VIRTUAL TABLE entries_fts USING fts5 (text, tokenize = 'unicode61 remove_diacritics 2')",
-)  # version 3 replaces this table
+)  # version 4 replaces this table
 
 _V1_POSTGRES = (
     """CREATE TABLE schema_version (
@@ -157,23 +159,58 @@ _V2_SQLITE = (
     "INSERT INTO search_index_state (indexed_upto) SELECT coalesce(max(rowid), 0) FROM entries",
 )
 
+# session_meta: the filterable metadata of each session (metadata_pairs: top-level keys whose
+# value is a string, integer, boolean or null, as JSON text), one row per key, written with the
+# session row (metadata never changes afterwards); list(where=...) reads it through its primary
+# key. Existing sessions are filled from their stored metadata JSON.
 _V3_SQLITE = (
+    """CREATE TABLE session_meta (
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        PRIMARY KEY (key, value, session_id)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX session_meta_by_session ON session_meta (session_id)",
+    """INSERT INTO session_meta (key, value, session_id)
+        SELECT j.key, CASE j.type WHEN 'true' THEN 'true' WHEN 'false' THEN 'false'
+            WHEN 'null' THEN 'null' ELSE json_quote(j.value) END, s.id
+        FROM sessions AS s, json_each(s.metadata) AS j
+        WHERE j.type IN ('text', 'integer', 'true', 'false', 'null')""",
+)
+
+_V3_POSTGRES = (
+    """CREATE TABLE session_meta (
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        PRIMARY KEY (key, value, session_id)
+    )""",
+    "CREATE INDEX session_meta_by_session ON session_meta (session_id)",
+    """INSERT INTO session_meta (key, value, session_id)
+        SELECT j.key, j.value::text, s.id
+        FROM sessions AS s, json_each(s.metadata) AS j
+        WHERE json_typeof(j.value) IN ('string', 'boolean', 'null')
+            OR (json_typeof(j.value) = 'number' AND j.value::text ~ '^-?[0-9]+$')""",
+)
+
+_V4_SQLITE = (
     # word-prefix search (unicode61) missed words inside CJK runs and split file names; the
     # trigram index finds any substring of three characters or more, and holds lower-cased
     # text (search.text_for_search), so the index is case-sensitive over folded text
-    "DROP TABLE entries_fts",
+    "DROP TABLE IF EXISTS entries_fts",
     f"CREATE VIRTUAL TABLE entries_fts USING fts5 (text, tokenize = '{SQLITE_TOKENIZER}')",
     # every row is indexed again by the next search (the lazy catch-up)
     "UPDATE search_index_state SET indexed_upto = 0",
 )
 
-_V3_POSTGRES = (
-    "ALTER TABLE entries ADD COLUMN search_text TEXT",
+# (written to find its own work done: a step may run again over a store whose stamp was lost)
+_V4_POSTGRES = (
+    "ALTER TABLE entries ADD COLUMN IF NOT EXISTS search_text TEXT",
     # filled from each message's text by the engine (PostgreSQL cannot read message_text
     # out of the JSON), then indexed; see PostgresEngine._migrate_search
 )
 
-_V3_POSTGRES_AFTER = (
+_V4_POSTGRES_AFTER = (
     "DROP INDEX IF EXISTS entries_fts",
     "ALTER TABLE entries DROP COLUMN IF EXISTS fts",
 )
@@ -182,16 +219,17 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("sessions, entries, indexes, full-text search", _V1_SQLITE, _V1_POSTGRES),
     # PostgreSQL keeps writing its tsvector in the entry's own INSERT: nothing to change there
     Migration("SQLite: search index caught up after the append (watermark)", _V2_SQLITE, ()),
+    Migration("session_meta: metadata keys for list(where=...)", _V3_SQLITE, _V3_POSTGRES),
     Migration(
         "search = case-insensitive substring: trigram indexes (FTS5 trigram, pg_trgm)",
-        _V3_SQLITE,
-        _V3_POSTGRES,
-        _V3_POSTGRES_AFTER,
+        _V4_SQLITE,
+        _V4_POSTGRES,
+        _V4_POSTGRES_AFTER,
     ),
 )
 """Ordered schema steps; ``MIGRATIONS[i]`` brings a database from version ``i`` to ``i + 1``."""
 
-SEARCH_VERSION = 3
+SEARCH_VERSION = 4
 """The version whose step makes search a substring; PostgreSQL fills ``search_text`` then."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

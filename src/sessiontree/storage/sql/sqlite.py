@@ -11,7 +11,7 @@ session-row query, so the common append runs no extra statement.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -27,8 +27,10 @@ from sessiontree.storage.sql.plan import (
     hit_from_row,
     info_from_row,
     lookup_ids,
+    meta_rows,
     now_us,
     plan_append,
+    where_clause,
 )
 from sessiontree.storage.sql.sqlite_index import (
     ADVANCE_INDEX,
@@ -111,6 +113,10 @@ class SQLiteEngine(SQLiteConnection):
                     raise SessionExistsError(
                         "a session with this id already exists", session_id=session_id
                     ) from exc
+                conn.executemany(
+                    "INSERT INTO session_meta (key, value, session_id) VALUES (?, ?, ?)",
+                    meta_rows(session_id, metadata),
+                )
                 if entries:
                     self._append_locked(conn, session_id, entries, False, bodies, keep_unknown=True)
         except sqlite3.Error as exc:
@@ -137,6 +143,7 @@ class SQLiteEngine(SQLiteConnection):
                     (session_id,),
                 )
                 conn.execute("DELETE FROM entries WHERE session_id = ?", (session_id,))
+                conn.execute("DELETE FROM session_meta WHERE session_id = ?", (session_id,))
                 # SQLite gives the next row max(rowid) + 1: if the newest rows just went, new
                 # rows would reuse rowids under the watermark and never be indexed
                 conn.execute(
@@ -148,12 +155,15 @@ class SQLiteEngine(SQLiteConnection):
             raise self._error(exc) from exc
         return bool(found)
 
-    async def list_sessions(self, limit: int | None, offset: int) -> list[SessionInfo]:
+    async def list_sessions(
+        self, limit: int | None, offset: int, where: Mapping[str, str]
+    ) -> list[SessionInfo]:
         """See :class:`SQLEngine`."""
+        condition, params = where_clause(where, "?")
         rows = self._query(
-            f"SELECT {LIST_COLUMNS} FROM sessions ORDER BY modified_us DESC, id DESC"
+            f"SELECT {LIST_COLUMNS} FROM sessions{condition} ORDER BY modified_us DESC, id DESC"
             " LIMIT ? OFFSET ?",
-            (-1 if limit is None else max(limit, 0), max(offset, 0)),
+            (*params, -1 if limit is None else max(limit, 0), max(offset, 0)),
         )
         return [info_from_row(r) for r in rows]
 

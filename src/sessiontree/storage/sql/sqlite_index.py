@@ -11,7 +11,7 @@ holds for its own rows), so a search never has much to catch up. A search waits 
 :data:`CATCH_UP_WAIT_MS` for the write lock; while another process holds it, the lagging rows
 are searched through a connection-private FTS5 table instead (:func:`search_pending`).
 Indexed text is :func:`~sessiontree.storage.sql.plan.index_text` on every path: the
-lower-cased message text, in an FTS5 ``trigram`` table (schema version 3), so a search finds
+lower-cased message text, in an FTS5 ``trigram`` table (schema version 4), so a search finds
 any substring (:mod:`sessiontree.storage.search`).
 """
 
