@@ -108,7 +108,7 @@ async def test_bad_targets_change_nothing() -> None:
 
 async def test_navigating_to_a_new_root_makes_the_summary_a_root() -> None:
     s, _, _, abandoned = await two_branches()
-    summary_id = await navigate_with_summary(s, None, summarizer=None, instructions=None)
+    summary_id = await navigate_with_summary(s.storage, None, summarizer=None, instructions=None)
     entry = await s.get_entry(summary_id or "")
     assert isinstance(entry, BranchSummaryEntry)
     assert entry.parent_id is None and entry.from_id == abandoned[-1]

@@ -7,11 +7,12 @@ the pure core (:mod:`sessiontree.tree`, :mod:`sessiontree.context`) over what st
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
 from sessiontree._gc import gc_paused
+from sessiontree.branching import navigate_with_summary
 from sessiontree.context import (
     EntryProjector,
     SessionContext,
@@ -41,10 +42,8 @@ from sessiontree.ids import now_ms
 from sessiontree.messages import AgentMessage, AssistantMessage, ContentBlock, Usage, parse_message
 from sessiontree.metadata import SessionMetadata, SessionStats
 from sessiontree.storage.base import EntryCursor, SessionStorage
+from sessiontree.summarizers.base import Summarizer
 from sessiontree.tree import ForkPosition, TreeNode, build_tree
-
-if TYPE_CHECKING:
-    from sessiontree.summarizers.base import Summarizer
 
 __all__ = ["Session"]
 
@@ -376,10 +375,8 @@ class Session:
         if not summarize:
             await self.set_leaf_id(target_id)
             return None
-        from sessiontree.branching import navigate_with_summary
-
         return await navigate_with_summary(
-            self, target_id, summarizer=summarizer, instructions=instructions
+            self.storage, target_id, summarizer=summarizer, instructions=instructions
         )
 
     async def fork(self, target_id: str, position: ForkPosition = "at") -> Session:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from sessiontree.compaction.plan import CompactionPreparation, file_operations, prepare_compaction
+from sessiontree.compaction.plan import CompactionPreparation, prepare_compaction
 from sessiontree.compaction.tokens import (
     IMAGE_TOKENS,
     CompactionSettings,
@@ -19,7 +19,14 @@ from sessiontree.context import EntryProjector
 from sessiontree.entries import CompactionDetails, CompactionEntry
 from sessiontree.errors import CompactionError, SummaryError
 from sessiontree.messages import AgentMessage, CompactionSummaryMessage, Usage
-from sessiontree.summarizers.base import Summarizer, SummaryResult
+from sessiontree.summarizers.base import (
+    TURN_PREFIX_SEPARATOR,
+    Summarizer,
+    SummaryResult,
+    check_result,
+    file_operations,
+)
+from sessiontree.summarizers.extractive import ExtractiveSummarizer
 
 if TYPE_CHECKING:
     from sessiontree.session import Session
@@ -40,9 +47,6 @@ __all__ = [
     "prepare_compaction",
     "should_compact",
 ]
-
-TURN_PREFIX_SEPARATOR = "\n\n---\n\n<!-- split turn: the early part of the current turn -->\n\n"
-"""Put between the history summary and the turn-prefix summary of a split turn (SPEC §4)."""
 
 CompactionMode = Literal["pointer", "retained_tail"]
 """``pointer`` stores ``firstKeptEntryId``; ``retained_tail`` stores the kept messages."""
@@ -99,27 +103,10 @@ async def _summarize(
             f"the summariser failed ({purpose}): {exc}",
             session_id=session_id,
         ) from exc
-    if not isinstance(result, SummaryResult) or not isinstance(result.text, str):
-        got = type(result.text if isinstance(result, SummaryResult) else result).__name__
-        raise CompactionError(
-            "summarization_failed",
-            f"the summariser returned no text ({purpose}): got {got}, not a str",
-            session_id=session_id,
-        ) from SummaryError("summary text is not a str", session_id=session_id)
-    if not result.text.strip():
-        raise CompactionError(
-            "summarization_failed",
-            f"the summariser returned no text ({purpose})",
-            session_id=session_id,
-        ) from SummaryError("empty summary", session_id=session_id)
-    if result.usage is not None and not isinstance(result.usage, Usage):
-        raise CompactionError(
-            "summarization_failed",
-            f"the summariser returned usage of type {type(result.usage).__name__}, not Usage "
-            f"({purpose})",
-            session_id=session_id,
-        ) from SummaryError("summary usage is not a Usage", session_id=session_id)
-    return result
+    try:
+        return check_result(result, what=purpose, session_id=session_id)
+    except SummaryError as exc:
+        raise CompactionError("summarization_failed", exc.detail, session_id=session_id) from exc
 
 
 async def compact(
@@ -166,8 +153,6 @@ async def compact(
     check_mode(mode, session_id=session.id)
     settings = coerce_settings(settings, session_id=session.id)
     if summarizer is None:
-        from sessiontree.summarizers.extractive import ExtractiveSummarizer
-
         summarizer = ExtractiveSummarizer()
     path = await session.get_branch()
     prep = prepare_compaction(

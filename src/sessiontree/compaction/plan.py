@@ -43,41 +43,9 @@ from sessiontree.messages import (
     UserMessage,
     parse_message,
 )
+from sessiontree.summarizers.base import file_operations
 
-__all__ = ["CompactionPreparation", "file_operations", "prepare_compaction"]
-
-_READ_TOOLS = frozenset({"read"})
-_MODIFY_TOOLS = frozenset({"write", "edit"})
-
-
-# --------------------------------------------------------------------------- file tracking
-
-
-def file_operations(
-    messages: Sequence[AgentMessage],
-    read: Sequence[str] = (),
-    modified: Sequence[str] = (),
-) -> tuple[list[str], list[str]]:
-    """Cumulative ``(read_files, modified_files)``, both sorted (SPEC §4).
-
-    Tool calls named ``read`` mark ``arguments.path`` read; ``write`` and ``edit`` mark it
-    modified; a modified file is not also listed as read. ``read``/``modified`` are the lists
-    carried over from the previous compaction's ``details``.
-    """
-    read_set = set(read)
-    mod_set = set(modified)
-    for msg in messages:
-        if not isinstance(msg, AssistantMessage):
-            continue
-        for call in msg.tool_calls():
-            path = call.arguments.get("path")
-            if not isinstance(path, str) or not path:
-                continue
-            if call.name in _READ_TOOLS:
-                read_set.add(path)
-            elif call.name in _MODIFY_TOOLS:
-                mod_set.add(path)
-    return sorted(read_set - mod_set), sorted(mod_set)
+__all__ = ["CompactionPreparation", "prepare_compaction"]
 
 
 # --------------------------------------------------------------------------- planning

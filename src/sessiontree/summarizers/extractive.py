@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sessiontree import _json as exact_json
-from sessiontree.compaction import TURN_PREFIX_SEPARATOR, file_operations
 from sessiontree.messages import (
     AgentMessage,
     AssistantMessage,
@@ -45,7 +44,13 @@ from sessiontree.messages import (
     UserMessage,
     message_text,
 )
-from sessiontree.summarizers.base import SUMMARY_SECTIONS, SummaryPurpose, SummaryResult
+from sessiontree.summarizers.base import (
+    SUMMARY_SECTIONS,
+    TURN_PREFIX_SEPARATOR,
+    SummaryPurpose,
+    SummaryResult,
+    file_operations,
+)
 
 __all__ = ["ExtractiveSummarizer"]
 

@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import cast
 
-from sessiontree.entries import Entry, dump_entry_json, stored_form
+from sessiontree.entries import Entry, LeafEntry, dump_entry_json, stored_form
 from sessiontree.errors import StorageError
 from sessiontree.ids import new_id
 from sessiontree.metadata import SessionMetadata
@@ -179,8 +179,6 @@ class JSONLStorage(SessionLog):
 
     async def set_leaf_id(self, target_id: str | None) -> Entry:
         """See :meth:`SessionStorage.set_leaf_id`."""
-        from sessiontree.entries import LeafEntry
-
         return await self.append_entry(LeafEntry(target_id=target_id), at_leaf=True)
 
     async def get_entry(self, entry_id: str) -> Entry | None:
