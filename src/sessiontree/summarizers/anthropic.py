@@ -13,25 +13,25 @@ exception as ``__cause__``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from sessiontree.errors import MissingExtraError, SummaryError
-from sessiontree.messages import AgentMessage, Usage
-from sessiontree.summarizers._prompt import (
-    adopt_client,
-    build_prompt,
-    check_positive,
-    describe_failure,
-    resolve_endpoint,
-    timeout_seconds,
+from sessiontree.messages import Usage
+from sessiontree.summarizers._prompt import SummaryPrompt
+from sessiontree.summarizers.base import SummaryResult
+from sessiontree.summarizers.llm import (
+    DEFAULT_MAX_OUTPUT_TOKENS,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT_S,
+    LLMSummarizer,
 )
-from sessiontree.summarizers.base import SummaryPurpose, SummaryResult
 
 if TYPE_CHECKING:
     import anthropic
 
 __all__ = [
+    "DEFAULT_MAX_OUTPUT_TOKENS",
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_TIMEOUT_S",
@@ -39,12 +39,8 @@ __all__ = [
     "anthropic_usage",
 ]
 
-DEFAULT_TIMEOUT_S = 120.0
-"""Seconds allowed for each phase of a request (connect, send, wait for the answer) by default."""
-DEFAULT_MAX_RETRIES = 2
-"""Retries after the first attempt unless told otherwise (the SDK's default)."""
-DEFAULT_MAX_TOKENS = 8192
-"""Upper bound on the summary's length, in output tokens (the API's required ``max_tokens``)."""
+DEFAULT_MAX_TOKENS = DEFAULT_MAX_OUTPUT_TOKENS
+"""Upper bound on the summary's length, in output tokens (sent as the API's ``max_tokens``)."""
 
 
 def anthropic_usage(usage: Any) -> Usage | None:
@@ -71,7 +67,7 @@ def anthropic_usage(usage: Any) -> Usage | None:
     )
 
 
-class AnthropicSummarizer:
+class AnthropicSummarizer(LLMSummarizer):
     """A :class:`~sessiontree.summarizers.base.Summarizer` over Anthropic messages (SPEC §4).
 
     One ``summarize`` call sends one request: the system prompt as ``system`` and one user
@@ -97,15 +93,25 @@ class AnthropicSummarizer:
         max_input_tokens: the most tokens (estimated, 4 characters each) the request may
             take; a longer transcript is shortened to fit (tighter cuts, then messages left out
             of the middle). ``None``: no limit. Set it for models with a small window.
-        max_tokens: the most tokens the summary may take; an answer cut there is a failure.
+        max_output_tokens: the most tokens the summary may take (sent as ``max_tokens``); an
+            answer cut there is a failure.
+        max_tokens: the same as ``max_output_tokens`` (the API's own name for it); pass one
+            of the two.
         client: a ready ``anthropic.AsyncAnthropic``; then ``base_url`` and ``api_key`` must be
             ``None``.
 
     Raises:
         MissingExtraError: the ``anthropic`` package is not installed.
         ValueError: ``client`` together with ``base_url`` or ``api_key``, or a non-positive
-            ``max_tokens`` / ``max_input_tokens``.
+            ``max_output_tokens`` / ``max_input_tokens``, or both ``max_output_tokens`` and
+            ``max_tokens``.
     """
+
+    _VENDOR = "Anthropic"
+    _CLIENT_CLASS = "AsyncAnthropic"
+    _SDK_ERROR = "AnthropicError"
+    _URL_ENV = "ANTHROPIC_BASE_URL"
+    _KEY_ENV = "ANTHROPIC_API_KEY"
 
     def __init__(
         self,
@@ -116,96 +122,51 @@ class AnthropicSummarizer:
         timeout: float | None = None,
         max_retries: int | None = None,
         max_input_tokens: int | None = None,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
+        max_output_tokens: int | None = None,
+        max_tokens: int | None = None,
         client: anthropic.AsyncAnthropic | None = None,
     ) -> None:
+        if max_output_tokens is not None and max_tokens is not None:
+            raise ValueError("pass max_output_tokens or max_tokens, not both")
+        limit = max_output_tokens if max_output_tokens is not None else max_tokens
+        super().__init__(
+            model,
+            base_url=base_url,
+            api_key=api_key,
+            timeout=timeout,
+            max_retries=max_retries,
+            max_input_tokens=max_input_tokens,
+            max_output_tokens=DEFAULT_MAX_TOKENS if limit is None else limit,
+            client=client,
+        )
+
+    @property
+    def max_tokens(self) -> int:
+        """:attr:`max_output_tokens` under the API's own name."""
+        return self.max_output_tokens
+
+    @staticmethod
+    def _import_sdk() -> ModuleType:
         try:
             import anthropic
         except ImportError as exc:
             raise MissingExtraError("anthropic", "anthropic") from exc
-        check_positive(max_tokens=max_tokens, max_input_tokens=max_input_tokens)
-        self.model = model
-        self.max_tokens = max_tokens
-        self.max_input_tokens = max_input_tokens
-        self._owns_client = client is None
-        if client is not None:
-            self._client = adopt_client(
-                client,
-                base_url=base_url,
-                api_key=api_key,
-                timeout=timeout,
-                max_retries=max_retries,
-            )
-        else:
-            effective_url, key = resolve_endpoint(
-                base_url, api_key, url_env="ANTHROPIC_BASE_URL", key_env="ANTHROPIC_API_KEY"
-            )
-            try:
-                self._client = anthropic.AsyncAnthropic(
-                    api_key=key,
-                    base_url=effective_url,
-                    timeout=DEFAULT_TIMEOUT_S if timeout is None else timeout,
-                    max_retries=DEFAULT_MAX_RETRIES if max_retries is None else max_retries,
-                )
-            except anthropic.AnthropicError as exc:
-                raise SummaryError(f"Anthropic summariser for model {model!r}: {exc}") from exc
-        self.base_url = str(self._client.base_url).rstrip("/")
-        self._timeout_s = timeout_seconds(self._client.timeout)
+        return anthropic
 
-    def __repr__(self) -> str:
-        return f"AnthropicSummarizer(model={self.model!r}, base_url={self.base_url!r})"
-
-    async def summarize(
-        self,
-        messages: Sequence[AgentMessage],
-        *,
-        previous_summary: str | None,
-        instructions: str | None,
-        purpose: SummaryPurpose,
-    ) -> SummaryResult:
-        """Summarise ``messages`` (oldest first) with one messages-API request (SPEC §4).
-
-        With only ``previous_summary`` and no message to show, it is returned unchanged (no
-        request, ``usage`` ``None``).
-
-        Returns:
-            the summary (Markdown) and the usage the server reported (tokens).
-
-        Raises:
-            SummaryError: nothing to summarise; an HTTP error status, a timeout, a refused
-                connection or missing credentials (after the SDK's retries); an empty,
-                refused or cut-off answer. The SDK's exception is the ``__cause__``.
-        """
-        prompt = build_prompt(
-            messages,
-            previous_summary=previous_summary,
-            instructions=instructions,
-            purpose=purpose,
-            max_input_tokens=self.max_input_tokens,
+    async def _request(self, prompt: SummaryPrompt) -> Any:
+        return await self._client.messages.create(
+            model=self.model,
+            max_tokens=self.max_output_tokens,
+            system=prompt.system,
+            messages=[{"role": "user", "content": prompt.user}],
         )
-        if prompt is None:
-            if previous_summary and previous_summary.strip():
-                return SummaryResult(text=previous_summary, usage=None)
-            raise SummaryError(f"{self._who()}: there is nothing to summarise")
-        try:
-            answer = await self._client.messages.create(
-                model=self.model,
-                max_tokens=self.max_tokens,
-                system=prompt.system,
-                messages=[{"role": "user", "content": prompt.user}],
-            )
-        except Exception as exc:  # vendor errors never escape (SPEC §4 Summarizer protocol)
-            import anthropic
-
-            reason = describe_failure(exc, anthropic, timeout_s=self._timeout_s)
-            raise SummaryError(f"{self._who()} failed: {reason}") from exc
-        return self._result(answer)
 
     def _result(self, answer: Any) -> SummaryResult:
         stop = getattr(answer, "stop_reason", None)
         if stop == "max_tokens":
             raise SummaryError(
-                f"{self._who()}: the summary was cut off at max_tokens={self.max_tokens}; raise it"
+                f"{self._who()}: the summary was cut off at max_output_tokens="
+                f"{self.max_output_tokens}; raise it"
             )
         if stop == "refusal":
             raise SummaryError(f"{self._who()}: the model refused to summarise")
@@ -219,17 +180,3 @@ class AnthropicSummarizer:
         if not text:
             raise SummaryError(f"{self._who()}: the model returned an empty answer")
         return SummaryResult(text=text, usage=anthropic_usage(getattr(answer, "usage", None)))
-
-    def _who(self) -> str:
-        return f"Anthropic summariser (model {self.model!r} at {self.base_url})"
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections of the client this summariser created (idempotent)."""
-        if self._owns_client:
-            await self._client.close()
-
-    async def __aenter__(self) -> AnthropicSummarizer:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()

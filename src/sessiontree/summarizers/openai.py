@@ -15,21 +15,20 @@ exception as ``__cause__``.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from sessiontree.errors import MissingExtraError, SummaryError
-from sessiontree.messages import AgentMessage, Usage
-from sessiontree.summarizers._prompt import (
-    adopt_client,
-    build_prompt,
-    check_positive,
-    describe_failure,
-    resolve_endpoint,
-    timeout_seconds,
+from sessiontree.messages import Usage
+from sessiontree.summarizers._prompt import SummaryPrompt
+from sessiontree.summarizers.base import SummaryResult
+from sessiontree.summarizers.llm import (
+    DEFAULT_MAX_OUTPUT_TOKENS,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT_S,
+    LLMSummarizer,
 )
-from sessiontree.summarizers.base import SummaryPurpose, SummaryResult
 
 if TYPE_CHECKING:
     import openai
@@ -42,13 +41,6 @@ __all__ = [
     "OpenAISummarizer",
     "openai_usage",
 ]
-
-DEFAULT_TIMEOUT_S = 120.0
-"""Seconds allowed for each phase of a request (connect, send, wait for the answer) by default."""
-DEFAULT_MAX_RETRIES = 2
-"""Retries after the first attempt unless told otherwise (the SDK's default)."""
-DEFAULT_MAX_OUTPUT_TOKENS = 8192
-"""Upper bound on the summary's length, in output tokens."""
 
 _OPENAI_HOST = "api.openai.com"
 _THINK_BLOCK = re.compile(r"\A\s*<think>.*?</think>\s*", re.DOTALL)
@@ -77,7 +69,7 @@ def openai_usage(usage: CompletionUsage | None) -> Usage | None:
     )
 
 
-class OpenAISummarizer:
+class OpenAISummarizer(LLMSummarizer):
     """A :class:`~sessiontree.summarizers.base.Summarizer` over OpenAI chat completions (SPEC §4).
 
     One ``summarize`` call sends one request: a system prompt and one user message holding the
@@ -117,6 +109,13 @@ class OpenAISummarizer:
             ``max_output_tokens`` / ``max_input_tokens``.
     """
 
+    _VENDOR = "OpenAI"
+    _CLIENT_CLASS = "AsyncOpenAI"
+    _SDK_ERROR = "OpenAIError"
+    _URL_ENV = "OPENAI_BASE_URL"
+    _KEY_ENV = "OPENAI_API_KEY"
+    _KEY_HINT = " (pass api_key=... or set OPENAI_API_KEY)"
+
     def __init__(
         self,
         model: str,
@@ -129,98 +128,38 @@ class OpenAISummarizer:
         max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
         client: openai.AsyncOpenAI | None = None,
     ) -> None:
+        super().__init__(
+            model,
+            base_url=base_url,
+            api_key=api_key,
+            timeout=timeout,
+            max_retries=max_retries,
+            max_input_tokens=max_input_tokens,
+            max_output_tokens=max_output_tokens,
+            client=client,
+        )
+        self._use_max_completion_tokens = urlsplit(self.base_url).hostname == _OPENAI_HOST
+
+    @staticmethod
+    def _import_sdk() -> ModuleType:
         try:
             import openai
         except ImportError as exc:
             raise MissingExtraError("openai", "openai") from exc
-        check_positive(max_output_tokens=max_output_tokens, max_input_tokens=max_input_tokens)
-        self.model = model
-        self.max_output_tokens = max_output_tokens
-        self.max_input_tokens = max_input_tokens
-        self._owns_client = client is None
-        if client is not None:
-            self._client = adopt_client(
-                client,
-                base_url=base_url,
-                api_key=api_key,
-                timeout=timeout,
-                max_retries=max_retries,
-            )
-        else:
-            effective_url, key = resolve_endpoint(
-                base_url, api_key, url_env="OPENAI_BASE_URL", key_env="OPENAI_API_KEY"
-            )
-            try:
-                self._client = openai.AsyncOpenAI(
-                    api_key=key,
-                    base_url=effective_url,
-                    timeout=DEFAULT_TIMEOUT_S if timeout is None else timeout,
-                    max_retries=DEFAULT_MAX_RETRIES if max_retries is None else max_retries,
-                )
-            except openai.OpenAIError as exc:
-                raise SummaryError(
-                    f"OpenAI summariser for model {model!r}: {exc} "
-                    "(pass api_key=... or set OPENAI_API_KEY)"
-                ) from exc
-        self.base_url = str(self._client.base_url).rstrip("/")
-        self._timeout_s = timeout_seconds(self._client.timeout)
-        self._use_max_completion_tokens = urlsplit(self.base_url).hostname == _OPENAI_HOST
+        return openai
 
-    def __repr__(self) -> str:
-        return f"OpenAISummarizer(model={self.model!r}, base_url={self.base_url!r})"
-
-    async def summarize(
-        self,
-        messages: Sequence[AgentMessage],
-        *,
-        previous_summary: str | None,
-        instructions: str | None,
-        purpose: SummaryPurpose,
-    ) -> SummaryResult:
-        """Summarise ``messages`` (oldest first) with one chat-completions request (SPEC §4).
-
-        With only ``previous_summary`` and no message to show, it is returned unchanged (no
-        request, ``usage`` ``None``).
-
-        Returns:
-            the summary (Markdown) and the usage the server reported (tokens; ``None`` when it
-            reported none).
-
-        Raises:
-            SummaryError: nothing to summarise; an HTTP error status, a timeout or a refused
-                connection (after the SDK's retries); an empty, refused, filtered or cut-off
-                answer. The SDK's exception is the ``__cause__``.
-        """
-        prompt = build_prompt(
-            messages,
-            previous_summary=previous_summary,
-            instructions=instructions,
-            purpose=purpose,
-            max_input_tokens=self.max_input_tokens,
-        )
-        if prompt is None:
-            if previous_summary and previous_summary.strip():
-                return SummaryResult(text=previous_summary, usage=None)
-            raise SummaryError(f"{self._who()}: there is nothing to summarise")
+    async def _request(self, prompt: SummaryPrompt) -> Any:
         chat: list[Any] = [
             {"role": "system", "content": prompt.system},
             {"role": "user", "content": prompt.user},
         ]
-        try:
-            if self._use_max_completion_tokens:
-                completion = await self._client.chat.completions.create(
-                    model=self.model, messages=chat, max_completion_tokens=self.max_output_tokens
-                )
-            else:
-                completion = await self._client.chat.completions.create(
-                    model=self.model, messages=chat, max_tokens=self.max_output_tokens
-                )
-        except Exception as exc:  # vendor errors never escape (SPEC §4 Summarizer protocol)
-            import openai
-
-            reason = describe_failure(exc, openai, timeout_s=self._timeout_s)
-            raise SummaryError(f"{self._who()} failed: {reason}") from exc
-        return self._result(completion)
+        if self._use_max_completion_tokens:
+            return await self._client.chat.completions.create(
+                model=self.model, messages=chat, max_completion_tokens=self.max_output_tokens
+            )
+        return await self._client.chat.completions.create(
+            model=self.model, messages=chat, max_tokens=self.max_output_tokens
+        )
 
     def _result(self, completion: Any) -> SummaryResult:
         choices = getattr(completion, "choices", None) or []
@@ -244,17 +183,3 @@ class OpenAISummarizer:
         if not text:
             raise SummaryError(f"{self._who()}: the model returned an empty answer")
         return SummaryResult(text=text, usage=openai_usage(getattr(completion, "usage", None)))
-
-    def _who(self) -> str:
-        return f"OpenAI summariser (model {self.model!r} at {self.base_url})"
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections of the client this summariser created (idempotent)."""
-        if self._owns_client:
-            await self._client.close()
-
-    async def __aenter__(self) -> OpenAISummarizer:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
