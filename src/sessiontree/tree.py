@@ -5,6 +5,7 @@ Every backend reuses these rules so they cannot drift apart:
 * :func:`check_append` — the rejection rules of ``append_entry``;
 * :func:`leaf_after` — the leaf rule: the leaf is a pure function of the append log;
 * :func:`trace_chain` / :func:`branch_of` — root → leaf paths with cycle detection;
+* :func:`find_cycles` — every ``parentId`` cycle among entries (what ``verify`` reports);
 * :func:`build_tree` — the nodes of ``get_tree()``, children in append order;
 * :func:`labels_of`, :func:`name_of`, :func:`fork_chain`.
 
@@ -41,6 +42,7 @@ __all__ = [
     "build_tree",
     "check_append",
     "entry_refs",
+    "find_cycles",
     "fork_chain",
     "labels_of",
     "leaf_after",
@@ -178,6 +180,31 @@ def trace_chain(
         current = entry.parent_id
     chain.reverse()
     return chain
+
+
+def find_cycles(entries: Sequence[Entry]) -> list[list[str]]:
+    """Every ``parentId`` cycle among ``entries``, each as the list of ids on it.
+
+    Iterative colouring walk, linear in the number of entries; a parent that names no entry
+    ends a walk (that is a dangling parent, reported separately).
+    """
+    parent = {e.id: e.parent_id for e in entries}
+    state: dict[str, int] = {}  # 1 = on the current walk, 2 = done
+    cycles: list[list[str]] = []
+    for start in parent:
+        if state.get(start):
+            continue
+        walk: list[str] = []
+        node: str | None = start
+        while node is not None and node in parent and not state.get(node):
+            state[node] = 1
+            walk.append(node)
+            node = parent[node]
+        if node is not None and state.get(node) == 1:
+            cycles.append(walk[walk.index(node) :])
+        for n in walk:
+            state[n] = 2
+    return cycles
 
 
 def branch_of(chain: Sequence[Entry]) -> list[Entry]:
