@@ -18,7 +18,7 @@ from sessiontree import (
 from sessiontree.messages import message_text
 from sessiontree.repos.jsonl import JSONLRepo
 from sessiontree.testing.builders import user
-from sessiontree.testing.conformance import reopened, snapshot
+from sessiontree.testing.conformance import Reopen, reopened, snapshot
 
 
 async def test_jsonl_delete_refuses_a_folder_that_is_not_a_session(tmp_path: Path) -> None:
@@ -51,7 +51,9 @@ async def test_jsonl_delete_removes_only_its_own_files(tmp_path: Path) -> None:
     [float("nan"), float("inf"), {"x": [1, float("-inf")]}, "lone \ud83d surrogate", b"\x00\xff"],
     ids=["nan", "inf", "nested-inf", "surrogate", "bytes"],
 )
-async def test_values_json_cannot_carry_are_refused_everywhere(repo: SessionRepo, bad: Any) -> None:
+async def test_values_json_cannot_carry_are_refused_everywhere(
+    repo: SessionRepo, reopen: Reopen, bad: Any
+) -> None:
     """A NaN once made a JSONL session unreadable; SQLite silently stored null instead."""
     s = await repo.create()
     await s.append_message(user("before"))
@@ -63,7 +65,7 @@ async def test_values_json_cannot_carry_are_refused_everywhere(repo: SessionRepo
         with pytest.raises(InvalidEntryError):
             await s.append_message({"role": "user", "content": bad})
     assert await snapshot(s) == before
-    async with reopened(repo, s) as again:
+    async with reopened(reopen, s) as again:
         assert len(await again.get_entries()) == 1
         await again.build_context()
 
