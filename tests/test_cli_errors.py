@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
@@ -181,7 +182,7 @@ PI_SMALL = PI_SMALL / "agent-sessions_pi-small.v3.jsonl"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def _run(args: list[str], env: dict[str, str | None]) -> tuple[int, str, str]:
+def _run(args: list[str], env: Mapping[str, str | None]) -> tuple[int, str, str]:
     result = CliRunner().invoke(cli, args, env={"SESSIONTREE_URL": None, **env})
     return result.exit_code, ANSI.sub("", result.stdout), result.stderr
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from _compaction_support import (
@@ -19,6 +21,7 @@ from sessiontree import CompactionEntry, CompactionError, Session
 from sessiontree.compaction import (
     IMAGE_TOKENS,
     TURN_PREFIX_SEPARATOR,
+    CompactionMode,
     CompactionSettings,
     compact,
     estimate_context_tokens,
@@ -45,7 +48,7 @@ async def snapshot(session: Session) -> tuple[list[dict[str, object]], str | Non
     return [dump_entry(e) for e in await session.get_entries()], await session.get_leaf_id()
 
 
-def assert_valid(messages: list[object]) -> None:
+def assert_valid(messages: Sequence[object]) -> None:
     assert find_tool_pair_problems(messages) == []  # type: ignore[arg-type]
     assert not messages or not isinstance(messages[0], ToolResultMessage)
 
@@ -309,7 +312,7 @@ async def test_leaf_moved_during_summary_changes_nothing() -> None:
         return "S"
 
     class Meddler(ScriptedSummarizer):
-        async def summarize(self, messages, **kw):  # type: ignore[no-untyped-def, override]
+        async def summarize(self, messages, **kw):
             await s.append_message(user("typed while summarising"))
             return await super().summarize(messages, **kw)
 
@@ -345,7 +348,7 @@ async def test_lesson9_summarizer_failure_leaves_the_session_exactly_as_it_was(
 @pytest.mark.parametrize("first_mode", ["pointer", "retained_tail"])
 @pytest.mark.parametrize("second_mode", ["pointer", "retained_tail"])
 async def test_lesson7_second_compaction_summarises_what_the_first_one_kept(
-    first_mode: str, second_mode: str
+    first_mode: CompactionMode, second_mode: CompactionMode
 ) -> None:
     """The issue's scenario: a peer tool started the second scan after the first compaction
     entry, so the messages the first one kept were neither summarised nor kept."""
@@ -353,13 +356,13 @@ async def test_lesson7_second_compaction_summarises_what_the_first_one_kept(
     await tool_rounds(s, 8)
     first = await compact(
         s, settings=KEEP, summarizer=ScriptedSummarizer(["FIRST"]), mode=first_mode
-    )  # type: ignore[arg-type]
+    )
     kept_by_first = (await s.build_context()).messages[1:]
     assert kept_by_first
     await tool_rounds(s, 4, prefix="q")
     before = (await s.build_context()).messages
     fake = ScriptedSummarizer(["SECOND"])
-    second = await compact(s, settings=KEEP, summarizer=fake, mode=second_mode)  # type: ignore[arg-type]
+    second = await compact(s, settings=KEEP, summarizer=fake, mode=second_mode)
     after = (await s.build_context()).messages
     summarised = [m for c in fake.calls for m in c.messages]
     assert fake.calls[0].previous_summary == first.summary

@@ -14,7 +14,7 @@ from sessiontree.context import find_tool_pair_problems
 from sessiontree.entries import CompactionEntry, CustomEntry, LeafEntry, MessageEntry
 from sessiontree.errors import CorruptSessionError, DuplicateEntryError
 from sessiontree.interop import DanglingParent
-from sessiontree.messages import CompactionSummaryMessage
+from sessiontree.messages import CompactionSummaryMessage, OpaqueMessage
 
 SESSIONS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sessions"
 CLAUDE = SESSIONS / "claude-code"
@@ -108,7 +108,8 @@ async def test_side_records_after_the_main_conversation_do_not_move_the_leaf(
     assert custom[0].parent_id == "0000-side"
     # appending continues the main conversation
     new_id = await session.append_message({"role": "user", "content": "go on"})
-    assert (await session.get_entry(new_id)).parent_id == main_last["uuid"]  # type: ignore[union-attr]
+    new = await session.get_entry(new_id)
+    assert new is not None and new.parent_id == main_last["uuid"]
 
 
 # ----------------------------------------------------------------- unmodelled line kinds
@@ -173,6 +174,7 @@ async def test_pi_v1_compaction_index_becomes_first_kept_entry_id() -> None:
         kept = entries[index - 1]  # the header is index 0
         assert c.first_kept_entry_id == kept.id
         assert isinstance(kept, MessageEntry)
+        assert not isinstance(kept.message, OpaqueMessage)
         assert kept.message.timestamp == rows[index]["message"]["timestamp"]
 
     ctx = await session.build_context()

@@ -57,8 +57,8 @@ def _statements(path: Path, module: str) -> list[_Import]:
                 target = node.module or ""
             found.append((target, tuple(alias.name for alias in node.names), in_function))
         inside = in_function or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-        for child in ast.iter_child_nodes(node):
-            visit(child, inside)
+        for sub in ast.iter_child_nodes(node):
+            visit(sub, inside)
 
     visit(ast.parse(path.read_text(encoding="utf-8"), str(path)), False)
     return found

@@ -43,8 +43,9 @@ from sessiontree.messages import (
 
 
 def _all_subclasses(cls: type) -> list[type]:
-    out = []
-    for sub in cls.__subclasses__():
+    out: list[type] = []
+    subclasses: list[type] = cls.__subclasses__()
+    for sub in subclasses:
         out.append(sub)
         out.extend(_all_subclasses(sub))
     return out
@@ -148,6 +149,7 @@ def test_unknown_tags_stay_opaque_at_every_level() -> None:
     entry = parse_entry(raw)
     assert isinstance(entry, MessageEntry)
     assert isinstance(entry.message, UserMessage)
+    assert isinstance(entry.message.content, list)
     (block,) = entry.message.content
     assert isinstance(block, OpaqueBlock) and block.model_extra == {"data": "AAA", "x": [1]}
     assert dump_entry(entry) == raw

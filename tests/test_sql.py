@@ -505,10 +505,11 @@ async def test_two_clients_interleaving_appends_keep_one_chain(store_url: str) -
 
 def count_parses(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """The stored JSON texts SQL storage parses from now on (a list that grows)."""
+    from sessiontree.entries import parse_entry_json
     from sessiontree.storage.sql import storage as sql_storage
 
     parsed: list[Any] = []
-    real = sql_storage.parse_entry_json
+    real = parse_entry_json  # what storage imported
 
     def counting(body: Any) -> Any:
         parsed.append(body)

@@ -332,9 +332,9 @@ class Session:
         """Name the session. Never moves the leaf. Returns the entry id."""
         return await self._append(self._build(SessionInfoEntry, name=name))
 
-    def _build(self, cls: type[Entry], **fields: Any) -> Entry:  # type: ignore[valid-type]
+    def _build(self, cls: type[Entry], **fields: Any) -> Entry:
         try:
-            return cls(**fields)  # type: ignore[no-any-return]
+            return cls(**fields)
         except ValueError as exc:  # pydantic's ValidationError included
             detail = validation_problem(exc) if isinstance(exc, ValidationError) else str(exc)
             raise InvalidEntryError(

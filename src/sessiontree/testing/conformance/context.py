@@ -109,7 +109,7 @@ class ContextConformance(Conformance):
         await s.append_compaction(
             "sum",
             50,
-            retained_tail=[user("kept 1"), assistant("kept 2")],  # type: ignore[list-item]
+            retained_tail=[user("kept 1"), assistant("kept 2")],
         )
         await s.append_message(user("after"))
         assert _texts((await s.build_context()).messages) == [
