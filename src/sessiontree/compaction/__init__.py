@@ -20,22 +20,18 @@ Modules: :mod:`~sessiontree.compaction.tokens` (estimates, settings, :func:`shou
 re-exported here.
 """
 
-from sessiontree.compaction.compact import (
+from sessiontree.compaction.compact import CompactionMode, check_mode, compact
+from sessiontree.compaction.plan import CompactionPreparation, prepare_compaction
+from sessiontree.compaction.tokens import (
     IMAGE_TOKENS,
-    TURN_PREFIX_SEPARATOR,
-    CompactionMode,
-    CompactionPreparation,
     CompactionSettings,
     TokenCounter,
-    check_mode,
     coerce_settings,
-    compact,
     estimate_context_tokens,
     estimate_tokens,
-    file_operations,
-    prepare_compaction,
     should_compact,
 )
+from sessiontree.summarizers.base import TURN_PREFIX_SEPARATOR, file_operations
 
 __all__ = [
     "IMAGE_TOKENS",

@@ -5,15 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from sessiontree.compaction.plan import CompactionPreparation, prepare_compaction
+from sessiontree.compaction.plan import prepare_compaction
 from sessiontree.compaction.tokens import (
-    IMAGE_TOKENS,
     CompactionSettings,
     TokenCounter,
     coerce_settings,
-    estimate_context_tokens,
     estimate_tokens,
-    should_compact,
 )
 from sessiontree.context import EntryProjector
 from sessiontree.entries import CompactionDetails, CompactionEntry
@@ -24,29 +21,13 @@ from sessiontree.summarizers.base import (
     Summarizer,
     SummaryResult,
     check_result,
-    file_operations,
 )
 from sessiontree.summarizers.extractive import ExtractiveSummarizer
 
 if TYPE_CHECKING:
     from sessiontree.session import Session
 
-__all__ = [
-    "IMAGE_TOKENS",
-    "TURN_PREFIX_SEPARATOR",
-    "CompactionMode",
-    "CompactionPreparation",
-    "CompactionSettings",
-    "TokenCounter",
-    "check_mode",
-    "coerce_settings",
-    "compact",
-    "estimate_context_tokens",
-    "estimate_tokens",
-    "file_operations",
-    "prepare_compaction",
-    "should_compact",
-]
+__all__ = ["CompactionMode", "check_mode", "compact"]
 
 CompactionMode = Literal["pointer", "retained_tail"]
 """``pointer`` stores ``firstKeptEntryId``; ``retained_tail`` stores the kept messages."""

@@ -5,10 +5,7 @@ The SDK is imported when a summariser is constructed, never when this module is 
 without it, :class:`~sessiontree.errors.MissingExtraError` names
 ``pip install 'sessiontree[anthropic]'``.
 
-Timeouts and retries are the SDK's own (``timeout``, ``max_retries``; it retries connection
-errors, 408, 409, 429 and 5xx with exponential backoff and honours ``retry-after``). Every
-failure reaches the caller as :class:`~sessiontree.errors.SummaryError` with the SDK's
-exception as ``__cause__``.
+Timeouts, retries and errors are as for every :class:`~sessiontree.summarizers.llm.LLMSummarizer`.
 """
 
 from __future__ import annotations

@@ -7,6 +7,11 @@ turns the answer into a :class:`~sessiontree.summarizers.base.SummaryResult` or 
 :class:`~sessiontree.errors.SummaryError`. The constructor (SDK import, client, timeouts,
 retries, limits), building the prompt, the no-messages case, turning every SDK exception into
 a ``SummaryError`` and closing the client live here once.
+
+Timeouts and retries are the SDK's own (``timeout``, ``max_retries``; both SDKs retry
+connection errors, 408, 409, 429 and 5xx with exponential backoff and honour
+``retry-after``). Every failure reaches the caller as
+:class:`~sessiontree.errors.SummaryError` with the SDK's exception as ``__cause__``.
 """
 
 from __future__ import annotations

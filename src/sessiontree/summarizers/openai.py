@@ -6,10 +6,7 @@ Ollama (``http://localhost:11434/v1``), LM Studio. The SDK is imported when a su
 constructed, never when this module is imported; without it,
 :class:`~sessiontree.errors.MissingExtraError` names ``pip install 'sessiontree[openai]'``.
 
-Timeouts and retries are the SDK's own (``timeout``, ``max_retries``; it retries connection
-errors, 408, 409, 429 and 5xx with exponential backoff and honours ``retry-after``). Every
-failure reaches the caller as :class:`~sessiontree.errors.SummaryError` with the SDK's
-exception as ``__cause__``.
+Timeouts, retries and errors are as for every :class:`~sessiontree.summarizers.llm.LLMSummarizer`.
 """
 
 from __future__ import annotations
@@ -31,7 +28,6 @@ from sessiontree.summarizers.llm import (
 )
 
 if TYPE_CHECKING:
-    import openai
     from openai.types import CompletionUsage
 
 __all__ = [
@@ -116,29 +112,10 @@ class OpenAISummarizer(LLMSummarizer):
     _KEY_ENV = "OPENAI_API_KEY"
     _KEY_HINT = " (pass api_key=... or set OPENAI_API_KEY)"
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        timeout: float | None = None,
-        max_retries: int | None = None,
-        max_input_tokens: int | None = None,
-        max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
-        client: openai.AsyncOpenAI | None = None,
-    ) -> None:
-        super().__init__(
-            model,
-            base_url=base_url,
-            api_key=api_key,
-            timeout=timeout,
-            max_retries=max_retries,
-            max_input_tokens=max_input_tokens,
-            max_output_tokens=max_output_tokens,
-            client=client,
-        )
-        self._use_max_completion_tokens = urlsplit(self.base_url).hostname == _OPENAI_HOST
+    @property
+    def _use_max_completion_tokens(self) -> bool:
+        """OpenAI itself takes ``max_completion_tokens``; compatible servers ``max_tokens``."""
+        return urlsplit(self.base_url).hostname == _OPENAI_HOST
 
     @staticmethod
     def _import_sdk() -> ModuleType:
