@@ -1,4 +1,4 @@
-"""navigate(summarize=True): branch summaries (SPEC §5, LESSONS 14)."""
+"""navigate(summarize=True): branch summaries (docs/branching.md, LESSONS 14)."""
 
 from __future__ import annotations
 

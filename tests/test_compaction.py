@@ -1,4 +1,4 @@
-"""Compaction (SPEC §4): estimates, planning, both modes, errors, and LESSONS 3, 4, 7-10."""
+"""Compaction (docs/compaction.md): estimates, planning, both modes, errors, and LESSONS 3, 4, 7-10."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""pi v3 export, round trips, and the pi version migrations (SPEC §8)."""
+"""pi v3 export, round trips, and the pi version migrations (docs/interop.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ExtractiveSummarizer: the offline default summariser (SPEC §4)."""
+"""ExtractiveSummarizer: the offline default summariser (docs/compaction.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""AgentHarness: the context-window loop (SPEC §9, §4, §5)."""
+"""AgentHarness: the context-window loop (docs/api.md, docs/compaction.md, docs/branching.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The faults real files and their users showed, each as a test (SPEC §8, LESSONS 18-20)."""
+"""The faults real files and their users showed, each as a test (docs/interop.md, LESSONS 18-20)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every real session file in ../shared/data/sessions imports (SPEC §8).
+"""Every real session file in ../shared/data/sessions imports (docs/interop.md).
 
 Each test counts what the file holds with its own small reading of the raw format (messages
 by role, tool calls and results, compactions, roots, records kept as custom) and checks the

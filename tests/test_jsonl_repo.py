@@ -1,4 +1,4 @@
-"""JSONLRepo: layout, ids, permissions, listing cost and search (SPEC §6 "jsonl")."""
+"""JSONLRepo: layout, ids, permissions, listing cost and search (docs/storage.md "jsonl")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""JSONLStorage: the file format, crash and fault behaviour of SPEC §6 "jsonl"."""
+"""JSONLStorage: the file format, crash and fault behaviour of docs/storage.md "jsonl"."""
 
 from __future__ import annotations
 

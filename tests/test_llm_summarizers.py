@@ -1,4 +1,4 @@
-"""OpenAISummarizer and AnthropicSummarizer over real HTTP against local fake servers (SPEC §4).
+"""OpenAISummarizer and AnthropicSummarizer over real HTTP against local fake servers (docs/compaction.md).
 
 Every request goes to a :mod:`llm_servers` server on 127.0.0.1 speaking the provider's wire
 format; nothing reaches the internet. The same behaviours are checked for both providers

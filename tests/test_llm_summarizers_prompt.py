@@ -1,4 +1,4 @@
-"""The transcript and instructions the LLM summarisers send (summarizers/_prompt.py, SPEC §4)."""
+"""The transcript and instructions the LLM summarisers send (summarizers/_prompt.py, docs/compaction.md)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,13 @@
-"""Property-based tests (hypothesis) of the tree and context invariants (SPEC §2, §3, §5).
+"""Property-based tests (hypothesis) of the tree and context invariants (docs/tree.md, docs/context.md, docs/branching.md).
 
 Random sequences of operations run against the memory backend and, side by side, against a
 deliberately simple reference model written here (dicts and lists, no shared code with the
 library's tree or context modules). After every sequence:
 
 * the branch is a root → leaf chain of path entries;
-* the leaf is the pure function of the log in SPEC §2;
+* the leaf is the pure function of the log in docs/tree.md;
 * the context's messages equal the reference context, tool results aside;
-* the tool-pair invariant of SPEC §3 step 5 holds whatever the history;
+* the tool-pair invariant of docs/context.md step 5 holds whatever the history;
 * a fork equals a copy of the path.
 """
 
@@ -73,7 +73,7 @@ def projector(entry: Any, index: int, entries: Any) -> list[dict[str, Any]]:
 
 
 class Reference:
-    """The simplest model of SPEC §2/§3 that could possibly work."""
+    """The simplest model of docs/tree.md/§3 that could possibly work."""
 
     def __init__(self) -> None:
         self.log: list[dict[str, Any]] = []

@@ -1,6 +1,6 @@
 """SQL backends, beyond the conformance suite: schema and migrations, foreign or newer
 databases, bad URLs and servers, driver errors, lazy drivers, search, listing without entries,
-one-query branches, the default store (SPEC §6 "sql", §9; issue 3)."""
+one-query branches, the default store (docs/storage.md "sql", §9; issue 3)."""
 
 from __future__ import annotations
 

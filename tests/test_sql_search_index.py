@@ -1,4 +1,4 @@
-"""SQLite's search index is written after the append, not in it (issue: append cost; SPEC §6
+"""SQLite's search index is written after the append, not in it (issue: append cost; docs/storage.md
 "sql"): the watermark table, catch-up by search and by a long backlog, the version 1 → 2
 migration, rowid reuse after a delete, several writing processes."""
 

@@ -1,9 +1,10 @@
-"""Navigation with a summary of the branch that is left (SPEC §5).
+"""Navigation with a summary of the branch that is left (docs/branching.md).
 
 ``Session.navigate(target, summarize=True)`` lands here. The abandoned branch — the entries
 from just below the common ancestor of the old leaf and the target down to the old leaf — is
 summarised (``purpose="branch"``) and a ``branch_summary`` entry is appended with
-``parentId`` = the target and ``fromId`` = the old leaf (LESSONS 14); it becomes the leaf, so
+``parentId`` = the target (so it is on the new branch) and ``fromId`` = the old leaf (so the
+branch it stands for can be found); it becomes the leaf, so
 the next turn sees what was tried on the other branch. The summary is made before anything is
 written: when it fails, nothing changes and :class:`~sessiontree.errors.SummaryError` is raised.
 """
@@ -52,7 +53,7 @@ async def navigate_with_summary(
     summarizer: Summarizer | None,
     instructions: str | None,
 ) -> str | None:
-    """Move the leaf to ``target_id``, leaving a summary of the abandoned branch (SPEC §5).
+    """Move the leaf to ``target_id``, leaving a summary of the abandoned branch (docs/branching.md).
 
     Args:
         storage: the storage of the session to navigate.

@@ -1,4 +1,4 @@
-"""The session tree as pure functions over entries (SPEC §2). No I/O.
+"""The session tree as pure functions over entries (docs/tree.md). No I/O.
 
 Every backend reuses these rules so they cannot drift apart:
 
@@ -66,7 +66,7 @@ class TreeNode:
 def entry_refs(entry: Entry) -> list[tuple[str, str]]:
     """The ids an entry refers to, as ``(field, id)`` pairs, that must exist in the session.
 
-    ``parentId``, a label/leaf ``targetId`` and a branch summary's ``fromId`` (SPEC §2).
+    ``parentId``, a label/leaf ``targetId`` and a branch summary's ``fromId`` (docs/tree.md).
     """
     refs: list[tuple[str, str]] = []
     if entry.parent_id is not None:
@@ -81,7 +81,7 @@ def entry_refs(entry: Entry) -> list[tuple[str, str]]:
 def check_append(
     entry: Entry, type_of: Callable[[str], str | None], *, session_id: str | None = None
 ) -> None:
-    """Raise if ``entry`` may not be appended to a session (SPEC §2). Changes nothing.
+    """Raise if ``entry`` may not be appended to a session (docs/tree.md). Changes nothing.
 
     Args:
         entry: the candidate entry.
@@ -225,7 +225,7 @@ def name_of(entries: Iterable[Entry]) -> str | None:
 def build_tree(
     entries: Sequence[Entry], labels: dict[str, str] | None = None, *, session_id: str | None = None
 ) -> list[TreeNode]:
-    """The root nodes of every path entry, children in append order (SPEC §2).
+    """The root nodes of every path entry, children in append order (docs/tree.md).
 
     A path entry whose parent is a bookkeeping entry hangs under its nearest path ancestor.
     Iterative; linear in the number of entries.
@@ -291,7 +291,7 @@ def build_tree(
 
 
 def fork_chain(chain: Sequence[Entry], position: ForkPosition) -> list[Entry]:
-    """The entries a fork copies, given the chain root → target (SPEC §5).
+    """The entries a fork copies, given the chain root → target (docs/branching.md).
 
     ``at`` copies the whole chain; ``before`` stops at the target's parent (so a user message
     can be asked again differently) and drops bookkeeping entries left dangling at the end.

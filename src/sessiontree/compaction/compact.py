@@ -37,7 +37,7 @@ CompactionMode = Literal["pointer", "retained_tail"]
 
 
 def check_mode(mode: object, *, session_id: str | None = None) -> CompactionMode:
-    """``mode`` if it is ``"pointer"`` or ``"retained_tail"`` (SPEC §4).
+    """``mode`` if it is ``"pointer"`` or ``"retained_tail"`` (docs/compaction.md).
 
     Raises:
         CompactionError: ``invalid_settings`` for anything else; names ``session_id``.
@@ -100,7 +100,7 @@ async def compact(
     entry_projectors: Mapping[str, EntryProjector] | None = None,
     token_counter: TokenCounter = estimate_tokens,
 ) -> CompactionEntry:
-    """Summarise older context and append one ``compaction`` entry under the leaf (SPEC §4).
+    """Summarise older context and append one ``compaction`` entry under the leaf (docs/compaction.md).
 
     The entry becomes the leaf. ``tokensBefore`` = the context size before (tokens). In
     ``pointer`` mode (pi-compatible) ``firstKeptEntryId`` names the cut entry; in
@@ -193,7 +193,7 @@ async def compact(
         CompactionSummaryMessage(summary=summary, tokens_before=prep.tokens_before)
     )
     if tokens_after >= prep.tokens_before:
-        # found in review: a summary longer than what it replaced was appended anyway
+        # a summary must make the context smaller, or compacting again would never end
         raise CompactionError(
             "summary_not_smaller",
             f"the summary would not make the context smaller ({prep.tokens_before:,} → "

@@ -1,9 +1,10 @@
-"""Compaction planning (SPEC §4): cut points, split turns, file lists. Pure, no I/O.
+"""Compaction planning (docs/compaction.md): cut points, split turns, file lists. Pure, no I/O.
 
-:func:`prepare_compaction` works on the *transformed* path (what the model sees now, SPEC §3
-step 2): the entries the previous compaction kept, its ``retainedTail`` and what came after
-are all candidates, so nothing the previous compaction kept can vanish from both the summary
-input and the context (LESSONS 7); only the root → leaf path is read (LESSONS 8).
+:func:`prepare_compaction` works on the *transformed* path (what the model sees now,
+docs/context.md step 2): the entries the previous compaction kept, its ``retainedTail`` and
+what came after are all candidates, so nothing the previous compaction kept can vanish from
+both the summary input and the context; only the root → leaf path is read, so abandoned
+branches never reach the summary.
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ class CompactionPreparation:
 
 
 def _is_cut_point(entry: Entry | None) -> bool:
-    """SPEC §4 valid cut points: user/assistant/bashExecution/custom message entries,
+    """docs/compaction.md valid cut points: user/assistant/bashExecution/custom message entries,
     ``custom_message`` and ``branch_summary`` entries; never a ``toolResult``."""
     if entry is None:
         return False
@@ -144,11 +145,11 @@ def prepare_compaction(
     entry_projectors: Mapping[str, EntryProjector] | None = None,
     session_id: str | None = None,
 ) -> CompactionPreparation:
-    """Plan a compaction of the branch ``path`` (root → leaf). Pure: no I/O (SPEC §4).
+    """Plan a compaction of the branch ``path`` (root → leaf). Pure: no I/O (docs/compaction.md).
 
     Works on the transformed path (what the model sees now): the entries the previous
     compaction kept, its ``retainedTail`` and what came after are all candidates; only the
-    root → leaf path is read, never abandoned branches (LESSONS 7, 8).
+    root → leaf path is read, never abandoned branches.
 
     Args:
         path: the branch, root → leaf, bookkeeping entries excluded (``Session.get_branch``).

@@ -1,4 +1,4 @@
-"""``AnthropicSummarizer``: summaries from Anthropic's messages API (SPEC §4).
+"""``AnthropicSummarizer``: summaries from Anthropic's messages API (docs/compaction.md).
 
 Built on the official ``anthropic`` SDK (``AsyncAnthropic``, ``POST {base_url}/v1/messages``).
 The SDK is imported when a summariser is constructed, never when this module is imported;
@@ -65,7 +65,7 @@ def anthropic_usage(usage: Any) -> Usage | None:
 
 
 class AnthropicSummarizer(LLMSummarizer):
-    """A :class:`~sessiontree.summarizers.base.Summarizer` over Anthropic messages (SPEC §4).
+    """A :class:`~sessiontree.summarizers.base.Summarizer` over Anthropic messages (docs/compaction.md).
 
     One ``summarize`` call sends one request: the system prompt as ``system`` and one user
     message holding the transcript, the purpose's instructions, the structured layout and,

@@ -1,4 +1,4 @@
-"""The ``Summarizer`` protocol (SPEC §4) and the structured layout every summary uses.
+"""The ``Summarizer`` protocol (docs/compaction.md) and the structured layout every summary uses.
 
 Besides the protocol this module holds what every producer and consumer of summaries shares:
 the sections (:data:`SUMMARY_SECTIONS`), how a split turn's two summaries are joined
@@ -27,7 +27,7 @@ __all__ = [
 
 SummaryPurpose = Literal["compaction", "turn_prefix", "branch"]
 """Why a summary is asked for: compacting history, the early part of a split turn, or an
-abandoned branch (SPEC §4, §5)."""
+abandoned branch (docs/compaction.md, docs/branching.md)."""
 
 SUMMARY_SECTIONS = (
     "Goal",
@@ -38,11 +38,11 @@ SUMMARY_SECTIONS = (
     "Critical context",
     "Files",
 )
-"""The Markdown sections (``## <name>``) of every summary, in order (SPEC §4). ``Progress``
+"""The Markdown sections (``## <name>``) of every summary, in order (docs/compaction.md). ``Progress``
 has the sub-lists *Done*, *In progress* and *Blocked*."""
 
 TURN_PREFIX_SEPARATOR = "\n\n---\n\n<!-- split turn: the early part of the current turn -->\n\n"
-"""Put between the history summary and the turn-prefix summary of a split turn (SPEC §4)."""
+"""Put between the history summary and the turn-prefix summary of a split turn (docs/compaction.md)."""
 
 _READ_TOOLS = frozenset({"read"})
 _MODIFY_TOOLS = frozenset({"write", "edit"})
@@ -53,7 +53,7 @@ def file_operations(
     read: Sequence[str] = (),
     modified: Sequence[str] = (),
 ) -> tuple[list[str], list[str]]:
-    """Cumulative ``(read_files, modified_files)``, both sorted (SPEC §4).
+    """Cumulative ``(read_files, modified_files)``, both sorted (docs/compaction.md).
 
     Tool calls named ``read`` mark ``arguments.path`` read; ``write`` and ``edit`` mark it
     modified; a modified file is not also listed as read. ``read``/``modified`` are the lists

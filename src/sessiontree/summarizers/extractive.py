@@ -1,4 +1,4 @@
-"""``ExtractiveSummarizer``: an offline, deterministic summariser, the default (SPEC §4).
+"""``ExtractiveSummarizer``: an offline, deterministic summariser, the default (docs/compaction.md).
 
 No model is called. The summary is assembled from the messages themselves in the structured
 layout of :data:`~sessiontree.summarizers.base.SUMMARY_SECTIONS`:
@@ -237,7 +237,7 @@ def _parse(summary: str) -> _Sections:
 
 
 class ExtractiveSummarizer:
-    """Offline, deterministic :class:`~sessiontree.summarizers.base.Summarizer` (SPEC §4).
+    """Offline, deterministic :class:`~sessiontree.summarizers.base.Summarizer` (docs/compaction.md).
 
     Args:
         max_tokens: budget of the summary text (tokens, estimated as characters / 4).

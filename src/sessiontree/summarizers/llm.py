@@ -1,4 +1,4 @@
-"""``LLMSummarizer``: what the OpenAI and Anthropic summarisers share (SPEC §4).
+"""``LLMSummarizer``: what the OpenAI and Anthropic summarisers share (docs/compaction.md).
 
 A subclass names its SDK (the module, its async client class and base error, the
 environment variables for the URL and key) and implements two steps: :meth:`_request` sends
@@ -140,7 +140,7 @@ class LLMSummarizer:
         instructions: str | None,
         purpose: SummaryPurpose,
     ) -> SummaryResult:
-        """Summarise ``messages`` (oldest first) with one request (SPEC §4).
+        """Summarise ``messages`` (oldest first) with one request (docs/compaction.md).
 
         With only ``previous_summary`` and no message to show, it is returned unchanged (no
         request, ``usage`` ``None``).

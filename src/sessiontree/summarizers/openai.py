@@ -1,4 +1,4 @@
-"""``OpenAISummarizer``: summaries from any OpenAI-compatible chat-completions endpoint (SPEC §4).
+"""``OpenAISummarizer``: summaries from any OpenAI-compatible chat-completions endpoint (docs/compaction.md).
 
 Built on the official ``openai`` SDK (``AsyncOpenAI``, ``POST {base_url}/chat/completions``),
 so besides OpenAI itself any compatible server works — llama.cpp's ``llama-server``, vLLM,
@@ -66,7 +66,7 @@ def openai_usage(usage: CompletionUsage | None) -> Usage | None:
 
 
 class OpenAISummarizer(LLMSummarizer):
-    """A :class:`~sessiontree.summarizers.base.Summarizer` over OpenAI chat completions (SPEC §4).
+    """A :class:`~sessiontree.summarizers.base.Summarizer` over OpenAI chat completions (docs/compaction.md).
 
     One ``summarize`` call sends one request: a system prompt and one user message holding the
     transcript, the purpose's instructions, the structured layout and, when given, the

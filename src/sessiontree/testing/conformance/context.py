@@ -196,7 +196,7 @@ class ContextConformance(Conformance):
     async def test_tool_pairs_survive_compaction_in_the_middle_of_a_batch(
         self, repo: SessionRepo
     ) -> None:
-        """LESSONS 3/4: a kept window that starts with a tool result must not reach the model."""
+        """A kept window that starts with a tool result must not reach the model."""
         s = await repo.create()
         await s.append_message(user("go"))
         await s.append_message(assistant("", tool_call("c1")))

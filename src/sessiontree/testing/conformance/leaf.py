@@ -129,7 +129,7 @@ class LeafConformance(Conformance):
     async def test_stale_client_rename_keeps_branch(
         self, repo: SessionRepo, reopen: Reopen
     ) -> None:
-        """LESSONS 12: a second client with a stale view renames; the first client's branch stays."""
+        """A second client with a stale view renames; the first client's branch stays."""
         first = await repo.create()
         u = await first.append_message(user("q"))
         await first.append_message(assistant("a1"))

@@ -85,8 +85,8 @@ class RoundTripConformance(Conformance):
             assert [type(m).__name__ for m in ctx.messages] == ["UserMessage", "OpaqueMessage"]
 
     async def test_values_survive_exactly(self, repo: SessionRepo, reopen: Reopen) -> None:
-        # found in review: JSONL read integers beyond 64 bits back as floats (orjson), and
-        # metadata holding NaN was stored as null, as a bare NaN, or refused, by backend
+        # integers beyond 64 bits read back as int, not float; metadata holding NaN is
+        # refused alike by every backend (not stored as null or as a bare NaN)
         big = 2**70 + 1
         s = await repo.create(metadata={"cwd": "/w", "seed": big, "neg": -(2**65)})
         call = {"type": "toolCall", "id": "c1", "name": "n", "arguments": {"n": big, "f": 0.1}}
@@ -112,7 +112,7 @@ class RoundTripConformance(Conformance):
     async def test_append_refuses_what_would_not_read_back(
         self, repo: SessionRepo, reopen: Reopen
     ) -> None:
-        # found in review: each of these was appended, and the session then failed to open
+        # each of these would be stored and then make the session fail to open: refused
         s = await repo.create()
         root = await s.append_message(user("start"))
         before = await snapshot(s)
@@ -148,8 +148,8 @@ class RoundTripConformance(Conformance):
             assert len(await again.get_entries()) == 2
 
     async def test_append_holds_what_readers_see(self, repo: SessionRepo, reopen: Reopen) -> None:
-        # found in review: appends whose JSON reads back fine still left the writing process
-        # (and SQL labels / PostgreSQL search) holding the caller's object, not the entry read
+        # the writing process (and SQL labels / PostgreSQL search) holds the entry as it reads
+        # back, not the caller's object
         s = await repo.create()
         root = await s.append_message(user("start"))
         narwhal = {"role": "user", "content": "narwhal", "timestamp": 1}
