@@ -1,4 +1,4 @@
-"""Codex CLI / Codex Desktop rollout files (``rollout-*.jsonl``) → a linear session (SPEC §8).
+"""Codex CLI / Codex Desktop rollout files (``rollout-*.jsonl``) → a linear session (docs/interop.md).
 
 Each line is ``{"timestamp", "type", "payload"}``. Rollouts have no parent pointers, so every
 line becomes one entry and each entry's parent is the previous one (file order).
