@@ -1,4 +1,4 @@
-"""JSONL storage: one append-only pi v3 session file per session (SPEC §6 "jsonl").
+"""JSONL storage: one append-only pi v3 session file per session (docs/storage.md "jsonl").
 
 Design:
 
@@ -74,7 +74,7 @@ __all__ = [
 
 
 class JSONLStorage(SessionLog):
-    """One session stored as an append-only pi v3 JSONL file (SPEC §6 "jsonl").
+    """One session stored as an append-only pi v3 JSONL file (docs/storage.md "jsonl").
 
     ``JSONLStorage(path)`` opens an existing file in place: a repository's
     ``<root>/<id>/session.jsonl`` or any pi v3 session file. Nothing is written until an
@@ -222,7 +222,7 @@ class JSONLStorage(SessionLog):
         """See :meth:`SessionStorage.append_entry`: one ``os.write`` of one line, under the lock.
 
         Raises:
-            DuplicateEntryError, EntryNotFoundError, InvalidEntryError: SPEC §2; nothing written.
+            DuplicateEntryError, EntryNotFoundError, InvalidEntryError: docs/tree.md; nothing written.
             StorageError: the file or its lock cannot be written.
         """
         self._open_read()
