@@ -1,4 +1,4 @@
-"""navigate(summarize=True): branch summaries (docs/branching.md, LESSONS 14)."""
+"""navigate(summarize=True): branch summaries (docs/branching.md)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ async def two_branches() -> tuple[Session, str, str, list[str]]:
     return s, ancestor, target, abandoned
 
 
-async def test_lesson14_summary_hangs_under_the_target_with_from_id_the_old_leaf() -> None:
+async def test_summary_hangs_under_the_target_with_from_id_the_old_leaf() -> None:
     s, _, target, abandoned = await two_branches()
     fake = ScriptedSummarizer(["BRANCH"])
     summary_id = await s.navigate(target, summarize=True, summarizer=fake, instructions="focus")

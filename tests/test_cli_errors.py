@@ -175,7 +175,7 @@ def test_find_cycles_and_torn_line_helpers(tmp_path: Path) -> None:
     assert torn_final_line(f) == 3
 
 
-# ----------------------------------------------------------------- tester's findings
+# ----------------------------------------------------------------- output on pipes and narrow terminals
 
 PI_SMALL = Path(__file__).resolve().parents[1].parent / "shared/data/sessions/pi"
 PI_SMALL = PI_SMALL / "agent-sessions_pi-small.v3.jsonl"
@@ -203,7 +203,7 @@ def _long_sessions(store: str) -> list[str]:
 
 
 def test_piped_list_and_import_are_neither_squeezed_nor_wrapped(tmp_path: Path) -> None:
-    # the tester's `sessiontree list | cat` showed `┃┃ m… ┃┃┃` without COLUMNS=200
+    # `sessiontree list | cat` must not come out as `┃┃ m… ┃┃┃` without COLUMNS=200
     store = f"sqlite:///{tmp_path / 'store.db'}"
     ids = _long_sessions(store)
     code, out, _ = _run(["--store", store, "list"], {"COLUMNS": None})

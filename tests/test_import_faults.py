@@ -1,4 +1,4 @@
-"""The faults real files and their users showed, each as a test (docs/interop.md, LESSONS 18-20)."""
+"""The faults real files and their users showed, each as a test (docs/interop.md)."""
 
 from __future__ import annotations
 
@@ -420,7 +420,7 @@ async def test_a_damaged_first_line_is_still_detected_and_reported(tmp_path: Pat
     assert [d.line for d in report.dangling_parents] == [2, 6]
 
 
-# ----------------------------------------------------------------- tester's findings
+# ----------------------------------------------------------------- more import faults
 
 
 def _copy(src: Path, dst: Path, *, prefix: bytes = b"", suffix: bytes = b"") -> Path:

@@ -1,4 +1,4 @@
-"""Many processes, one SQL store (issue 3; LESSONS 11, 15): nothing lost, a whole tree.
+"""Many processes, one SQL store (docs/storage.md): nothing lost, a whole tree.
 
 Each worker is a separate Python process with its own connection (SQLite) or pool
 (PostgreSQL), started together behind a file barrier.

@@ -13,7 +13,7 @@ orjson-parsed line; the pydantic :data:`~sessiontree.entries.Entry` is validated
 when an entry is actually returned (:meth:`LineRecord.entry_of`). Validating every line of a
 large file costs more than parsing it, and context building only needs the branch.
 
-Header mapping (a decision where SPEC is silent): ``cwd`` ↔ ``metadata.cwd``,
+Header mapping (docs/storage.md leaves it open; this is the rule): ``cwd`` ↔ ``metadata.cwd``,
 ``parentSession`` ↔ ``metadata.parent_session_id``; every other metadata field goes into the
 header's ``metadata`` object. On reading, unknown top-level header keys (pi's ``provider``,
 ``modelId``, ``thinkingLevel``, ``branchedFrom``, …) are kept as metadata extras; the header
