@@ -65,43 +65,19 @@ def anthropic_usage(usage: Any) -> Usage | None:
 
 
 class AnthropicSummarizer(LLMSummarizer):
-    """A :class:`~sessiontree.summarizers.base.Summarizer` over Anthropic messages (docs/compaction.md).
+    """An :class:`~sessiontree.summarizers.llm.LLMSummarizer` over Anthropic messages.
 
-    One ``summarize`` call sends one request: the system prompt as ``system`` and one user
-    message holding the transcript, the purpose's instructions, the structured layout and,
-    when given, the previous summary to update (see :mod:`sessiontree.summarizers._prompt`).
-    The text blocks of the answer are the summary; its usage is returned with it.
-
-    Use as ``async with`` (or call :meth:`aclose`) to close the HTTP connections of a client
-    the summariser created; a client passed in is left open.
+    The system prompt goes as ``system``; the answer's text blocks are the summary. Arguments
+    as for :class:`~sessiontree.summarizers.llm.LLMSummarizer`, besides:
 
     Args:
-        model: the model name (``claude-sonnet-4-5``, ...).
+        model: e.g. ``claude-sonnet-4-5``.
         base_url: the API root without ``/v1`` (``http://127.0.0.1:8080``); ``None`` →
-            ``ANTHROPIC_BASE_URL`` or Anthropic's own.
-        api_key: the key; ``None`` → ``ANTHROPIC_API_KEY``, else, when ``base_url`` is a
-            local server (:func:`~sessiontree.summarizers._prompt.is_local_url`), a
-            placeholder; else the SDK's other credential sources.
-        timeout: seconds allowed for each phase of a request (connect, send, wait for the
-            answer — a summary is not streamed, so it must arrive within it); ``None`` →
-            :data:`DEFAULT_TIMEOUT_S`, or the passed ``client``'s own.
-        max_retries: retries after a failed attempt (``0`` = none); ``None`` →
-            :data:`DEFAULT_MAX_RETRIES`, or the passed ``client``'s own.
-        max_input_tokens: the most tokens (estimated, 4 characters each) the request may
-            take; a longer transcript is shortened to fit (tighter cuts, then messages left out
-            of the middle). ``None``: no limit. Set it for models with a small window.
-        max_output_tokens: the most tokens the summary may take (sent as ``max_tokens``); an
-            answer cut there is a failure.
-        max_tokens: the same as ``max_output_tokens`` (the API's own name for it); pass one
-            of the two.
-        client: a ready ``anthropic.AsyncAnthropic``; then ``base_url`` and ``api_key`` must be
-            ``None``.
-
-    Raises:
-        MissingExtraError: the ``anthropic`` package is not installed.
-        ValueError: ``client`` together with ``base_url`` or ``api_key``, or a non-positive
-            ``max_output_tokens`` / ``max_input_tokens``, or both ``max_output_tokens`` and
-            ``max_tokens``.
+            ``ANTHROPIC_BASE_URL`` or Anthropic's own. ``api_key`` ``None`` →
+            ``ANTHROPIC_API_KEY``, else the SDK's other credential sources.
+        max_output_tokens: sent as the API's ``max_tokens``.
+        max_tokens: the same as ``max_output_tokens``; pass one of the two (else ValueError).
+        client: a ready ``anthropic.AsyncAnthropic``.
     """
 
     _VENDOR = "Anthropic"

@@ -46,10 +46,29 @@ DEFAULT_MAX_OUTPUT_TOKENS = 8192
 class LLMSummarizer:
     """A :class:`~sessiontree.summarizers.base.Summarizer` that asks a model over an SDK.
 
-    The arguments are those of the subclasses (see
-    :class:`~sessiontree.summarizers.openai.OpenAISummarizer`). Use as ``async with`` (or call
-    :meth:`aclose`) to close the HTTP connections of a client the summariser created; a
-    client passed in is left open.
+    One ``summarize`` call sends one request, not streamed: the system prompt and one user
+    message holding the transcript, the purpose's instructions, the structured layout and,
+    when given, the previous summary to update (:mod:`sessiontree.summarizers._prompt`). Use
+    as ``async with`` (or call :meth:`aclose`) to close the HTTP connections of a client the
+    summariser created; a client passed in is left open.
+
+    Args:
+        model: the model name the server knows.
+        base_url / api_key: the endpoint and key (see the subclass); ``None`` → the SDK's
+            environment variables; a local server (:func:`~._prompt.is_local_url`) needs no key.
+        timeout: seconds allowed for each phase of a request (connect, send, wait for the
+            whole answer); ``None`` → :data:`DEFAULT_TIMEOUT_S`, or the ``client``'s own.
+        max_retries: retries after a failed attempt (``0`` = none); ``None`` →
+            :data:`DEFAULT_MAX_RETRIES`, or the ``client``'s own.
+        max_input_tokens: the most tokens (estimated, 4 characters each) the request may
+            take; a longer transcript is shortened to fit. ``None``: no limit.
+        max_output_tokens: the most tokens the summary may take; an answer cut there fails.
+        client: a ready SDK client; then ``base_url`` and ``api_key`` must be ``None``.
+
+    Raises:
+        MissingExtraError: the SDK is not installed. SummaryError: the client cannot be made
+            (e.g. no API key for a non-local server). ValueError: ``client`` together with
+            ``base_url``/``api_key``, or a non-positive token limit.
     """
 
     _VENDOR: ClassVar[str]

@@ -66,43 +66,18 @@ def openai_usage(usage: CompletionUsage | None) -> Usage | None:
 
 
 class OpenAISummarizer(LLMSummarizer):
-    """A :class:`~sessiontree.summarizers.base.Summarizer` over OpenAI chat completions (docs/compaction.md).
+    """An :class:`~sessiontree.summarizers.llm.LLMSummarizer` over OpenAI chat completions.
 
-    One ``summarize`` call sends one request: a system prompt and one user message holding the
-    transcript, the purpose's instructions, the structured layout and, when given, the
-    previous summary to update (see :mod:`sessiontree.summarizers._prompt`). Nothing is
-    streamed; the answer's text is the summary and its usage is returned with it.
-
-    The output-token cap is sent as ``max_completion_tokens`` to OpenAI itself and as
-    ``max_tokens`` to any other ``base_url`` (the field every compatible server knows).
-
-    Use as ``async with`` (or call :meth:`aclose`) to close the HTTP connections of a client
-    the summariser created; a client passed in is left open.
+    The answer's text is the summary (a leading ``<think>`` block removed). The output-token
+    cap is sent as ``max_completion_tokens`` to OpenAI itself and as ``max_tokens`` to any
+    other ``base_url`` (the field every compatible server knows). Arguments as for
+    :class:`~sessiontree.summarizers.llm.LLMSummarizer`, besides:
 
     Args:
-        model: the model name the server knows (``gpt-4.1-mini``, ``qwen2.5:7b``, ...).
+        model: e.g. ``gpt-4.1-mini``, ``qwen2.5:7b``.
         base_url: the API root including ``/v1`` (``http://127.0.0.1:8080/v1``); ``None`` →
-            ``OPENAI_BASE_URL`` or OpenAI's own.
-        api_key: the key; ``None`` → ``OPENAI_API_KEY``, else, when ``base_url`` is a local
-            server (:func:`~sessiontree.summarizers._prompt.is_local_url`), a placeholder.
-        timeout: seconds allowed for each phase of a request (connect, send, wait for the
-            answer — a summary is not streamed, so it must arrive within it); ``None`` →
-            :data:`DEFAULT_TIMEOUT_S`, or the passed ``client``'s own.
-        max_retries: retries after a failed attempt (``0`` = none); ``None`` →
-            :data:`DEFAULT_MAX_RETRIES`, or the passed ``client``'s own.
-        max_input_tokens: the most tokens (estimated, 4 characters each) the request may
-            take; a longer transcript is shortened to fit (tighter cuts, then messages left out
-            of the middle). ``None``: no limit. Set it for models with a small window.
-        max_output_tokens: the most tokens the summary may take; an answer cut there is a
-            failure.
-        client: a ready ``openai.AsyncOpenAI`` (custom HTTP client, proxy, Azure, ...); then
-            ``base_url`` and ``api_key`` must be ``None``.
-
-    Raises:
-        MissingExtraError: the ``openai`` package is not installed.
-        SummaryError: no API key is available for a non-local server.
-        ValueError: ``client`` together with ``base_url`` or ``api_key``, or a non-positive
-            ``max_output_tokens`` / ``max_input_tokens``.
+            ``OPENAI_BASE_URL`` or OpenAI's own. ``api_key`` ``None`` → ``OPENAI_API_KEY``.
+        client: a ready ``openai.AsyncOpenAI`` (custom HTTP client, proxy, Azure, ...).
     """
 
     _VENDOR = "OpenAI"
