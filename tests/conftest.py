@@ -30,7 +30,3 @@ def reopen(request: pytest.FixtureRequest, repo: SessionRepo) -> Reopen:
     """For ``repo``: a fresh repository object of its backend on the same store."""
     backend: str = request.node.callspec.params["repo"]
     return BACKENDS[backend].reopen(repo)
-
-
-SHARED_SESSIONS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sessions"
-"""The real session files beside the checkout (../shared/data/sessions)."""
