@@ -1,6 +1,7 @@
-"""Imports point down: the storage layer never imports what is built on top of it, no module
-imports itself back through others (no cycle), and imports inside functions are only the lazy
-loads of optional parts.
+"""Imports point down: every module sits in a layer of :data:`LAYERS` and imports only its own
+layer and those below (storage in particular never imports what is built on top of it), no
+module imports itself back through others (no cycle), and imports inside functions are only
+the lazy loads of optional parts.
 
 The imports of every module under ``src/sessiontree`` are read with :mod:`ast` — at module
 level *and* inside functions (a late import is still an edge), but not under
@@ -237,3 +238,67 @@ def test_late_imports_are_seen(tmp_path: Path) -> None:
     found, late = _read_imports(path, "sessiontree.probe")
     assert "os" in found and "os" not in late
     assert "sessiontree.tree" in late
+
+
+LAYERS: tuple[tuple[str, ...], ...] = (
+    # the model: messages, entries, errors, ids and the exact JSON they are read with
+    (
+        "_model",
+        "_json",
+        "_gc",
+        "messages",
+        "entries",
+        "errors",
+        "ids",
+        "metadata",
+        "snippets",
+    ),
+    ("tree", "context", "fold"),  # the pure core over entries
+    ("summarizers", "compaction"),
+    ("storage",),
+    # what reads a session through its storage; verify also needs the JSONL line rule
+    ("session", "branching", "harness", "verify"),
+    ("repos",),
+    ("interop", "cli", "testing", "integrations", "web"),
+)
+"""The layers of ``src/sessiontree``, bottom first (names under ``sessiontree.``). A module
+may import its own layer and those below, never one above."""
+
+ENTRY_POINTS = ("sessiontree", "sessiontree.__main__")
+"""Above every layer: the package's re-exports and ``python -m sessiontree``."""
+
+
+def _layer(module: str) -> int | None:
+    for index, names in enumerate(LAYERS):
+        if any(_is_under(module, f"sessiontree.{name}") for name in names):
+            return index
+    return None
+
+
+def test_every_module_has_a_layer() -> None:
+    assert sorted(m for m in _modules() if m not in ENTRY_POINTS and _layer(m) is None) == []
+
+
+def test_every_import_points_down() -> None:
+    upward = sorted(
+        f"{module} -> {target}"
+        for module, targets in _runtime_graph().items()
+        if module not in ENTRY_POINTS
+        for target in targets
+        if target in ENTRY_POINTS or (_layer(target) or 0) > (_layer(module) or 0)
+    )
+    assert upward == []
+
+
+def test_the_layers_read_as_the_architecture() -> None:
+    order = [
+        "sessiontree.entries",
+        "sessiontree.tree",
+        "sessiontree.compaction.plan",
+        "sessiontree.storage.sql.plan",
+        "sessiontree.session",
+        "sessiontree.repos.jsonl",
+        "sessiontree.cli.browse",
+    ]
+    layers = [_layer(m) for m in order]
+    assert layers == sorted(layers) and len(set(layers)) == len(layers)
