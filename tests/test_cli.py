@@ -74,7 +74,7 @@ class Cli:
         before = self.ids()
         result = self("import", *options, str(path))
         (new,) = self.ids() - before
-        assert new in result.stdout.replace("\n", "")
+        assert isinstance(new, str) and new in result.stdout.replace("\n", "")
         return new
 
 

@@ -216,6 +216,7 @@ def on_read_only_media(directory: Path, *argv: str) -> subprocess.CompletedProce
     unshare = shutil.which("unshare")
     if unshare is None:
         unavailable("unshare is not installed")
+    assert unshare is not None
     probe = subprocess.run([unshare, "-rm", "true"], capture_output=True, text=True, check=False)
     if probe.returncode:
         unavailable(f"no user/mount namespaces here: {probe.stderr.strip()}")

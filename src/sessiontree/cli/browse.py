@@ -165,7 +165,7 @@ async def list_cmd(
         )
         return
     if not infos:
-        if offset:  # found in review: past the end of a full store it said the store was empty
+        if offset:  # past the end of a store that has sessions: not "the store is empty"
             app.err.print(f"no sessions after the first {offset:,}")
         else:
             app.err.print("no sessions in this store (import some with `sessiontree import PATH`)")
@@ -298,6 +298,8 @@ async def context_cmd(
 ) -> None:
     """Show the context the next model call gets.
 
+    docs/context.md.
+
     The system prompt, model, thinking level, active tools and the messages after
     compaction and tool-pair repair.
 
@@ -352,7 +354,7 @@ async def context_cmd(
 
 
 def _context_tokens(messages: Any) -> int:
-    """The context-token estimate compaction uses (the newest recorded usage plus estimates)."""
+    """The context-token estimate of docs/compaction.md; characters / 4 if compaction is absent."""
     try:
         from sessiontree.compaction import estimate_context_tokens
     except ImportError:  # pragma: no cover - the compaction module ships with the package

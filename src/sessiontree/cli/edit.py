@@ -65,9 +65,9 @@ async def checkout_cmd(
 
     The move is recorded as a `leaf` entry, so it survives restarts; nothing is deleted.
     With --summarize the abandoned branch (below the common ancestor down to the old leaf)
-    is summarised and a branch_summary entry is appended under ENTRY; it becomes the leaf.
-    If summarising fails nothing is changed. When ENTRY is already the leaf nothing is
-    written.
+    is summarised and a branch_summary entry is appended under ENTRY; it becomes the leaf
+    (docs/branching.md). If summarising fails nothing is changed. When ENTRY is already the
+    leaf nothing is written.
     """
     s = await app.session(session)
     target = await resolve_entry(s, entry)
@@ -111,8 +111,9 @@ async def fork_cmd(app: App, session: str, entry: str, before: bool) -> None:
 
     The new session keeps the entry ids, content and labels, records parentSessionId and
     forkedFromEntryId, and its leaf is ENTRY (its parent with --before). The original is
-    untouched. A branch summary on the copied path keeps its text; the branch it summarised
-    stays in SESSION only, so in the new session it names none (fromId null).
+    untouched (docs/branching.md). A branch summary on the copied path keeps its text; the
+    branch it summarised stays in SESSION only, so in the new session it names none
+    (fromId null).
     """
     s = await app.session(session)
     target = await resolve_entry(s, entry)

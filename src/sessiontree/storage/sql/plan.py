@@ -179,7 +179,7 @@ def plan_append(
         keep_unknown: accept entries of unknown types (a new session made from copies).
 
     Raises:
-        DuplicateEntryError, EntryNotFoundError, InvalidEntryError: SPEC §2 (via
+        DuplicateEntryError, EntryNotFoundError, InvalidEntryError: docs/tree.md (via
             :func:`sessiontree.tree.check_append`); nothing is planned.
     """
     staged = dict(known_types)

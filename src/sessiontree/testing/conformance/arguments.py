@@ -1,15 +1,11 @@
-"""Conformance cases for search and for argument checks (SPEC §6, §7).
-
-Part of :class:`sessiontree.testing.conformance.ConformanceSuite`. Search is one semantics
-on every backend (:mod:`sessiontree.storage.search`): a case-insensitive substring of the
-message text. Bad arguments raise :class:`~sessiontree.errors.InvalidArgumentError` (or, for
-session ids, :class:`~sessiontree.errors.InvalidEntryError`) on every backend alike.
-"""
+"""Conformance: bad arguments raise typed errors alike on every backend (capability
+``repository``): :class:`~sessiontree.errors.InvalidArgumentError`, or for session ids
+:class:`~sessiontree.errors.InvalidEntryError`; nothing stored changes."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -17,93 +13,16 @@ from sessiontree.entries import MessageEntry, dump_entry
 from sessiontree.errors import InvalidArgumentError, InvalidEntryError
 from sessiontree.messages import parse_message
 from sessiontree.repos.base import SessionRepo
-from sessiontree.testing._support import snapshot
-from sessiontree.testing.builders import assistant, tool_call, tool_result, user
+from sessiontree.testing.builders import user
+from sessiontree.testing.conformance._base import Conformance, snapshot
 
-__all__ = ["ArgumentCases", "SearchCases"]
-
-TEXTS = {
-    "cjk-ja": "最新の状態を確認してから push してください",
-    "cjk-zh": "这个仓库里有三个分支",
-    "paths": "Edit main.py and src/tui-renderer.ts, then bump package.json",
-    "mixed": "README.md says: run `npm test` — ÉCOLE café",
-    "short": "ok hi",
-}
+__all__ = ["ArgumentConformance"]
 
 
-class SearchCases:
-    """What a search finds: every substring, in every script, case-insensitively."""
-
-    async def test_search_finds_any_substring_in_any_script(self, repo: SessionRepo) -> None:
-        # SQL backends searched word prefixes: a word inside a CJK run was not found, and
-        # PostgreSQL missed file names (2 hits where SQLite found 50)
-        a = await repo.create()
-        b = await repo.create()
-        ids = {
-            "cjk-ja": await a.append_message(user(TEXTS["cjk-ja"])),
-            "cjk-zh": await b.append_message(user(TEXTS["cjk-zh"])),
-            "paths": await a.append_message(assistant(TEXTS["paths"], tool_call("c1"))),
-            "result": await a.append_message(tool_result("c1", "wrote main.py (12 lines)")),
-            "mixed": await b.append_message(assistant(TEXTS["mixed"])),
-            "short": await b.append_message(user(TEXTS["short"])),
-        }
-        where = {k: (a.id if k in ("cjk-ja", "paths", "result") else b.id) for k in ids}
-
-        async def found(query: str) -> set[str]:
-            hits = await repo.search(query, limit=50)
-            assert len(hits) == len({(h.session_id, h.entry_id) for h in hits}), query
-            out = set()
-            for h in hits:
-                name = next(k for k, v in ids.items() if v == h.entry_id)
-                assert h.session_id == where[name]
-                out.add(name)
-            return out
-
-        expected = {
-            "最新の状態": {"cjk-ja"},
-            "状態": {"cjk-ja"},
-            "の状": {"cjk-ja"},
-            "仓库": {"cjk-zh"},
-            "库": {"cjk-zh"},
-            "main.py": {"paths", "result"},
-            "MAIN.PY": {"paths", "result"},
-            "tui-renderer.ts": {"paths"},
-            "renderer.t": {"paths"},
-            "package.json": {"paths"},
-            "src/tui": {"paths"},
-            "`npm test`": {"mixed"},
-            "école": {"mixed"},
-            "CAFÉ": {"mixed"},
-            "hi": {"short"},
-            "k h": {"short"},
-            "e": {"paths", "result", "mixed"},
-            "main.pyx": set(),
-            "状態です": set(),
-            "cafe": set(),  # no folding beyond case
-            "100%": set(),
-            "_": set(),
-            "": set(),
-            "   ": set(),
-        }
-        for query, names in expected.items():
-            assert await found(query) == names, query
-        assert len(await repo.search("e", limit=2)) == 2
-        assert await repo.search("main.py", limit=0) == []
-        hit = (await repo.search("tui-renderer"))[0]
-        assert "tui-renderer.ts" in hit.snippet
-
-    async def test_search_sees_entries_appended_later_and_forks(self, repo: SessionRepo) -> None:
-        s = await repo.create()
-        await s.append_message(user("nothing yet"))
-        assert await repo.search("状態") == []
-        late = await s.append_message(user("今の状態"))
-        assert [h.entry_id for h in await repo.search("状態")] == [late]
-        fork = await s.fork(late)
-        assert {h.session_id for h in await repo.search("の状態")} == {s.id, fork.id}
-
-
-class ArgumentCases:
+class ArgumentConformance(Conformance):
     """Bad arguments: the same typed error on every backend, and nothing changed."""
+
+    capability: ClassVar[str] = "repository"
 
     async def test_bad_arguments_raise_typed_errors_on_every_backend(
         self, repo: SessionRepo
@@ -121,7 +40,7 @@ class ArgumentCases:
             ("get_entries limit str", lambda: s.get_entries(limit="5"), InvalidArgumentError),  # type: ignore[arg-type]
             ("get_entries limit -1", lambda: s.get_entries(limit=-1), InvalidArgumentError),
             ("get_entries limit bool", lambda: s.get_entries(limit=True), InvalidArgumentError),
-            ("get_entries types str", lambda: s.get_entries(types="message"), InvalidArgumentError),  # type: ignore[arg-type]
+            ("get_entries types str", lambda: s.get_entries(types="message"), InvalidArgumentError),
             ("get_entries types int", lambda: s.get_entries(types={1}), InvalidArgumentError),  # type: ignore[arg-type]
             ("get_entries after int", lambda: s.get_entries(after=5), InvalidArgumentError),  # type: ignore[arg-type]
             ("get_entries reverse str", lambda: s.get_entries(reverse="yes"), InvalidArgumentError),  # type: ignore[arg-type]
@@ -139,10 +58,6 @@ class ArgumentCases:
             ("tokens_before -5", lambda: s.append_compaction("s", -5), InvalidArgumentError),
             ("tokens_before str", lambda: s.append_compaction("s", "5"), InvalidArgumentError),  # type: ignore[arg-type]
             ("3,000-char entry id", lambda: s.append_entry(huge), InvalidEntryError),
-            ("search None", lambda: repo.search(None), InvalidArgumentError),  # type: ignore[arg-type]
-            ("search int", lambda: repo.search(5), InvalidArgumentError),  # type: ignore[arg-type]
-            ("search limit str", lambda: repo.search("x", limit="5"), InvalidArgumentError),  # type: ignore[arg-type]
-            ("search limit -1", lambda: repo.search("x", limit=-1), InvalidArgumentError),
             ("list limit -1", lambda: repo.list(limit=-1), InvalidArgumentError),
             ("list offset -1", lambda: repo.list(offset=-1), InvalidArgumentError),
             ("list limit str", lambda: repo.list(limit="5"), InvalidArgumentError),  # type: ignore[arg-type]
