@@ -246,6 +246,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "_model",
         "_json",
         "_gc",
+        "_args",
         "messages",
         "entries",
         "errors",
