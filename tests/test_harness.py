@@ -45,13 +45,17 @@ async def test_prepare_context_in_retained_tail_mode_with_the_default_summarizer
     assert ctx.messages[1:] == h.last_compaction.retained_tail
 
 
-async def test_prepare_context_returns_the_context_when_nothing_can_be_compacted() -> None:
+async def test_prepare_context_raises_when_nothing_can_be_compacted_and_it_does_not_fit() -> None:
     s = await new_session()
     await s.append_message(user("one huge message " + words(5000)))
     fake = ScriptedSummarizer()
     h = AgentHarness(s, context_window=4000, settings=SETTINGS, summarizer=fake)
-    ctx = await h.prepare_context()
-    assert len(ctx.messages) == 1 and h.last_compaction is None and fake.calls == []
+    with pytest.raises(AgentHarnessError) as info:
+        await h.prepare_context()
+    assert info.value.code == "context_too_large"
+    assert "3000 that fit" in str(info.value)
+    assert h.last_compaction is None and fake.calls == []
+    assert len(await s.get_entries()) == 1
 
 
 async def test_a_failed_compaction_raises_and_changes_nothing() -> None:

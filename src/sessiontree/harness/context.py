@@ -1,23 +1,26 @@
-"""``AgentHarness``: the context-window loop an agent runs around a session (SPEC §9).
+"""``ContextHarness``: the context-window keeping an agent runs around a session.
 
-An agent asks the harness for the context before every model call;
+:class:`~sessiontree.harness.agent.AgentHarness` builds on it and also calls the model. An
+agent that calls its model itself asks the harness for the context before every model call;
 :meth:`AgentHarness.prepare_context` builds it, estimates its size
 (:func:`~sessiontree.compaction.estimate_context_tokens`) and, when
 :func:`~sessiontree.compaction.should_compact` says the window is nearly full, compacts first
 and builds again. :meth:`AgentHarness.navigate_tree` moves through the tree, optionally
 summarising the branch left. Typical use::
 
-    harness = AgentHarness(session, context_window=200_000)
+    harness = ContextHarness(session, context_window=200_000)
     ctx = await harness.prepare_context()
     reply = await call_model(ctx.system_prompt, to_llm_messages(ctx.messages))
     await harness.append_message(reply)
 
 Failures surface as :class:`~sessiontree.errors.AgentHarnessError` with a ``code``
-(``compaction``, ``branch_summary``); the session is unchanged when one is raised.
+(``compaction``, ``context_too_large``, ``branch_summary``); the session is unchanged when
+one is raised, except that a compaction that was made stays.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,7 +42,7 @@ from sessiontree.messages import AgentMessage
 from sessiontree.session import Session
 from sessiontree.summarizers.base import Summarizer
 
-__all__ = ["AgentHarness"]
+__all__ = ["ContextHarness"]
 
 
 def _bare(exc: SessionTreeError) -> str:
@@ -58,7 +61,7 @@ def _bare(exc: SessionTreeError) -> str:
     return text.removesuffix(suffix) if where else text
 
 
-class AgentHarness:
+class ContextHarness:
     """Keeps a :class:`Session` inside a model's context window.
 
     Args:
@@ -135,7 +138,7 @@ class AgentHarness:
         self.last_context_tokens = 0
 
     def __repr__(self) -> str:
-        return f"AgentHarness({self.session!r}, context_window={self.context_window})"
+        return f"{type(self).__name__}({self.session!r}, context_window={self.context_window})"
 
     async def _build(self) -> SessionContext:
         return await self.session.build_context(
@@ -145,11 +148,11 @@ class AgentHarness:
     async def prepare_context(self, *, instructions: str | None = None) -> SessionContext:
         """The context for the next model call, compacted first when the window is nearly full.
 
-        When the built context exceeds ``context_window - reserve_tokens`` (and compaction is
-        enabled), one compaction is appended and the context is built again. When nothing can
-        be compacted (everything fits ``keep_recent_tokens``), the context is returned as is;
-        a summary that would not shrink the context is an error (found in review: swallowed,
-        it left the context over the window and re-ran the summariser on every turn).
+        The context returned always fits ``context_window - reserve_tokens`` (estimated with
+        the token counter). When the built context does not (and compaction is enabled), one
+        compaction is appended and the context built again; when that still does not fit
+        (the tail ``keep_recent_tokens`` keeps holds a large tool batch), a second compaction
+        keeps only what cannot be cut (the newest turn from its nearest cut point).
 
         Args:
             instructions: passed to the summariser if a compaction runs.
@@ -159,30 +162,60 @@ class AgentHarness:
 
         Raises:
             AgentHarnessError: ``compaction`` — the summariser failed, its summary would not
-                shrink the context, or the leaf moved; the session is unchanged and the
-                original error is ``__cause__``.
+                shrink the context, or the leaf moved (the original error is ``__cause__``);
+                ``context_too_large`` — even after compacting, what cannot be summarised (the
+                newest messages from the last cut point: a user message or an assistant
+                message with its tool results) exceeds the window, or compaction is disabled.
         """
         ctx = await self._build()
         tokens = estimate_context_tokens(ctx.messages, counter=self.token_counter)
+        limit = self.context_window - self.settings.reserve_tokens
         if should_compact(tokens, self.context_window, self.settings):
-            try:
-                self.last_compaction = await self._compact(instructions)
-            except CompactionError as exc:
-                if exc.code != "nothing_to_compact":
+            keep_budgets = (self.settings.keep_recent_tokens, 0)
+            for keep in keep_budgets:
+                if tokens <= limit:
+                    break
+                try:
+                    self.last_compaction = await self._compact(
+                        instructions, keep_recent_tokens=keep
+                    )
+                except CompactionError as exc:
+                    if exc.code == "nothing_to_compact":
+                        continue
                     raise AgentHarnessError(
                         "compaction", f"compaction failed: {_bare(exc)}", session_id=self.session.id
                     ) from exc
-            else:
                 ctx = await self._build()
                 tokens = estimate_context_tokens(ctx.messages, counter=self.token_counter)
+        if tokens > limit:
+            why = (
+                "compaction is disabled"
+                if not self.settings.enabled
+                else "what cannot be summarised (the newest messages from the last cut point, "
+                "e.g. an assistant message and its tool results) is that large; shorten the "
+                "tool output or use a model with a larger window"
+            )
+            raise AgentHarnessError(
+                "context_too_large",
+                f"the context takes {tokens} tokens, over the {limit} that fit "
+                f"(context_window {self.context_window} - reserve_tokens "
+                f"{self.settings.reserve_tokens}): {why}",
+                session_id=self.session.id,
+            )
         self.last_context_tokens = tokens
         return ctx
 
-    async def _compact(self, instructions: str | None) -> CompactionEntry:
-        """:func:`compact` with this harness's settings, summariser, mode and counters."""
+    async def _compact(
+        self, instructions: str | None, *, keep_recent_tokens: int | None = None
+    ) -> CompactionEntry:
+        """:func:`compact` with this harness's settings (``keep_recent_tokens`` overriding the
+        kept budget), summariser, mode and counters."""
+        settings = self.settings
+        if keep_recent_tokens is not None and keep_recent_tokens != settings.keep_recent_tokens:
+            settings = dataclasses.replace(settings, keep_recent_tokens=keep_recent_tokens)
         return await compact(
             self.session,
-            settings=self.settings,
+            settings=settings,
             summarizer=self.summarizer,
             mode=self.compaction_mode,
             instructions=instructions,
