@@ -163,6 +163,7 @@ class AgentHarness(ContextHarness):
         self._aborting = False
         self._last_aborted: AssistantMessage | None = None
         self._offered: dict[str, Tool] = {}
+        self._announced = False
 
     # ------------------------------------------------------------------ state
 
@@ -376,8 +377,11 @@ class AgentHarness(ContextHarness):
     async def _emit(self, type: str, **fields: Any) -> None:
         await self._listeners.emit(AgentEvent(type, **fields))
 
-    async def _persist(self, message: AgentMessage) -> AgentMessage:
-        await self._emit("message_start", message=message)
+    async def _persist(self, message: AgentMessage, *, announced: bool = False) -> AgentMessage:
+        """Append ``message``, then tell listeners it ended (``message_start`` first unless
+        the streamed answer already announced it)."""
+        if not announced:
+            await self._emit("message_start", message=message)
         await self.session.append_message(message)
         await self._emit("message_end", message=message)
         return message
@@ -477,7 +481,7 @@ class AgentHarness(ContextHarness):
                     await asyncio.sleep(delay)
                     continue
                 return await self._failed(str(exc))
-            await self._persist(reply)
+            await self._persist(reply, announced=self._announced)
             return reply
 
     async def _compact_for_overflow(self) -> bool:
@@ -510,13 +514,13 @@ class AgentHarness(ContextHarness):
         answer is persisted (``aborted``) and the cancellation goes on."""
         assert self.model is not None
         acc = Accumulator()
-        started = False
+        started = self._announced = False
         try:
             async for event in self.model.stream(request):
                 if isinstance(event, Done):
                     return event.message.model_copy(update={"timestamp": _now_ms()})
                 if not started:
-                    started = True
+                    started = self._announced = True
                     await self._emit("message_start", message=AssistantMessage())
                 if isinstance(event, TextDelta):
                     acc.text(event.text)
@@ -527,11 +531,13 @@ class AgentHarness(ContextHarness):
                 await self._emit("message_update", delta=event)
         except asyncio.CancelledError:
             if self._aborting:
-                self._last_aborted = await self._aborted_reply(acc, self.model)
+                self._last_aborted = await self._aborted_reply(acc, self.model, announced=started)
             raise
         raise ModelError("connection", "the model's stream ended without a complete answer")
 
-    async def _aborted_reply(self, acc: Accumulator, model: Model | None) -> AssistantMessage:
+    async def _aborted_reply(
+        self, acc: Accumulator, model: Model | None, *, announced: bool = False
+    ) -> AssistantMessage:
         # Tool calls still being streamed cannot be run; only text and thinking are kept.
         content = [b for b in acc.content() if b["type"] != "toolCall"]
         reply = AssistantMessage(
@@ -543,7 +549,7 @@ class AgentHarness(ContextHarness):
             error_message="aborted",
             timestamp=_now_ms(),
         )
-        await self._persist(reply)
+        await self._persist(reply, announced=announced)
         return reply
 
     async def _run_tools(self, reply: AssistantMessage, calls: list[ToolCall]) -> None:

@@ -179,6 +179,7 @@ class AnthropicModel:
             raise ModelError("connection", f"{self._who()}: the stream ended before message_stop")
         usage = Usage(**counts, total_tokens=sum(counts.values()))
         reason = _STOP_REASONS.get(stop or "end_turn", "stop")
+        failure = {"error_message": f"stop_reason {stop!r}"} if reason == "error" else {}
         yield Done(
             AssistantMessage(
                 content=acc.content(),
@@ -187,7 +188,7 @@ class AnthropicModel:
                 model=model_name,
                 usage=priced(usage, self.prices),
                 stop_reason=reason,
-                error_message=f"stop_reason {stop!r}" if reason == "error" else None,
+                **failure,
             )
         )
 

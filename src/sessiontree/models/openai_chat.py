@@ -200,6 +200,7 @@ class OpenAIChatModel:
         if finish is None:
             raise ModelError("connection", f"{self._who()}: the stream ended without a finish")
         stop = _STOP_REASONS.get(finish, "error")
+        failure = {"error_message": f"finish_reason {finish!r}"} if stop == "error" else {}
         message = AssistantMessage(
             content=acc.content(),
             api="openai-completions",
@@ -207,7 +208,7 @@ class OpenAIChatModel:
             model=model_name,
             usage=_usage(usage, self.prices),
             stop_reason=stop,
-            error_message=None if stop != "error" else f"finish_reason {finish!r}",
+            **failure,
         )
         yield Done(message)
 
