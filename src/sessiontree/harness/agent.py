@@ -164,6 +164,7 @@ class AgentHarness(ContextHarness):
         self._last_aborted: AssistantMessage | None = None
         self._offered: dict[str, Tool] = {}
         self._announced = False
+        self._started = asyncio.Event()
 
     # ------------------------------------------------------------------ state
 
@@ -311,6 +312,7 @@ class AgentHarness(ContextHarness):
             )
         message = self._user_message(content, images)
         self._aborting = False
+        self._started = asyncio.Event()
         self._task = asyncio.create_task(self._run(message))
         return await self._task
 
@@ -352,6 +354,9 @@ class AgentHarness(ContextHarness):
         task = self._task
         if task is not None and not task.done():
             self._aborting = True
+            # A task cancelled before its first step never runs its body, which persists
+            # what was interrupted; so the run is let start first.
+            await self._started.wait()
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.wait({task})
@@ -388,8 +393,9 @@ class AgentHarness(ContextHarness):
 
     async def _run(self, user: UserMessage) -> AssistantMessage:
         last: AssistantMessage | None = None
-        await self._emit("agent_start")
+        self._started.set()
         try:
+            await self._emit("agent_start")
             await self._persist(user)
             while True:
                 await self._emit("turn_start")
