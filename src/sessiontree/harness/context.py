@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 from sessiontree.compaction import (
     CompactionMode,
@@ -33,7 +33,7 @@ from sessiontree.compaction import (
     compact,
     estimate_context_tokens,
     estimate_tokens,
-    should_compact,
+    prepare_compaction,
 )
 from sessiontree.context import EntryProjector, SessionContext
 from sessiontree.entries import CompactionEntry
@@ -170,40 +170,68 @@ class ContextHarness:
         ctx = await self._build()
         tokens = estimate_context_tokens(ctx.messages, counter=self.token_counter)
         limit = self.context_window - self.settings.reserve_tokens
-        if should_compact(tokens, self.context_window, self.settings):
-            keep_budgets = (self.settings.keep_recent_tokens, 0)
-            for keep in keep_budgets:
-                if tokens <= limit:
-                    break
-                try:
-                    self.last_compaction = await self._compact(
-                        instructions, keep_recent_tokens=keep
-                    )
-                except CompactionError as exc:
-                    if exc.code == "nothing_to_compact":
-                        continue
-                    raise AgentHarnessError(
-                        "compaction", f"compaction failed: {_bare(exc)}", session_id=self.session.id
-                    ) from exc
-                ctx = await self._build()
-                tokens = estimate_context_tokens(ctx.messages, counter=self.token_counter)
+        if tokens <= limit:
+            self.last_context_tokens = tokens
+            return ctx
+        floor = await self._uncuttable_tokens(tokens)
+        if not self.settings.enabled or floor > limit:
+            self._too_large(tokens, floor, limit)
+        # The keep budget first; when what it keeps still does not fit (a large tool batch
+        # in the kept tail), keep only what no compaction can cut.
+        budgets = (self.settings.keep_recent_tokens, 0)
+        for attempt, keep in enumerate(budgets):
+            if tokens <= limit:
+                break
+            try:
+                self.last_compaction = await self._compact(instructions, keep_recent_tokens=keep)
+            except CompactionError as exc:
+                tighter_left = attempt < len(budgets) - 1
+                if exc.code == "nothing_to_compact" or (
+                    exc.code == "summary_not_smaller" and tighter_left
+                ):
+                    continue
+                raise AgentHarnessError(
+                    "compaction", f"compaction failed: {_bare(exc)}", session_id=self.session.id
+                ) from exc
+            ctx = await self._build()
+            tokens = estimate_context_tokens(ctx.messages, counter=self.token_counter)
         if tokens > limit:
-            why = (
-                "compaction is disabled"
-                if not self.settings.enabled
-                else "what cannot be summarised (the newest messages from the last cut point, "
-                "e.g. an assistant message and its tool results) is that large; shorten the "
-                "tool output or use a model with a larger window"
-            )
-            raise AgentHarnessError(
-                "context_too_large",
-                f"the context takes {tokens} tokens, over the {limit} that fit "
-                f"(context_window {self.context_window} - reserve_tokens "
-                f"{self.settings.reserve_tokens}): {why}",
-                session_id=self.session.id,
-            )
+            self._too_large(tokens, floor, limit)
         self.last_context_tokens = tokens
         return ctx
+
+    async def _uncuttable_tokens(self, tokens: int) -> int:
+        """Tokens of what no compaction can take out of the context: the messages from the
+        newest valid cut point to the leaf (a tool batch stays whole with its call);
+        ``tokens`` when there is no cut point at all."""
+        settings = dataclasses.replace(self.settings, keep_recent_tokens=0)
+        try:
+            plan = prepare_compaction(
+                await self.session.get_branch(),
+                settings,
+                token_counter=self.token_counter,
+                entry_projectors=self.entry_projectors,
+                session_id=self.session.id,
+            )
+        except CompactionError:
+            return tokens
+        return plan.kept_tokens
+
+    def _too_large(self, tokens: int, floor: int, limit: int) -> NoReturn:
+        if not self.settings.enabled:
+            why = "compaction is disabled"
+        else:
+            why = (
+                f"the newest messages, which no compaction can cut (a user message, or an "
+                f"assistant message with its tool results, and what follows), take {floor} "
+                "tokens alone; shorten the tool output or use a model with a larger window"
+            )
+        raise AgentHarnessError(
+            "context_too_large",
+            f"the context takes {tokens} tokens, over the {limit} that fit (context_window "
+            f"{self.context_window} - reserve_tokens {self.settings.reserve_tokens}): {why}",
+            session_id=self.session.id,
+        )
 
     async def _compact(
         self, instructions: str | None, *, keep_recent_tokens: int | None = None
