@@ -124,7 +124,7 @@ def test_to_anthropic_drops_thinking_of_another_model() -> None:
 
 def test_a_context_starting_with_an_assistant_gets_a_user_turn_first() -> None:
     _, out = to_anthropic([AssistantMessage(content=[TextContent(text="hi")], stop_reason="stop")])
-    check_anthropic_messages(None, out + [{"role": "user", "content": "next"}])
+    check_anthropic_messages(None, [*out, {"role": "user", "content": "next"}])
     assert out[0]["role"] == "user"
 
 

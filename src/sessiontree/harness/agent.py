@@ -387,7 +387,14 @@ class AgentHarness(ContextHarness):
         the streamed answer already announced it)."""
         if not announced:
             await self._emit("message_start", message=message)
-        await self.session.append_message(message)
+        # An abort never cuts a write short: the append finishes, then the cancellation goes
+        # on (else a message could be lost, or land after the aborted reply that follows).
+        write = asyncio.ensure_future(self.session.append_message(message))
+        try:
+            await asyncio.shield(write)
+        except asyncio.CancelledError:
+            await write
+            raise
         await self._emit("message_end", message=message)
         return message
 
