@@ -9,7 +9,10 @@ builtin, so ``except LookupError`` / ``except ValueError`` keep working::
     ├── SessionNotFoundError (LookupError)
     ├── EntryNotFoundError (LookupError)
     ├── DuplicateEntryError (ValueError)
+    │   └── SessionExistsError (ValueError)
     ├── InvalidEntryError (ValueError)
+    │   ├── InvalidSessionIdError (ValueError)
+    │   └── InvalidMetadataError (ValueError)
     ├── CorruptSessionError (ValueError)
     ├── StorageError (OSError)
     ├── MissingExtraError (ImportError)
@@ -19,7 +22,9 @@ builtin, so ``except LookupError`` / ``except ValueError`` keep working::
     └── AgentHarnessError (RuntimeError)
 
 Messages name the session, entry id, file and line where they apply; the same facts are
-kept as attributes (``session_id``, ``entry_id``, ``path``, ``line_number``, ``code``).
+kept as attributes (``session_id``, ``entry_id``, ``path``, ``line_number``, ``code``), and
+:attr:`SessionTreeError.detail` holds the message without the ``[code]`` prefix and the
+``(session …, entry …)`` suffix, for code that words its own error around it.
 """
 
 from __future__ import annotations
@@ -33,8 +38,11 @@ __all__ = [
     "DuplicateEntryError",
     "EntryNotFoundError",
     "InvalidEntryError",
+    "InvalidMetadataError",
+    "InvalidSessionIdError",
     "MissingExtraError",
     "ModelError",
+    "SessionExistsError",
     "SessionNotFoundError",
     "SessionTreeError",
     "StorageError",
@@ -57,6 +65,8 @@ class SessionTreeError(Exception):
     Attributes:
         session_id: the session concerned, when known.
         entry_id: the entry concerned, when known.
+        detail: the message alone: ``str(exc)`` is it with the session and entry appended
+            (and, for errors with a ``code``, the ``[code]`` prefixed).
     """
 
     def __init__(
@@ -64,6 +74,7 @@ class SessionTreeError(Exception):
     ) -> None:
         where = _where(session_id, entry_id)
         super().__init__(f"{message} ({where})" if where else message)
+        self.detail = message
         self.session_id = session_id
         self.entry_id = entry_id
 
@@ -83,8 +94,20 @@ class DuplicateEntryError(SessionTreeError, ValueError):
     """An appended entry reuses an id already present in the session."""
 
 
+class SessionExistsError(DuplicateEntryError):
+    """A session is created with an id the repository already holds."""
+
+
 class InvalidEntryError(SessionTreeError, ValueError):
     """An entry fails validation or breaks a rule of SPEC §2 (e.g. a parent that is a ``leaf`` entry)."""
+
+
+class InvalidSessionIdError(InvalidEntryError):
+    """A session id that is not 1-128 of ``[A-Za-z0-9_-]`` (ids double as file names)."""
+
+
+class InvalidMetadataError(InvalidEntryError):
+    """Session metadata that is not a mapping, does not validate, or holds what JSON cannot carry."""
 
 
 class CorruptSessionError(SessionTreeError, ValueError):
@@ -140,6 +163,7 @@ class CompactionError(SessionTreeError, RuntimeError):
         self, code: str, message: str, *, session_id: str | None = None, entry_id: str | None = None
     ) -> None:
         super().__init__(f"[{code}] {message}", session_id=session_id, entry_id=entry_id)
+        self.detail = message
         self.code = code
 
 
@@ -187,4 +211,5 @@ class AgentHarnessError(SessionTreeError, RuntimeError):
         self, code: str, message: str, *, session_id: str | None = None, entry_id: str | None = None
     ) -> None:
         super().__init__(f"[{code}] {message}", session_id=session_id, entry_id=entry_id)
+        self.detail = message
         self.code = code

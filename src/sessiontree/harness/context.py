@@ -37,28 +37,12 @@ from sessiontree.compaction import (
 )
 from sessiontree.context import EntryProjector, SessionContext
 from sessiontree.entries import CompactionEntry
-from sessiontree.errors import AgentHarnessError, CompactionError, SessionTreeError, SummaryError
+from sessiontree.errors import AgentHarnessError, CompactionError, SummaryError
 from sessiontree.messages import AgentMessage
 from sessiontree.session import Session
 from sessiontree.summarizers.base import Summarizer
 
 __all__ = ["ContextHarness"]
-
-
-def _bare(exc: SessionTreeError) -> str:
-    """``exc``'s message without its ``[code]`` prefix and ``(session …, entry …)`` suffix,
-    which the harness error adds again itself (else both were there twice)."""
-    text = str(exc)
-    code = getattr(exc, "code", None)
-    if isinstance(code, str):  # the harness error puts its own [code] first
-        text = text.removeprefix(f"[{code}] ")
-    where = []
-    if exc.session_id is not None:
-        where.append(f"session {exc.session_id!r}")
-    if exc.entry_id is not None:
-        where.append(f"entry {exc.entry_id!r}")
-    suffix = f" ({', '.join(where)})"
-    return text.removesuffix(suffix) if where else text
 
 
 class ContextHarness:
@@ -118,7 +102,7 @@ class ContextHarness:
             self.settings: CompactionSettings = coerce_settings(settings)
             self.compaction_mode: CompactionMode = check_mode(compaction_mode)
         except CompactionError as exc:
-            raise AgentHarnessError("invalid_settings", _bare(exc), session_id=session.id) from exc
+            raise AgentHarnessError("invalid_settings", exc.detail, session_id=session.id) from exc
         self.session = session
         self.context_window = context_window
         if self.settings.keep_recent_tokens + self.settings.reserve_tokens >= context_window:
@@ -191,7 +175,7 @@ class ContextHarness:
                 ):
                     continue
                 raise AgentHarnessError(
-                    "compaction", f"compaction failed: {_bare(exc)}", session_id=self.session.id
+                    "compaction", f"compaction failed: {exc.detail}", session_id=self.session.id
                 ) from exc
             ctx = await self._build()
             tokens = estimate_context_tokens(ctx.messages, counter=self.token_counter)
@@ -265,7 +249,7 @@ class ContextHarness:
             entry = await self._compact(instructions)
         except CompactionError as exc:
             code = "nothing_to_compact" if exc.code == "nothing_to_compact" else "compaction"
-            raise AgentHarnessError(code, _bare(exc), session_id=self.session.id) from exc
+            raise AgentHarnessError(code, exc.detail, session_id=self.session.id) from exc
         self.last_compaction = entry
         return entry
 
@@ -296,7 +280,7 @@ class ContextHarness:
         except SummaryError as exc:
             raise AgentHarnessError(
                 "branch_summary",
-                f"summarising the branch left failed: {_bare(exc)}",
+                f"summarising the branch left failed: {exc.detail}",
                 session_id=self.session.id,
                 entry_id=target_id,
             ) from exc
