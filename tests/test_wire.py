@@ -248,3 +248,33 @@ async def test_append_message_still_keeps_unknown_roles_and_blocks() -> None:
     await session.append_message({"role": "futureRole", "content": "x"})
     await session.append_message({"role": "user", "content": [{"type": "futureBlock", "v": 1}]})
     assert len(await session.get_entries()) == 2
+
+
+def test_a_call_id_reused_by_a_later_turn_keeps_both_results() -> None:
+    from sessiontree.context import find_tool_pair_problems, repair_tool_pairs
+
+    turn = [
+        UserMessage(content="count"),
+        AssistantMessage(
+            content=[ToolCall(id="call_1", name="count", arguments={})], stop_reason="toolUse"
+        ),
+        ToolResultMessage(
+            tool_call_id="call_1", tool_name="count", content=[TextContent(text="4")]
+        ),
+        AssistantMessage(content=[TextContent(text="4 words")], stop_reason="stop"),
+    ]
+    again = [
+        UserMessage(content="count again"),
+        AssistantMessage(
+            content=[ToolCall(id="call_1", name="count", arguments={})], stop_reason="toolUse"
+        ),
+        ToolResultMessage(
+            tool_call_id="call_1", tool_name="count", content=[TextContent(text="5")]
+        ),
+    ]
+    repaired = repair_tool_pairs(turn + again)
+    assert repaired == turn + again and find_tool_pair_problems(repaired) == []
+    out = to_openai_chat(turn + again)
+    check_openai_messages(out)
+    assert [m.get("content") for m in out if m["role"] == "tool"] == ["4", "5"]
+    assert "lost" not in str(out)

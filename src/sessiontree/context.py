@@ -249,38 +249,34 @@ def repair_tool_pairs(messages: Sequence[AgentMessage]) -> list[AgentMessage]:
     """Pair every tool result with its call (SPEC §3 step 5).
 
     Each ``toolResult`` moves to directly after the assistant message that issued its call, in
-    call order; a result with no earlier call, or a second result for a call, is dropped; a
-    call with no result gets a synthetic error result, except in the newest turn, whose calls
-    may still be running. Linear in the number of messages.
+    call order. Agents and models reuse call ids across turns, so a result belongs to the
+    **nearest earlier** call with its id that has no result yet; a result with no such call
+    (none issued, or every one already answered) is dropped. A call with no result gets a
+    synthetic error result, except in the newest turn, whose calls may still be running.
+    Linear in the number of messages.
     """
     turn_start = newest_turn_start(messages)
-    issued: set[str] = set()
-    results: dict[str, ToolResultMessage] = {}
-    for msg in messages:
+    unanswered: dict[str, list[tuple[int, int]]] = {}  # id -> (message, call) still open
+    results: dict[tuple[int, int], ToolResultMessage] = {}
+    for i, msg in enumerate(messages):
         if isinstance(msg, AssistantMessage):
-            for call in msg.tool_calls():
-                issued.add(call.id)
-        elif (
-            isinstance(msg, ToolResultMessage)
-            and msg.tool_call_id in issued
-            and msg.tool_call_id not in results
-        ):
-            results[msg.tool_call_id] = msg
+            for k, call in enumerate(msg.tool_calls()):
+                unanswered.setdefault(call.id, []).append((i, k))
+        elif isinstance(msg, ToolResultMessage):
+            waiting = unanswered.get(msg.tool_call_id)
+            if waiting:
+                results[waiting.pop()] = msg
     out: list[AgentMessage] = []
-    placed: set[str] = set()
     for i, msg in enumerate(messages):
         if isinstance(msg, ToolResultMessage):
             continue
         out.append(msg)
         if not isinstance(msg, AssistantMessage):
             continue
-        for call in msg.tool_calls():
-            if call.id in placed:
-                continue  # the same id issued twice: its result already follows the first call
-            result = results.get(call.id)
+        for k, call in enumerate(msg.tool_calls()):
+            result = results.get((i, k))
             if result is not None:
                 out.append(result)
-                placed.add(call.id)
             elif i < turn_start:
                 out.append(
                     ToolResultMessage(
@@ -291,7 +287,6 @@ def repair_tool_pairs(messages: Sequence[AgentMessage]) -> list[AgentMessage]:
                         timestamp=msg.timestamp,
                     )
                 )
-                placed.add(call.id)
     return out
 
 
@@ -306,12 +301,13 @@ def find_tool_pair_problems(messages: Sequence[AgentMessage]) -> list[str]:
     turn_start = newest_turn_start(messages)
     if messages and isinstance(messages[0], ToolResultMessage):
         problems.append("the context starts with a toolResult")
+    # Ids may be reused by later turns: pairing is checked per assistant message.
     open_calls: list[str] = []  # calls of the current assistant message still awaiting results
-    answered: set[str] = set()
+    answered: set[str] = set()  # calls of the current assistant message already answered
     pending_index = -1
     for i, msg in enumerate(messages):
         if isinstance(msg, ToolResultMessage):
-            if msg.tool_call_id in answered:
+            if msg.tool_call_id in answered and msg.tool_call_id not in open_calls:
                 problems.append(f"message {i}: second result for tool call {msg.tool_call_id!r}")
             elif msg.tool_call_id not in open_calls:
                 problems.append(
@@ -324,8 +320,9 @@ def find_tool_pair_problems(messages: Sequence[AgentMessage]) -> list[str]:
         if open_calls and pending_index < turn_start:
             problems.append(f"message {pending_index}: tool calls without result: {open_calls}")
         open_calls = []
+        answered = set()
         if isinstance(msg, AssistantMessage):
-            open_calls = [c.id for c in msg.tool_calls() if c.id not in answered]
+            open_calls = [c.id for c in msg.tool_calls()]
             pending_index = i
     if open_calls and pending_index < turn_start:
         problems.append(f"message {pending_index}: tool calls without result: {open_calls}")
