@@ -162,6 +162,7 @@ class FakeLLMServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body leave at once, no ACK wait
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
@@ -222,6 +223,12 @@ class FakeLLMServer:
                     self.send_header("content-type", "text/event-stream")
                     self.send_header("transfer-encoding", "chunked")
                     self.end_headers()
+                    if say.cut_after is None and say.hang_after is None:
+                        # one write: per-event writes of small packets meet delayed ACKs
+                        chunks = [f"{len(e):x}\r\n".encode() + e + b"\r\n" for e in events]
+                        self.wfile.write(b"".join(chunks) + b"0\r\n\r\n")
+                        self.wfile.flush()
+                        return
                     for i, event in enumerate(events):
                         if say.cut_after is not None and i >= say.cut_after:
                             self.wfile.flush()

@@ -18,6 +18,7 @@ from sessiontree.messages import (
     AgentMessage,
     AssistantMessage,
     TextContent,
+    ToolCall,
     ToolResultMessage,
 )
 
@@ -37,6 +38,27 @@ def safe_tool_id(call_id: str) -> str:
     return safe or "call"
 
 
+def _results_follow_calls(messages: Sequence[AgentMessage]) -> bool:
+    """Whether every result already follows the assistant message that issued its call, in
+    call order and once (what context building produces): then only the calls left without
+    a result at the end of a batch need one."""
+    expected: list[str] = []
+    at = 0
+    for msg in messages:
+        if isinstance(msg, ToolResultMessage):
+            if at >= len(expected) or msg.tool_call_id != expected[at]:
+                return False
+            at += 1
+        else:
+            expected = (
+                [c.id for c in msg.content if isinstance(c, ToolCall)]
+                if isinstance(msg, AssistantMessage)
+                else []
+            )
+            at = 0
+    return True
+
+
 def request_messages(messages: Sequence[AgentMessage]) -> list[AgentMessage]:
     """The messages of ``messages`` that go into a request, every tool call paired.
 
@@ -54,7 +76,7 @@ def request_messages(messages: Sequence[AgentMessage]) -> list[AgentMessage]:
         if isinstance(msg, ToolResultMessage) and msg.tool_call_id in dropped:
             continue
         kept.append(msg)
-    repaired = repair_tool_pairs(kept)
+    repaired = kept if _results_follow_calls(kept) else repair_tool_pairs(kept)
     out: list[AgentMessage] = []
     pending: list[AssistantMessage] = []
     answered: set[str] = set()
