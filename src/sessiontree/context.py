@@ -56,6 +56,7 @@ __all__ = [
     "default_transform",
     "derive_state",
     "find_tool_pair_problems",
+    "lost_result",
     "newest_turn_start",
     "project_entries",
     "repair_tool_pairs",
@@ -278,16 +279,19 @@ def repair_tool_pairs(messages: Sequence[AgentMessage]) -> list[AgentMessage]:
             if result is not None:
                 out.append(result)
             elif i < turn_start:
-                out.append(
-                    ToolResultMessage(
-                        tool_call_id=call.id,
-                        tool_name=call.name,
-                        content=[TextContent(text=LOST_RESULT_TEXT)],
-                        is_error=True,
-                        timestamp=msg.timestamp,
-                    )
-                )
+                out.append(lost_result(call, msg.timestamp))
     return out
+
+
+def lost_result(call: ToolCall, timestamp: int | float) -> ToolResultMessage:
+    """The synthetic ``isError`` result that stands in for ``call``'s lost result."""
+    return ToolResultMessage(
+        tool_call_id=call.id,
+        tool_name=call.name,
+        content=[TextContent(text=LOST_RESULT_TEXT)],
+        is_error=True,
+        timestamp=timestamp,
+    )
 
 
 def find_tool_pair_problems(messages: Sequence[AgentMessage]) -> list[str]:

@@ -285,7 +285,10 @@ class AgentHarness(ContextHarness):
     # ------------------------------------------------------------------ control
 
     async def prompt(
-        self, content: str | Sequence[ContentBlock], *, images: Sequence[ImageContent] = ()
+        self,
+        content: str | Sequence[ContentBlock],
+        *,
+        images: Sequence[ImageContent] | None = None,
     ) -> AssistantMessage:
         """Run the agent on a new user message until it stops; returns its last answer.
 
@@ -310,7 +313,7 @@ class AgentHarness(ContextHarness):
                 "the harness has no model (pass model=...)",
                 session_id=self.session.id,
             )
-        message = self._user_message(content, images)
+        message = self._user_message(content, images or ())
         self._aborting = False
         self._started = asyncio.Event()
         self._task = asyncio.create_task(self._run(message))

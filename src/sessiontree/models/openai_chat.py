@@ -27,6 +27,7 @@ from sessiontree.models.base import (
     priced,
 )
 from sessiontree.summarizers._prompt import resolve_endpoint
+from sessiontree.summarizers.openai import openai_usage
 from sessiontree.wire.openai_chat import to_openai_chat
 
 if TYPE_CHECKING:
@@ -45,19 +46,7 @@ _OPENAI_HOST = "api.openai.com"
 
 
 def _usage(raw: Any, prices: Prices | None) -> Usage:
-    if raw is None:
-        return Usage()
-    details = getattr(raw, "prompt_tokens_details", None)
-    cached = int(getattr(details, "cached_tokens", None) or 0)
-    prompt = int(raw.prompt_tokens or 0)
-    output = int(raw.completion_tokens or 0)
-    usage = Usage(
-        input=max(prompt - cached, 0),
-        output=output,
-        cache_read=cached,
-        total_tokens=int(raw.total_tokens or 0) or prompt + output,
-    )
-    return priced(usage, prices)
+    return priced(openai_usage(raw) or Usage(), prices)
 
 
 class OpenAIChatModel:

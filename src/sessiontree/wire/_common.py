@@ -13,11 +13,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from sessiontree.context import LOST_RESULT_TEXT, repair_tool_pairs
+from sessiontree.context import lost_result, repair_tool_pairs
 from sessiontree.messages import (
     AgentMessage,
     AssistantMessage,
-    TextContent,
     ToolCall,
     ToolResultMessage,
 )
@@ -86,15 +85,7 @@ def request_messages(messages: Sequence[AgentMessage]) -> list[AgentMessage]:
             for call in assistant.tool_calls():
                 if call.id not in answered:
                     answered.add(call.id)
-                    out.append(
-                        ToolResultMessage(
-                            tool_call_id=call.id,
-                            tool_name=call.name,
-                            content=[TextContent(text=LOST_RESULT_TEXT)],
-                            is_error=True,
-                            timestamp=assistant.timestamp,
-                        )
-                    )
+                    out.append(lost_result(call, assistant.timestamp))
         pending.clear()
         answered.clear()
 
