@@ -55,9 +55,8 @@ async def test_compaction_and_branch_summaries_use_the_harness_model(api: str) -
     with FakeLLMServer(Say(text="## Goal\nsummary by the model")) as server:
         h = harness(session, make_model(api, server), settings={"keep_recent_tokens": 200})
         entry2 = await h.compact()
-        assert (
-            isinstance(entry2, CompactionEntry)
-            and entry2.summary.startswith("## Goal\nsummary by the model")
+        assert isinstance(entry2, CompactionEntry) and entry2.summary.startswith(
+            "## Goal\nsummary by the model"
         )
 
 
@@ -138,3 +137,20 @@ def test_resolve_model_names_what_it_wants() -> None:
         assert (
             info.value.code == "invalid_argument" and "provider/model" in str(info.value)
         ) or "unknown provider" in str(info.value)
+
+
+async def test_cancelling_the_prompt_task_keeps_the_partial_reply() -> None:
+    import asyncio
+
+    with FakeLLMServer(Say(text="partial words here", hang_after=3, chunk=4)) as server:
+        session = await MemoryRepo().create()
+        h = harness(session, make_model("openai", server))
+        got = asyncio.Event()
+        h.subscribe(lambda e: got.set() if e.type == "message_update" else None)
+        task = asyncio.create_task(h.prompt("go"))
+        await asyncio.wait_for(got.wait(), 10)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        last = (await session.get_branch())[-1].message  # type: ignore[union-attr]
+        assert last.stop_reason == "aborted" and last.content[0].text.startswith("part")

@@ -526,8 +526,8 @@ class AgentHarness(ContextHarness):
         return reply
 
     async def _stream(self, request: ModelRequest) -> AssistantMessage:
-        """Stream one answer, emitting ``message_update`` per delta; on abort the partial
-        answer is persisted (``aborted``) and the cancellation goes on."""
+        """Stream one answer, emitting ``message_update`` per delta; when cancelled the
+        partial answer is persisted (``aborted``) and the cancellation goes on."""
         assert self.model is not None
         acc = Accumulator()
         started = self._announced = False
@@ -546,8 +546,8 @@ class AgentHarness(ContextHarness):
                     acc.tool(event.index, event.id, event.name, event.arguments)
                 await self._emit("message_update", delta=event)
         except asyncio.CancelledError:
-            if self._aborting:
-                self._last_aborted = await self._aborted_reply(acc, self.model, announced=started)
+            # abort(), or the caller's task cancelled (Ctrl-C): the partial answer is kept
+            self._last_aborted = await self._aborted_reply(acc, self.model, announced=started)
             raise
         raise ModelError("connection", "the model's stream ended without a complete answer")
 

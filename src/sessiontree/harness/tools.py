@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, get_type_hints
 
-from pydantic import BaseModel, TypeAdapter, ValidationError, create_model
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError, create_model
 
 from sessiontree.messages import (
     ContentBlock,
@@ -177,8 +177,6 @@ def tool(
             if pname not in hints:
                 raise ValueError(f"tool {func.__name__!r}: parameter {pname!r} has no type hint")
             default = ... if param.default is param.empty else param.default
-            from pydantic import Field
-
             fields[pname] = (hints[pname], Field(default, description=arg_docs.get(pname)))
         model = create_model(f"{func.__name__}_arguments", **fields)
         return Tool(
