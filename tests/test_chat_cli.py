@@ -13,13 +13,13 @@ from click.testing import CliRunner, Result
 
 from _agent_support import check_all
 from llm_servers import Fail, FakeLLMServer, Say
+from session_files import VENDORED
 from sessiontree import open_repo
 from sessiontree.cli import cli
 from sessiontree.entries import MessageEntry, ModelChangeEntry
 
-ROOT = Path(__file__).resolve().parents[1]
-PI_SESSION = ROOT / "data" / "sessions" / "agent-sessions_pi-small.v3.jsonl"
-CLAUDE_SESSION = ROOT / "data" / "sessions" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
+PI_SESSION = VENDORED / "pi" / "agent-sessions_pi-small.v3.jsonl"
+CLAUDE_SESSION = VENDORED / "claude-code" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
 
 
 def run(store: str, *args: str, code: int = 0, input: str | None = None) -> Result:
