@@ -154,3 +154,49 @@ async def test_cancelling_the_prompt_task_keeps_the_partial_reply() -> None:
             await task
         last = (await session.get_branch())[-1].message  # type: ignore[union-attr]
         assert last.stop_reason == "aborted" and last.content[0].text.startswith("part")
+
+
+@pytest.mark.parametrize("mode", ["parallel", "sequential"])
+async def test_abort_during_a_tool_batch_gives_every_call_a_result(mode: str) -> None:
+    import asyncio
+
+    from _agent_support import check_all
+    from sessiontree.harness import tool
+    from sessiontree.messages import ToolResultMessage
+
+    running = asyncio.Event()
+
+    @tool
+    async def wait(n: int) -> str:
+        """Wait forever.
+
+        Args:
+            n: ignored.
+        """
+        running.set()
+        await asyncio.sleep(600)
+        return "never"
+
+    calls = (("w1", "wait", {"n": 1}), ("w2", "wait", {"n": 2}))
+    with FakeLLMServer(Say(tool_calls=calls), Say(text="after")) as server:
+        session = await MemoryRepo().create()
+        h = harness(session, make_model("anthropic", server), tools=[wait], tool_execution=mode)
+        run = asyncio.create_task(h.prompt("go"))
+        await asyncio.wait_for(running.wait(), 10)
+        await h.abort()
+        await run
+        results = [
+            e.message
+            for e in await session.get_branch()
+            if isinstance(getattr(e, "message", None), ToolResultMessage)
+        ]
+        texts = [r.content[0].text for r in results]
+        assert [r.tool_call_id for r in results] == ["w1", "w2"] and all(
+            r.is_error for r in results
+        )
+        if mode == "parallel":
+            assert all("before this tool call finished" in t for t in texts)
+        else:
+            assert "finished" in texts[0] and "before this tool call started" in texts[1]
+        assert (await h.prompt("next")).stop_reason == "stop"
+        check_all("anthropic", server)

@@ -29,7 +29,7 @@ from sessiontree.errors import AgentHarnessError, ModelError
 from sessiontree.harness.context import ContextHarness
 from sessiontree.harness.events import AgentEvent, Listener, Listeners
 from sessiontree.harness.retry import RetryPolicy
-from sessiontree.harness.tools import Tool, error_result, run_tool
+from sessiontree.harness.tools import Tool, ToolBatch
 from sessiontree.messages import (
     AgentMessage,
     AssistantMessage,
@@ -37,7 +37,6 @@ from sessiontree.messages import (
     ImageContent,
     TextContent,
     ToolCall,
-    ToolResultMessage,
     Usage,
     UserMessage,
 )
@@ -57,12 +56,6 @@ __all__ = ["DEFAULT_CONTEXT_WINDOW", "AgentHarness"]
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 """The window (tokens) assumed when neither the caller nor the model gives one."""
-ABORTED_TEXT = "The run was aborted before this tool call finished."
-NOT_RUN_TEXT = "The run was aborted before this tool call started."
-TRUNCATED_TEXT = (
-    "The answer was cut off at the output-token limit, so this call's arguments may be "
-    "incomplete; it was not run. Call it again with complete arguments."
-)
 
 ToolExecution = Literal["parallel", "sequential"]
 
@@ -227,60 +220,6 @@ class AgentHarness(ContextHarness):
         chosen = list(names)
         await self._write(lambda: self.session.append_active_tools_change(chosen))
         self._active = chosen
-
-    async def append_message(self, message: AgentMessage | Mapping[str, Any]) -> str:
-        """Append a message under the leaf; returns its id.
-
-        Raises:
-            AgentHarnessError: ``busy`` — a run is active (its messages own the leaf).
-            InvalidEntryError: the message does not validate.
-        """
-        self._check_idle("append_message")
-        return await self.session.append_message(message)
-
-    async def append_label(self, target_id: str, label: str | None) -> str:
-        """Label an entry (see :meth:`Session.append_label`); returns the label entry's id."""
-        return await self.session.append_label(target_id, label)
-
-    async def append_custom_entry(self, custom_type: str, data: Any) -> str:
-        """Store application state the model never sees; returns the entry's id."""
-        self._check_idle("append_custom_entry")
-        return await self.session.append_custom_entry(custom_type, data)
-
-    async def fork(self, target_id: str, position: Literal["at", "before"] = "at") -> Session:
-        """A new session holding the path to ``target_id`` (see :meth:`Session.fork`); run it
-        with ``AgentHarness(forked, model=...)``."""
-        return await self.session.fork(target_id, position)
-
-    async def navigate_tree(
-        self,
-        target_id: str | None,
-        *,
-        summarize: bool = False,
-        instructions: str | None = None,
-        label: str | None = None,
-    ) -> str | None:
-        """Move the leaf to ``target_id`` (summarising the branch left with ``summarize``) and
-        label the target with ``label``; returns the branch summary's id, if one was made.
-
-        Raises:
-            AgentHarnessError: ``busy``; ``branch_summary`` — the summariser failed.
-        """
-        self._check_idle("navigate_tree")
-        summary_id = await super().navigate_tree(
-            target_id, summarize=summarize, instructions=instructions
-        )
-        if label is not None and target_id is not None:
-            await self.session.append_label(target_id, label)
-        return summary_id
-
-    def _check_idle(self, what: str) -> None:
-        if self.busy:
-            raise AgentHarnessError(
-                "busy",
-                f"{what} while the agent is running; await wait_for_idle() first",
-                session_id=self.session.id,
-            )
 
     # ------------------------------------------------------------------ control
 
@@ -571,35 +510,15 @@ class AgentHarness(ContextHarness):
     async def _run_tools(self, reply: AssistantMessage, calls: list[ToolCall]) -> None:
         """Run a batch and persist one result per call, in call order (also on abort)."""
         tools = self._offered
-        done: dict[str, ToolResultMessage] = {}
-        started: set[str] = set()
-
-        async def one(call: ToolCall) -> None:
-            started.add(call.id)
-            await self._emit("tool_execution_start", tool_call=call)
-            if reply.stop_reason == "length":
-                result = error_result(call, TRUNCATED_TEXT)
-            else:
-                result = await run_tool(call, tools)
-            done[call.id] = result.model_copy(update={"timestamp": _now_ms()})
-            await self._emit("tool_execution_end", tool_call=call, result=done[call.id])
-
-        sequential = self.tool_execution == "sequential" or any(
-            tools[c.name].sequential for c in calls if c.name in tools
+        batch = ToolBatch(
+            calls,
+            tools,
+            sequential=self.tool_execution == "sequential",
+            truncated=reply.stop_reason == "length",
+            emit=self._emit,
         )
         try:
-            if sequential:
-                for call in calls:
-                    await one(call)
-            else:
-                await asyncio.gather(*(one(c) for c in calls))
-        except asyncio.CancelledError:
-            for call in calls:
-                if call.id not in done:
-                    text = ABORTED_TEXT if call.id in started else NOT_RUN_TEXT
-                    done[call.id] = error_result(call, text)
-            for call in calls:
-                await self._persist(done[call.id])
-            raise
-        for call in calls:
-            await self._persist(done[call.id])
+            await batch.run()
+        finally:
+            for result in batch.results():
+                await self._persist(result)

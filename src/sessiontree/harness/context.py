@@ -41,6 +41,7 @@ from sessiontree.errors import AgentHarnessError, CompactionError, SummaryError
 from sessiontree.messages import AgentMessage
 from sessiontree.session import Session
 from sessiontree.summarizers.base import Summarizer
+from sessiontree.tree import ForkPosition
 
 __all__ = ["ContextHarness"]
 
@@ -235,9 +236,46 @@ class ContextHarness:
             token_counter=self.token_counter,
         )
 
+    @property
+    def busy(self) -> bool:
+        """Whether an agent run owns the leaf (never, for a harness that runs no model)."""
+        return False
+
+    def _check_idle(self, what: str) -> None:
+        if self.busy:
+            raise AgentHarnessError(
+                "busy",
+                f"{what} while the agent is running; await wait_for_idle() first",
+                session_id=self.session.id,
+            )
+
     async def append_message(self, message: AgentMessage | Mapping[str, Any]) -> str:
-        """Append a message under the leaf (see :meth:`Session.append_message`); returns its id."""
+        """Append a message under the leaf (see :meth:`Session.append_message`); returns its id.
+
+        Raises:
+            AgentHarnessError: ``busy`` — a run is active (its messages own the leaf).
+            InvalidEntryError: the message does not validate or is provider-shaped.
+        """
+        self._check_idle("append_message")
         return await self.session.append_message(message)
+
+    async def append_label(self, target_id: str, label: str | None) -> str:
+        """Label an entry (see :meth:`Session.append_label`); returns the label entry's id."""
+        return await self.session.append_label(target_id, label)
+
+    async def append_custom_entry(self, custom_type: str, data: Any) -> str:
+        """Store application state the model never sees; returns the entry's id.
+
+        Raises:
+            AgentHarnessError: ``busy`` — a run is active.
+        """
+        self._check_idle("append_custom_entry")
+        return await self.session.append_custom_entry(custom_type, data)
+
+    async def fork(self, target_id: str, position: ForkPosition = "at") -> Session:
+        """A new session holding the path to ``target_id`` (see :meth:`Session.fork`); run it
+        with ``AgentHarness(forked, model=...)``."""
+        return await self.session.fork(target_id, position)
 
     async def compact(self, *, instructions: str | None = None) -> CompactionEntry:
         """Compact now, whatever the context size (a user's ``/compact``).
@@ -245,6 +283,7 @@ class ContextHarness:
         Raises:
             AgentHarnessError: ``nothing_to_compact`` or ``compaction`` (cause attached).
         """
+        self._check_idle("compact")
         try:
             entry = await self._compact(instructions)
         except CompactionError as exc:
@@ -259,19 +298,22 @@ class ContextHarness:
         *,
         summarize: bool = False,
         instructions: str | None = None,
+        label: str | None = None,
     ) -> str | None:
-        """Move the leaf to ``target_id``; with ``summarize``, summarise the branch left (SPEC §5).
+        """Move the leaf to ``target_id``; with ``summarize``, summarise the branch left (SPEC §5);
+        with ``label``, label the target.
 
         Returns:
             The id of the ``branch_summary`` appended, else ``None``.
 
         Raises:
-            AgentHarnessError: ``branch_summary`` — the summariser failed; nothing changed, so
-                the caller may retry with ``summarize=False``.
+            AgentHarnessError: ``busy``; ``branch_summary`` — the summariser failed; nothing
+                changed, so the caller may retry with ``summarize=False``.
             EntryNotFoundError / InvalidEntryError: a bad target.
         """
+        self._check_idle("navigate_tree")
         try:
-            return await self.session.navigate(
+            summary_id = await self.session.navigate(
                 target_id,
                 summarize=summarize,
                 summarizer=self.summarizer,
@@ -284,3 +326,6 @@ class ContextHarness:
                 session_id=self.session.id,
                 entry_id=target_id,
             ) from exc
+        if label is not None and target_id is not None:
+            await self.session.append_label(target_id, label)
+        return summary_id

@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import re
-from collections.abc import Callable, Mapping, Sequence
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, get_type_hints
 
@@ -28,7 +29,7 @@ from sessiontree.messages import (
 )
 from sessiontree.models.base import ToolSchema
 
-__all__ = ["Tool", "ToolOutput", "error_result", "run_tool", "tool"]
+__all__ = ["Tool", "ToolBatch", "ToolOutput", "error_result", "run_tool", "tool"]
 
 ToolOutput = str | Sequence[ContentBlock | Mapping[str, Any]] | ToolResultMessage
 """What ``execute`` may return: text, content blocks, or a whole result (for ``details``)."""
@@ -258,3 +259,73 @@ async def run_tool(call: ToolCall, tools: Mapping[str, Tool]) -> ToolResultMessa
         return error_result(
             call, f"Tool {call.name!r} returned something that is not content: {exc}"
         )
+
+
+ABORTED_TEXT = "The run was aborted before this tool call finished."
+NOT_RUN_TEXT = "The run was aborted before this tool call started."
+TRUNCATED_TEXT = (
+    "The answer was cut off at the output-token limit, so this call's arguments may be "
+    "incomplete; it was not run. Call it again with complete arguments."
+)
+
+
+class ToolBatch:
+    """The tool calls of one assistant message, run concurrently or one at a time.
+
+    Args:
+        calls: the calls, in call order.
+        tools: the tools that may be called, by name (others are "unknown tool" errors).
+        sequential: one call at a time (also when any called tool is marked ``sequential``).
+        truncated: the answer was cut at the output cap: no call runs, each gets an error.
+        emit: ``await emit(type, tool_call=..., result=...)`` for ``tool_execution_*`` events.
+    """
+
+    def __init__(
+        self,
+        calls: Sequence[ToolCall],
+        tools: Mapping[str, Tool],
+        *,
+        sequential: bool,
+        truncated: bool,
+        emit: Callable[..., Awaitable[None]],
+    ) -> None:
+        self.calls = list(calls)
+        self.tools = tools
+        self.sequential = sequential or any(
+            tools[c.name].sequential for c in calls if c.name in tools
+        )
+        self.truncated = truncated
+        self._emit = emit
+        self._done: dict[str, ToolResultMessage] = {}
+        self._started: set[str] = set()
+
+    async def _one(self, call: ToolCall) -> None:
+        self._started.add(call.id)
+        await self._emit("tool_execution_start", tool_call=call)
+        if self.truncated:
+            result = error_result(call, TRUNCATED_TEXT)
+        else:
+            result = await run_tool(call, self.tools)
+        stamped = result.model_copy(update={"timestamp": int(time.time() * 1000)})
+        self._done[call.id] = stamped
+        await self._emit("tool_execution_end", tool_call=call, result=stamped)
+
+    async def run(self) -> None:
+        """Run every call; cancellation (an abort) stops the calls still running."""
+        if self.sequential:
+            for call in self.calls:
+                await self._one(call)
+        else:
+            await asyncio.gather(*(self._one(c) for c in self.calls))
+
+    def results(self) -> list[ToolResultMessage]:
+        """One result per call, in call order: an interrupted call's says it was aborted
+        while running, a call never started says it did not run."""
+        out = []
+        for call in self.calls:
+            result = self._done.get(call.id)
+            if result is None:
+                text = ABORTED_TEXT if call.id in self._started else NOT_RUN_TEXT
+                result = error_result(call, text)
+            out.append(result)
+        return out
