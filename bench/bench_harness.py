@@ -1,4 +1,4 @@
-"""The agent harness's own cost per turn: ``.venv/bin/python bench/bench_harness.py``.
+"""The agent harness's own cost per turn: ``.venv/bin/python bench/bench_harness.py [TURNS]``.
 
 Each turn is ``AgentHarness.prompt`` against a local model server (tests/llm_servers.py,
 real HTTP, server-sent events) through the official SDK; right after it the exact request
@@ -86,4 +86,7 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 1:  # e.g. 60: a short session (the default 300 grows to 600 messages)
+        TURNS = int(sys.argv[1])
+        WARMUP = max(TURNS // 10, 1)
     asyncio.run(main())
