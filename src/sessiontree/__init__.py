@@ -118,6 +118,9 @@ _LAZY = {
     "ImportReport": "sessiontree.interop",
     "export_pi_session": "sessiontree.interop",
     "import_session": "sessiontree.interop",
+    # wire formats
+    "from_openai_responses": "sessiontree.wire",
+    "to_openai_responses": "sessiontree.wire",
 }
 
 
@@ -217,6 +220,7 @@ __all__ = [
     "find_tool_pair_problems",
     "from_anthropic",
     "from_openai_chat",
+    "from_openai_responses",
     "import_session",
     "open_repo",
     "parse_entry",
@@ -228,4 +232,5 @@ __all__ = [
     "to_llm_messages",
     "to_openai_chat",
     "tool",
+    "to_openai_responses",
 ]
