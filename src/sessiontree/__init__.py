@@ -231,6 +231,6 @@ __all__ = [
     "to_anthropic",
     "to_llm_messages",
     "to_openai_chat",
-    "tool",
     "to_openai_responses",
+    "tool",
 ]
