@@ -9,8 +9,8 @@ Design:
   :class:`~sessiontree.storage.jsonl.format.LineRecord` (id, parent, type, targets). Entries are
   validated into pydantic models lazily, only when returned, so building the context of a
   branch validates the branch and nothing else, and never re-reads the file.
-* **Several processes**: appends are serialised by a :mod:`filelock` lock file beside the log
-  (``<file>.lock``). Under the lock a writer first reads the bytes other processes appended
+* **Several processes**: appends are serialised by a lock file beside the log
+  (``<file>.lock``, held open between appends: :mod:`~sessiontree.storage.jsonl.lockfile`). Under the lock a writer first reads the bytes other processes appended
   since its last read (it tracks the byte offset it has consumed), so ``at_leaf`` appends hang
   under the true current leaf and ids are checked against the whole log. Reads pick up
   appended lines the same way (one ``fstat`` per call), without the lock.
@@ -336,9 +336,13 @@ class JSONLStorage(SessionLog):
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self._rfd = self._wfd = None
+        self._lock.close()
 
     def __del__(self) -> None:
         for fd in (getattr(self, "_rfd", None), getattr(self, "_wfd", None)):
             if fd is not None:
                 with contextlib.suppress(OSError):
                     os.close(fd)
+        lock = getattr(self, "_lock", None)
+        if lock is not None:
+            lock.close()
