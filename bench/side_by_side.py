@@ -47,7 +47,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_backends import PG_ADMIN, make_message
-from sessiontree.entries import CompactionEntry, MessageEntry
+from sessiontree.entries import CompactionDetails, CompactionEntry, MessageEntry
 
 RESULTS: list[tuple[str, str, float, str]] = []  # (goal, verdict, ratio, detail)
 
@@ -553,6 +553,10 @@ def compacted_session(kind: str, tmp: Path, total: int, kept: int) -> tuple[str,
                 first_kept_entry_id=tail[0].id,
                 tokens_before=1_000_000,
                 parent_id=parent,
+                # what compact() records in both modes: the derived state at the cut
+                details=CompactionDetails(
+                    state={"model": None, "thinkingLevel": "off", "activeToolNames": None}  # type: ignore[call-arg]
+                ),
             )
             await big.storage.append_entries([*batch, *tail, c])
             plain = await repo.create()
@@ -566,6 +570,47 @@ def compacted_session(kind: str, tmp: Path, total: int, kept: int) -> tuple[str,
             return str(big.id), str(plain.id)
         finally:
             await repo.close()
+
+    return asyncio.run(run())
+
+
+def memory_context(total: int, reps: int) -> tuple[float, float]:
+    """:func:`compacted_session` in one in-process MemoryRepo: µs for each context."""
+    from sessiontree import MemoryRepo
+
+    async def run() -> tuple[float, float]:
+        repo = MemoryRepo()
+        big_s, plain_s = await repo.create(), await repo.create()
+        parent = None
+        entries: list[Any] = []
+        for i in range(total - 1):
+            e = MessageEntry(message=make_message(i), parent_id=parent)  # type: ignore[arg-type]
+            entries.append(e)
+            parent = e.id
+        state = {"model": None, "thinkingLevel": "off", "activeToolNames": None}
+        c = CompactionEntry(
+            summary="summary of the older part",
+            first_kept_entry_id=entries[-1000].id,
+            parent_id=parent,
+            details=CompactionDetails(state=state),  # type: ignore[call-arg]
+        )
+        await big_s.storage.append_entries([*entries, c])
+        small = []
+        parent = None
+        for i in range(1000):
+            e = MessageEntry(message=make_message(i), parent_id=parent)  # type: ignore[arg-type]
+            small.append(e)
+            parent = e.id
+        await plain_s.storage.append_entries(small)
+        a, b = [], []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            await big_s.build_context()
+            a.append((time.perf_counter() - t0) * 1e6)
+            t0 = time.perf_counter()
+            await plain_s.build_context()
+            b.append((time.perf_counter() - t0) * 1e6)
+        return statistics.median(a), statistics.median(b)
 
     return asyncio.run(run())
 
@@ -881,18 +926,23 @@ def main() -> int:
                     goal("3 fork sqlite vs OpenAI Agents", fork / o_fork, 1.0, "sqlite")
 
         print(f"\n[4] context after a compaction: {big} entries, 1000 kept vs plain 1000")
-        for kind in ("memory", "sqlite", "jsonl"):
+        a, b = memory_context(big, reps)
+        row(f"build_context, compacted {big} (memory)", "memory", a)
+        row("build_context, plain 1000 (memory)", "memory", b)
+        goal("4 context compacted/plain memory", a / b, 2.0, "memory")
+        for label in ("sqlite", "jsonl", "pg"):
+            if label == "pg" and not url:
+                continue
             tmp = work.fresh()
-            if kind == "memory":
-                continue  # a MemoryRepo lives in one process: measured through sqlite/jsonl
+            kind = url if label == "pg" and url else label
             t0 = time.perf_counter()
             big_id, plain_id = compacted_session(kind, tmp, big, 1000)
             print(f"    built in {time.perf_counter() - t0:.1f} s", flush=True)
             a = statistics.median(st_context_us(kind, tmp, big_id) for _ in range(reps))
             b = statistics.median(st_context_us(kind, tmp, plain_id) for _ in range(reps))
-            row(f"build_context, compacted {big} ({kind})", kind, a)
-            row(f"build_context, plain 1000 ({kind})", kind, b)
-            goal(f"4 context compacted/plain {kind}", a / b, 2.0, kind)
+            row(f"build_context, compacted {big} ({label})", label, a)
+            row(f"build_context, plain 1000 ({label})", label, b)
+            goal(f"4 context compacted/plain {label}", a / b, 2.0, label)
 
         print(f"\n[5] JSONL listing 50 of {many} sessions", flush=True)
         ms = jsonl_listing(work.fresh(), many)

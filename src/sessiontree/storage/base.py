@@ -17,7 +17,7 @@ from sessiontree.errors import EntryNotFoundError, InvalidEntryError
 from sessiontree.metadata import SessionMetadata
 from sessiontree.tree import ForkPosition, fork_chain, labels_of
 
-__all__ = ["EntryCursor", "SessionStorage", "fork_storage", "select_entries"]
+__all__ = ["ContextBranchReader", "EntryCursor", "SessionStorage", "fork_storage", "select_entries"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,30 @@ class EntryCursor:
     limit: int | None = None
     types: frozenset[str] | None = None
     reverse: bool = False
+
+
+@runtime_checkable
+class ContextBranchReader(Protocol):
+    """A storage that can read only the part of a branch the default context needs.
+
+    Optional next to :class:`SessionStorage` (the built-in backends have it; a storage without
+    it has its whole branch read): ``Session.build_context`` with the default transform uses
+    it, so the cost of a context grows with the context, not with the history before the
+    newest compaction that carries a state snapshot.
+    """
+
+    async def get_context_branch(self, leaf_id: str | None = None) -> list[Entry]:
+        """The path from :func:`~sessiontree.context.context_start` (or the root) to ``leaf_id``.
+
+        Bookkeeping entries are left out, as in :meth:`SessionStorage.get_branch`. The default
+        context built from it equals the one built from the whole branch; corruption older
+        than the start (a cycle, a missing parent) is not looked for.
+
+        Raises:
+            EntryNotFoundError: ``leaf_id`` names no entry.
+            CorruptSessionError: a cycle or a missing parent on the part read.
+        """
+        ...
 
 
 @runtime_checkable

@@ -37,6 +37,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import cast
 
+from sessiontree.context import ContextStart
 from sessiontree.entries import Entry, dump_entry_json, stored_form
 from sessiontree.errors import StorageError
 from sessiontree.ids import new_id
@@ -219,6 +220,18 @@ class JSONLStorage(SessionLog):
         )
         chain = entries_of(cast(list[LineRecord], records), self.path, self._id)
         return chain if include_bookkeeping else branch_of(chain)
+
+    async def get_context_branch(self, leaf_id: str | None = None) -> list[Entry]:
+        """See :class:`~sessiontree.storage.base.ContextBranchReader`: only the records from
+        the context's start are validated."""
+        self._refresh()
+        records = trace_chain(
+            self._index.leaf_id if leaf_id is None else leaf_id,
+            cast(Callable[[str], Entry | None], self._index.by_id.get),
+            session_id=self._id,
+            stop=ContextStart(lambda r: r.entry_of(self.path, self._id)),
+        )
+        return branch_of(entries_of(cast(list[LineRecord], records), self.path, self._id))
 
     async def append_entry(self, entry: Entry, *, at_leaf: bool = False) -> Entry:
         """See :meth:`SessionStorage.append_entry`: one ``os.write`` of one line, under the lock.

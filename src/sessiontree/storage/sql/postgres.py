@@ -109,6 +109,24 @@ SELECT id, parent_id, type, body::text, depth FROM chain
 """
 
 
+# the walk of _CHAIN_SQL that also ends after a row of type stype or with id stop (either
+# may be NULL: no such end)
+_CHAIN_UNTIL_SQL = """
+WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
+    SELECT id, parent_id, type, body, 0 FROM entries
+     WHERE session_id = %(sid)s
+       AND id = COALESCE(%(leaf)s::text, (SELECT leaf_id FROM sessions WHERE id = %(sid)s))
+    UNION ALL
+    SELECT e.id, e.parent_id, e.type, e.body, c.depth + 1
+      FROM chain AS c JOIN entries AS e ON e.session_id = %(sid)s AND e.id = c.parent_id
+     WHERE c.depth < (SELECT entry_count FROM sessions WHERE id = %(sid)s)
+       AND (%(stype)s::text IS NULL OR c.type <> %(stype)s::text)
+       AND (%(stop)s::text IS NULL OR c.id <> %(stop)s::text)
+)
+SELECT id, parent_id, type, body::text, depth FROM chain
+"""
+
+
 def _clean(text: str | None) -> str | None:
     """PostgreSQL ``text`` cannot hold NUL: derived columns get U+FFFD instead."""
     return text if text is None or "\x00" not in text else text.replace("\x00", "\ufffd")
@@ -237,6 +255,13 @@ class PostgresEngine(PostgresConnection):
     ) -> list[tuple[str, str | None, str, str, int]]:
         """See :class:`SQLEngine` (no ORDER BY: a sort would spill the bodies to disk)."""
         return await self._fetch(_CHAIN_SQL, {"sid": session_id, "leaf": leaf_id}, session_id)
+
+    async def get_chain_until(
+        self, session_id: str, leaf_id: str | None, stop_type: str | None, stop_id: str | None
+    ) -> list[tuple[str, str | None, str, str, int]]:
+        """See :class:`SQLEngine`."""
+        params = {"sid": session_id, "leaf": leaf_id, "stype": stop_type, "stop": stop_id}
+        return await self._fetch(_CHAIN_UNTIL_SQL, params, session_id)
 
     async def get_label_body(self, session_id: str, entry_id: str) -> str | None:
         """See :class:`SQLEngine`."""

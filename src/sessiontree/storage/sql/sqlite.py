@@ -62,6 +62,22 @@ WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
 SELECT id, parent_id, type, body, depth FROM chain
 """
 
+# the walk of _CHAIN_SQL that also ends after a row of type :stype or with id :stop (either
+# may be NULL: no such end)
+_CHAIN_UNTIL_SQL = """
+WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
+    SELECT id, parent_id, type, body, 0 FROM entries
+     WHERE session_id = :sid
+       AND id = COALESCE(:leaf, (SELECT leaf_id FROM sessions WHERE id = :sid))
+    UNION ALL
+    SELECT e.id, e.parent_id, e.type, e.body, c.depth + 1
+      FROM chain AS c JOIN entries AS e ON e.session_id = :sid AND e.id = c.parent_id
+     WHERE c.depth < (SELECT entry_count FROM sessions WHERE id = :sid)
+       AND (:stype IS NULL OR c.type <> :stype) AND (:stop IS NULL OR c.id <> :stop)
+)
+SELECT id, parent_id, type, body, depth FROM chain
+"""
+
 _INSERT_ENTRY = (
     "INSERT INTO entries (session_id, seq, id, parent_id, type, timestamp, target_id, body)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
@@ -214,6 +230,15 @@ class SQLiteEngine(SQLiteConnection):
     ) -> list[tuple[str, str | None, str, str, int]]:
         """See :class:`SQLEngine` (no ORDER BY: a sort would spill the bodies to disk)."""
         return self._query(_CHAIN_SQL, {"sid": session_id, "leaf": leaf_id})
+
+    async def get_chain_until(
+        self, session_id: str, leaf_id: str | None, stop_type: str | None, stop_id: str | None
+    ) -> list[tuple[str, str | None, str, str, int]]:
+        """See :class:`SQLEngine`."""
+        return self._query(
+            _CHAIN_UNTIL_SQL,
+            {"sid": session_id, "leaf": leaf_id, "stype": stop_type, "stop": stop_id},
+        )
 
     async def get_label_body(self, session_id: str, entry_id: str) -> str | None:
         """See :class:`SQLEngine`."""

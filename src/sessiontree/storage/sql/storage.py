@@ -23,6 +23,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
+from sessiontree.context import context_start
 from sessiontree.entries import (
     BOOKKEEPING_TYPES,
     Entry,
@@ -307,6 +308,36 @@ class SQLStorage:
         parse = self._parse
         if include_bookkeeping:
             return [parse(r[0], r[3]) for r in rows]
+        return [parse(r[0], r[3]) for r in rows if r[2] not in BOOKKEEPING_TYPES]
+
+    async def get_context_branch(self, leaf_id: str | None = None) -> list[Entry]:
+        """See :class:`~sessiontree.storage.base.ContextBranchReader`: at most two recursive
+        queries, leaf → newest compaction, then → its :func:`~sessiontree.context.context_start`.
+
+        Anything unexpected on the way (no rows, a chain that ends on a missing parent) is
+        left to :meth:`get_branch`, which reads the whole branch and raises what it finds.
+        """
+        rows = await self._engine.get_chain_until(self._id, leaf_id, "compaction", None)
+        if not rows:
+            return await self.get_branch(leaf_id)
+        if any(r[4] != i for i, r in enumerate(rows)):  # walk order expected (see get_branch)
+            rows = sorted(rows, key=lambda r: r[4])
+        last = rows[-1]
+        if last[2] == "compaction":
+            start = context_start(self._parse(last[0], last[3]))
+            if start is None:
+                return await self.get_branch(leaf_id)
+            if start != last[0] and last[1] is not None:
+                more = await self._engine.get_chain_until(self._id, last[1], None, start)
+                if any(r[4] != i for i, r in enumerate(more)):
+                    more = sorted(more, key=lambda r: r[4])
+                if not more or (more[-1][0] != start and more[-1][1] is not None):
+                    return await self.get_branch(leaf_id)
+                rows = rows + more
+        elif last[1] is not None:  # no compaction and no root: a cycle or a missing parent
+            return await self.get_branch(leaf_id)
+        rows.reverse()
+        parse = self._parse
         return [parse(r[0], r[3]) for r in rows if r[2] not in BOOKKEEPING_TYPES]
 
     def _raise_broken_chain(self, rows: Sequence[tuple[str, str | None, str, Any, int]]) -> None:
