@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import cast
 
 from sessiontree.context import ContextStart
-from sessiontree.entries import Entry, dump_entry_json, stored_form
+from sessiontree.entries import Entry, reparent, stored_form
 from sessiontree.errors import StorageError
 from sessiontree.ids import new_id
 from sessiontree.metadata import SessionMetadata
@@ -245,8 +245,7 @@ class JSONLStorage(SessionLog):
         with self._locked():
             self._catch_up_locked()
             if at_leaf and entry.parent_id != self._index.leaf_id:
-                entry = entry.model_copy(update={"parent_id": self._index.leaf_id})
-                data = dump_entry_json(entry)
+                entry, data = reparent(entry, data, self._index.leaf_id)
             check_append(entry, self._index.type_of, session_id=self._id)
             line = data + b"\n"
             self._write_lines([line])

@@ -29,6 +29,7 @@ from sessiontree.entries import (
     SessionInfoEntry,
     dump_entry_json,
     parse_entry_json,
+    reparent,
 )
 from sessiontree.messages import UserMessage, message_text
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
@@ -167,7 +168,7 @@ def plan_append(
         known_types: ``id → type`` of the stored entries among :func:`lookup_ids`.
         at_leaf: re-parent the (single) entry under ``state.leaf_id`` first.
         bodies: the JSON of each entry (:func:`~sessiontree.entries.stored_form`), reused
-            unless the entry is re-parented; ``None``: dumped here.
+            (re-parented by :func:`~sessiontree.entries.reparent`); ``None``: dumped here.
 
     Raises:
         DuplicateEntryError, EntryNotFoundError, InvalidEntryError: SPEC §2 (via
@@ -185,8 +186,10 @@ def plan_append(
     for i, entry in enumerate(entries):
         body = None if bodies is None else bodies[i]
         if at_leaf and entry.parent_id != leaf:
-            entry = entry.model_copy(update={"parent_id": leaf})
-            body = None
+            if body is None:
+                entry = entry.model_copy(update={"parent_id": leaf})
+            else:
+                entry, body = reparent(entry, body, leaf)
         check_append(entry, staged.get, session_id=session_id)
         staged[entry.id] = entry.type
         text: str | None = None
