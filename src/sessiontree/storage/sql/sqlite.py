@@ -42,6 +42,7 @@ from sessiontree.storage.sql.sqlite_open import (
     sqlite_path_from_url,
     write_transaction,
 )
+from sessiontree.tree import entry_refs
 
 __all__ = ["INDEX_BACKLOG", "SQLiteEngine", "sqlite_path_from_url"]
 
@@ -152,6 +153,7 @@ class SQLiteEngine(SQLiteConnection):
                     "UPDATE search_index_state SET indexed_upto = min(indexed_upto,"
                     " (SELECT coalesce(max(rowid), 0) FROM entries))"
                 )
+                self._leaf_types.pop(session_id, None)
                 found = conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount
         except sqlite3.Error as exc:
             raise self._error(exc) from exc
@@ -269,15 +271,45 @@ class SQLiteEngine(SQLiteConnection):
         """See :class:`SQLEngine`: one ``BEGIN IMMEDIATE`` transaction, validation inside it."""
         conn = self._db()
         try:
-            with write_transaction(conn):
-                stored = self._append_locked(conn, session_id, entries, at_leaf, bodies)
+            try:
+                with write_transaction(conn):
+                    stored = self._append_locked(conn, session_id, entries, at_leaf, bodies, True)
+            except sqlite3.IntegrityError:
+                # the fast path trusts the UNIQUE constraint for the new id; the full path
+                # (rolled back and run again) names the duplicate as check_append does
+                self._leaf_types.pop(session_id, None)
+                with write_transaction(conn):
+                    stored = self._append_locked(conn, session_id, entries, at_leaf, bodies)
         except sqlite3.IntegrityError as exc:
             raise DuplicateEntryError(
                 f"entry id already used ({exc})", session_id=session_id
             ) from exc
         except sqlite3.Error as exc:
+            self._leaf_types.pop(session_id, None)
             raise self._error(exc) from exc
+        except BaseException:
+            self._leaf_types.pop(session_id, None)
+            raise
         return stored
+
+    def _known_types(
+        self, session_id: str, state: SessionState, entries: Sequence[Entry], at_leaf: bool
+    ) -> dict[str, str] | None:
+        """The types the planner needs, from this engine's last append, without a query.
+
+        Only for one entry whose only reference is its parent, which is the stored leaf (the
+        leaf this engine wrote last: entries never change, so its type is still known). The
+        new id's own uniqueness is left to the ``UNIQUE`` constraint.
+        """
+        known = self._leaf_types.get(session_id)
+        if known is None or len(entries) != 1 or known[0] != state.leaf_id:
+            return None
+        entry = entries[0]
+        if not at_leaf and entry.parent_id != state.leaf_id:
+            return None
+        if any(what != "parentId" for what, _ in entry_refs(entry)):
+            return None
+        return {} if known[0] is None else {known[0]: known[1]}
 
     def _append_locked(
         self,
@@ -286,26 +318,39 @@ class SQLiteEngine(SQLiteConnection):
         entries: Sequence[Entry],
         at_leaf: bool,
         bodies: Sequence[bytes] | None = None,
+        fast: bool = False,
     ) -> list[Entry]:
         row = conn.execute(_SESSION_ROW, (session_id,)).fetchone()
         if row is None:
             raise SessionNotFoundError(session_id)
         state = SessionState(row[0], row[1], row[2], bool(row[3]))
-        # the type of every id the entries refer to: one indexed lookup per id, one statement
-        # (no OR in the WHERE clause: it would make SQLite scan the whole session)
-        ids = lookup_ids(entries, state.leaf_id if at_leaf else None)
-        if len(ids) <= 32:
-            match = f"IN ({', '.join('?' * len(ids))})"
-            params: tuple[Any, ...] = (session_id, *ids)
-        else:
-            match = "IN (SELECT value FROM json_each(?))"
-            params = (session_id, orjson.dumps(ids).decode())
-        found = dict(
-            conn.execute(
-                f"SELECT id, type FROM entries WHERE session_id = ? AND id {match}", params
-            ).fetchall()
-        )
+        found = self._known_types(session_id, state, entries, at_leaf) if fast else None
+        if found is None:
+            # the type of every id the entries refer to: one indexed lookup per id, one
+            # statement (no OR in the WHERE clause: it would make SQLite scan the session)
+            ids = lookup_ids(entries, state.leaf_id if at_leaf else None)
+            if len(ids) <= 32:
+                match = f"IN ({', '.join('?' * len(ids))})"
+                params: tuple[Any, ...] = (session_id, *ids)
+            else:
+                match = "IN (SELECT value FROM json_each(?))"
+                params = (session_id, orjson.dumps(ids).decode())
+            found = dict(
+                conn.execute(
+                    f"SELECT id, type FROM entries WHERE session_id = ? AND id {match}", params
+                ).fetchall()
+            )
         plan = plan_append(session_id, state, entries, found, at_leaf=at_leaf, bodies=bodies)
+        # the leaf after this append and its type, for the next one (remembered before the
+        # COMMIT: append() forgets it when the transaction fails)
+        leaf = plan.leaf_id
+        leaf_type = next((e.type for e in plan.entries if e.id == leaf), None) or found.get(
+            leaf or ""
+        )
+        if leaf is None or leaf_type is not None:
+            self._leaf_types[session_id] = (leaf, leaf_type or "")
+        else:
+            self._leaf_types.pop(session_id, None)
         if not plan.rows:
             return plan.entries
         indexed_upto, top = row[4], row[5] or 0
