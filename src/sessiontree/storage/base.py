@@ -17,7 +17,14 @@ from sessiontree.errors import EntryNotFoundError, InvalidEntryError
 from sessiontree.metadata import SessionMetadata
 from sessiontree.tree import ForkPosition, fork_chain, labels_of
 
-__all__ = ["ContextBranchReader", "EntryCursor", "SessionStorage", "fork_storage", "select_entries"]
+__all__ = [
+    "ContextBranchReader",
+    "EntryCursor",
+    "SessionStorage",
+    "fork_plan",
+    "fork_storage",
+    "select_entries",
+]
 
 
 @dataclass(frozen=True)
@@ -209,22 +216,19 @@ def select_entries(
     return out
 
 
-async def fork_storage(
-    source: SessionStorage,
-    target_id: str,
-    position: ForkPosition,
-    create: Callable[[SessionMetadata], Awaitable[SessionStorage]],
-) -> SessionStorage:
-    """The fork algorithm every backend shares (SPEC §5).
+async def fork_plan(
+    source: SessionStorage, target_id: str, position: ForkPosition
+) -> tuple[SessionMetadata, list[Entry]]:
+    """What a fork of ``source`` holds: its metadata and its entries, in order (SPEC §5).
 
-    Copies the chain root → target (``before``: up to the target's parent) with the same ids,
-    keeps each copied entry's label, and records ``parentSessionId`` / ``forkedFromEntryId``.
-    ``create`` makes the new, empty session in the source's store.
+    The chain root → target (``before``: up to the target's parent) with the same ids, then a
+    label entry for each copied entry that has a label now; the metadata records
+    ``parentSessionId`` / ``forkedFromEntryId``. Copied entries are the objects ``source``
+    returned (a backend can copy their stored rows as they are).
 
     Raises:
         EntryNotFoundError: ``target_id`` names no entry.
-        InvalidEntryError: the target is a bookkeeping entry, or ``position`` is bad, or a
-            copied entry cannot be written; the new session is then deleted again.
+        InvalidEntryError: the target is a bookkeeping entry, or ``position`` is bad.
     """
     if position not in ("at", "before"):
         raise InvalidEntryError(
@@ -249,9 +253,28 @@ async def fork_storage(
         update={"parent_session_id": source.id, "forked_from_entry_id": target_id}
     )
     meta.__pydantic_fields_set__.update({"parent_session_id", "forked_from_entry_id"})
+    return meta, [*copied, *labels]
+
+
+async def fork_storage(
+    source: SessionStorage,
+    target_id: str,
+    position: ForkPosition,
+    create: Callable[[SessionMetadata], Awaitable[SessionStorage]],
+) -> SessionStorage:
+    """The fork algorithm every backend shares (SPEC §5): :func:`fork_plan`, then append.
+
+    ``create`` makes the new, empty session in the source's store.
+
+    Raises:
+        EntryNotFoundError: ``target_id`` names no entry.
+        InvalidEntryError: the target is a bookkeeping entry, or ``position`` is bad, or a
+            copied entry cannot be written; the new session is then deleted again.
+    """
+    meta, entries = await fork_plan(source, target_id, position)
     new = await create(meta)
     try:
-        await new.append_entries([*copied, *labels])
+        await new.append_entries(entries)
     except BaseException:
         # found in review: a copy that could not be written (an entry over the nesting limit)
         # left an empty fork session behind

@@ -306,6 +306,27 @@ class SQLEngine(Protocol):
         """
         ...
 
+    async def fork_session(
+        self,
+        source_id: str,
+        session_id: str,
+        metadata: SessionMetadata,
+        entries: Sequence[Entry],
+        bodies: Sequence[bytes | None],
+    ) -> None:
+        """Create session ``session_id`` holding ``entries`` in one transaction (a fork).
+
+        ``bodies[i]`` is the JSON to store for ``entries[i]`` (:func:`~sessiontree.entries.stored_form`),
+        or ``None`` for an entry stored unchanged in ``source_id``, whose row is copied in
+        the database (same JSON, same text index). The entries are validated as an append
+        to an empty session (:func:`plan_append`); on any error nothing is created.
+
+        Raises:
+            SessionExistsError: the id is taken. SessionNotFoundError: the source went away.
+            DuplicateEntryError, EntryNotFoundError, InvalidEntryError: as :meth:`append`.
+        """
+        ...
+
     async def load_metadata(self, session_id: str) -> str | None:
         """The session's metadata JSON, ``None`` when there is no such session."""
         ...

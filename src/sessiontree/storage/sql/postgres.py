@@ -93,6 +93,12 @@ _CAS_ONE_SQL = (
     " to_tsvector('simple', %(text)s::text) FROM upd"
 )
 _INSERT_SQL = f"{_INSERT_COLUMNS} SELECT %(sid)s, {_ROW_VALUES} {_ROWS}"
+# a fork's copied rows, in the fork's order, with their tsvector as it is
+_COPY_ROWS_SQL = (
+    f"{_INSERT_COLUMNS} SELECT %(sid)s, c.seq, e.id, e.parent_id, e.type, e.timestamp,"
+    " e.target_id, e.body, e.fts FROM unnest(%(id)s::text[], %(seq)s::bigint[]) AS c (id, seq)"
+    " JOIN entries AS e ON e.session_id = %(src)s AND e.id = c.id"
+)
 _UPDATE_SQL = f"{_UPDATE_SET} WHERE id = %(sid)s"
 
 _CHAIN_SQL = """
@@ -168,6 +174,60 @@ class PostgresEngine(PostgresConnection):
             raise SessionExistsError(
                 "a session with this id already exists", session_id=session_id
             ) from exc.__cause__
+
+    async def fork_session(
+        self,
+        source_id: str,
+        session_id: str,
+        metadata: SessionMetadata,
+        entries: Sequence[Entry],
+        bodies: Sequence[bytes | None],
+    ) -> None:
+        """See :class:`SQLEngine`: one transaction; copied rows by ``INSERT … SELECT``."""
+        pool = self._pool or await self._get_pool()
+        now = now_us()
+        try:
+            async with pool.connection() as conn, conn.transaction():
+                await conn.execute(
+                    "INSERT INTO sessions (id, metadata, created_us, modified_us,"
+                    " parent_session_id) VALUES (%s, %s::json, %s, %s, %s)",
+                    (
+                        session_id,
+                        metadata.model_dump_json(by_alias=True, exclude_unset=True),
+                        now,
+                        now,
+                        _clean(metadata.parent_session_id),
+                    ),
+                )
+                empty = SessionState(None, 0, 0, False)
+                plan = plan_append(
+                    session_id, empty, entries, {}, at_leaf=False, bodies=[b or b"" for b in bodies]
+                )
+                rows = list(zip(plan.rows, bodies, strict=True))
+                copied = [r for r, b in rows if b is None]
+                if copied:
+                    cur = await conn.execute(
+                        _COPY_ROWS_SQL,
+                        {
+                            "sid": session_id,
+                            "src": source_id,
+                            "id": [r.id for r in copied],
+                            "seq": [r.seq for r in copied],
+                        },
+                    )
+                    if cur.rowcount != len(copied):
+                        raise SessionNotFoundError(source_id, "session was deleted during the fork")
+                written = [r for r, b in rows if b is not None]
+                for start in range(0, len(written), CAS_CHUNK):
+                    chunk = written[start : start + CAS_CHUNK]
+                    await conn.execute(_INSERT_SQL, self._params(session_id, plan, chunk))
+                await conn.execute(_UPDATE_SQL, self._params(session_id, plan, ()))
+        except self._psycopg.errors.UniqueViolation as exc:
+            raise SessionExistsError(
+                "a session with this id already exists", session_id=session_id
+            ) from exc
+        except self._psycopg.Error as exc:
+            raise self._error(exc, session_id) from exc
 
     async def load_metadata(self, session_id: str) -> str | None:
         """See :class:`SQLEngine`."""

@@ -79,6 +79,15 @@ WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
 SELECT id, parent_id, type, body, depth FROM chain
 """
 
+# a fork's copied rows, in the fork's order: json_each over [[id, seq], ...]
+_COPY_ROWS = """
+INSERT INTO entries (session_id, seq, id, parent_id, type, timestamp, target_id, body)
+SELECT ?1, json_extract(j.value, '$[1]'), e.id, e.parent_id, e.type, e.timestamp, e.target_id,
+       e.body
+  FROM json_each(?3) AS j CROSS JOIN entries AS e
+    ON e.session_id = ?2 AND e.id = json_extract(j.value, '$[0]')
+"""
+
 _INSERT_ENTRY = (
     "INSERT INTO entries (session_id, seq, id, parent_id, type, timestamp, target_id, body)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
@@ -119,6 +128,73 @@ class SQLiteEngine(SQLiteConnection):
                     metadata.parent_session_id,
                 ),
             )
+        except sqlite3.IntegrityError as exc:
+            raise SessionExistsError(
+                "a session with this id already exists", session_id=session_id
+            ) from exc
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+
+    async def fork_session(
+        self,
+        source_id: str,
+        session_id: str,
+        metadata: SessionMetadata,
+        entries: Sequence[Entry],
+        bodies: Sequence[bytes | None],
+    ) -> None:
+        """See :class:`SQLEngine`: one transaction; copied rows by ``INSERT … SELECT``.
+
+        The copies' search index is filled like an append's: lazily, above the watermark.
+        """
+        conn = self._db()
+        now = now_us()
+        meta_json = metadata.model_dump_json(by_alias=True, exclude_unset=True)
+        try:
+            with write_transaction(conn):
+                conn.execute(
+                    "INSERT INTO sessions (id, metadata, created_us, modified_us,"
+                    " parent_session_id) VALUES (?, ?, ?, ?, ?)",
+                    (session_id, meta_json, now, now, metadata.parent_session_id),
+                )
+                empty = SessionState(None, 0, 0, False)
+                plan = plan_append(
+                    session_id, empty, entries, {}, bodies=[b or b"" for b in bodies]
+                )
+                pairs = [[r.id, r.seq] for r, b in zip(plan.rows, bodies, strict=True) if b is None]
+                if pairs:
+                    copied = conn.execute(_COPY_ROWS, (session_id, source_id, orjson.dumps(pairs)))
+                    if copied.rowcount != len(pairs):
+                        raise SessionNotFoundError(source_id, "session was deleted during the fork")
+                conn.executemany(
+                    _INSERT_ENTRY,
+                    [
+                        (
+                            session_id,
+                            r.seq,
+                            r.id,
+                            r.parent_id,
+                            r.type,
+                            r.timestamp,
+                            r.target_id,
+                            r.body,
+                        )
+                        for r, b in zip(plan.rows, bodies, strict=True)
+                        if b is not None
+                    ],
+                )
+                conn.execute(
+                    _UPDATE_SESSION,
+                    (
+                        plan.leaf_id,
+                        plan.entry_count,
+                        plan.message_count,
+                        now,
+                        plan.first_message,
+                        plan.name,
+                        session_id,
+                    ),
+                )
         except sqlite3.IntegrityError as exc:
             raise SessionExistsError(
                 "a session with this id already exists", session_id=session_id

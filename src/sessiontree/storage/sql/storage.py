@@ -42,7 +42,7 @@ from sessiontree.errors import (
 )
 from sessiontree.ids import check_session_id, new_id
 from sessiontree.metadata import SessionMetadata
-from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage
+from sessiontree.storage.base import EntryCursor, SessionStorage, fork_plan
 from sessiontree.storage.sql.plan import SQLEngine, metadata_from_json
 from sessiontree.tree import ForkPosition
 
@@ -395,15 +395,27 @@ class SQLStorage:
         return await self.append_entry(LeafEntry(target_id=target_id), at_leaf=True)
 
     async def fork(self, target_id: str, position: ForkPosition = "at") -> SessionStorage:
-        """See :meth:`SessionStorage.fork`: the new session lives in the same database."""
+        """See :meth:`SessionStorage.fork`: one transaction in the same database.
 
-        async def create(meta: SessionMetadata) -> SessionStorage:
-            new = new_id()
-            await self._engine.create_session(new, meta)
-            return SQLStorage(self._engine, new, meta, parse_cache=self._parse_cache)
-
+        Entries copied unchanged (the very objects this storage parsed from their rows) are
+        copied row by row inside the database; the rest (new labels, copies whose references
+        :func:`~sessiontree.tree.fork_chain` changed) are written from their JSON.
+        """
         await self._missing_session_check()
-        return await fork_storage(self, target_id, position, create)
+        meta, entries = await fork_plan(self, target_id, position)
+        stored: list[Entry] = []
+        bodies: list[bytes | None] = []
+        for entry in entries:
+            if self._cached(entry.id) is entry:
+                stored.append(entry)
+                bodies.append(None)
+            else:
+                checked, body = stored_form(entry)
+                stored.append(checked)
+                bodies.append(body)
+        new = new_id()
+        await self._engine.fork_session(self._id, new, meta, stored, bodies)
+        return SQLStorage(self._engine, new, meta, parse_cache=self._parse_cache)
 
     async def delete(self) -> None:
         """See :meth:`SessionStorage.delete`: entries, search index and session row, in one transaction."""
