@@ -20,7 +20,7 @@ from pydantic import AfterValidator, Field, TypeAdapter, ValidationError
 from pydantic_core import to_json
 
 from sessiontree import _json as exact_json
-from sessiontree._model import WireModel
+from sessiontree._model import DEFER_BUILD, WireModel
 from sessiontree.errors import InvalidEntryError
 from sessiontree.ids import new_id, now_iso
 from sessiontree.messages import AgentMessage, ContentBlock, Usage
@@ -230,8 +230,8 @@ Entry = Annotated[
 ]
 """Any session entry, discriminated by ``type``."""
 
-ENTRY_ADAPTER: TypeAdapter[Entry] = TypeAdapter(Entry)
-_ENTRY_LIST_ADAPTER: TypeAdapter[list[Entry]] = TypeAdapter(list[Entry])
+ENTRY_ADAPTER: TypeAdapter[Entry] = TypeAdapter(Entry, config=DEFER_BUILD)
+_ENTRY_LIST_ADAPTER: TypeAdapter[list[Entry]] = TypeAdapter(list[Entry], config=DEFER_BUILD)
 
 
 def is_path_entry(entry: Entry) -> bool:
