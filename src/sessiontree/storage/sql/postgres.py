@@ -101,7 +101,7 @@ _COPY_ROWS_SQL = (
 )
 _UPDATE_SQL = f"{_UPDATE_SET} WHERE id = %(sid)s"
 
-_CHAIN_SQL = """
+_CHAIN_TEMPLATE = """
 WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
     SELECT id, parent_id, type, body, 0 FROM entries
      WHERE session_id = %(sid)s
@@ -110,27 +110,16 @@ WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
     SELECT e.id, e.parent_id, e.type, e.body, c.depth + 1
       FROM chain AS c JOIN entries AS e ON e.session_id = %(sid)s AND e.id = c.parent_id
      WHERE c.depth < (SELECT entry_count FROM sessions WHERE id = %(sid)s)
-)
+{until})
 SELECT id, parent_id, type, body::text, depth FROM chain
 """
-
-
-# the walk of _CHAIN_SQL that also ends after a row of type stype or with id stop (either
-# may be NULL: no such end)
-_CHAIN_UNTIL_SQL = """
-WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
-    SELECT id, parent_id, type, body, 0 FROM entries
-     WHERE session_id = %(sid)s
-       AND id = COALESCE(%(leaf)s::text, (SELECT leaf_id FROM sessions WHERE id = %(sid)s))
-    UNION ALL
-    SELECT e.id, e.parent_id, e.type, e.body, c.depth + 1
-      FROM chain AS c JOIN entries AS e ON e.session_id = %(sid)s AND e.id = c.parent_id
-     WHERE c.depth < (SELECT entry_count FROM sessions WHERE id = %(sid)s)
-       AND (%(stype)s::text IS NULL OR c.type <> %(stype)s::text)
-       AND (%(stop)s::text IS NULL OR c.id <> %(stop)s::text)
+_CHAIN_SQL = _CHAIN_TEMPLATE.format(until="")
+# the same walk, also ending after a row of type stype or with id stop (either may be
+# NULL: no such end)
+_CHAIN_UNTIL_SQL = _CHAIN_TEMPLATE.format(
+    until="       AND (%(stype)s::text IS NULL OR c.type <> %(stype)s::text)\n"
+    "       AND (%(stop)s::text IS NULL OR c.id <> %(stop)s::text)\n"
 )
-SELECT id, parent_id, type, body::text, depth FROM chain
-"""
 
 
 def _clean(text: str | None) -> str | None:

@@ -50,7 +50,7 @@ INDEX_BACKLOG = 256
 """An append that leaves this many ``entries`` rows (or more) above the search index watermark
 indexes them all before it commits, so the rows a search has to index first stay few."""
 
-_CHAIN_SQL = """
+_CHAIN_TEMPLATE = """
 WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
     SELECT id, parent_id, type, body, 0 FROM entries
      WHERE session_id = :sid
@@ -59,25 +59,16 @@ WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
     SELECT e.id, e.parent_id, e.type, e.body, c.depth + 1
       FROM chain AS c JOIN entries AS e ON e.session_id = :sid AND e.id = c.parent_id
      WHERE c.depth < (SELECT entry_count FROM sessions WHERE id = :sid)
-)
+{until})
 SELECT id, parent_id, type, body, depth FROM chain
 """
+_CHAIN_SQL = _CHAIN_TEMPLATE.format(until="")
+# the same walk, also ending after a row of type stype or with id stop (either may be
+# NULL: no such end)
+_CHAIN_UNTIL_SQL = _CHAIN_TEMPLATE.format(
+    until="       AND (:stype IS NULL OR c.type <> :stype) AND (:stop IS NULL OR c.id <> :stop)\n"
+)
 
-# the walk of _CHAIN_SQL that also ends after a row of type :stype or with id :stop (either
-# may be NULL: no such end)
-_CHAIN_UNTIL_SQL = """
-WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
-    SELECT id, parent_id, type, body, 0 FROM entries
-     WHERE session_id = :sid
-       AND id = COALESCE(:leaf, (SELECT leaf_id FROM sessions WHERE id = :sid))
-    UNION ALL
-    SELECT e.id, e.parent_id, e.type, e.body, c.depth + 1
-      FROM chain AS c JOIN entries AS e ON e.session_id = :sid AND e.id = c.parent_id
-     WHERE c.depth < (SELECT entry_count FROM sessions WHERE id = :sid)
-       AND (:stype IS NULL OR c.type <> :stype) AND (:stop IS NULL OR c.id <> :stop)
-)
-SELECT id, parent_id, type, body, depth FROM chain
-"""
 
 # a fork's copied rows, in the fork's order: json_each over [[id, seq], ...]
 _COPY_ROWS = """
