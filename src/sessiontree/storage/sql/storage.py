@@ -129,6 +129,13 @@ def make_engine(url: str) -> SQLEngine:
     )
 
 
+def _in_walk_order(rows: list[tuple[str, str | None, str, str, int]]) -> list[Any]:
+    """Rows of a recursive walk, leaf (depth 0) first (they come so; sorted if not)."""
+    if any(r[4] != i for i, r in enumerate(rows)):
+        return sorted(rows, key=lambda r: r[4])
+    return rows
+
+
 class SQLStorage:
     """One session stored in SQLite or PostgreSQL. See :class:`SessionStorage` for each method.
 
@@ -312,30 +319,29 @@ class SQLStorage:
 
     async def get_context_branch(self, leaf_id: str | None = None) -> list[Entry]:
         """See :class:`~sessiontree.storage.base.ContextBranchReader`: at most two recursive
-        queries, leaf → newest compaction, then → its :func:`~sessiontree.context.context_start`.
+        queries, leaf → newest compaction, then on to its
+        :func:`~sessiontree.context.context_start` (or to the root when that is ``None``).
 
-        Anything unexpected on the way (no rows, a chain that ends on a missing parent) is
-        left to :meth:`get_branch`, which reads the whole branch and raises what it finds.
+        Anything unexpected on the way (no rows, a walk that ends on a missing parent or in a
+        cycle) is left to :meth:`get_branch`, which reads the whole branch and raises what it
+        finds.
         """
-        rows = await self._engine.get_chain_until(self._id, leaf_id, "compaction", None)
+        rows = _in_walk_order(
+            await self._engine.get_chain_until(self._id, leaf_id, "compaction", None)
+        )
         if not rows:
             return await self.get_branch(leaf_id)
-        if any(r[4] != i for i, r in enumerate(rows)):  # walk order expected (see get_branch)
-            rows = sorted(rows, key=lambda r: r[4])
         last = rows[-1]
+        start: str | None = None
         if last[2] == "compaction":
             start = context_start(self._parse(last[0], last[3]))
-            if start is None:
-                return await self.get_branch(leaf_id)
-            if start != last[0] and last[1] is not None:
-                more = await self._engine.get_chain_until(self._id, last[1], None, start)
-                if any(r[4] != i for i, r in enumerate(more)):
-                    more = sorted(more, key=lambda r: r[4])
-                if not more or (more[-1][0] != start and more[-1][1] is not None):
-                    return await self.get_branch(leaf_id)
-                rows = rows + more
-        elif last[1] is not None:  # no compaction and no root: a cycle or a missing parent
-            return await self.get_branch(leaf_id)
+            if start != last[0] and last[1] is not None:  # on to the start (None: the root)
+                rows = rows + _in_walk_order(
+                    await self._engine.get_chain_until(self._id, last[1], None, start)
+                )
+        end = rows[-1]
+        if end[1] is not None and (start is None or end[0] != start):
+            return await self.get_branch(leaf_id)  # neither the root nor the start reached
         rows.reverse()
         parse = self._parse
         return [parse(r[0], r[3]) for r in rows if r[2] not in BOOKKEEPING_TYPES]
