@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHES = ["bench_backends.py", "bench_jsonl.py", "side_by_side.py"]
+BENCHES = ["bench_backends.py", "bench_jsonl.py", "bench_adapters.py", "side_by_side.py"]
 QUICK = {"bench_backends.py": ["--quick"], "side_by_side.py": ["--quick"]}
 
 

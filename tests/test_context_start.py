@@ -89,7 +89,7 @@ async def test_an_incomplete_snapshot_reads_the_whole_branch(
     await s.append_active_tools_change(["bash"])
     await tool_rounds(s, 3)
     kept = (await s.get_branch())[-4].id
-    details = CompactionDetails() if state is None else CompactionDetails(state=state)  # type: ignore[call-arg]
+    details = CompactionDetails() if state is None else CompactionDetails(state=state)
     await add_compaction(s, first_kept_entry_id=kept, details=details)
     await tool_rounds(s, 1, prefix="q")
     read, whole = await assert_same_context(s)
@@ -110,7 +110,7 @@ async def test_unusual_compactions_build_the_same_context(
     s = await repo.create()
     await s.append_thinking_level_change("medium")
     await tool_rounds(s, 3)
-    await add_compaction(s, details=CompactionDetails(state=FULL_STATE), **fields)  # type: ignore[call-arg]
+    await add_compaction(s, details=CompactionDetails(state=FULL_STATE), **fields)
     await tool_rounds(s, 1, prefix="q")
     await assert_same_context(s)
 
@@ -120,7 +120,7 @@ async def test_a_compaction_at_the_root_and_an_explicit_leaf(repo: SessionRepo) 
     root = CompactionEntry(
         summary="s",
         first_kept_entry_id="gone",
-        details=CompactionDetails(state=FULL_STATE),  # type: ignore[call-arg]
+        details=CompactionDetails(state=FULL_STATE),
     )
     await s.append_entry(root)
     await tool_rounds(s, 2)

@@ -20,7 +20,7 @@ async def test_a_duplicate_id_under_the_leaf_is_named_and_changes_nothing(tmp_pa
         s = await repo.create()
         first = await s.append_message(user("a"))
         leaf = await s.append_message(user("b"))
-        dup = MessageEntry(id=first, parent_id=leaf, message=user("c"))  # type: ignore[arg-type]
+        dup = MessageEntry(id=first, parent_id=leaf, message=user("c"))
         with pytest.raises(DuplicateEntryError, match="already exists"):
             await s.append_entry(dup)
         assert await s.get_leaf_id() == leaf

@@ -1,4 +1,4 @@
-"""The ``SessionRepo`` protocol: a store of many sessions (SPEC §6)."""
+"""The ``SessionRepo`` protocol: a store of many sessions (docs/storage.md)."""
 
 from __future__ import annotations
 
@@ -44,9 +44,22 @@ class SessionRepo(Protocol):
         ...
 
     async def list(
-        self, *, limit: int | None = None, offset: int = 0
+        self,
+        *,
+        limit: int | None = None,
+        offset: int = 0,
+        where: Mapping[str, str | int | bool | None] | None = None,
     ) -> builtins.list[SessionInfo]:
-        """Sessions, newest ``modified_at`` first, paged with ``limit``/``offset``; reads no entries."""
+        """Sessions, newest ``modified_at`` first, paged with ``limit``/``offset``; reads no entries.
+
+        ``where`` keeps only sessions whose metadata has every given top-level key (camelCase,
+        e.g. ``{"userId": "u1", "appName": "support"}``) equal to the given value (a string,
+        integer, boolean or ``None``; ``1`` and ``"1"`` differ). Paging applies after the
+        filter. Indexed on SQL backends.
+
+        Raises:
+            InvalidMetadataError: a ``where`` value of another type.
+        """
         ...
 
     async def delete(self, id: str) -> None:
@@ -54,7 +67,7 @@ class SessionRepo(Protocol):
         ...
 
     async def fork(self, id: str, target_id: str, position: ForkPosition = "at") -> Session:
-        """Fork session ``id`` at ``target_id`` (SPEC §5). Raises SessionNotFoundError, EntryNotFoundError."""
+        """Fork session ``id`` at ``target_id`` (docs/branching.md). Raises SessionNotFoundError, EntryNotFoundError."""
         ...
 
     async def search(self, query: str, limit: int = 20) -> builtins.list[SearchHit]:
