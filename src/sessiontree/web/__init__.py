@@ -1,0 +1,31 @@
+"""A local web viewer and single-file exports (optional extra ``sessiontree[web]``).
+
+* :mod:`~sessiontree.web.app` — the Starlette app of ``sessiontree serve``;
+* :mod:`~sessiontree.web.views` — what each page shows, read through the public
+  :class:`~sessiontree.Session` methods (the tree paged through ``get_entries``);
+* :mod:`~sessiontree.web.render` — messages to safe HTML (Markdown without raw HTML);
+* :mod:`~sessiontree.web.export` — ``sessiontree export --format html|markdown``.
+
+Importing this package imports none of Starlette, uvicorn, Jinja2 or markdown-it-py; the
+modules above do, and say so with :class:`~sessiontree.errors.MissingExtraError` when the
+extra is not installed (:func:`require_web`).
+"""
+
+from __future__ import annotations
+
+__all__ = ["require_web"]
+
+
+def require_web() -> None:
+    """Check that the ``web`` extra is installed.
+
+    Raises:
+        MissingExtraError: starlette, uvicorn, jinja2 or markdown-it-py is missing.
+    """
+    import importlib.util
+
+    from sessiontree.errors import MissingExtraError
+
+    for module in ("starlette", "uvicorn", "jinja2", "markdown_it"):
+        if importlib.util.find_spec(module) is None:
+            raise MissingExtraError("web", module)
