@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+from jinja2 import pass_context
 from starlette.applications import Starlette
 from starlette.datastructures import FormData
 from starlette.middleware import Middleware
@@ -98,7 +99,15 @@ def create_app(
         hosts: the ``Host`` header values accepted (the names the server is reached by).
         close_repo: close ``repo`` at shutdown.
     """
-    templates = Jinja2Templates(env=environment())
+    env = environment()
+
+    @pass_context
+    def url_for(context: dict[str, Any], name: str, /, **params: Any) -> str:
+        """The path of a route (relative to this server, so pages name no host)."""
+        return str(context["request"].app.url_path_for(name, **params))
+
+    env.globals["url_for"] = url_for
+    templates = Jinja2Templates(env=env)
     sessions = _Sessions(repo)
     token = secrets.token_urlsafe(32)
     allowed_hosts = list(hosts)
@@ -323,4 +332,4 @@ def _int(value: str | None, default: int) -> int:
 
 
 def _back(request: Request, route: str, sid: str, suffix: str = "") -> Response:
-    return RedirectResponse(str(request.url_for(route, sid=sid)) + suffix, status_code=303)
+    return RedirectResponse(str(request.app.url_path_for(route, sid=sid)) + suffix, status_code=303)

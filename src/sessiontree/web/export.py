@@ -3,8 +3,8 @@
 The HTML file has its CSS inline, no script, and a Content-Security-Policy that forbids
 loading anything, so it shows the same offline as online and cannot call out. Every text is
 escaped by Jinja2's autoescape or by the Markdown renderer with raw HTML off
-(:mod:`sessiontree.web.render`). The Markdown file escapes ``<``, ``>`` and ``&`` in message
-text and puts tool arguments and outputs in code fences longer than any backtick run inside,
+(:mod:`sessiontree.web.render`). The Markdown file escapes ``<``, ``>``, ``&`` and ``[`` in
+message text (no markup, no link, no image) and puts tool arguments and outputs in code fences longer than any backtick run inside,
 so nothing in a message can turn into markup in a Markdown viewer.
 """
 
@@ -68,7 +68,9 @@ def _fence(text: str, info: str = "") -> str:
 
 
 def _md_text(text: str) -> str:
-    return str(escape(text))
+    """Message text for Markdown: HTML special characters escaped, and ``[`` too, so no
+    link or image (which a viewer would fetch) can be formed."""
+    return str(escape(text)).replace("[", "\\[")
 
 
 def _md_blocks(blocks: Iterable[Block], indent: str = "") -> list[str]:

@@ -26,10 +26,22 @@ from sessiontree.entries import (
     dump_entry,
 )
 from sessiontree.errors import CompactionError, EntryNotFoundError
-from sessiontree.messages import AgentMessage, AssistantMessage, ToolResultMessage
+from sessiontree.messages import (
+    AgentMessage,
+    AssistantMessage,
+    BashExecutionMessage,
+    ToolResultMessage,
+    message_text,
+)
 from sessiontree.session import Session
 from sessiontree.tree import TreeNode, build_tree, labels_of
-from sessiontree.web.render import MessageView, entry_message, message_view, message_views
+from sessiontree.web.render import (
+    MessageView,
+    entry_message,
+    message_view,
+    message_views,
+    redact,
+)
 
 __all__ = [
     "FOLD_MIN",
@@ -191,6 +203,8 @@ def make_row(
     view = None
     if msg is not None:
         view = message_view(msg, redacted=redacted)
+        if redacted and isinstance(msg, ToolResultMessage | BashExecutionMessage):
+            gist = f"{view.title}: {redact(message_text(msg))}"
         if results and isinstance(msg, AssistantMessage):
             for block in view.blocks:
                 if block.call is not None and block.call.id in results:

@@ -1,0 +1,350 @@
+"""The web viewer's pages and write actions over HTTP (Starlette's client), and the exports."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("starlette", reason="needs the web extra")
+
+from click.testing import CliRunner
+from starlette.testclient import TestClient
+
+from backends import IN_CI
+from conftest import SHARED_SESSIONS
+from sessiontree import MemoryRepo, Session, import_session
+from sessiontree.cli import CliState, cli
+from sessiontree.cli.serve import is_loopback
+from sessiontree.entries import Entry, MessageEntry
+from sessiontree.messages import TextContent, UserMessage
+from sessiontree.web.app import create_app
+from sessiontree.web.export import export_html, export_markdown
+from sessiontree.web.views import PAGE_SIZE, tree_page
+from web_support import (
+    HOSTILE,
+    CountingRepo,
+    check_page,
+    hostile_session,
+    import_repo_sessions,
+)
+
+BASE = "http://127.0.0.1"
+
+
+def client(repo: object, *, write: bool = False) -> TestClient:
+    return TestClient(create_app(repo, write=write), base_url=BASE)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+async def hostile() -> tuple[MemoryRepo, Session]:
+    repo = MemoryRepo()
+    return repo, await hostile_session(repo)
+
+
+def _token(html: str) -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert found, "no form token on the page"
+    return found.group(1)
+
+
+async def test_every_page_of_a_hostile_session_shows_its_text_as_text(
+    hostile: tuple[MemoryRepo, Session],
+) -> None:
+    repo, s = hostile
+    leaf = await s.get_leaf_id()
+    with client(repo) as c:
+        for path in ("/", "/?q=name", "/?search=hello", f"/s/{s.id}", f"/s/{s.id}/context",
+                     f"/s/{s.id}/stats", f"/s/{s.id}/diff?a={(await s.get_entries())[0].id}",
+                     f"/s/{s.id}/entry/{leaf}"):  # fmt: skip
+            r = c.get(path)
+            assert r.status_code == 200, path
+            assert "script-src" not in r.headers["content-security-policy"]
+            assert "default-src 'none'" in r.headers["content-security-policy"]
+            page = check_page(r.text)
+            if path.startswith("/s/"):
+                assert HOSTILE in page.visible, path
+
+
+async def test_tree_marks_leaf_labels_branches_and_folds_bookkeeping(
+    hostile: tuple[MemoryRepo, Session],
+) -> None:
+    repo, s = hostile
+    page = await tree_page(s)
+    assert page.whole and page.path_known
+    heads = [run.head for run in page.runs]
+    assert heads == ["root", "branch 1/2 from", "branch 2/2 from"]
+    current = [run for run in page.runs if run.current]
+    off = [run for run in page.runs if not run.current]
+    assert len(off) == 1 and not off[0].open and all(run.open for run in current)
+    with client(repo) as c:
+        html = c.get(f"/s/{s.id}").text
+    assert html.count("◀ leaf") == 1
+    assert f"label {HOSTILE}" in check_page(html).visible
+    assert "bookkeeping entries (1 label, 1 session_info, 1 leaf)" in html
+
+
+async def test_context_page_shows_tokens_thinking_folded_and_calls_beside_results(
+    hostile: tuple[MemoryRepo, Session],
+) -> None:
+    repo, s = hostile
+    with client(repo) as c:
+        html = c.get(f"/s/{s.id}/context").text
+    assert "tokens</b> (estimate)" in html
+    assert '<details class="thinking">' in html
+    call = re.search(r'<div class="call">.*?</div></div>', html, re.S)
+    assert call and "read&lt;x&gt; result" in call.group(0)
+    assert 'src="data:image/png;base64,iVBORw0KGgo="' in html
+    assert "image/svg+xml" in html and "data:image/svg" not in html
+
+
+async def test_compaction_cut_is_shown_where_a_compaction_would_cut() -> None:
+    repo = MemoryRepo()
+    s = await repo.create()
+    for i in range(30):
+        await s.append_message(UserMessage(content="q" * 4000 + str(i)))
+        await s.append_message(
+            {"role": "assistant", "content": [{"type": "text", "text": "a" * 4000}]}
+        )
+    with client(repo) as c:
+        html = c.get(f"/s/{s.id}/context").text
+    assert html.count('id="cut"') == 1
+    assert "a compaction now would summarise" in html
+    kept = int(re.search(r"and keep ([\d,]+)", html).group(1).replace(",", ""))  # type: ignore[union-attr]
+    assert 0 < kept < 60
+    after_cut = html.split('id="cut"')[1]
+    assert after_cut.count('<div class="msg ') == kept
+
+
+async def test_diff_shows_both_branches_after_the_common_ancestor(
+    hostile: tuple[MemoryRepo, Session],
+) -> None:
+    repo, s = hostile
+    entries = await s.get_entries()
+    other = next(
+        e for e in entries if isinstance(e, MessageEntry) and "other branch" in str(e.message)
+    )
+    with client(repo) as c:
+        html = c.get(f"/s/{s.id}/diff", params={"a": other.id}).text
+    assert "1 shared entries, common ancestor" in html
+    left, right = html.split('<div class="cols" id="diff">')[1].split("<h3>")[1:3]
+    assert "other branch" in left and "other branch" not in right
+    assert "secret plan" in right
+
+
+async def test_list_filters_pages_and_searches() -> None:
+    repo = MemoryRepo()
+    await import_repo_sessions(repo)
+    with client(repo) as c:
+        assert c.get("/").text.count("<tr>") == 4  # header + 3 sessions
+        assert c.get("/?q=hello.py").text.count("<tr>") == 2
+        first = c.get("/?limit=2")
+        assert first.text.count("<tr>") == 3 and "older →" in first.text
+        assert c.get("/?limit=2&offset=2").text.count("<tr>") == 2
+        hits = c.get("/?search=hello.py").text
+        assert 'id="hits"' in hits and hits.count("<tr>") > 2
+
+
+async def test_read_only_server_refuses_every_write(hostile: tuple[MemoryRepo, Session]) -> None:
+    repo, s = hostile
+    leaf = await s.get_leaf_id()
+    count = len(await s.get_entries())
+    with client(repo) as c:
+        page = c.get(f"/s/{s.id}/entry/{leaf}").text
+        assert "<form" not in page.split("<nav")[0] + page.split("</nav>")[1]
+        for action in ("checkout", "label", "name", "fork"):
+            r = c.post(f"/s/{s.id}/{action}", data={"entry": leaf, "name": "x", "csrf": "x"})
+            assert r.status_code == 403 and "read-only" in r.text
+    assert len(await s.get_entries()) == count
+
+
+async def test_writes_need_the_page_token_and_this_origin() -> None:
+    repo = MemoryRepo()
+    s = await repo.create()
+    first = await s.append_message(UserMessage(content="one"))
+    await s.append_message(UserMessage(content="two"))
+    with client(repo, write=True) as c:
+        token = _token(c.get(f"/s/{s.id}/entry/{first}").text)
+        assert c.post(f"/s/{s.id}/checkout", data={"entry": first}).status_code == 403
+        bad = c.post(f"/s/{s.id}/checkout", data={"entry": first, "csrf": token + "x"})
+        assert bad.status_code == 403
+        cross = c.post(
+            f"/s/{s.id}/checkout",
+            data={"entry": first, "csrf": token},
+            headers={"origin": "http://evil.example"},
+        )
+        assert cross.status_code == 403
+        assert await s.get_leaf_id() != first
+        ok = c.post(
+            f"/s/{s.id}/checkout",
+            data={"entry": first, "csrf": token},
+            headers={"origin": BASE},
+            follow_redirects=False,
+        )
+        assert ok.status_code == 303
+        assert await s.get_leaf_id() == first
+        c.post(f"/s/{s.id}/label", data={"entry": first, "label": "start", "csrf": token})
+        assert await s.get_label(first) == "start"
+        c.post(f"/s/{s.id}/name", data={"name": "renamed", "csrf": token})
+        assert await s.get_name() == "renamed"
+        forked = c.post(
+            f"/s/{s.id}/fork", data={"entry": first, "csrf": token}, follow_redirects=False
+        )
+        new_id = forked.headers["location"].rsplit("/", 1)[1]
+        assert new_id != s.id
+        fork = await repo.open(new_id)
+        assert [e.id for e in await fork.get_branch()] == [first]
+        missing = c.post(f"/s/{s.id}/checkout", data={"entry": "nope", "csrf": token})
+        assert missing.status_code == 400 and "nope" in missing.text
+
+
+def test_requests_for_another_host_name_are_refused() -> None:
+    with client(MemoryRepo()) as c:
+        assert c.get("/", headers={"host": "evil.example"}).status_code == 400
+        assert c.get("/", headers={"host": "localhost:8765"}).status_code == 200
+
+
+def test_unknown_session_is_a_404_page() -> None:
+    with client(MemoryRepo()) as c:
+        r = c.get("/s/nope")
+        assert r.status_code == 404 and "nope" in r.text
+
+
+def _linear(n: int) -> list[Entry]:
+    return [
+        MessageEntry(id=f"e{i}", parent_id=f"e{i - 1}" if i else None,
+                     message=UserMessage(content=[TextContent(text=f"m{i}")]))
+        for i in range(n)
+    ]  # fmt: skip
+
+
+@pytest.mark.slow
+async def test_a_100k_entry_session_page_reads_only_what_it_shows() -> None:
+    repo = CountingRepo()
+    s = await repo.inner.create()
+    await s.storage.append_entries(_linear(100_000))
+    with client(repo) as c:
+        html = c.get(f"/s/{s.id}").text
+        storage = repo.storages[s.id]
+        assert html.count('<details class="row') == PAGE_SIZE
+        assert storage.read <= PAGE_SIZE + 1
+        storage.read = 0
+        later = c.get(f"/s/{s.id}", params={"after": f"e{PAGE_SIZE - 1}"}).text
+        assert f'id="e-e{PAGE_SIZE}"' in later and storage.read <= PAGE_SIZE + 1
+        storage.read = 0
+        last = c.get(f"/s/{s.id}", params={"last": "1"}).text
+        assert 'id="e-e99999"' in last and "◀ leaf" in last and storage.read <= PAGE_SIZE + 1
+        storage.read = 0
+        middle = c.get(f"/s/{s.id}", params={"start": "e50000"}).text
+        assert 'id="e-e50000"' in middle and 'id="e-e49999"' not in middle
+        assert storage.read <= PAGE_SIZE + 3
+
+
+async def test_paged_tree_visits_every_entry_once() -> None:
+    repo = MemoryRepo()
+    s = await repo.create()
+    await s.storage.append_entries(_linear(2 * PAGE_SIZE + 7))
+    seen: list[str] = []
+    after = None
+    while True:
+        page = await tree_page(s, after=after)
+        seen += [r.id for run in page.runs for r in run.items]  # type: ignore[union-attr]
+        if not page.has_after:
+            break
+        after = page.last_id
+    assert seen == [f"e{i}" for i in range(2 * PAGE_SIZE + 7)]
+    back = await tree_page(s, before=f"e{PAGE_SIZE}")
+    assert back.first_id == "e0" and back.last_id == f"e{PAGE_SIZE - 1}" and not back.has_before
+
+
+async def test_html_export_is_self_contained_and_escapes_every_text(
+    hostile: tuple[MemoryRepo, Session],
+) -> None:
+    _, s = hostile
+    html = await export_html(s)
+    page = check_page(html)
+    assert HOSTILE in page.visible and "other branch" in page.visible
+    assert "default-src 'none'" in unescape(html) and "<link" not in html
+    redacted = check_page(await export_html(s, redact_tool_output=True)).visible
+    assert "file body" not in redacted and "[tool output redacted:" in redacted
+
+
+async def test_markdown_export_escapes_markup_and_fences_tool_output(
+    hostile: tuple[MemoryRepo, Session],
+) -> None:
+    _, s = hostile
+    md = await export_markdown(s)
+    # a Markdown viewer that lets raw HTML through still shows every text as text
+    from markdown_it import MarkdownIt
+
+    shown = check_page(MarkdownIt("commonmark", {"html": True}).render(md)).visible
+    assert HOSTILE in shown and "&lt;script&gt;" in md
+    assert "```json" in md and "◀ leaf" in md
+    assert "[tool output redacted:" in await export_markdown(s, redact_tool_output=True)
+
+
+def test_export_command_writes_html_and_markdown(tmp_path: Path) -> None:
+    runner = CliRunner()
+    store = f"jsonl://{tmp_path / 'store'}"
+    state = CliState()
+    assert (
+        runner.invoke(cli, ["--store", store, "import", str(REPO_SMALL)], obj=state).exit_code == 0
+    )
+    for fmt, name in (("html", "out.html"), ("markdown", "out.md")):
+        out = tmp_path / name
+        r = runner.invoke(cli, ["--store", store, "export", "019e19b4", str(out), "--format", fmt])
+        assert r.exit_code == 0, r.output
+        assert "Read hello.py" in out.read_text()
+    html = (tmp_path / "out.html").read_text()
+    check_page(html)
+    again = runner.invoke(
+        cli,
+        ["--store", store, "export", "019e19b4", str(tmp_path / "out.html"), "--format", "html"],
+    )
+    assert again.exit_code == 1 and "exists" in again.output
+    pi = runner.invoke(
+        cli,
+        ["--store", store, "export", "019e19b4", str(tmp_path / "x.jsonl"), "--redact-tool-output"],
+    )
+    assert pi.exit_code == 2
+
+
+def test_loopback_addresses() -> None:
+    assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("::1")
+    assert is_loopback("127.3.2.1")
+    assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.2") and not is_loopback("::")
+    assert not is_loopback("example.com")
+
+
+REPO_SMALL = (
+    Path(__file__).resolve().parents[1] / "data" / "sessions" / "agent-sessions_pi-small.v3.jsonl"
+)
+SHARED_FILES = sorted(
+    p for p in SHARED_SESSIONS.glob("*/*") if p.is_file() and p.name != "SOURCES.md"
+)
+
+
+def _shared_files() -> Iterator[Path]:
+    yield from SHARED_FILES
+
+
+@pytest.mark.parametrize("path", SHARED_FILES or [None], ids=lambda p: p.name[:40] if p else "none")
+async def test_every_real_file_renders_and_exports(path: Path | None) -> None:
+    if path is None:
+        if IN_CI:
+            pytest.fail(f"the shared session collection is missing: {SHARED_SESSIONS}")
+        pytest.skip("the shared session collection (../shared/data/sessions) is absent")
+    repo = MemoryRepo()
+    try:
+        s, _ = await import_session(path, repo, lenient=True)
+    except Exception as exc:  # a file the importers cannot read is the import tests' failure
+        pytest.skip(f"{path.name} does not import: {exc}")
+    with client(repo) as c:
+        for view in ("", "?last=1", "/context", "/stats", "/diff"):
+            r = c.get(f"/s/{s.id}{view}")
+            assert r.status_code == 200, (path.name, view)
+            check_page(r.text)
+    check_page(await export_html(s))
+    assert s.id in await export_markdown(s)
