@@ -9,7 +9,10 @@ builtin, so ``except LookupError`` / ``except ValueError`` keep working::
     ├── SessionNotFoundError (LookupError)
     ├── EntryNotFoundError (LookupError)
     ├── DuplicateEntryError (ValueError)
+    │   └── SessionExistsError (ValueError)
     ├── InvalidEntryError (ValueError)
+    │   ├── InvalidSessionIdError (ValueError)
+    │   └── InvalidMetadataError (ValueError)
     ├── CorruptSessionError (ValueError)
     ├── StorageError (OSError)
     ├── MissingExtraError (ImportError)
@@ -18,7 +21,9 @@ builtin, so ``except LookupError`` / ``except ValueError`` keep working::
     └── AgentHarnessError (RuntimeError)
 
 Messages name the session, entry id, file and line where they apply; the same facts are
-kept as attributes (``session_id``, ``entry_id``, ``path``, ``line_number``, ``code``).
+kept as attributes (``session_id``, ``entry_id``, ``path``, ``line_number``, ``code``), and
+:attr:`SessionTreeError.detail` holds the message without the ``[code]`` prefix and the
+``(session …, entry …)`` suffix, for code that words its own error around it.
 """
 
 from __future__ import annotations
@@ -32,7 +37,10 @@ __all__ = [
     "DuplicateEntryError",
     "EntryNotFoundError",
     "InvalidEntryError",
+    "InvalidMetadataError",
+    "InvalidSessionIdError",
     "MissingExtraError",
+    "SessionExistsError",
     "SessionNotFoundError",
     "SessionTreeError",
     "StorageError",
@@ -55,6 +63,8 @@ class SessionTreeError(Exception):
     Attributes:
         session_id: the session concerned, when known.
         entry_id: the entry concerned, when known.
+        detail: the message alone: ``str(exc)`` is it with the session and entry appended
+            (and, for errors with a ``code``, the ``[code]`` prefixed).
     """
 
     def __init__(
@@ -62,6 +72,7 @@ class SessionTreeError(Exception):
     ) -> None:
         where = _where(session_id, entry_id)
         super().__init__(f"{message} ({where})" if where else message)
+        self.detail = message
         self.session_id = session_id
         self.entry_id = entry_id
 
@@ -81,8 +92,20 @@ class DuplicateEntryError(SessionTreeError, ValueError):
     """An appended entry reuses an id already present in the session."""
 
 
+class SessionExistsError(DuplicateEntryError):
+    """A session is created with an id the repository already holds."""
+
+
 class InvalidEntryError(SessionTreeError, ValueError):
     """An entry fails validation or breaks a rule of SPEC §2 (e.g. a parent that is a ``leaf`` entry)."""
+
+
+class InvalidSessionIdError(InvalidEntryError):
+    """A session id that is not 1-128 of ``[A-Za-z0-9_-]`` (ids double as file names)."""
+
+
+class InvalidMetadataError(InvalidEntryError):
+    """Session metadata that is not a mapping, does not validate, or holds what JSON cannot carry."""
 
 
 class CorruptSessionError(SessionTreeError, ValueError):
@@ -138,6 +161,7 @@ class CompactionError(SessionTreeError, RuntimeError):
         self, code: str, message: str, *, session_id: str | None = None, entry_id: str | None = None
     ) -> None:
         super().__init__(f"[{code}] {message}", session_id=session_id, entry_id=entry_id)
+        self.detail = message
         self.code = code
 
 
@@ -152,4 +176,5 @@ class AgentHarnessError(SessionTreeError, RuntimeError):
         self, code: str, message: str, *, session_id: str | None = None, entry_id: str | None = None
     ) -> None:
         super().__init__(f"[{code}] {message}", session_id=session_id, entry_id=entry_id)
+        self.detail = message
         self.code = code

@@ -34,28 +34,12 @@ from sessiontree.compaction import (
 )
 from sessiontree.context import EntryProjector, SessionContext
 from sessiontree.entries import CompactionEntry
-from sessiontree.errors import AgentHarnessError, CompactionError, SessionTreeError, SummaryError
+from sessiontree.errors import AgentHarnessError, CompactionError, SummaryError
 from sessiontree.messages import AgentMessage
 from sessiontree.session import Session
 from sessiontree.summarizers.base import Summarizer
 
 __all__ = ["AgentHarness"]
-
-
-def _bare(exc: SessionTreeError) -> str:
-    """``exc``'s message without its ``[code]`` prefix and ``(session …, entry …)`` suffix,
-    which the harness error adds again itself (else both were there twice)."""
-    text = str(exc)
-    code = getattr(exc, "code", None)
-    if isinstance(code, str):  # the harness error puts its own [code] first
-        text = text.removeprefix(f"[{code}] ")
-    where = []
-    if exc.session_id is not None:
-        where.append(f"session {exc.session_id!r}")
-    if exc.entry_id is not None:
-        where.append(f"entry {exc.entry_id!r}")
-    suffix = f" ({', '.join(where)})"
-    return text.removesuffix(suffix) if where else text
 
 
 class AgentHarness:
@@ -115,7 +99,7 @@ class AgentHarness:
             self.settings: CompactionSettings = coerce_settings(settings)
             self.compaction_mode: CompactionMode = check_mode(compaction_mode)
         except CompactionError as exc:
-            raise AgentHarnessError("invalid_settings", _bare(exc), session_id=session.id) from exc
+            raise AgentHarnessError("invalid_settings", exc.detail, session_id=session.id) from exc
         self.session = session
         self.context_window = context_window
         if self.settings.keep_recent_tokens + self.settings.reserve_tokens >= context_window:
@@ -170,7 +154,7 @@ class AgentHarness:
             except CompactionError as exc:
                 if exc.code != "nothing_to_compact":
                     raise AgentHarnessError(
-                        "compaction", f"compaction failed: {_bare(exc)}", session_id=self.session.id
+                        "compaction", f"compaction failed: {exc.detail}", session_id=self.session.id
                     ) from exc
             else:
                 ctx = await self._build()
@@ -204,7 +188,7 @@ class AgentHarness:
             entry = await self._compact(instructions)
         except CompactionError as exc:
             code = "nothing_to_compact" if exc.code == "nothing_to_compact" else "compaction"
-            raise AgentHarnessError(code, _bare(exc), session_id=self.session.id) from exc
+            raise AgentHarnessError(code, exc.detail, session_id=self.session.id) from exc
         self.last_compaction = entry
         return entry
 
@@ -235,7 +219,7 @@ class AgentHarness:
         except SummaryError as exc:
             raise AgentHarnessError(
                 "branch_summary",
-                f"summarising the branch left failed: {_bare(exc)}",
+                f"summarising the branch left failed: {exc.detail}",
                 session_id=self.session.id,
                 entry_id=target_id,
             ) from exc

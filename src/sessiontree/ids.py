@@ -1,13 +1,50 @@
-"""Entry ids (UUID v7, time-ordered) and timestamps (SPEC §1)."""
+"""Entry ids (UUID v7, time-ordered), session ids and timestamps.
+
+Session ids double as file and directory names, so one rule (:data:`SESSION_ID_PATTERN`)
+decides which are allowed, for every backend and importer alike.
+"""
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import UTC, datetime
 
 import uuid_utils
 
-__all__ = ["iso_from_ms", "ms_from_iso", "new_id", "now_iso", "now_ms"]
+from sessiontree.errors import InvalidSessionIdError
+
+__all__ = [
+    "SESSION_ID_PATTERN",
+    "check_session_id",
+    "is_session_id",
+    "iso_from_ms",
+    "ms_from_iso",
+    "new_id",
+    "now_iso",
+    "now_ms",
+]
+
+SESSION_ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,128}")
+"""What a session id may be (whole-string match): safe as a file name on every platform."""
+
+
+def is_session_id(value: object) -> bool:
+    """Whether ``value`` is a string :data:`SESSION_ID_PATTERN` allows."""
+    return isinstance(value, str) and SESSION_ID_PATTERN.fullmatch(value) is not None
+
+
+def check_session_id(session_id: str) -> str:
+    """``session_id`` itself, if :data:`SESSION_ID_PATTERN` allows it.
+
+    Raises:
+        InvalidSessionIdError: the id is not 1-128 of ``[A-Za-z0-9_-]`` (or not a string).
+    """
+    if not is_session_id(session_id):
+        raise InvalidSessionIdError(
+            f"session id {session_id!r} is not allowed: use 1-128 of [A-Za-z0-9_-]"
+        )
+    return session_id
 
 
 def new_id() -> str:

@@ -12,7 +12,6 @@ after them. :func:`store` creates the session and appends everything in one
 from __future__ import annotations
 
 import hashlib
-import re
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -33,7 +32,7 @@ from sessiontree.errors import (
     InvalidEntryError,
     SessionTreeError,
 )
-from sessiontree.ids import iso_from_ms, ms_from_iso
+from sessiontree.ids import is_session_id, iso_from_ms, ms_from_iso
 from sessiontree.interop.detect import strip_bom
 from sessiontree.interop.report import CustomLine, DanglingParent, ImportReport, UnreadableLine
 from sessiontree.metadata import SessionMetadata
@@ -54,8 +53,6 @@ __all__ = [
     "store",
     "unreadable",
 ]
-
-_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 
 @dataclass
@@ -416,7 +413,7 @@ async def store(
 
     wanted = session_id
     if wanted is None and converted.session_id:
-        if _ID_RE.fullmatch(converted.session_id):
+        if is_session_id(converted.session_id):
             wanted = converted.session_id
         else:
             report.warnings.append(

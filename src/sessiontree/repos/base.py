@@ -7,8 +7,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from sessiontree import _json as exact_json
-from sessiontree.errors import InvalidEntryError
+from sessiontree.errors import InvalidMetadataError
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
+from sessiontree.snippets import make_snippet
 from sessiontree.tree import ForkPosition
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ class SessionRepo(Protocol):
         """Create an empty session (a new UUID v7 id unless given).
 
         Raises:
-            DuplicateEntryError: the id is taken. InvalidEntryError: a bad id.
+            SessionExistsError: the id is taken. InvalidSessionIdError: a bad id.
         """
         ...
 
@@ -73,7 +74,7 @@ def coerce_metadata(metadata: SessionMetadata | Mapping[str, Any] | None) -> Ses
     """A :class:`SessionMetadata` from a model, a camelCase/snake_case dict or ``None``.
 
     Raises:
-        InvalidEntryError: not a mapping, not valid metadata, or holding a value JSON cannot
+        InvalidMetadataError: not a mapping, not valid metadata, or holding a value JSON cannot
             carry (NaN/Infinity, lone surrogates, bytes that are not UTF-8) — refused before
             anything is written, on every backend alike (before, JSONL wrote NaN as null,
             SQLite as a bare ``NaN`` and PostgreSQL refused it).
@@ -82,32 +83,16 @@ def coerce_metadata(metadata: SessionMetadata | Mapping[str, Any] | None) -> Ses
         return SessionMetadata()
     if not isinstance(metadata, SessionMetadata):
         if not isinstance(metadata, Mapping):
-            raise InvalidEntryError(
+            raise InvalidMetadataError(
                 "session metadata must be a mapping or SessionMetadata, not "
                 f"{type(metadata).__name__}"
             )
         try:
             metadata = SessionMetadata.model_validate(dict(metadata))
         except ValueError as exc:
-            raise InvalidEntryError(f"invalid session metadata: {exc}") from exc
+            raise InvalidMetadataError(f"invalid session metadata: {exc}") from exc
     try:
         exact_json.model_json(metadata)
     except ValueError as exc:
-        raise InvalidEntryError(f"session metadata {exc}") from exc
+        raise InvalidMetadataError(f"session metadata {exc}") from exc
     return metadata
-
-
-def make_snippet(text: str, query: str, width: int = 160) -> str:
-    """About ``width`` characters of ``text`` around the first case-insensitive hit of ``query``."""
-    flat = " ".join(text.split())
-    pos = flat.lower().find(query.lower())
-    if pos < 0:
-        for word in query.split():
-            pos = flat.lower().find(word.lower())
-            if pos >= 0:
-                break
-    if pos < 0:
-        pos = 0
-    start = max(0, pos - width // 3)
-    end = min(len(flat), start + width)
-    return ("…" if start else "") + flat[start:end] + ("…" if end < len(flat) else "")

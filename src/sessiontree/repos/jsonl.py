@@ -2,7 +2,8 @@
 
 ``open_repo("jsonl:///abs/dir")`` or ``open_repo("/abs/dir")``. Each session directory holds
 the log (a pi v3 file, see :mod:`sessiontree.storage.jsonl.storage`), its lock file and a listing
-sidecar (:mod:`sessiontree.storage.jsonl.stats`).
+sidecar (:mod:`sessiontree.storage.jsonl.stats`), as :mod:`sessiontree.repos.jsonl_layout` lays
+them out.
 
 * :meth:`JSONLRepo.list` ``stat``\\ s every log (sorting by ``modified_at`` needs every mtime) but
   reads only the page it returns, and for each of those only the header line, the sidecar and
@@ -17,7 +18,6 @@ import builtins
 import contextlib
 import logging
 import os
-import re
 import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -30,35 +30,30 @@ from pydantic import ValidationError
 from sessiontree import _json as exact_json
 from sessiontree.errors import (
     CorruptSessionError,
-    DuplicateEntryError,
+    SessionExistsError,
     SessionNotFoundError,
     StorageError,
 )
-from sessiontree.ids import new_id
+from sessiontree.ids import check_session_id, is_session_id, new_id
 from sessiontree.messages import message_text, parse_message
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
-from sessiontree.repos.base import coerce_metadata, make_snippet
-from sessiontree.repos.memory import check_session_id
+from sessiontree.repos.base import coerce_metadata
+from sessiontree.repos.jsonl_layout import LOG_NAME, STATS_NAME, RepoLayout
 from sessiontree.session import Session
+from sessiontree.snippets import make_snippet
 from sessiontree.storage.jsonl.format import is_whole_line, parse_header
-from sessiontree.storage.jsonl.stats import STATS_NAME, Stats, count_lines, read_stats, write_stats
+from sessiontree.storage.jsonl.stats import Stats, count_lines, read_stats, write_stats
 from sessiontree.storage.jsonl.storage import (
-    LOG_NAME,
     Durability,
     JSONLStorage,
     check_session_log,
     create_session_file,
-    fsync_dir,
-    remove_session_files,
 )
 from sessiontree.tree import ForkPosition
 
 __all__ = ["JSONLRepo"]
 
 log = logging.getLogger("sessiontree.repos.jsonl")
-
-_SESSION_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,128}")
-"""Session ids usable as directory names (SPEC §6); other entries of the root are ignored."""
 
 _HEADER_PROBE = 4096
 """Bytes read at first to find the header line (more only for a longer header)."""
@@ -113,6 +108,7 @@ class JSONLRepo:
                 raising :class:`CorruptSessionError`.
         """
         self.root = Path(root).expanduser().absolute()
+        self._layout = RepoLayout(self.root)
         self.url = f"jsonl://{self.root}"
         self.durability: Durability = durability
         self.skip_bad_lines = skip_bad_lines
@@ -125,7 +121,7 @@ class JSONLRepo:
         await self.close()
 
     def _log_path(self, session_id: str) -> Path:
-        return self.root / check_session_id(session_id) / LOG_NAME
+        return self._layout.log_path(session_id)
 
     def _storage(self, session_id: str) -> JSONLStorage:
         path = self._log_path(session_id)
@@ -135,7 +131,7 @@ class JSONLRepo:
                 durability=self.durability,
                 skip_bad_lines=self.skip_bad_lines,
                 session_id=session_id,
-                repo_root=self.root,
+                layout=self._layout,
             )
         except SessionNotFoundError:
             raise SessionNotFoundError(session_id) from None
@@ -148,14 +144,14 @@ class JSONLRepo:
         """See :meth:`SessionRepo.create`: a new directory holding a header-only log.
 
         Raises:
-            InvalidEntryError: an id outside ``[A-Za-z0-9_-]{1,128}``.
-            DuplicateEntryError: the id is taken.
+            InvalidSessionIdError: an id outside ``[A-Za-z0-9_-]{1,128}``.
+            SessionExistsError: the id is taken.
             StorageError: the directory cannot be written.
         """
         session_id = new_id() if id is None else check_session_id(id)
         meta = coerce_metadata(metadata)
         directory = self.root / session_id
-        duplicate = DuplicateEntryError(
+        duplicate = SessionExistsError(
             "a session with this id already exists", session_id=session_id
         )
         try:
@@ -173,8 +169,7 @@ class JSONLRepo:
             raise StorageError(f"cannot create session directory {directory}: {exc}") from exc
         try:
             create_session_file(directory / LOG_NAME, session_id, meta, self.durability)
-            if self.durability != "none":
-                fsync_dir(self.root)
+            self._layout.created(directory / LOG_NAME, self.durability)
         except FileExistsError:
             raise duplicate from None
         except OSError as exc:
@@ -189,7 +184,7 @@ class JSONLRepo:
         """See :meth:`SessionRepo.open`; reads the log once and indexes it.
 
         Raises:
-            SessionNotFoundError: no such session. InvalidEntryError: an unsafe id.
+            SessionNotFoundError: no such session. InvalidSessionIdError: an unsafe id.
             CorruptSessionError: the log has no valid header or a bad line.
         """
         return Session(self._storage(id))
@@ -205,7 +200,7 @@ class JSONLRepo:
         with entries:
             for entry in entries:
                 name = entry.name
-                if not _SESSION_ID_RE.fullmatch(name):
+                if not is_session_id(name):
                     continue
                 path = os.path.join(entry.path, LOG_NAME)
                 try:
@@ -277,7 +272,7 @@ class JSONLRepo:
             if storage.id == id:
                 await storage.delete()  # later calls on it raise SessionNotFoundError
         try:
-            remove_session_files(path, in_repo=True)
+            self._layout.remove(path)
         except FileNotFoundError:
             pass
         except OSError as exc:

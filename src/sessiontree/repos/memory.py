@@ -3,35 +3,21 @@
 from __future__ import annotations
 
 import builtins
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from sessiontree.entries import MessageEntry
-from sessiontree.errors import DuplicateEntryError, InvalidEntryError, SessionNotFoundError
+from sessiontree.errors import SessionExistsError, SessionNotFoundError
+from sessiontree.ids import check_session_id
 from sessiontree.messages import UserMessage, message_text
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
-from sessiontree.repos.base import coerce_metadata, make_snippet
+from sessiontree.repos.base import coerce_metadata
 from sessiontree.session import Session
+from sessiontree.snippets import make_snippet
 from sessiontree.storage.memory import MemoryStorage
 from sessiontree.tree import ForkPosition
 
 __all__ = ["MemoryRepo", "check_session_id", "session_info_from_index"]
-
-_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,128}")
-
-
-def check_session_id(session_id: str) -> str:
-    """Refuse ids that are unsafe as file names: only ``[A-Za-z0-9_-]{1,128}`` (SPEC §6).
-
-    Raises:
-        InvalidEntryError: the id does not match.
-    """
-    if not isinstance(session_id, str) or not _ID_RE.fullmatch(session_id):
-        raise InvalidEntryError(
-            f"session id {session_id!r} is not allowed: use 1-128 of [A-Za-z0-9_-]"
-        )
-    return session_id
 
 
 def session_info_from_index(storage: MemoryStorage) -> SessionInfo:
@@ -83,7 +69,7 @@ class MemoryRepo:
         if id is not None:
             check_session_id(id)
             if id in self._sessions:
-                raise DuplicateEntryError("a session with this id already exists", session_id=id)
+                raise SessionExistsError("a session with this id already exists", session_id=id)
         storage = MemoryStorage(
             id, coerce_metadata(metadata), on_create=self._register, on_delete=self._forget
         )

@@ -14,10 +14,9 @@ from typing import Any
 
 from sessiontree._gc import gc_paused
 from sessiontree.errors import SessionNotFoundError
-from sessiontree.ids import new_id
+from sessiontree.ids import check_session_id, new_id
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.repos.base import coerce_metadata
-from sessiontree.repos.memory import check_session_id
 from sessiontree.session import Session
 from sessiontree.storage.sql.plan import metadata_from_json
 from sessiontree.storage.sql.storage import ParseCache, SQLStorage, make_engine
@@ -72,8 +71,8 @@ class SQLRepo:
         """See :meth:`SessionRepo.create`.
 
         Raises:
-            InvalidEntryError: an id outside ``[A-Za-z0-9_-]{1,128}``.
-            DuplicateEntryError: the id is taken.
+            InvalidSessionIdError: an id outside ``[A-Za-z0-9_-]{1,128}``.
+            SessionExistsError: the id is taken.
             StorageError: the database cannot be reached or written.
         """
         session_id = new_id() if id is None else check_session_id(id)

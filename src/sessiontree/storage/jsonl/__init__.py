@@ -2,7 +2,9 @@
 
 Modules: :mod:`~sessiontree.storage.jsonl.format` (lines, header, what counts as a whole line),
 :mod:`~sessiontree.storage.jsonl.index` (the line index of one file),
-:mod:`~sessiontree.storage.jsonl.stats` (listing counts) and
+:mod:`~sessiontree.storage.jsonl.stats` (listing counts),
+:mod:`~sessiontree.storage.jsonl.files` (creating and removing log files),
+:mod:`~sessiontree.storage.jsonl.log` (reading and appending whole lines of one file) and
 :mod:`~sessiontree.storage.jsonl.storage` (:class:`JSONLStorage`, the design in its docstring).
 """
 
@@ -11,7 +13,7 @@ from sessiontree.storage.jsonl.storage import (
     check_session_log,
     create_session_file,
     fsync_dir,
-    remove_session_files,
+    remove_session_log,
 )
 
 __all__ = [
@@ -19,5 +21,5 @@ __all__ = [
     "check_session_log",
     "create_session_file",
     "fsync_dir",
-    "remove_session_files",
+    "remove_session_log",
 ]

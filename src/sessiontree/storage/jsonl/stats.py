@@ -1,7 +1,8 @@
 """The listing sidecar of a JSONL session: what :class:`SessionInfo` needs, without the log.
 
-``<root>/<id>/stats.json`` records, for the first ``covered`` bytes of ``session.jsonl``, the
-entry count, message count, first user message and name. Listing reads the header line and
+The sidecar (a repository's layout names it: :mod:`sessiontree.repos.jsonl_layout`) records,
+for the first ``covered`` bytes of the log, the entry count, message count, first user message
+and name. Listing reads the header line and
 the sidecar, then scans only the bytes appended after ``covered`` (SPEC §6: "listing reads only
 each file's header and what it needs"). The sidecar is a cache: it is written atomically
 (temporary file + rename) by the storage (on create, every :data:`REFRESH_BYTES` appended, on
@@ -22,10 +23,7 @@ import orjson
 
 from sessiontree.storage.jsonl.format import first_user_text, is_whole_line
 
-__all__ = ["REFRESH_BYTES", "STATS_NAME", "Stats", "count_lines", "read_stats", "write_stats"]
-
-STATS_NAME = "stats.json"
-"""File name of the sidecar inside a session directory."""
+__all__ = ["REFRESH_BYTES", "Stats", "count_lines", "read_stats", "write_stats"]
 
 REFRESH_BYTES = 256 * 1024
 """A storage rewrites its sidecar after this many bytes (of log) appended since the last write."""

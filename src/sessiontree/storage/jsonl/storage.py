@@ -32,103 +32,48 @@ Design:
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
-import re
-import time
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Literal, cast
-
-from filelock import FileLock, Timeout
+from typing import cast
 
 from sessiontree.entries import Entry, dump_entry_json, stored_form
-from sessiontree.errors import CorruptSessionError, SessionNotFoundError, StorageError
-from sessiontree.ids import new_id, now_iso
+from sessiontree.errors import StorageError
+from sessiontree.ids import new_id
 from sessiontree.metadata import SessionMetadata
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage, select_entries
+from sessiontree.storage.jsonl.files import (
+    STANDALONE,
+    Durability,
+    LogLayout,
+    check_session_log,
+    create_session_file,
+    fsync_dir,
+    remove_session_log,
+)
 from sessiontree.storage.jsonl.format import (
     LineRecord,
-    SkippedLine,
-    build_header,
     entries_of,
     gc_paused,
-    is_whole_line,
     parse_header,
-    scan_block,
 )
-from sessiontree.storage.jsonl.index import LineIndex
-from sessiontree.storage.jsonl.stats import REFRESH_BYTES, STATS_NAME, Stats, write_stats
+from sessiontree.storage.jsonl.log import SessionLog
+from sessiontree.storage.jsonl.stats import REFRESH_BYTES, Stats, write_stats
 from sessiontree.tree import ForkPosition, branch_of, check_append, trace_chain
 
 __all__ = [
-    "LOG_NAME",
+    "STANDALONE",
     "Durability",
     "JSONLStorage",
+    "LogLayout",
     "check_session_log",
     "create_session_file",
     "fsync_dir",
-    "remove_session_files",
+    "remove_session_log",
 ]
 
-log = logging.getLogger("sessiontree.storage.jsonl.storage")
 
-Durability = Literal["none", "flush", "fsync"]
-"""When appended lines are forced to disk (see the module docstring)."""
-
-LOG_NAME = "session.jsonl"
-"""The log's file name inside a repository's session directory."""
-
-LOCK_TIMEOUT_S = 60.0
-"""Seconds a writer waits for the lock file before raising :class:`StorageError`."""
-
-_SESSION_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,128}")
-
-
-def fsync_dir(directory: Path) -> None:
-    """fsync a directory, so that a file or directory just created in it survives a crash.
-
-    Raises:
-        OSError: the directory cannot be opened.
-    """
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def create_session_file(
-    path: Path, session_id: str, metadata: SessionMetadata, durability: Durability = "flush"
-) -> None:
-    """Create a session file holding only its header, atomically and exclusively (mode 0600).
-
-    The header is written to a temporary file in the same directory and hard-linked into
-    place, so the file never exists without a whole header.
-
-    Raises:
-        FileExistsError: ``path`` exists.
-        OSError: the file cannot be written.
-    """
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{new_id()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        try:
-            os.write(fd, build_header(session_id, metadata, now_iso()))
-            if durability != "none":
-                os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.link(tmp, path)
-    finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-    if durability != "none":
-        fsync_dir(path.parent)
-
-
-class JSONLStorage:
+class JSONLStorage(SessionLog):
     """One session stored as an append-only pi v3 JSONL file (SPEC §6 "jsonl").
 
     ``JSONLStorage(path)`` opens an existing file in place: a repository's
@@ -147,7 +92,7 @@ class JSONLStorage:
         durability: Durability = "flush",
         skip_bad_lines: bool = False,
         session_id: str | None = None,
-        repo_root: str | os.PathLike[str] | None = None,
+        layout: LogLayout = STANDALONE,
     ) -> None:
         """Open a session file and index its entries (reads the whole file once).
 
@@ -158,9 +103,9 @@ class JSONLStorage:
                 every line is then validated at open.
             session_id: the session id (a repository passes the directory name); default the
                 header's ``id``.
-            repo_root: the repository root, where :meth:`fork` creates the new session;
-                found from the ``<root>/<id>/session.jsonl`` layout when not given, else forks
-                become sibling files ``<new id>.jsonl``.
+            layout: where the files beside the log and a fork's log go (a repository passes
+                its own); by default none are kept and forks are sibling files
+                ``<new id>.jsonl``.
 
         Raises:
             SessionNotFoundError: no file at ``path``.
@@ -168,32 +113,10 @@ class JSONLStorage:
                 other than the last one.
             StorageError: the file cannot be read.
         """
-        if durability not in ("none", "flush", "fsync"):
-            raise ValueError(f"durability must be none, flush or fsync, not {durability!r}")
-        self.path = Path(path).absolute()
-        self.durability: Durability = durability
-        self.skip_bad_lines = skip_bad_lines
-        self.skipped_lines: list[SkippedLine] = []
-        self._lock_path = self.path.with_name(self.path.name + ".lock")
-        if (
-            repo_root is None
-            and self.path.name == LOG_NAME
-            and _SESSION_ID_RE.fullmatch(self.path.parent.name)
-        ):
-            repo_root = self.path.parent.parent
-        self._repo_root = None if repo_root is None else Path(repo_root).absolute()
-        self._stats_path = self.path.parent / STATS_NAME if self._repo_root is not None else None
-        self._rfd: int | None = None
-        self._wfd: int | None = None
-        self._lock: FileLock | None = None
-        self._deleted = False
-        self._index = LineIndex()
-        self._offset = 0
-        self._next_line = 2
+        super().__init__(Path(path).absolute(), durability, skip_bad_lines)
+        self._layout = layout
+        self._stats_path = layout.stats_path(self.path)
         self._stats_offset = 0
-        self._dirty = False
-        self._torn_at = -1
-        self._unterminated = False
         fd = self._open_read()
         try:
             data = self._read_from(fd, 0)
@@ -212,223 +135,6 @@ class JSONLStorage:
         with gc_paused():
             self._ingest(data[header.length :], cut=False)
         self._ino = os.fstat(fd).st_ino
-
-    # ------------------------------------------------------------------ file plumbing
-
-    def _open_read(self) -> int:
-        if self._deleted:
-            raise SessionNotFoundError(self._id, "session was deleted")
-        if self._rfd is None:
-            try:
-                self._rfd = os.open(self.path, os.O_RDONLY)
-            except FileNotFoundError as exc:
-                sid = getattr(self, "_id", None) or self.path.stem
-                raise SessionNotFoundError(sid, f"no session file at {self.path}") from exc
-            except OSError as exc:
-                raise StorageError(f"cannot open session file {self.path}: {exc}") from exc
-        return self._rfd
-
-    def _open_write(self) -> int:
-        if self._wfd is None:
-            try:
-                self._wfd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
-            except OSError as exc:
-                raise StorageError(f"cannot write session file {self.path}: {exc}") from exc
-        return self._wfd
-
-    def _lock_file(self) -> FileLock:
-        if self._lock is None:
-            self._lock = FileLock(
-                self._lock_path,
-                timeout=LOCK_TIMEOUT_S,
-                mode=0o600,
-                poll_interval=0.001,
-                preserve_lock_file=True,
-            )
-        return self._lock
-
-    @staticmethod
-    def _read_from(fd: int, offset: int) -> bytes:
-        size = os.fstat(fd).st_size
-        if size <= offset:
-            return b""
-        chunks = []
-        while offset < size:
-            chunk = os.pread(fd, size - offset, offset)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            offset += len(chunk)
-        return b"".join(chunks)
-
-    def _ingest(self, block: bytes, *, cut: bool) -> None:
-        """Index the whole lines of ``block`` (bytes from ``self._offset``); maybe cut a torn tail."""
-        if not block:
-            return
-        if self._unterminated and block.startswith(b"\n"):
-            # another writer finished our last line: its newline ends a line already counted
-            self._unterminated = False
-            self._offset += 1
-            block = block[1:]
-            if not block:
-                return
-        result = scan_block(
-            block,
-            self._next_line,
-            self.path,
-            skip_bad=self.skip_bad_lines,
-            validate=self.skip_bad_lines,
-            session_id=getattr(self, "_id", None),
-        )
-        end = self._offset + len(block)
-        self._add_all(result.records, result.skipped)
-        for skipped in result.skipped:
-            log.warning(
-                "%s:%d: skipped bad line: %s", self.path, skipped.line_number, skipped.reason
-            )
-        self.skipped_lines.extend(result.skipped)
-        self._offset += result.consumed
-        self._next_line += result.lines
-        if result.torn and self._take_unterminated(block[result.consumed :]):
-            return
-        if result.torn:
-            if cut:
-                log.warning(
-                    "%s:%d: cutting off a torn final line before appending",
-                    self.path,
-                    self._next_line,
-                )
-                os.ftruncate(self._open_write(), self._offset)
-                self._torn_at = -1
-                return
-            if self._torn_at != end:
-                log.warning("%s:%d: ignoring a torn final line", self.path, self._next_line)
-            # remember the file size that ends in this torn tail: no re-read until it changes
-            self._torn_at = end
-
-    def _take_unterminated(self, tail: bytes) -> bool:
-        """Take a final line that is whole JSON but lacks its newline; True if so.
-
-        Another tool may end a pi file without the last newline; a line that parses is then
-        complete, not torn (a torn write cannot parse: the object only closes at its end).
-        Found in review: such a line was ignored, and the next append cut it off the file.
-        It is read exactly as the same line with its newline would be (a bad entry line is a
-        :class:`CorruptSessionError`, or skipped with ``skip_bad_lines``), and the newline is
-        written under the lock before the next append (:meth:`_write_lines`).
-        """
-        if b"\n" in tail or not is_whole_line(tail):
-            return False  # torn
-        result = scan_block(
-            tail + b"\n",
-            self._next_line,
-            self.path,
-            skip_bad=self.skip_bad_lines,
-            validate=self.skip_bad_lines,
-            session_id=getattr(self, "_id", None),
-        )
-        self._add_all(result.records, result.skipped)
-        for skipped in result.skipped:
-            log.warning(
-                "%s:%d: skipped bad line: %s", self.path, skipped.line_number, skipped.reason
-            )
-        self.skipped_lines.extend(result.skipped)
-        self._offset += len(tail)
-        self._next_line += 1
-        self._unterminated = True
-        return True
-
-    def _add_all(self, records: list[LineRecord], skipped: list[SkippedLine]) -> None:
-        self._index.add_all(
-            records,
-            skipped,
-            skip_duplicates=self.skip_bad_lines,
-            path=self.path,
-            session_id=self._id,
-        )
-
-    def _refresh(self) -> None:
-        """Pick up whole lines other processes appended (no lock; a torn tail is left alone)."""
-        fd = self._open_read()
-        size = os.fstat(fd).st_size
-        if size > self._offset and size != self._torn_at:
-            self._ingest(self._read_from(fd, self._offset), cut=False)
-
-    def _entry(self, entry_id: str) -> Entry | None:
-        record = self._index.by_id.get(entry_id)
-        return None if record is None else record.entry_of(self.path, self._id)
-
-    def _write_lines(self, lines: list[bytes]) -> None:
-        """Append whole lines under the lock: one ``os.write`` per entry line; undo on failure."""
-        fd = self._open_write()
-        start = self._offset
-        unterminated = self._unterminated
-        try:
-            if self._unterminated:  # finish the last line first (see _take_unterminated)
-                if os.pread(self._open_read(), 1, self._offset - 1) != b"\n":
-                    if os.write(fd, b"\n") != 1:
-                        raise OSError("short write of a newline")
-                    self._offset += 1
-                self._unterminated = False
-            for line in lines:
-                written = os.write(fd, line)
-                if written != len(line):
-                    raise OSError(f"short write: {written} of {len(line)} bytes")
-            if self.durability == "fsync":
-                os.fsync(fd)
-        except OSError as exc:
-            with contextlib.suppress(OSError):
-                os.ftruncate(fd, start)
-            self._offset, self._unterminated = start, unterminated
-            raise StorageError(f"cannot append to session file {self.path}: {exc}") from exc
-        with contextlib.suppress(OSError):
-            now = time.time_ns()
-            os.utime(fd, ns=(now, now))  # exact mtime: listing sorts by it
-        self._dirty = True
-
-    def _locked(self) -> AbstractContextManager[object]:
-        """Take the lock file; the returned context manager releases it once.
-
-        Raises:
-            SessionNotFoundError: the session file is gone (no lock file is created then).
-            StorageError: the lock cannot be taken in time.
-        """
-        if not os.path.exists(self.path):
-            self._deleted = True
-            raise SessionNotFoundError(self._id, f"session file {self.path} was deleted")
-        lock = self._lock_file()
-        try:
-            return lock.acquire()
-        except Timeout as exc:
-            raise StorageError(
-                f"timed out after {LOCK_TIMEOUT_S:.0f} s waiting for the lock {self._lock_path}"
-            ) from exc
-        except OSError as exc:
-            raise StorageError(f"cannot take the lock {self._lock_path}: {exc}") from exc
-
-    def _catch_up_locked(self) -> None:
-        fd = self._open_read()
-        st = os.fstat(fd)
-        try:
-            on_disk = os.stat(self.path).st_ino
-        except FileNotFoundError:
-            on_disk = None
-        if on_disk != st.st_ino:  # deleted (or replaced) since this storage opened it
-            self._deleted = on_disk is None
-            raise SessionNotFoundError(
-                self._id,
-                f"session file {self.path} was deleted"
-                if on_disk is None
-                else f"session file {self.path} was replaced; open the session again",
-            )
-        size = st.st_size
-        if size < self._offset:
-            raise CorruptSessionError(
-                f"the file shrank to {size} bytes below the {self._offset} bytes already read",
-                session_id=self._id,
-                path=self.path,
-            )
-        if size > self._offset:
-            self._ingest(self._read_from(fd, self._offset), cut=True)
 
     def _after_write(self, records: list[LineRecord], total: int) -> None:
         self._add_all(records, [])
@@ -575,26 +281,20 @@ class JSONLStorage:
         return self._index.name
 
     async def fork(self, target_id: str, position: ForkPosition = "at") -> SessionStorage:
-        """See :meth:`SessionStorage.fork`: the new session goes into the same repository.
+        """See :meth:`SessionStorage.fork`: the new log goes where the layout puts it.
 
-        Outside a repository (a pi file opened in place) the fork is a sibling file
-        ``<new id>.jsonl`` in the same directory.
+        A repository's layout puts it into the same repository; a log opened on its own (a pi
+        file opened in place) gets a sibling file ``<new id>.jsonl`` in the same directory.
         """
         self._refresh()
 
         async def create(meta: SessionMetadata) -> SessionStorage:
             session_id = new_id()
-            if self._repo_root is not None:
-                directory = self._repo_root / session_id
-                os.mkdir(directory, 0o700)
-                path = directory / LOG_NAME
-            else:
-                path = self.path.parent / f"{session_id}.jsonl"
+            path = self._layout.new_log(session_id, self.path)
             create_session_file(path, session_id, meta, self.durability)
-            if self._repo_root is not None and self.durability != "none":
-                fsync_dir(self._repo_root)
+            self._layout.created(path, self.durability)
             return JSONLStorage(
-                path, durability=self.durability, session_id=session_id, repo_root=self._repo_root
+                path, durability=self.durability, session_id=session_id, layout=self._layout
             )
 
         try:
@@ -603,7 +303,8 @@ class JSONLStorage:
             raise StorageError(f"cannot create the fork of {self._id}: {exc}") from exc
 
     async def delete(self) -> None:
-        """Delete the session: its directory in a repository, else the file and its lock file.
+        """Delete the session: its log, lock file and what the layout keeps (its directory in a
+        repository).
 
         Raises:
             StorageError: the files cannot be removed.
@@ -613,7 +314,7 @@ class JSONLStorage:
         await self.close()
         self._deleted = True
         try:
-            remove_session_files(self.path, in_repo=self._repo_root is not None)
+            self._layout.remove(self.path)
         except OSError as exc:
             raise StorageError(f"cannot delete session {self._id}: {exc}") from exc
 
@@ -641,37 +342,3 @@ class JSONLStorage:
             if fd is not None:
                 with contextlib.suppress(OSError):
                     os.close(fd)
-
-
-def check_session_log(path: Path) -> None:
-    """Raise unless ``path`` starts with a session header (what :func:`remove_session_files`
-    insists on before it removes anything).
-
-    Raises:
-        CorruptSessionError: not a session file.
-        OSError: the file cannot be read (``FileNotFoundError`` when it is missing).
-    """
-    with open(path, "rb") as f:
-        first = f.readline(1 << 20)
-    parse_header(first, path)
-
-
-def remove_session_files(path: Path, *, in_repo: bool) -> None:
-    """Remove a session log and the files sessiontree keeps beside it — nothing else.
-
-    In a repository the session directory is removed too, but only once it is empty: a file
-    someone else put there survives (and so does the directory). Never ``rmtree``.
-
-    Raises:
-        OSError: a file cannot be removed.
-    """
-    lock = path.with_name(path.name + ".lock")
-    path.unlink(missing_ok=True)
-    lock.unlink(missing_ok=True)
-    if in_repo and path.name == LOG_NAME:
-        directory = path.parent
-        (directory / STATS_NAME).unlink(missing_ok=True)
-        for tmp in directory.glob(f".{STATS_NAME}.*.tmp"):
-            tmp.unlink(missing_ok=True)
-        with contextlib.suppress(OSError):
-            directory.rmdir()  # only when empty

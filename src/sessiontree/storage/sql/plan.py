@@ -32,7 +32,7 @@ from sessiontree.entries import (
 )
 from sessiontree.messages import UserMessage, message_text
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
-from sessiontree.repos.base import make_snippet
+from sessiontree.snippets import make_snippet
 from sessiontree.storage.base import EntryCursor
 from sessiontree.tree import check_append, entry_refs, leaf_after
 
@@ -299,7 +299,7 @@ class SQLEngine(Protocol):
         """Insert an empty session.
 
         Raises:
-            DuplicateEntryError: the id is taken.
+            SessionExistsError: the id is taken.
         """
         ...
 

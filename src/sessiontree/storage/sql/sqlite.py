@@ -1,83 +1,53 @@
-"""The SQLite engine: the embedded default store (SPEC §6 "sql").
+"""The SQLite engine: the embedded default store (``sql`` backend over one SQLite file).
 
-One ``sqlite3`` connection per engine (shared by the repository and every session it opens),
-in WAL mode with a busy timeout, so readers never block and writers from several processes
-queue instead of failing. Calls are synchronous inside the async methods: each is a short
-local critical section, far cheaper than a hop to a thread. Every write runs in
-``BEGIN IMMEDIATE`` … ``COMMIT``, so the validation read and the writes see the same state.
-
-An append writes the ``entries`` row and the session row only; the FTS5 table is brought up to
-date later. Writing it in every append made each ``COMMIT`` flush a new FTS5 segment: ~106 µs
-instead of ~39 µs, an append of ~150 µs against ~35 µs for a raw one-row insert. Rows above
-the watermark ``search_index_state.indexed_upto`` are not indexed yet; :meth:`search` indexes
-them first ("catch-up", one write transaction, one ``executemany``), and an append that
-leaves :data:`INDEX_BACKLOG` or more of them does it before its own ``COMMIT`` (with the text
-its plan already holds for its own rows), so a search never has much to catch up. The watermark
-is read in the append's session-row query, so the common append runs no extra statement.
-A search waits at most :data:`CATCH_UP_WAIT_MS` for the write lock; while another process holds
-it, the lagging rows are searched through a connection-private FTS5 table instead.
-Indexed text is :func:`~sessiontree.storage.sql.plan.index_text` on every path.
-
-Opening is careful (LESSONS 15, 18): the file is checked to be a sessiontree database (or
-empty) *before* anything is written to it; setting WAL and migrating are retried while another
-process holds the lock during its own first open; a newer schema version is refused.
+Opening (URL, connection, schema check, migration) lives in
+:mod:`~sessiontree.storage.sql.sqlite_open`, the deferred search index in
+:mod:`~sessiontree.storage.sql.sqlite_index`; this module holds the queries and the append.
+Calls are synchronous inside the async methods: each is a short local critical section, far
+cheaper than a hop to a thread. The search-index watermark is read in the append's
+session-row query, so the common append runs no extra statement.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sqlite3
-import stat
-import time
-from collections.abc import Iterator, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
 
-from sessiontree.entries import Entry, MessageEntry, parse_entry_json
-from sessiontree.errors import (
-    DuplicateEntryError,
-    InvalidEntryError,
-    SessionNotFoundError,
-    SessionTreeError,
-    StorageError,
-)
-from sessiontree.ids import now_ms
-from sessiontree.messages import message_text
+from sessiontree.entries import Entry
+from sessiontree.errors import DuplicateEntryError, SessionExistsError, SessionNotFoundError
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.storage.base import EntryCursor
 from sessiontree.storage.sql.plan import (
     LIST_COLUMNS,
     SessionState,
     hit_from_row,
-    index_text,
     info_from_row,
     lookup_ids,
     now_us,
     plan_append,
     search_terms,
 )
-from sessiontree.storage.sql.schema import (
-    APP,
-    MIGRATIONS,
-    SCHEMA_VERSION,
-    check_version,
-    foreign_database,
+from sessiontree.storage.sql.sqlite_index import (
+    ADVANCE_INDEX,
+    INSERT_FTS,
+    catch_up,
+    index_pending,
+    search_pending,
+)
+from sessiontree.storage.sql.sqlite_open import (
+    SQLiteConnection,
+    sqlite_path_from_url,
+    write_transaction,
 )
 
-__all__ = ["CATCH_UP_WAIT_MS", "INDEX_BACKLOG", "SQLiteEngine", "sqlite_path_from_url"]
-
-CATCH_UP_WAIT_MS = 50
-"""How long a search waits for the write lock to bring the index up to date (ms); past
-that it searches the lagging rows in a private table instead (see ``_search_pending``)."""
+__all__ = ["INDEX_BACKLOG", "SQLiteEngine", "sqlite_path_from_url"]
 
 INDEX_BACKLOG = 256
 """An append that leaves this many ``entries`` rows (or more) above the search index watermark
 indexes them all before it commits, so the rows a search has to index first stay few."""
-
-_SYNC_LEVELS = {"off": "OFF", "normal": "NORMAL", "full": "FULL", "extra": "EXTRA"}
 
 _CHAIN_SQL = """
 WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
@@ -101,189 +71,18 @@ _SESSION_ROW = (
     " (SELECT indexed_upto FROM search_index_state), (SELECT max(rowid) FROM entries)"
     " FROM sessions WHERE id = ?"
 )
-_INSERT_FTS = "INSERT INTO entries_fts (rowid, text) VALUES (?, ?)"
-_ADVANCE_INDEX = (
-    "UPDATE search_index_state SET indexed_upto = (SELECT coalesce(max(rowid), 0) FROM entries)"
-)
 _UPDATE_SESSION = (
     "UPDATE sessions SET leaf_id = ?, entry_count = ?, message_count = ?, modified_us = ?,"
     " first_message = COALESCE(first_message, ?), name = COALESCE(?, name) WHERE id = ?"
 )
 
 
-def sqlite_path_from_url(url: str) -> tuple[str, dict[str, str]]:
-    """The file path and query options of a ``sqlite:`` URL.
-
-    ``sqlite:///abs/file.db`` → ``/abs/file.db``; ``sqlite:///:memory:`` → ``:memory:``;
-    ``sqlite:rel.db`` → ``rel.db``. Options: ``?synchronous=normal|full|off|extra``
-    (default ``normal``: durable against a crash of the process, not of the machine),
-    ``?timeout=<seconds>`` (busy timeout, default 30).
-
-    Raises:
-        StorageError: no path, or an unknown option.
-    """
-    rest = url.split(":", 1)[1]
-    rest, _, query = rest.partition("?")
-    if rest.startswith("//"):
-        rest = rest[2:]
-    if rest.startswith("/:memory:"):
-        rest = ":memory:"
-    opts: dict[str, str] = {}
-    for part in filter(None, query.split("&")):
-        key, _, value = part.partition("=")
-        if key not in ("synchronous", "timeout"):
-            raise StorageError(f"unknown option {key!r} in {url!r} (synchronous, timeout)")
-        opts[key] = value
-    if opts.get("synchronous", "normal").lower() not in _SYNC_LEVELS:
-        raise StorageError(f"synchronous must be one of {sorted(_SYNC_LEVELS)} in {url!r}")
-    if not rest:
-        raise StorageError(f"no database file in {url!r}: use sqlite:///abs/path.db")
-    return rest, opts
-
-
-@contextlib.contextmanager
-def _write_transaction(conn: sqlite3.Connection, *, begun: bool = False) -> Iterator[None]:
-    """``BEGIN IMMEDIATE`` (unless the caller ``begun`` it) … ``COMMIT``; ``ROLLBACK`` if the
-    body raises. Every write of this engine runs in one of these."""
-    if not begun:
-        conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-
-
-def _is_busy(exc: sqlite3.Error) -> bool:
-    msg = str(exc).lower()
-    return "locked" in msg or "busy" in msg
-
-
-class SQLiteEngine:
+class SQLiteEngine(SQLiteConnection):
     """The :class:`~sessiontree.storage.sql.plan.SQLEngine` over one SQLite file.
 
     The connection opens on first use. Not thread-safe: use one engine per thread (asyncio
     tasks on one loop are fine: no method awaits inside a transaction).
     """
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self.path, opts = sqlite_path_from_url(url)
-        self._sync = _SYNC_LEVELS[opts.get("synchronous", "normal").lower()]
-        try:
-            self._timeout = float(opts.get("timeout", "30"))
-        except ValueError:
-            raise StorageError(f"timeout must be a number of seconds in {url!r}") from None
-        self._conn: sqlite3.Connection | None = None
-        self._closed = False
-
-    # ------------------------------------------------------------------ connection
-
-    def _error(self, exc: BaseException) -> SessionTreeError:
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        if isinstance(exc, sqlite3.DatabaseError) and "not a database" in msg:
-            return foreign_database(self.path, msg)
-        if "readonly" in msg or "read-only" in msg:
-            return StorageError(f"{self.path}: the database is read-only ({msg})")
-        if isinstance(exc, sqlite3.Error) and _is_busy(exc):
-            return StorageError(
-                f"{self.path}: database is locked by another writer for over {self._timeout:g} s"
-            )
-        return StorageError(f"{self.path}: {msg}")
-
-    def _db(self) -> sqlite3.Connection:
-        conn = self._conn
-        if conn is not None:
-            return conn
-        if self._closed:
-            raise StorageError(f"{self.url}: the repository is closed")
-        try:
-            conn = self._connect()
-        except SessionTreeError:
-            raise
-        except (sqlite3.Error, OSError) as exc:
-            raise self._error(exc) from exc
-        self._conn = conn
-        return conn
-
-    def _connect(self) -> sqlite3.Connection:
-        memory = self.path == ":memory:" or self.path.startswith("file::memory:")
-        if not memory:
-            path = Path(self.path)
-            if path.exists():
-                mode = path.stat().st_mode
-                if not os.access(path, os.W_OK) or not mode & (
-                    stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
-                ):
-                    raise StorageError(f"{path}: the database file is read-only")
-            else:
-                path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(
-            self.path, timeout=self._timeout, isolation_level=None, check_same_thread=False
-        )
-        try:
-            self._prepare(conn, memory)
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    def _prepare(self, conn: sqlite3.Connection, memory: bool) -> None:
-        deadline = time.monotonic() + self._timeout
-        while True:
-            try:
-                # read-only checks first: nothing is written to a database that is not ours
-                version = self._stored_version(conn)
-                check_version(version, self.path)
-                if not memory:
-                    mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
-                    if str(mode).lower() != "wal":
-                        conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute(f"PRAGMA synchronous = {self._sync}")
-                if version != SCHEMA_VERSION:
-                    self._migrate(conn)
-                return
-            except sqlite3.OperationalError as exc:
-                if not _is_busy(exc) or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.01)
-
-    def _stored_version(self, conn: sqlite3.Connection) -> int | None:
-        names = {
-            r[0]
-            for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
-        }
-        if "schema_version" not in names:
-            if names:
-                raise foreign_database(self.path, f"it holds tables {sorted(names)[:5]}")
-            return None
-        row = conn.execute(
-            "SELECT max(version), count(*), sum(app = ?) FROM schema_version", (APP,)
-        ).fetchone()
-        if row[1] and not row[2]:
-            raise foreign_database(self.path, "schema_version belongs to another application")
-        return None if row[0] is None else int(row[0])
-
-    def _migrate(self, conn: sqlite3.Connection) -> None:
-        with _write_transaction(conn):
-            version = self._stored_version(conn) or 0  # again, under the write lock
-            check_version(version, self.path)
-            for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
-                for statement in migration.sqlite:
-                    conn.execute(statement)
-                conn.execute(
-                    "INSERT INTO schema_version (app, version, applied_at_ms) VALUES (?, ?, ?)",
-                    (APP, number, now_ms()),
-                )
-
-    async def close(self) -> None:
-        """Close the connection. Idempotent."""
-        self._closed = True
-        if self._conn is not None:
-            conn, self._conn = self._conn, None
-            conn.close()
 
     # ------------------------------------------------------------------ sessions
 
@@ -304,16 +103,9 @@ class SQLiteEngine:
                 ),
             )
         except sqlite3.IntegrityError as exc:
-            raise DuplicateEntryError(
+            raise SessionExistsError(
                 "a session with this id already exists", session_id=session_id
             ) from exc
-        except sqlite3.Error as exc:
-            raise self._error(exc) from exc
-
-    def _query(self, sql: str, params: Any = ()) -> list[Any]:
-        conn = self._db()
-        try:
-            return conn.execute(sql, params).fetchall()
         except sqlite3.Error as exc:
             raise self._error(exc) from exc
 
@@ -331,7 +123,7 @@ class SQLiteEngine:
         """See :class:`SQLEngine`."""
         conn = self._db()
         try:
-            with _write_transaction(conn):
+            with write_transaction(conn):
                 conn.execute(
                     "DELETE FROM entries_fts WHERE rowid IN"
                     " (SELECT rowid FROM entries WHERE session_id = ?)",
@@ -452,7 +244,7 @@ class SQLiteEngine:
         """See :class:`SQLEngine`: one ``BEGIN IMMEDIATE`` transaction, validation inside it."""
         conn = self._db()
         try:
-            with _write_transaction(conn):
+            with write_transaction(conn):
                 stored = self._append_locked(conn, session_id, entries, at_leaf, bodies)
         except sqlite3.IntegrityError as exc:
             raise DuplicateEntryError(
@@ -496,7 +288,7 @@ class SQLiteEngine:
         if index_now:
             # the backlog left by earlier appends first; this append's rows below, with the
             # text the planner already has
-            self._index_pending(conn, indexed_upto)
+            index_pending(conn, indexed_upto)
         if len(plan.rows) == 1:
             r = plan.rows[0]
             cur = conn.execute(
@@ -505,8 +297,8 @@ class SQLiteEngine:
             )
             if index_now:
                 if r.text is not None:
-                    conn.execute(_INSERT_FTS, (cur.lastrowid, r.text))
-                conn.execute(_ADVANCE_INDEX)
+                    conn.execute(INSERT_FTS, (cur.lastrowid, r.text))
+                conn.execute(ADVANCE_INDEX)
         else:
             conn.executemany(
                 _INSERT_ENTRY,
@@ -521,7 +313,7 @@ class SQLiteEngine:
                     " SELECT rowid, ? FROM entries WHERE session_id = ? AND seq = ?",
                     [(r.text, session_id, r.seq) for r in plan.rows if r.text is not None],
                 )
-                conn.execute(_ADVANCE_INDEX)
+                conn.execute(ADVANCE_INDEX)
         conn.execute(
             _UPDATE_SESSION,
             (
@@ -539,103 +331,17 @@ class SQLiteEngine:
     # ------------------------------------------------------------------ search index
 
     def _catch_up(self) -> int | None:
-        """Index every entry above the watermark, if any, in one write transaction.
-
-        Waits at most :data:`CATCH_UP_WAIT_MS` for the write lock (found in review: with a
-        long write of another process in progress, every search waited the whole busy
-        timeout, then failed). Returns ``None`` when the index is complete, else the
-        watermark it could not move (another writer holds the lock): the caller then searches
-        the rows above it separately (:meth:`_search_pending`).
+        """:func:`~sessiontree.storage.sql.sqlite_index.catch_up` on this engine's connection.
 
         Raises:
             StorageError: the database failed.
         """
         conn = self._db()
         try:
-            row = conn.execute(
-                "SELECT indexed_upto, indexed_upto < (SELECT coalesce(max(rowid), 0) FROM entries)"
-                " FROM search_index_state"
-            ).fetchone()
-            if not row or not row[1]:
-                return None
-            conn.execute(f"PRAGMA busy_timeout = {CATCH_UP_WAIT_MS}")
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as exc:
-                if _is_busy(exc):
-                    return int(row[0])
-                raise
-            finally:
-                conn.execute(f"PRAGMA busy_timeout = {int(self._timeout * 1000)}")
-            with _write_transaction(conn, begun=True):
-                # read again under the write lock: another process may have caught up
-                (indexed_upto,) = conn.execute(
-                    "SELECT indexed_upto FROM search_index_state"
-                ).fetchone()
-                self._index_pending(conn, indexed_upto)
-                conn.execute(_ADVANCE_INDEX)
+            return catch_up(conn, self._timeout)
         except sqlite3.Error as exc:
             raise self._error(exc) from exc
-        return None
 
     def _search_pending(self, match: str, limit: int, indexed_upto: int) -> list[Any]:
-        """The search of :meth:`search` while the index lags and another writer holds the lock.
-
-        The rows above ``indexed_upto`` go into a connection-private (``temp``) FTS5 table
-        with the same tokenizer — writing it takes no lock on the database. Its matches (the
-        newest entries) come first, then the index's, each by rank; no row twice. Rows as
-        ``(session_id, entry_id, body)``.
-        """
-        conn = self._db()
-        conn.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.pending_fts USING fts5"
-            " (text, tokenize = 'unicode61 remove_diacritics 2')"
-        )
-        conn.execute("DELETE FROM temp.pending_fts")
-        try:
-            conn.executemany(
-                "INSERT INTO temp.pending_fts (rowid, text) VALUES (?, ?)",
-                self._pending_texts(conn, indexed_upto),
-            )
-            # bm25 ranks of two tables are not comparable (a handful of pending rows give a
-            # term no weight): the pending, newest, matches come first, each part by rank;
-            # a row both tables hold (another process caught up meanwhile) comes once
-            return conn.execute(
-                "SELECT e.session_id, e.id, e.body FROM"
-                " (SELECT rowid, min(src) AS src, min(rank) AS rank FROM"
-                "   (SELECT rowid, rank, 1 AS src FROM main.entries_fts WHERE entries_fts MATCH ?"
-                "    UNION ALL SELECT rowid, rank, 0 AS src FROM temp.pending_fts"
-                "     WHERE pending_fts MATCH ?)"
-                "  GROUP BY rowid ORDER BY src, rank LIMIT ?)"
-                " AS f JOIN entries AS e ON e.rowid = f.rowid ORDER BY f.src, f.rank",
-                (match, match, limit),
-            ).fetchall()
-        finally:
-            conn.execute("DELETE FROM temp.pending_fts")
-
-    @staticmethod
-    def _pending_texts(conn: sqlite3.Connection, indexed_upto: int) -> list[tuple[int, str]]:
-        """``(rowid, text)`` of every ``message`` row above ``indexed_upto`` with text to index."""
-        rows = conn.execute(
-            "SELECT rowid, body FROM entries WHERE rowid > ? AND type = 'message' ORDER BY rowid",
-            (indexed_upto,),
-        ).fetchall()
-        texts = []
-        for rowid, body in rows:
-            try:
-                entry = parse_entry_json(body)
-            except InvalidEntryError:
-                continue  # a damaged row holds no text to find; reading it names the entry
-            if isinstance(entry, MessageEntry):
-                text = index_text(message_text(entry.message))
-                if text is not None:
-                    texts.append((rowid, text))
-        return texts
-
-    @classmethod
-    def _index_pending(cls, conn: sqlite3.Connection, indexed_upto: int) -> None:
-        """Insert the search text of every ``message`` row above ``indexed_upto`` (in a write
-        transaction; the caller then moves the watermark with ``_ADVANCE_INDEX``)."""
-        texts = cls._pending_texts(conn, indexed_upto)
-        if texts:
-            conn.executemany(_INSERT_FTS, texts)
+        """:func:`~sessiontree.storage.sql.sqlite_index.search_pending` on this connection."""
+        return search_pending(self._db(), match, limit, indexed_upto)

@@ -39,7 +39,7 @@ from sessiontree.errors import (
     SessionNotFoundError,
     StorageError,
 )
-from sessiontree.ids import new_id
+from sessiontree.ids import check_session_id, new_id
 from sessiontree.metadata import SessionMetadata
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage
 from sessiontree.storage.sql.plan import SQLEngine, metadata_from_json
@@ -176,10 +176,8 @@ class SQLStorage:
         """Create an empty session by URL; the storage owns its connection.
 
         Raises:
-            DuplicateEntryError: the id is taken. StorageError: the store cannot be opened.
+            SessionExistsError: the id is taken. StorageError: the store cannot be opened.
         """
-        from sessiontree.repos.memory import check_session_id
-
         session_id = new_id() if session_id is None else check_session_id(session_id)
         metadata = metadata or SessionMetadata()
         engine = make_engine(url)

@@ -1,0 +1,159 @@
+"""Session log files: creating one whole-headed file, removing one, fsyncing a directory.
+
+Files are created 0600. Where logs live and what is kept beside them (a directory per
+session, a listing sidecar) is a :class:`LogLayout` the storage is given — a repository's
+(:mod:`sessiontree.repos.jsonl_layout`) or :data:`STANDALONE` for a log opened on its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Literal, Protocol
+
+from sessiontree.ids import new_id, now_iso
+from sessiontree.metadata import SessionMetadata
+from sessiontree.storage.jsonl.format import build_header, parse_header
+
+__all__ = [
+    "STANDALONE",
+    "Durability",
+    "LogLayout",
+    "check_session_log",
+    "create_session_file",
+    "fsync_dir",
+    "lock_path",
+    "remove_session_log",
+]
+
+Durability = Literal["none", "flush", "fsync"]
+"""When appended lines are forced to disk (see :mod:`sessiontree.storage.jsonl.storage`)."""
+
+
+def lock_path(path: Path) -> Path:
+    """The lock file that serialises appends to the log at ``path``: ``<file>.lock`` beside it."""
+    return path.with_name(path.name + ".lock")
+
+
+def fsync_dir(directory: Path) -> None:
+    """fsync a directory, so that a file or directory just created in it survives a crash.
+
+    Raises:
+        OSError: the directory cannot be opened.
+    """
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def create_session_file(
+    path: Path, session_id: str, metadata: SessionMetadata, durability: Durability = "flush"
+) -> None:
+    """Create a session file holding only its header, atomically and exclusively (mode 0600).
+
+    The header is written to a temporary file in the same directory and hard-linked into
+    place, so the file never exists without a whole header.
+
+    Raises:
+        FileExistsError: ``path`` exists.
+        OSError: the file cannot be written.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{new_id()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        try:
+            os.write(fd, build_header(session_id, metadata, now_iso()))
+            if durability != "none":
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.link(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+    if durability != "none":
+        fsync_dir(path.parent)
+
+
+def check_session_log(path: Path) -> None:
+    """Raise unless ``path`` starts with a session header (what a repository insists on
+    before it removes a session).
+
+    Raises:
+        CorruptSessionError: not a session file.
+        OSError: the file cannot be read (``FileNotFoundError`` when it is missing).
+    """
+    with open(path, "rb") as f:
+        first = f.readline(1 << 20)
+    parse_header(first, path)
+
+
+def remove_session_log(path: Path) -> None:
+    """Remove a session log and its lock file — nothing else.
+
+    Raises:
+        OSError: a file cannot be removed.
+    """
+    lock = lock_path(path)
+    path.unlink(missing_ok=True)
+    lock.unlink(missing_ok=True)
+
+
+class LogLayout(Protocol):
+    """Where session logs and the files kept beside them live.
+
+    A repository decides this (:class:`sessiontree.repos.jsonl_layout.RepoLayout`: one
+    directory per session, with a listing sidecar); the storage only asks. A log opened on
+    its own uses :data:`STANDALONE`.
+    """
+
+    def stats_path(self, log: Path) -> Path | None:
+        """The listing sidecar the storage keeps current for ``log``, or ``None`` for none."""
+        ...
+
+    def new_log(self, session_id: str, beside: Path) -> Path:
+        """Make room for a new session's log (a fork of the log at ``beside``); its path.
+
+        Raises:
+            OSError: the room cannot be made.
+        """
+        ...
+
+    def created(self, log: Path, durability: Durability) -> None:
+        """After the new ``log`` was created: make it durable as ``durability`` asks.
+
+        Raises:
+            OSError: it cannot be made durable.
+        """
+        ...
+
+    def remove(self, log: Path) -> None:
+        """Remove the session whose log is ``log``: the log, its lock and what the layout keeps.
+
+        Raises:
+            OSError: a file cannot be removed.
+        """
+        ...
+
+
+class _Standalone:
+    """A log on its own: no sidecar; a fork is the sibling file ``<new id>.jsonl``."""
+
+    def stats_path(self, log: Path) -> Path | None:
+        return None
+
+    def new_log(self, session_id: str, beside: Path) -> Path:
+        return beside.parent / f"{session_id}.jsonl"
+
+    def created(self, log: Path, durability: Durability) -> None:
+        pass  # create_session_file has fsynced the directory that lists the file
+
+    def remove(self, log: Path) -> None:
+        remove_session_log(log)
+
+
+STANDALONE: LogLayout = _Standalone()
+"""The layout of a log opened on its own (any pi v3 file)."""
