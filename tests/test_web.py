@@ -321,13 +321,11 @@ def test_loopback_addresses() -> None:
 REPO_SMALL = (
     Path(__file__).resolve().parents[1] / "data" / "sessions" / "agent-sessions_pi-small.v3.jsonl"
 )
+IMPORTED_DIRS = ("pi", "claude-code", "codex", "swe-agent-traj")
+"""The collection's folders of formats sessiontree imports (aider and cline are not sessions)."""
 SHARED_FILES = sorted(
-    p for p in SHARED_SESSIONS.glob("*/*") if p.is_file() and p.name != "SOURCES.md"
+    p for d in IMPORTED_DIRS for p in (SHARED_SESSIONS / d).glob("*") if p.is_file()
 )
-
-
-def _shared_files() -> Iterator[Path]:
-    yield from SHARED_FILES
 
 
 @pytest.mark.parametrize("path", SHARED_FILES or [None], ids=lambda p: p.name[:40] if p else "none")
