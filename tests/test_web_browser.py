@@ -7,10 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shutil
-import socket
 import tempfile
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,40 +48,15 @@ class Served:
     repo: JSONLRepo
 
 
-def _free_port() -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))  # loopback only, a port the kernel picks
-    return sock
-
-
 @contextlib.contextmanager
 def run_server(root: Path, *, write: bool = False) -> Iterator[str]:
-    """Serve the JSONL store at ``root`` on 127.0.0.1 in a thread; yields the base URL."""
-    import uvicorn
-
+    """Serve the JSONL store at ``root`` on 127.0.0.1 (a free port); yields the base URL."""
     from sessiontree.web.app import create_app
+    from sessiontree.web.server import serve_in_thread
 
-    sock = _free_port()
-    host, port = sock.getsockname()
-    assert host == "127.0.0.1"
-    config = uvicorn.Config(
-        create_app(JSONLRepo(root), write=write), log_level="warning", lifespan="on"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the web server did not start")
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+    with serve_in_thread(create_app(JSONLRepo(root), write=write), host="127.0.0.1") as url:
+        assert url.startswith("http://127.0.0.1:")
+        yield url
 
 
 @pytest.fixture(scope="module")

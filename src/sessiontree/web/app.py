@@ -122,6 +122,7 @@ def create_app(
         context.setdefault("error", None)
         context.setdefault("page", None)
         context.setdefault("path_known", True)
+        context.setdefault("id_len", 12)
         return page(
             request,
             "session.html",
@@ -183,7 +184,9 @@ def create_app(
             start=p.get("start") or None,
             last=p.get("last") == "1",
         )
-        return await session_page(request, s, "tree", page=result, path_known=result.path_known)
+        return await session_page(
+            request, s, "tree", page=result, path_known=result.path_known, id_len=result.id_len
+        )
 
     async def context(request: Request) -> Response:
         s = await open_session(request)

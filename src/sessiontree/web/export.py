@@ -38,7 +38,7 @@ async def export_html(session: Session, *, redact_tool_output: bool = False) -> 
 
     Reads every entry once.
     """
-    runs, count = await whole_tree(session, redacted=redact_tool_output)
+    runs, count, id_len = await whole_tree(session, redacted=redact_tool_output)
     env = environment()
     page: str = env.get_template("export.html").render(
         sid=session.id,
@@ -46,6 +46,7 @@ async def export_html(session: Session, *, redact_tool_output: bool = False) -> 
         meta=await session.get_metadata(),
         leaf_id=await session.get_leaf_id(),
         tree_runs=runs,
+        id_len=id_len,
         count=count,
         stats=await stats_view(session),
         redacted=redact_tool_output,
@@ -116,7 +117,7 @@ def _md_row(r: Row) -> list[str]:
 
 async def export_markdown(session: Session, *, redact_tool_output: bool = False) -> str:
     """The whole session as Markdown: each run of the tree a section, each entry a heading."""
-    runs, count = await whole_tree(session, redacted=redact_tool_output)
+    runs, count, _ = await whole_tree(session, redacted=redact_tool_output)
     name = await session.get_name()
     leaf = await session.get_leaf_id()
     parts = [

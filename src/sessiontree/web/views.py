@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,6 +72,18 @@ CONTEXT_SHOWN = 400
 STATE_TYPES = frozenset({"model_change", "thinking_level_change", "active_tools_change", "custom"})
 """Path entries that change derived state or carry extension data, not conversation."""
 GIST_WIDTH = 160
+
+
+ID_SHOWN_MAX = 13
+"""Most characters of an id shown in the tree (the whole id is in the entry's details)."""
+
+
+def short_id_length(ids: Iterable[str]) -> int:
+    """The shortest id prefix (8 to :data:`ID_SHOWN_MAX` characters) that tells ``ids`` apart
+    (UUID v7 ids written in the same millisecond share long prefixes; those are cut)."""
+    from sessiontree.cli._common import short_id_length as unique_prefix
+
+    return min(ID_SHOWN_MAX, unique_prefix(ids))
 
 
 def describe(entry: Entry) -> tuple[str, str]:
@@ -152,6 +164,7 @@ class TreePage:
     has_after: bool
     path_known: bool
     count: int
+    id_len: int = 8
 
     @property
     def whole(self) -> bool:
@@ -354,11 +367,13 @@ async def tree_page(
         has_after,
         leaf_id is None or leaf_id in by_id,
         len(entries),
+        short_id_length(by_id),
     )
 
 
-async def whole_tree(session: Session, *, redacted: bool = False) -> tuple[list[Run], int]:
-    """Every entry of the session as runs (for exports), with the current branch marked."""
+async def whole_tree(session: Session, *, redacted: bool = False) -> tuple[list[Run], int, int]:
+    """Every entry of the session as runs (for exports), with the current branch marked;
+    also the entry count and the id prefix length that tells every entry apart."""
     from sessiontree.tree import branch_of, trace_chain
 
     entries = await session.get_entries()
@@ -373,7 +388,7 @@ async def whole_tree(session: Session, *, redacted: bool = False) -> tuple[list[
         session_id=session.id,
         redacted=redacted,
     )
-    return runs, len(entries)
+    return runs, len(entries), short_id_length(by_id)
 
 
 @dataclass
