@@ -346,3 +346,34 @@ async def test_every_real_file_renders_and_exports(path: Path | None) -> None:
             check_page(r.text)
     check_page(await export_html(s))
     assert s.id in await export_markdown(s)
+
+
+def test_serve_command_listens_on_the_loopback_address_by_default(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    import httpx
+
+    store = f"jsonl://{tmp_path / 'store'}"
+    assert CliRunner().invoke(cli, ["--store", store, "import", str(REPO_SMALL)]).exit_code == 0
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sessiontree", "--store", store, "serve", "--port", "0"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        found = re.search(r"on (http://127\.0\.0\.1:\d+)/ \(read-only", line)
+        assert found, line
+        url = found.group(1)
+        listing = httpx.get(url + "/", timeout=20)
+        assert listing.status_code == 200 and "Read hello.py" in listing.text
+        sid = re.search(r'href="/s/([^"]+)"', listing.text).group(1)  # type: ignore[union-attr]
+        refused = httpx.post(f"{url}/s/{sid}/name", data={"name": "x"}, timeout=20)
+        assert refused.status_code == 403
+    finally:
+        proc.terminate()
+        proc.wait(20)
+        if proc.stderr is not None:
+            proc.stderr.close()

@@ -64,27 +64,30 @@ def serve_cmd(
     from sessiontree.web import require_web
 
     require_web()
-    import uvicorn
-
     from sessiontree.web.app import create_app
+    from sessiontree.web.server import bind, serve_forever, url_of
 
     state = ctx.find_object(CliState) or CliState()
     if store is not None:
         state = CliState(store=store, debug=state.debug, repo_factory=state.repo_factory)
-    bind = DEFAULT_HOST if host is None else host
+    address = DEFAULT_HOST if host is None else host
     hosts = ["127.0.0.1", "localhost", "::1"]
-    if not is_loopback(bind):
+    if not is_loopback(address):
         click.echo(
-            f"warning: serving on {bind}: anyone who can reach this address can read the "
+            f"warning: serving on {address}: anyone who can reach this address can read the "
             "sessions" + (" and change them (--write)" if write else ""),
             err=True,
         )
         hosts = ["*"]
+    try:
+        sock = bind(address, port)
+    except OSError as exc:
+        raise click.ClickException(f"cannot listen on {address}:{port}: {exc.strerror or exc}")
     repo = open_store(state)
     app = create_app(repo, write=write, hosts=hosts)
     click.echo(
-        f"sessiontree: serving {repo.url} on http://{bind}:{port}/ "
+        f"sessiontree: serving {repo.url} on {url_of(sock)}/ "
         f"({'read-write' if write else 'read-only'}; Ctrl-C stops)",
         err=True,
     )
-    uvicorn.run(app, host=bind, port=port, log_level="warning")
+    serve_forever(app, sock)

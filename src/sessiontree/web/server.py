@@ -14,7 +14,39 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["serve_in_thread"]
+__all__ = ["bind", "serve_forever", "serve_in_thread", "url_of"]
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A TCP socket listening on ``host``:``port`` (``port=0``: a free one), IPv6 for an
+    address with a colon.
+
+    Raises:
+        OSError: the address cannot be bound (in use, not this machine's).
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+        sock.listen(128)  # connections wait in the backlog until the server accepts them
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    """``http://HOST:PORT`` of a bound socket."""
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def serve_forever(app: Any, sock: socket.socket) -> None:
+    """Serve ``app`` with uvicorn on the bound ``sock`` until interrupted (Ctrl-C)."""
+    import uvicorn
+
+    uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")).run(sockets=[sock])
 
 
 @contextlib.contextmanager
@@ -30,10 +62,7 @@ def serve_in_thread(
     """
     import uvicorn
 
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    bound_port = sock.getsockname()[1]
+    sock = bind(host, port)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -43,7 +72,7 @@ def serve_in_thread(
             if time.monotonic() > deadline or not thread.is_alive():
                 raise RuntimeError("the web server did not start")
             time.sleep(0.02)
-        yield f"http://{host}:{bound_port}"
+        yield url_of(sock)
     finally:
         server.should_exit = True
         thread.join(start_timeout)
