@@ -208,7 +208,10 @@ def main() -> None:
             t = time.perf_counter()
             ids = asyncio.run(fill(open_repo(url), real, args.entries))
             print(f"\n{backend}: store filled in {time.perf_counter() - t:.1f} s")
-            with serve_in_thread(create_app(open_repo(url))) as base, httpx.Client() as c:
+            with (
+                serve_in_thread(create_app(open_repo(url))) as base,
+                httpx.Client(timeout=300) as c,
+            ):
                 for name, sid in ids.items():
                     print(f"  {name}")
                     for page, path in (
@@ -225,18 +228,18 @@ def main() -> None:
                             line += f"  browser {browser_ms(driver, base + path):7.0f} ms"
                         print(line, flush=True)
         if args.screenshot is not None and driver is not None:
-            tmp = Path(tempfile.mkdtemp(prefix="bench-web-demo-"))
+            tmp = Path(tempfile.mkdtemp(prefix="bench-web-demo-")) / "sessions"
             sid = asyncio.run(demo(open_repo(f"jsonl://{tmp}")))
             with serve_in_thread(create_app(open_repo(f"jsonl://{tmp}"))) as base:
                 driver.set_window_size(1100, 860)
                 driver.get(f"{base}/s/{sid}")
                 from selenium.webdriver.common.by import By
 
+                # open the first folded branch (the one with the compaction), leave the rest
                 for run in driver.find_elements(By.CSS_SELECTOR, "details.run"):
                     if run.get_attribute("open") is None:
                         run.find_element(By.CSS_SELECTOR, "summary").click()
                         break
-                driver.execute_script("window.scrollTo(0, 90)")
                 args.screenshot.parent.mkdir(parents=True, exist_ok=True)
                 driver.save_screenshot(str(args.screenshot))
                 print(f"\nscreenshot: {args.screenshot}")

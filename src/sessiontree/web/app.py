@@ -302,7 +302,7 @@ def create_app(
         Route("/s/{sid}/context", context, name="context"),
         Route("/s/{sid}/diff", diff, name="diff"),
         Route("/s/{sid}/stats", stats, name="stats"),
-        Route("/s/{sid}/entry/{eid}", entry, name="entry"),
+        Route("/s/{sid}/entry/{eid:path}", entry, name="entry"),
         Route("/s/{sid}/checkout", checkout, methods=["POST"], name="checkout"),
         Route("/s/{sid}/label", label, methods=["POST"], name="label"),
         Route("/s/{sid}/name", rename, methods=["POST"], name="name"),

@@ -44,6 +44,7 @@ __all__ = [
     "message_views",
     "pretty_json",
     "redact",
+    "short_id",
 ]
 
 _MD = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).disable(
@@ -66,6 +67,19 @@ def image_url(block: ImageContent) -> str | None:
     if block.mime_type not in RASTER_TYPES or not _BASE64.fullmatch(block.data):
         return None
     return f"data:{block.mime_type};base64,{''.join(block.data.split())}"
+
+
+ID_SHOWN_MAX = 13
+"""Longest unique id prefix shown as such; longer ones are shown as head…tail."""
+
+
+def short_id(entry_id: str, unique: int) -> str:
+    """``entry_id`` shortened for display: its first ``unique`` characters, or, when that is
+    more than :data:`ID_SHOWN_MAX` (UUID v7 ids written in the same millisecond share long
+    prefixes), the first 8 and the last 4 (the random end) around an ellipsis."""
+    if unique <= ID_SHOWN_MAX or len(entry_id) <= ID_SHOWN_MAX:
+        return entry_id[:unique]
+    return f"{entry_id[:8]}…{entry_id[-4:]}"
 
 
 def pretty_json(value: Any) -> str:
@@ -220,6 +234,7 @@ def environment() -> Any:
     )
     env.filters["markdown"] = markdown_html
     env.filters["tojson_pretty"] = pretty_json
+    env.filters["short_id"] = short_id
     env.globals["css"] = Markup(
         files("sessiontree.web").joinpath("templates/style.css").read_text("utf-8")
     )

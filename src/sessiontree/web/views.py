@@ -74,16 +74,11 @@ STATE_TYPES = frozenset({"model_change", "thinking_level_change", "active_tools_
 GIST_WIDTH = 160
 
 
-ID_SHOWN_MAX = 13
-"""Most characters of an id shown in the tree (the whole id is in the entry's details)."""
-
-
 def short_id_length(ids: Iterable[str]) -> int:
-    """The shortest id prefix (8 to :data:`ID_SHOWN_MAX` characters) that tells ``ids`` apart
-    (UUID v7 ids written in the same millisecond share long prefixes; those are cut)."""
+    """The shortest id prefix (at least 8 characters) that tells ``ids`` apart."""
     from sessiontree.cli._common import short_id_length as unique_prefix
 
-    return min(ID_SHOWN_MAX, unique_prefix(ids))
+    return unique_prefix(ids)
 
 
 def describe(entry: Entry) -> tuple[str, str]:
