@@ -50,18 +50,6 @@ from sessiontree.web.server import serve_in_thread
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data" / "sessions"
 IMPORTABLE = ("pi", "claude-code", "codex", "swe-agent-traj")
-FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-    "--window-size=1280,860",
-)
 
 
 def real_files() -> list[Path]:
@@ -172,15 +160,9 @@ def fetch(client: httpx.Client, url: str) -> float:
 
 
 def browser() -> Any:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
+    from sessiontree.testing.browser import headless_chromium
 
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for flag in FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tempfile.mkdtemp(prefix='bench-chromium-')}")
-    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    return headless_chromium(Path(tempfile.mkdtemp(prefix="bench-chromium-")), height=860)
 
 
 def browser_ms(driver: Any, url: str) -> float:

@@ -9,7 +9,6 @@ import contextlib
 import shutil
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,33 +18,11 @@ from backends import unavailable
 
 pytest.importorskip("starlette", reason="needs the web extra")
 
-from sessiontree import Session
 from sessiontree.repos.jsonl import JSONLRepo
 from web_support import HOSTILE, check_page, hostile_session, import_repo_sessions
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
 SCREENSHOTS = Path(tempfile.gettempdir()) / "sessiontree-web-screenshots"
 """Where a failing browser test saves what the page looked like."""
-FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-    "--window-size=1280,900",
-)
-
-
-@dataclass
-class Served:
-    url: str
-    sessions: dict[str, Session]
-    repo: JSONLRepo
 
 
 @contextlib.contextmanager
@@ -85,23 +62,13 @@ def server(store: tuple[Path, dict[str, str]]) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    if not CHROMIUM.exists() or not CHROMEDRIVER.exists():
-        unavailable(
-            "needs /usr/bin/chromium and /usr/bin/chromedriver (apt-get install chromium chromium-driver)"
-        )
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        unavailable("needs selenium (the dev extra)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for flag in FLAGS:
-        options.add_argument(flag)
+    from sessiontree.testing.browser import browser_missing, headless_chromium
+
+    missing = browser_missing()
+    if missing is not None:
+        unavailable(missing)
     profile = tmp_path_factory.mktemp("chromium-profile")
-    options.add_argument(f"--user-data-dir={profile}")
-    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
-    driver.set_page_load_timeout(60)
+    driver = headless_chromium(profile)
     try:
         yield driver
     finally:
@@ -227,3 +194,36 @@ def test_html_export_opens_offline_in_the_browser(
         assert "other branch" in closed[0].text
         img = _css(d, "img.inline")
         assert img and img[0].get_attribute("src").startswith("data:image/png")
+
+
+def test_write_actions_from_the_pages(browser: Any, tmp_path: Path) -> None:
+    """With writes on, the entry page's buttons move the leaf, label an entry and fork."""
+
+    async def make() -> tuple[str, str]:
+        repo = JSONLRepo(tmp_path / "store")
+        try:
+            (s, *_) = await import_repo_sessions(repo)
+            first = (await s.get_branch())[0].id
+            return s.id, first
+        finally:
+            await repo.close()
+
+    sid, first = asyncio.run(make())
+    d = browser
+    with (
+        run_server(tmp_path / "store", write=True) as url,
+        screenshot_on_failure(d, "write_actions"),
+    ):
+        d.get(f"{url}/s/{sid}/entry/{first}")
+        _css(d, "#write-actions input[name=label]")[0].send_keys("start here")
+        _css(d, "#do-label")[0].click()
+        _wait(d, "#tree")
+        assert "start here" in _css(d, f"#e-{first} .badge.label")[0].text
+        d.get(f"{url}/s/{sid}/entry/{first}")
+        _css(d, "#do-checkout")[0].click()
+        _wait(d, "#tree")
+        assert _css(d, f"#e-{first} .badge.leaf")
+        d.get(f"{url}/s/{sid}/entry/{first}")
+        _css(d, "#do-fork")[0].click()
+        _wait(d, "#tree")
+        assert sid not in d.current_url and "fork of" in d.find_element("css selector", "main").text

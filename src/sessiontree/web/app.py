@@ -291,7 +291,9 @@ def create_app(
         response: Response = await call_next(request)
         response.headers["Content-Security-Policy"] = CSP
         response.headers["X-Content-Type-Options"] = "nosniff"
-        response.headers["Referrer-Policy"] = "no-referrer"
+        # same-origin, not no-referrer: under no-referrer browsers send "Origin: null" with
+        # the page's own form posts, which the origin check must refuse
+        response.headers["Referrer-Policy"] = "same-origin"
         return response
 
     from starlette.middleware.base import BaseHTTPMiddleware
