@@ -22,7 +22,7 @@ from sessiontree.entries import Entry, MessageEntry
 from sessiontree.messages import TextContent, UserMessage
 from sessiontree.web.app import create_app
 from sessiontree.web.export import export_html, export_markdown
-from sessiontree.web.views import PAGE_SIZE, tree_page
+from sessiontree.web.tree import PAGE_SIZE, tree_page
 from web_support import (
     HOSTILE,
     CountingRepo,

@@ -1,10 +1,12 @@
 """A local web viewer and single-file exports (optional extra ``sessiontree[web]``).
 
 * :mod:`~sessiontree.web.app` — the Starlette app of ``sessiontree serve``;
-* :mod:`~sessiontree.web.views` — what each page shows, read through the public
-  :class:`~sessiontree.Session` methods (the tree paged through ``get_entries``);
+* :mod:`~sessiontree.web.tree` — the tree page, paged through ``get_entries``;
+* :mod:`~sessiontree.web.views` — the context, diff, stats and entry views, read through the
+  public :class:`~sessiontree.Session` methods;
 * :mod:`~sessiontree.web.render` — messages to safe HTML (Markdown without raw HTML);
-* :mod:`~sessiontree.web.export` — ``sessiontree export --format html|markdown``.
+* :mod:`~sessiontree.web.export` — ``sessiontree export --format html|markdown``;
+* :mod:`~sessiontree.web.server` — uvicorn on a bound socket, in the foreground or a thread.
 
 Importing this package imports none of Starlette, uvicorn, Jinja2 or markdown-it-py; the
 modules above do, and say so with :class:`~sessiontree.errors.MissingExtraError` when the

@@ -26,6 +26,7 @@ from jinja2 import pass_context
 from starlette.applications import Starlette
 from starlette.datastructures import FormData
 from starlette.middleware import Middleware
+from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -35,6 +36,7 @@ from starlette.templating import Jinja2Templates
 from sessiontree.errors import SessionNotFoundError, SessionTreeError
 from sessiontree.repos.base import SessionRepo
 from sessiontree.session import Session
+from sessiontree.web import tree as tree_views
 from sessiontree.web import views
 from sessiontree.web.render import environment
 
@@ -177,7 +179,7 @@ def create_app(
     async def tree(request: Request) -> Response:
         s = await open_session(request)
         p = request.query_params
-        result = await views.tree_page(
+        result = await tree_views.tree_page(
             s,
             after=p.get("after") or None,
             before=p.get("before") or None,
@@ -212,7 +214,7 @@ def create_app(
             return await session_page(
                 request, s, "entry", 404, error="no such entry", entry_row=None
             )
-        row = views.make_row(
+        row = tree_views.make_row(
             found,
             label=await s.get_label(found.id),
             leaf_id=await s.get_leaf_id(),
@@ -295,8 +297,6 @@ def create_app(
         # the page's own form posts, which the origin check must refuse
         response.headers["Referrer-Policy"] = "same-origin"
         return response
-
-    from starlette.middleware.base import BaseHTTPMiddleware
 
     routes = [
         Route("/", list_sessions, name="sessions"),

@@ -23,7 +23,8 @@ from markupsafe import escape
 from sessiontree.errors import StorageError
 from sessiontree.session import Session
 from sessiontree.web.render import Block, MessageView, environment
-from sessiontree.web.views import Fold, Row, stats_view, whole_tree
+from sessiontree.web.tree import Fold, Row, whole_tree
+from sessiontree.web.views import stats_view
 
 __all__ = ["ExportFormat", "export_html", "export_markdown", "write_export"]
 
