@@ -24,7 +24,6 @@ from sessiontree.entries import (
     Entry,
     LabelEntry,
     LeafEntry,
-    SessionInfoEntry,
 )
 from sessiontree.errors import (
     CorruptSessionError,
@@ -32,6 +31,7 @@ from sessiontree.errors import (
     EntryNotFoundError,
     InvalidEntryError,
 )
+from sessiontree.fold import LogFold
 
 __all__ = [
     "ForkPosition",
@@ -123,24 +123,26 @@ def check_append(
 
 
 def leaf_after(old_leaf: str | None, entry: Entry) -> str | None:
-    """The leaf after appending ``entry`` (SPEC §2).
+    """The leaf after appending ``entry`` (the rule of :class:`~sessiontree.fold.LogFold`).
 
     A ``leaf`` entry gives its ``targetId``; a path entry its own id; ``label`` and
     ``session_info`` leave the leaf where it was.
     """
-    if entry.type == "leaf":
-        return entry.target_id  # type: ignore[union-attr]
-    if entry.type in BOOKKEEPING_TYPES:
-        return old_leaf
-    return entry.id
+    fold = LogFold(old_leaf)
+    fold.add_entry(entry)
+    return fold.leaf_id
+
+
+def _fold(entries: Iterable[Entry]) -> LogFold:
+    fold = LogFold()
+    for entry in entries:
+        fold.add_entry(entry)
+    return fold
 
 
 def leaf_of_log(entries: Iterable[Entry]) -> str | None:
     """The leaf of a whole append log (``None`` for an empty one)."""
-    leaf: str | None = None
-    for entry in entries:
-        leaf = leaf_after(leaf, entry)
-    return leaf
+    return _fold(entries).leaf_id
 
 
 def trace_chain(
@@ -185,23 +187,12 @@ def branch_of(chain: Sequence[Entry]) -> list[Entry]:
 
 def labels_of(entries: Iterable[Entry]) -> dict[str, str]:
     """Entry id → label, from ``label`` entries in append order (``None``/empty clears)."""
-    labels: dict[str, str] = {}
-    for entry in entries:
-        if isinstance(entry, LabelEntry):
-            if entry.label:
-                labels[entry.target_id] = entry.label
-            else:
-                labels.pop(entry.target_id, None)
-    return labels
+    return _fold(entries).labels
 
 
 def name_of(entries: Iterable[Entry]) -> str | None:
     """The session name: ``name`` of the newest ``session_info`` entry, else ``None``."""
-    name: str | None = None
-    for entry in entries:
-        if isinstance(entry, SessionInfoEntry):
-            name = entry.name
-    return name
+    return _fold(entries).name
 
 
 def build_tree(
@@ -291,8 +282,9 @@ def fork_chain(chain: Sequence[Entry], position: ForkPosition) -> list[Entry]:
 class TreeIndex:
     """An in-memory index of one session's entries in append order.
 
-    Used by the memory and JSONL backends (and by importers); O(1) lookups, appends that
-    validate with :func:`check_append` and keep the leaf, labels and name current.
+    Used by the memory backend (and by importers); O(1) lookups, appends that validate with
+    :func:`check_append` and keep the :class:`~sessiontree.fold.LogFold` (leaf, labels, name,
+    listing counts) current.
     """
 
     def __init__(self, entries: Iterable[Entry] = (), *, session_id: str | None = None) -> None:
@@ -300,9 +292,7 @@ class TreeIndex:
         self.entries: list[Entry] = []
         self.by_id: dict[str, Entry] = {}
         self.seq: dict[str, int] = {}
-        self.leaf_id: str | None = None
-        self.labels: dict[str, str] = {}
-        self.name: str | None = None
+        self.fold = LogFold()
         for e in entries:
             self.add(e)
 
@@ -320,14 +310,7 @@ class TreeIndex:
         self.seq[entry.id] = len(self.entries)
         self.entries.append(entry)
         self.by_id[entry.id] = entry
-        self.leaf_id = leaf_after(self.leaf_id, entry)
-        if isinstance(entry, LabelEntry):
-            if entry.label:
-                self.labels[entry.target_id] = entry.label
-            else:
-                self.labels.pop(entry.target_id, None)
-        elif isinstance(entry, SessionInfoEntry):
-            self.name = entry.name
+        self.fold.add_entry(entry)
 
     def chain(self, leaf_id: str | None) -> list[Entry]:
         """:func:`trace_chain` over this index."""
@@ -339,4 +322,4 @@ class TreeIndex:
 
     def tree(self) -> list[TreeNode]:
         """:func:`build_tree` over this index."""
-        return build_tree(self.entries, self.labels, session_id=self.session_id)
+        return build_tree(self.entries, self.fold.labels, session_id=self.session_id)

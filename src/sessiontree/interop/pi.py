@@ -11,10 +11,11 @@ A pi file is JSONL: a ``{"type": "session", ...}`` header line, then one entry p
 * **Version 3**: version 2 with the message role ``hookMessage`` renamed ``custom``; files of
   versions 1 and 2 get the rename on import.
 
-The header maps to metadata as the JSONL backend maps it (:mod:`sessiontree.storage.jsonl.format`):
-``cwd`` ↔ ``cwd``, ``parentSession`` ↔ ``parentSessionId``, the ``metadata`` object (what
-sessiontree writes) as it is, and every other non-empty header key (``branchedFrom``,
-``provider``, ``modelId``, ``thinkingLevel``, ...) kept as a metadata key.
+The header maps to metadata as the JSONL backend maps it
+(:func:`sessiontree.storage.jsonl.format.header_metadata`): ``cwd`` ↔ ``cwd``, ``parentSession``
+↔ ``parentSessionId``, the ``metadata`` object (what sessiontree writes) as it is, and every
+other non-empty header key (``branchedFrom``, ``provider``, ``modelId``, ``thinkingLevel``, ...)
+kept as a metadata key.
 ``metadata.importedFrom`` records format, version, source session id, header timestamp and
 path. Entry types sessiontree does not know become ``custom`` entries (``pi:<type>``) with the
 same id and parent, so nothing hangs off a missing node.
@@ -49,7 +50,7 @@ from sessiontree.interop._common import (
 from sessiontree.interop.report import ImportReport
 from sessiontree.metadata import SessionMetadata
 from sessiontree.session import Session
-from sessiontree.storage.jsonl.format import build_header
+from sessiontree.storage.jsonl.format import build_header, header_metadata
 from sessiontree.tree import leaf_of_log
 
 __all__ = ["PI_VERSION", "convert_pi", "export_pi_session", "migrate_pi_file"]
@@ -57,21 +58,9 @@ __all__ = ["PI_VERSION", "convert_pi", "export_pi_session", "migrate_pi_file"]
 PI_VERSION = 3
 """The pi session format version that :func:`export_pi_session` writes."""
 
-_HEADER_KEYS = frozenset({"type", "version", "id", "timestamp", "cwd", "parentSession", "metadata"})
-
 
 def _metadata_from_header(header: dict[str, Any], version: int, path: Path) -> dict[str, Any]:
-    # the same mapping as the JSONL backend's header (storage.jsonl_format.parse_header)
-    meta: dict[str, Any] = {
-        k: v for k, v in header.items() if k not in _HEADER_KEYS and v not in (None, "")
-    }
-    raw = header.get("metadata")
-    if isinstance(raw, dict):
-        meta.update(raw)
-    if isinstance(header.get("cwd"), str) and header["cwd"]:
-        meta["cwd"] = header["cwd"]
-    if isinstance(header.get("parentSession"), str):
-        meta["parentSessionId"] = header["parentSession"]
+    meta = header_metadata(header)  # the JSONL backend's mapping
     imported: dict[str, Any] = {"format": "pi", "version": version, "path": str(path)}
     if isinstance(header.get("id"), str):
         imported["sessionId"] = header["id"]

@@ -9,7 +9,7 @@ from typing import Any
 from sessiontree.entries import MessageEntry
 from sessiontree.errors import SessionExistsError, SessionNotFoundError
 from sessiontree.ids import check_session_id
-from sessiontree.messages import UserMessage, message_text
+from sessiontree.messages import message_text
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.repos.base import coerce_metadata
 from sessiontree.session import Session
@@ -21,22 +21,16 @@ __all__ = ["MemoryRepo", "check_session_id", "session_info_from_index"]
 
 
 def session_info_from_index(storage: MemoryStorage) -> SessionInfo:
-    """A :class:`SessionInfo` from an in-memory index."""
-    first: str | None = None
-    count = 0
-    for e in storage.index.entries:
-        if isinstance(e, MessageEntry):
-            count += 1
-            if first is None and isinstance(e.message, UserMessage):
-                first = message_text(e.message)[:200]
+    """A :class:`SessionInfo` from an in-memory index (the counts its fold keeps)."""
+    fold = storage.index.fold
     return SessionInfo(
         id=storage.id,
-        name=storage.index.name,
+        name=fold.name,
         created_at=storage.created_at,
         modified_at=storage.modified_at,
-        entry_count=len(storage.index.entries),
-        message_count=count,
-        first_message=first,
+        entry_count=fold.entry_count,
+        message_count=fold.message_count,
+        first_message=fold.first_message,
         parent_session_id=storage.metadata.parent_session_id,
         metadata=storage.metadata,
     )

@@ -57,7 +57,7 @@ class MemoryStorage:
     async def get_leaf_id(self) -> str | None:
         """See :meth:`SessionStorage.get_leaf_id`."""
         self._alive()
-        return self.index.leaf_id
+        return self.index.fold.leaf_id
 
     async def set_leaf_id(self, target_id: str | None) -> Entry:
         """See :meth:`SessionStorage.set_leaf_id`."""
@@ -78,7 +78,7 @@ class MemoryStorage:
     ) -> list[Entry]:
         """See :meth:`SessionStorage.get_branch`."""
         self._alive()
-        chain = self.index.chain(self.index.leaf_id if leaf_id is None else leaf_id)
+        chain = self.index.chain(self.index.fold.leaf_id if leaf_id is None else leaf_id)
         return chain if include_bookkeeping else branch_of(chain)
 
     async def append_entry(self, entry: Entry, *, at_leaf: bool = False) -> Entry:
@@ -86,8 +86,8 @@ class MemoryStorage:
         self._alive()
         # the entry a persistent backend would read back (parity: refused alike, held alike)
         entry, _ = stored_form(entry)
-        if at_leaf and entry.parent_id != self.index.leaf_id:
-            entry = entry.model_copy(update={"parent_id": self.index.leaf_id})
+        if at_leaf and entry.parent_id != self.index.fold.leaf_id:
+            entry = entry.model_copy(update={"parent_id": self.index.fold.leaf_id})
         self.index.check(entry)
         self.index.add(entry)
         self.modified_at = datetime.now(UTC)
@@ -113,12 +113,12 @@ class MemoryStorage:
     async def get_label(self, entry_id: str) -> str | None:
         """See :meth:`SessionStorage.get_label`."""
         self._alive()
-        return self.index.labels.get(entry_id)
+        return self.index.fold.labels.get(entry_id)
 
     async def get_name(self) -> str | None:
         """See :meth:`SessionStorage.get_name`."""
         self._alive()
-        return self.index.name
+        return self.index.fold.name
 
     async def fork(self, target_id: str, position: ForkPosition = "at") -> SessionStorage:
         """See :meth:`SessionStorage.fork`; the fork joins the same repository, if any."""

@@ -23,7 +23,7 @@ line itself is never rewritten.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,10 +35,11 @@ from pydantic_core import to_json
 
 from sessiontree import _json as exact_json
 from sessiontree._gc import gc_paused
-from sessiontree.entries import ENTRY_ADAPTER, Entry, validation_problem
+from sessiontree.entries import ENTRY_ADAPTER, Entry, MessageEntry, validation_problem
 from sessiontree.errors import CorruptSessionError
+from sessiontree.fold import first_message_text
 from sessiontree.ids import ms_from_iso
-from sessiontree.messages import message_text, parse_message
+from sessiontree.messages import parse_message
 from sessiontree.metadata import SessionMetadata
 
 __all__ = [
@@ -52,6 +53,7 @@ __all__ = [
     "first_user_text",
     "gc_paused",
     "is_whole_line",
+    "header_metadata",
     "parse_header",
     "scan_block",
 ]
@@ -106,6 +108,30 @@ def build_header(session_id: str, metadata: SessionMetadata, timestamp: str) -> 
         return to_json(header) + b"\n"
 
 
+def header_metadata(header: Mapping[str, Any]) -> dict[str, Any]:
+    """The session metadata (camelCase, not validated) a pi session header carries.
+
+    ``cwd`` ↔ ``cwd`` and ``parentSession`` ↔ ``parentSessionId``; the ``metadata`` object
+    (what sessiontree writes) as it is; every other header key (``branchedFrom``,
+    ``provider``, ...) as a metadata key. A header value that is ``null`` or ``""`` is no
+    value: it is left out (an empty ``cwd`` too). Opening a file in place and importing it
+    map its header alike.
+    """
+    meta: dict[str, Any] = {
+        k: v for k, v in header.items() if k not in _HEADER_KEYS and v not in (None, "")
+    }
+    raw = header.get("metadata")
+    if isinstance(raw, dict):
+        meta.update(raw)
+    cwd = header.get("cwd")
+    if isinstance(cwd, str) and cwd:
+        meta["cwd"] = cwd
+    parent = header.get("parentSession")
+    if isinstance(parent, str):
+        meta["parentSessionId"] = parent
+    return meta
+
+
 def parse_header(first_line: bytes, path: str | Path) -> Header:
     """Parse line 1 of a session file (without or with its newline).
 
@@ -140,16 +166,8 @@ def parse_header(first_line: bytes, path: str | Path) -> Header:
             path=path,
             line_number=1,
         )
-    raw_meta = obj.get("metadata")
-    meta: dict[str, Any] = {k: v for k, v in obj.items() if k not in _HEADER_KEYS}
-    if isinstance(raw_meta, dict):
-        meta.update(raw_meta)
-    if isinstance(obj.get("cwd"), str) and obj["cwd"]:
-        meta["cwd"] = obj["cwd"]
-    if isinstance(obj.get("parentSession"), str):
-        meta["parentSessionId"] = obj["parentSession"]
     try:
-        metadata = SessionMetadata.model_validate(meta)
+        metadata = SessionMetadata.model_validate(header_metadata(obj))
     except ValidationError as exc:
         raise CorruptSessionError(
             f"session header metadata is invalid: {exc.errors()[0]['msg']}",
@@ -203,6 +221,14 @@ class LineRecord:
         if self.entry is not None:
             return self.entry.to_wire().get(key)
         return None if self.data is None else self.data.get(key)
+
+    def first_message_text(self) -> str | None:
+        """:func:`~sessiontree.fold.first_message_text` of the line's message, validated or
+        not (``None`` for a line that is not a user message or does not validate)."""
+        entry = self.entry
+        if entry is None:
+            return None if self.data is None else first_user_text(self.data)
+        return first_message_text(entry.message) if isinstance(entry, MessageEntry) else None
 
     def entry_of(self, path: str | Path, session_id: str | None) -> Entry:
         """The validated entry (validated once, then cached).
@@ -398,7 +424,7 @@ def is_whole_line(tail: bytes) -> bool:
 
 
 def first_user_text(data: dict[str, Any]) -> str | None:
-    """The text of a ``message`` line's user message (≤ 200 characters), else ``None``.
+    """:func:`~sessiontree.fold.first_message_text` of a raw ``message`` line, else ``None``.
 
     Used for :attr:`SessionInfo.first_message`; a message that does not validate gives ``None``.
     """
@@ -408,6 +434,6 @@ def first_user_text(data: dict[str, Any]) -> str | None:
     if not isinstance(msg, dict) or msg.get("role") != "user":
         return None
     try:
-        return message_text(parse_message(msg))[:200]
+        return first_message_text(parse_message(msg))
     except ValidationError:
         return None

@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from sessiontree.fold import LogFold
 from sessiontree.storage.jsonl.format import first_user_text, is_whole_line
 
 __all__ = ["REFRESH_BYTES", "Stats", "count_lines", "read_stats", "write_stats"]
@@ -88,6 +89,12 @@ def count_lines(stats: Stats, block: bytes) -> None:
     orjson-parsed, never validated, except the first user message.
     """
     loads = orjson.loads
+    fold = LogFold(
+        entry_count=stats.entry_count,
+        message_count=stats.message_count,
+        first_message=stats.first_message,
+        name=stats.name,
+    )
     pos = 0
     while True:
         end = block.find(b"\n", pos)
@@ -100,23 +107,21 @@ def count_lines(stats: Stats, block: bytes) -> None:
             except orjson.JSONDecodeError:
                 break
             if type(obj) is dict and type(obj.get("id")) is str:
-                _count(stats, obj)
+                _count(fold, obj)
         pos = end + 1
     tail = block[pos:]
     if tail and is_whole_line(tail):  # a whole last line without its newline: a line
         obj = orjson.loads(tail)
         if type(obj) is dict and type(obj.get("id")) is str:
-            _count(stats, obj)
+            _count(fold, obj)
         pos = len(block)
     stats.covered += pos
+    stats.entry_count, stats.message_count = fold.entry_count, fold.message_count
+    stats.first_message, stats.name = fold.first_message, fold.name
 
 
-def _count(stats: Stats, obj: dict[str, Any]) -> None:
-    stats.entry_count += 1
+def _count(fold: LogFold, obj: dict[str, Any]) -> None:
     kind = obj.get("type")
-    if kind == "message":
-        stats.message_count += 1
-        if stats.first_message is None:
-            stats.first_message = first_user_text(obj)
-    elif kind == "session_info" and isinstance(obj.get("name"), str):
-        stats.name = obj["name"]
+    fold.add(
+        kind if isinstance(kind, str) else "", obj["id"], obj.get, lambda: first_user_text(obj)
+    )

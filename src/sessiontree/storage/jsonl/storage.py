@@ -26,7 +26,7 @@ Design:
   line to the OS before the append returns (it survives a crash of the process), fsyncs a
   new file (and its directory) when it is created and fsyncs on :meth:`close`; ``fsync``
   also fsyncs after every append (each append then survives a power loss).
-* Files are created 0600 and directories 0700.
+* Files are created 0600 (a repository's layout makes its session directories 0700).
 """
 
 from __future__ import annotations
@@ -155,9 +155,9 @@ class JSONLStorage(SessionLog):
             ino=self._ino,
             covered=self._offset,
             entry_count=len(self._index.records),
-            message_count=self._index.message_count,
-            first_message=self._index.first_message,
-            name=self._index.name,
+            message_count=self._index.fold.message_count,
+            first_message=self._index.fold.first_message,
+            name=self._index.fold.name,
         )
 
     # ------------------------------------------------------------------ SessionStorage
@@ -175,7 +175,7 @@ class JSONLStorage(SessionLog):
     async def get_leaf_id(self) -> str | None:
         """See :meth:`SessionStorage.get_leaf_id`."""
         self._refresh()
-        return self._index.leaf_id
+        return self._index.fold.leaf_id
 
     async def set_leaf_id(self, target_id: str | None) -> Entry:
         """See :meth:`SessionStorage.set_leaf_id`."""
@@ -213,7 +213,7 @@ class JSONLStorage(SessionLog):
         """See :meth:`SessionStorage.get_branch`. Cost grows with the path, not the file."""
         self._refresh()
         records = trace_chain(
-            self._index.leaf_id if leaf_id is None else leaf_id,
+            self._index.fold.leaf_id if leaf_id is None else leaf_id,
             cast(Callable[[str], Entry | None], self._index.by_id.get),  # records have id/parent_id
             session_id=self._id,
         )
@@ -231,8 +231,8 @@ class JSONLStorage(SessionLog):
         entry, data = stored_form(entry)
         with self._locked():
             self._catch_up_locked()
-            if at_leaf and entry.parent_id != self._index.leaf_id:
-                entry = entry.model_copy(update={"parent_id": self._index.leaf_id})
+            if at_leaf and entry.parent_id != self._index.fold.leaf_id:
+                entry = entry.model_copy(update={"parent_id": self._index.fold.leaf_id})
                 data = dump_entry_json(entry)
             check_append(entry, self._index.type_of, session_id=self._id)
             line = data + b"\n"
@@ -273,12 +273,12 @@ class JSONLStorage(SessionLog):
     async def get_label(self, entry_id: str) -> str | None:
         """See :meth:`SessionStorage.get_label`."""
         self._refresh()
-        return self._index.labels.get(entry_id)
+        return self._index.fold.labels.get(entry_id)
 
     async def get_name(self) -> str | None:
         """See :meth:`SessionStorage.get_name`."""
         self._refresh()
-        return self._index.name
+        return self._index.fold.name
 
     async def fork(self, target_id: str, position: ForkPosition = "at") -> SessionStorage:
         """See :meth:`SessionStorage.fork`: the new log goes where the layout puts it.

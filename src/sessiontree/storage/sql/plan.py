@@ -6,7 +6,7 @@ and :class:`~sessiontree.repos.sql.SQLRepo` are thin shells over one engine.
 
 Appending is planned here, with no I/O, from the session row and the types of the referenced
 ids (found by one query): :func:`plan_append` runs the core rules
-(:func:`sessiontree.tree.check_append`, :func:`sessiontree.tree.leaf_after`) and returns the
+(:func:`sessiontree.tree.check_append`, :class:`sessiontree.fold.LogFold`) and returns the
 rows to insert and the new session counters, so both dialects validate identically.
 """
 
@@ -26,15 +26,15 @@ from sessiontree.entries import (
     LabelEntry,
     LeafEntry,
     MessageEntry,
-    SessionInfoEntry,
     dump_entry_json,
     parse_entry_json,
 )
-from sessiontree.messages import UserMessage, message_text
+from sessiontree.fold import LogFold
+from sessiontree.messages import message_text
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.snippets import make_snippet
 from sessiontree.storage.base import EntryCursor
-from sessiontree.tree import check_append, entry_refs, leaf_after
+from sessiontree.tree import check_append, entry_refs
 
 __all__ = [
     "FTS_MAX_CHARS",
@@ -56,9 +56,6 @@ __all__ = [
 FTS_MAX_CHARS = 100_000
 """Message text beyond this many characters is not indexed for search (PostgreSQL caps a
 ``tsvector`` at 1 MB; the same cap on both databases keeps results alike)."""
-
-FIRST_MESSAGE_CHARS = 200
-"""``SessionInfo.first_message`` is cut to this many characters (SPEC §6)."""
 
 _clock_lock = threading.Lock()
 _last_us = 0
@@ -174,37 +171,30 @@ def plan_append(
             :func:`sessiontree.tree.check_append`); nothing is planned.
     """
     staged = dict(known_types)
-    leaf = state.leaf_id
-    seq = state.entry_count
-    messages = state.message_count
-    has_first = state.has_first_message
-    first: str | None = None
-    name: str | None = None
+    fold = LogFold(
+        state.leaf_id,
+        entry_count=state.entry_count,
+        message_count=state.message_count,
+        first_seen=state.has_first_message,
+    )
     out: list[Entry] = []
     rows: list[EntryRow] = []
     for i, entry in enumerate(entries):
         body = None if bodies is None else bodies[i]
-        if at_leaf and entry.parent_id != leaf:
-            entry = entry.model_copy(update={"parent_id": leaf})
+        if at_leaf and entry.parent_id != fold.leaf_id:
+            entry = entry.model_copy(update={"parent_id": fold.leaf_id})
             body = None
         check_append(entry, staged.get, session_id=session_id)
         staged[entry.id] = entry.type
         text: str | None = None
         target: str | None = None
         if isinstance(entry, MessageEntry):
-            messages += 1
-            text = message_text(entry.message)
-            if not has_first and isinstance(entry.message, UserMessage):
-                first = text[:FIRST_MESSAGE_CHARS]
-                has_first = True
-            text = index_text(text)
+            text = index_text(message_text(entry.message))
         elif isinstance(entry, LabelEntry | LeafEntry):
             target = entry.target_id
-        elif isinstance(entry, SessionInfoEntry):
-            name = entry.name
         rows.append(
             EntryRow(
-                seq,
+                fold.entry_count,
                 entry.id,
                 entry.parent_id,
                 entry.type,
@@ -215,9 +205,16 @@ def plan_append(
             )
         )
         out.append(entry)
-        seq += 1
-        leaf = leaf_after(leaf, entry)
-    return AppendPlan(out, rows, leaf, seq, messages, first, name)
+        fold.add_entry(entry)
+    return AppendPlan(
+        out,
+        rows,
+        fold.leaf_id,
+        fold.entry_count,
+        fold.message_count,
+        fold.first_message,
+        fold.name,
+    )
 
 
 _META_CACHE: dict[str, SessionMetadata] = {}
