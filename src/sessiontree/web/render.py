@@ -111,8 +111,10 @@ class MessageView:
     blocks: list[Block] = field(default_factory=list)
     error: bool = False
     model: str | None = None
+    usage: str | None = None
+    """The provider's token report for the call that wrote the message (assistant only)."""
     tokens: int | None = None
-    entry_id: str | None = None
+    """The message's estimated size in the context (tokens), where a page shows it."""
 
 
 REDACTED = "[tool output redacted: {n:,} characters]"
@@ -152,8 +154,10 @@ def message_view(msg: AgentMessage, *, redacted: bool = False) -> MessageView:
     if isinstance(msg, AssistantMessage):
         view = MessageView(role, "assistant", _content_blocks(msg.content))
         view.model = "/".join(p for p in (msg.provider, msg.model) if p) or None
-        if msg.usage is not None:
-            view.tokens = msg.usage.total_tokens or None
+        if msg.usage is not None and (msg.usage.input or msg.usage.output):
+            u = msg.usage
+            cost = f" · ${u.cost.total:,.4f}" if u.cost is not None and u.cost.total else ""
+            view.usage = f"call: {u.input:,} in · {u.output:,} out{cost}"
         if msg.error_message:
             view.error = True
             view.blocks.append(Block("text", f"[{msg.stop_reason}] {msg.error_message}"))

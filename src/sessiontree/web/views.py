@@ -89,7 +89,7 @@ async def context_view(
     hidden = 0 if show_all else max(0, len(messages) - CONTEXT_SHOWN)
     views = message_views(messages[hidden:])
     for view, msg in zip(views, messages[hidden:], strict=False):
-        view.tokens = view.tokens or estimate_tokens(msg)
+        view.tokens = estimate_tokens(msg)
     shown_cut = None
     if cut_at is not None and cut_at >= hidden:
         # the cut is counted in messages; results shown beside their call take no place
