@@ -377,3 +377,43 @@ def test_serve_command_listens_on_the_loopback_address_by_default(tmp_path: Path
         proc.wait(20)
         if proc.stderr is not None:
             proc.stderr.close()
+
+
+def test_the_cli_and_the_web_package_import_no_web_library_until_used() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, sessiontree, sessiontree.cli, sessiontree.web\n"
+        "print(','.join(m for m in ('starlette', 'uvicorn', 'jinja2', 'markdown_it', 'selenium')"
+        " if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_ids_sharing_a_long_prefix_show_head_and_tail() -> None:
+    from sessiontree.web.render import short_id
+
+    assert short_id("abcdef0123456789", 8) == "abcdef01"
+    v7 = "01a2335a-2de0-77a7-8e65-05fb616e5be6"
+    assert short_id(v7, 20) == "01a2335a…5be6"
+    assert short_id("short", 20) == "short"
+
+
+async def test_assistant_usage_is_labelled_as_the_calls_not_the_messages_size() -> None:
+    repo = MemoryRepo()
+    s = await repo.create()
+    await s.append_message(UserMessage(content="hi"))
+    await s.append_message(
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "hello"}],
+            "usage": {"input": 12345, "output": 67, "totalTokens": 12412,
+                      "cost": {"total": 0.25}},
+        }
+    )  # fmt: skip
+    with client(repo) as c:
+        html = c.get(f"/s/{s.id}/context").text
+    assert "call: 12,345 in · 67 out · $0.2500" in html
+    assert "~12,412 tokens" not in html
