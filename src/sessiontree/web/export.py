@@ -11,14 +11,13 @@ so nothing in a message can turn into markup in a Markdown viewer.
 from __future__ import annotations
 
 import asyncio
+import html
 import os
 import tempfile
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
-
-from markupsafe import escape
 
 from sessiontree.errors import StorageError
 from sessiontree.session import Session
@@ -72,7 +71,7 @@ def _fence(text: str, info: str = "") -> str:
 def _md_text(text: str) -> str:
     """Message text for Markdown: HTML special characters escaped, and ``[`` too, so no
     link or image (which a viewer would fetch) can be formed."""
-    return str(escape(text)).replace("[", "\\[")
+    return html.escape(text, quote=False).replace("[", "\\[")
 
 
 def _md_blocks(blocks: Iterable[Block], indent: str = "") -> list[str]:
