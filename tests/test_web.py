@@ -206,6 +206,9 @@ def test_requests_for_another_host_name_are_refused() -> None:
     with client(MemoryRepo()) as c:
         assert c.get("/", headers={"host": "evil.example"}).status_code == 400
         assert c.get("/", headers={"host": "localhost:8765"}).status_code == 200
+        assert c.get("/", headers={"host": "[::1]:8765"}).status_code == 200
+        assert c.get("/", headers={"host": "127.0.0.1.evil.example"}).status_code == 400
+        assert c.get("/", headers={"host": ""}).status_code == 400
 
 
 def test_unknown_session_is_a_404_page() -> None:

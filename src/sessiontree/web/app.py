@@ -27,7 +27,6 @@ from starlette.applications import Starlette
 from starlette.datastructures import FormData
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -90,7 +89,7 @@ def create_app(
     repo: SessionRepo,
     *,
     write: bool = False,
-    hosts: Sequence[str] = ("127.0.0.1", "localhost", "::1", "[::1]"),
+    hosts: Sequence[str] = ("127.0.0.1", "localhost", "::1"),
     close_repo: bool = True,
 ) -> Starlette:
     """The viewer over ``repo``: read-only unless ``write``.
@@ -98,7 +97,8 @@ def create_app(
     Args:
         repo: the store; closed when the app shuts down if ``close_repo``.
         write: offer checkout, label, name and fork (``POST`` with the page's token).
-        hosts: the ``Host`` header values accepted (the names the server is reached by).
+        hosts: the host names a request's ``Host`` header may give (any port); ``"*"``
+            accepts every name.
         close_repo: close ``repo`` at shutdown.
     """
     env = environment()
@@ -112,7 +112,7 @@ def create_app(
     templates = Jinja2Templates(env=env)
     sessions = _Sessions(repo)
     token = secrets.token_urlsafe(32)
-    allowed_hosts = list(hosts)
+    allowed_hosts = frozenset(h.lower() for h in hosts)
 
     def page(request: Request, template: str, status: int = 200, **context: Any) -> Response:
         context.update(write=write, csrf=token if write else "", store=repo.url)
@@ -289,7 +289,12 @@ def create_app(
             if close_repo:
                 await repo.close()
 
-    async def security_headers(request: Request, call_next: Any) -> Response:
+    async def guard(request: Request, call_next: Any) -> Response:
+        """Refuse unknown ``Host`` names (DNS rebinding); add the security headers."""
+        if "*" not in allowed_hosts:
+            host = urlsplit("//" + request.headers.get("host", "")).hostname
+            if host is None or host.lower() not in allowed_hosts:
+                return Response("unknown host name", status_code=400, media_type="text/plain")
         response: Response = await call_next(request)
         response.headers["Content-Security-Policy"] = CSP
         response.headers["X-Content-Type-Options"] = "nosniff"
@@ -313,8 +318,7 @@ def create_app(
     return Starlette(
         routes=routes,
         middleware=[
-            Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts),
-            Middleware(BaseHTTPMiddleware, dispatch=security_headers),
+            Middleware(BaseHTTPMiddleware, dispatch=guard),
         ],
         exception_handlers={SessionTreeError: on_error, _Refused: on_error},
         lifespan=lifespan,
