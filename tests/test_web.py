@@ -422,3 +422,18 @@ async def test_assistant_usage_is_labelled_as_the_calls_not_the_messages_size() 
         html = c.get(f"/s/{s.id}/context").text
     assert "call: 12,345 in · 67 out · $0.2500" in html
     assert "~12,412 tokens" not in html
+
+
+async def test_tree_page_cuts_long_texts_and_the_entry_page_shows_them_whole() -> None:
+    from sessiontree.web.tree import CLIP
+
+    repo = MemoryRepo()
+    s = await repo.create()
+    long = "x" * (CLIP + 1234)
+    entry = await s.append_message(UserMessage(content=long + "TAIL"))
+    with client(repo) as c:
+        tree = c.get(f"/s/{s.id}").text
+        whole = c.get(f"/s/{s.id}/entry/{entry}").text
+    assert "… 1,238 more characters" in tree and "TAIL" not in tree
+    assert "TAIL" in whole and "more characters" not in whole
+    assert "TAIL" in await export_html(s)

@@ -39,6 +39,7 @@ from sessiontree.messages import (
 __all__ = [
     "Block",
     "MessageView",
+    "clip_view",
     "image_url",
     "markdown_html",
     "message_views",
@@ -89,7 +90,7 @@ def pretty_json(value: Any) -> str:
 
 @dataclass
 class Block:
-    """One piece of a message as shown: ``kind`` is text, thinking, image, call or other.
+    """One piece of a message as shown: ``kind`` is text, code, thinking, image, call or other.
 
     ``text`` holds text/thinking (or the JSON of an unknown block); ``image`` a data URL;
     ``call`` and ``result`` a tool call and the result paired with it (``None`` if none).
@@ -100,6 +101,8 @@ class Block:
     image: str | None = None
     call: ToolCall | None = None
     result: MessageView | None = None
+    clipped: int = 0
+    """Characters of ``text`` left out by :func:`clip_view`."""
 
 
 @dataclass
@@ -178,6 +181,18 @@ def message_view(msg: AgentMessage, *, redacted: bool = False) -> MessageView:
     text = message_text(msg)
     titles = {"compactionSummary": "compaction summary", "branchSummary": "branch summary"}
     return MessageView(role, titles.get(role, role), [Block("text", text)])
+
+
+def clip_view(view: MessageView, limit: int) -> MessageView:
+    """Cut every text of ``view`` (and of the results beside its calls) to ``limit``
+    characters, in place, recording what was left out in :attr:`Block.clipped`."""
+    for block in view.blocks:
+        if len(block.text) > limit:
+            block.clipped = len(block.text) - limit
+            block.text = block.text[:limit]
+        if block.result is not None:
+            clip_view(block.result, limit)
+    return view
 
 
 def message_views(

@@ -30,9 +30,10 @@ from sessiontree.messages import (
 )
 from sessiontree.session import Session
 from sessiontree.tree import TreeNode, build_tree, labels_of
-from sessiontree.web.render import MessageView, entry_message, message_view, redact
+from sessiontree.web.render import MessageView, clip_view, entry_message, message_view, redact
 
 __all__ = [
+    "CLIP",
     "FOLD_MIN",
     "PAGE_SIZE",
     "Fold",
@@ -50,6 +51,8 @@ __all__ = [
 
 PAGE_SIZE = 300
 """Entries per tree page."""
+CLIP = 4000
+"""Characters of each text a tree page shows per block (the entry page and exports show all)."""
 FOLD_MIN = 2
 """A run of this many consecutive bookkeeping / state entries is folded into one line."""
 STATE_TYPES = frozenset({"model_change", "thinking_level_change", "active_tools_change", "custom"})
@@ -187,8 +190,10 @@ def make_row(
     path_ids: set[str],
     results: dict[str, AgentMessage] | None = None,
     redacted: bool = False,
+    clip: int | None = None,
 ) -> Row:
-    """The :class:`Row` of one entry, its message rendered (tool results beside calls)."""
+    """The :class:`Row` of one entry, its message rendered (tool results beside calls),
+    each text cut to ``clip`` characters when given."""
     kind, gist = describe(entry)
     msg = entry_message(entry)
     view = None
@@ -200,6 +205,8 @@ def make_row(
             for block in view.blocks:
                 if block.call is not None and block.call.id in results:
                     block.result = message_view(results[block.call.id], redacted=redacted)
+        if clip is not None:
+            clip_view(view, clip)
     return Row(
         entry,
         kind,
@@ -219,6 +226,7 @@ def layout_tree(
     path_ids: set[str],
     session_id: str,
     redacted: bool = False,
+    clip: int | None = None,
 ) -> list[Run]:
     """``entries`` (append order) as runs: each fork's children become branches one level down.
 
@@ -247,10 +255,13 @@ def layout_tree(
                 leaf_id=leaf_id,
                 path_ids=path_ids,
                 redacted=redacted,
+                clip=clip,
             )
         ]
         for b in after.get(e.id, ()):
-            out.append(make_row(b, label=None, leaf_id=None, path_ids=set(), redacted=redacted))
+            out.append(
+                make_row(b, label=None, leaf_id=None, path_ids=set(), redacted=redacted, clip=clip)
+            )
         return out
 
     runs: list[Run] = []
@@ -334,7 +345,12 @@ async def tree_page(
         node = by_id.get(node.parent_id) if node.parent_id is not None else None
     path_ids = {i for i in path_ids if by_id[i].type not in BOOKKEEPING_TYPES}
     runs = layout_tree(
-        entries, labels=labels, leaf_id=leaf_id, path_ids=path_ids, session_id=session.id
+        entries,
+        labels=labels,
+        leaf_id=leaf_id,
+        path_ids=path_ids,
+        session_id=session.id,
+        clip=CLIP,
     )
     return TreePage(
         runs,
