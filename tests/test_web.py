@@ -134,6 +134,11 @@ async def test_diff_shows_both_branches_after_the_common_ancestor(
     left, right = html.split('<div class="cols" id="diff">')[1].split("<h3>")[1:3]
     assert "other branch" in left and "other branch" not in right
     assert "secret plan" in right
+    with client(repo) as c:
+        by_prefix = c.get(f"/s/{s.id}/diff", params={"a": other.id[:-3]}).text
+        assert by_prefix.count('class="msg ') == html.count('class="msg ')
+        missing = c.get(f"/s/{s.id}/diff", params={"a": "zzz"})
+        assert missing.status_code == 400 and "zzz" in missing.text
 
 
 async def test_list_filters_pages_and_searches() -> None:

@@ -32,6 +32,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
+from sessiontree.cli._common import resolve_entry
 from sessiontree.errors import SessionNotFoundError, SessionTreeError
 from sessiontree.repos.base import SessionRepo
 from sessiontree.session import Session
@@ -200,6 +201,10 @@ def create_app(
         s = await open_session(request)
         a = request.query_params.get("a", "").strip() or None
         b = request.query_params.get("b", "").strip() or await s.get_leaf_id()
+        if a is not None:
+            a = (await resolve_entry(s, a)).id  # a unique id prefix is enough
+        if b is not None:
+            b = (await resolve_entry(s, b)).id
         result = await views.diff_view(s, a, b) if a and b else None
         return await session_page(request, s, "diff", diff=result, a=a, b=b)
 
