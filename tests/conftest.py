@@ -19,7 +19,3 @@ async def repo(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[
     """A fresh, empty repository of each backend."""
     async with BACKENDS[request.param](tmp_path) as r:
         yield r
-
-
-SHARED_SESSIONS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sessions"
-"""The real session files beside the checkout (../shared/data/sessions)."""

@@ -12,6 +12,7 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
+from session_files import VENDORED
 from sessiontree import open_repo
 from sessiontree.cli import cli
 from sessiontree.cli._common import short_id_length
@@ -176,8 +177,7 @@ def test_find_cycles_and_torn_line_helpers(tmp_path: Path) -> None:
 
 # ----------------------------------------------------------------- tester's findings
 
-PI_SMALL = Path(__file__).resolve().parents[1].parent / "shared/data/sessions/pi"
-PI_SMALL = PI_SMALL / "agent-sessions_pi-small.v3.jsonl"
+PI_SMALL = VENDORED / "pi" / "agent-sessions_pi-small.v3.jsonl"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 

@@ -7,11 +7,10 @@ has none.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from _compaction_support import contains, left_context, real
+from session_files import VENDORED
 from sessiontree import CompactionEntry, MemoryRepo, import_session
 from sessiontree.compaction import CompactionSettings, compact, estimate_context_tokens
 from sessiontree.context import find_tool_pair_problems
@@ -20,13 +19,11 @@ from sessiontree.summarizers.base import SUMMARY_SECTIONS
 from sessiontree.summarizers.extractive import ExtractiveSummarizer
 from sessiontree.testing.fakes import RecordingSummarizer
 
-PI = Path(__file__).resolve().parents[2] / "shared" / "data" / "sessions" / "pi"
+PI = VENDORED / "pi"
 FILES = {
     "pi-mono_before-compaction.v1.jsonl": 2,
     "pi-mono_large-session.v1.jsonl": 0,
 }
-
-pytestmark = pytest.mark.skipif(not PI.is_dir(), reason="real session files not present")
 
 
 @pytest.mark.parametrize("mode", ["pointer", "retained_tail"])

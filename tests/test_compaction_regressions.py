@@ -4,12 +4,12 @@ messages, constraints taken from pasted error text."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from _compaction_support import assistant, new_session, result, tool_rounds, user
+from session_files import VENDORED
 from sessiontree import AgentHarness, AgentHarnessError, CompactionEntry, MemoryRepo, Session
 from sessiontree.compaction import (
     CompactionSettings,
@@ -25,7 +25,7 @@ from sessiontree.summarizers.extractive import ExtractiveSummarizer
 from sessiontree.testing.fakes import ScriptedSummarizer
 
 KEEP = CompactionSettings(keep_recent_tokens=600)
-PI = Path(__file__).resolve().parents[2] / "shared" / "data" / "sessions" / "pi"
+PI = VENDORED / "pi"
 
 
 async def snapshot(session: Session) -> tuple[list[dict[str, object]], str | None]:
@@ -269,7 +269,6 @@ def test_constraints_come_from_the_users_own_words_not_pasted_errors() -> None:
     assert "Model call failed" in text  # the model error is still reported, as context
 
 
-@pytest.mark.skipif(not PI.is_dir(), reason="real session files not present")
 async def test_real_pi_session_constraints_hold_no_api_error() -> None:
     from sessiontree import import_session
 

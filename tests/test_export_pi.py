@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
+from session_files import COLLECTION, VENDORED, session_file
 from sessiontree import MemoryRepo, export_pi_session, import_session
 from sessiontree.entries import dump_entry
 from sessiontree.errors import DuplicateEntryError, StorageError
 from sessiontree.messages import CustomMessage
 
-SESSIONS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sessions"
+SESSIONS = VENDORED
 PI_V3 = SESSIONS / "pi" / "agent-sessions_pi-small.v3.jsonl"
-FILES = sorted(p for p in SESSIONS.glob("*/*") if p.suffix in (".jsonl", ".traj"))
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
@@ -47,9 +47,9 @@ async def test_v3_import_export_import_reproduces_every_entry(tmp_path: Path) ->
     assert (await second.get_metadata()).cwd == original[0]["cwd"]
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name[:40])
-async def test_every_import_survives_export_and_reimport(path: Path, tmp_path: Path) -> None:
-    first, _ = await import_session(path, MemoryRepo())
+@pytest.mark.parametrize("name", COLLECTION, ids=lambda n: n.split("/")[-1][:40])
+async def test_every_import_survives_export_and_reimport(name: str, tmp_path: Path) -> None:
+    first, _ = await import_session(session_file(name), MemoryRepo())
     out = tmp_path / "export.jsonl"
     await export_pi_session(first, out)
     second, report = await import_session(out, MemoryRepo())

@@ -6,15 +6,18 @@ from pathlib import Path
 
 import pytest
 
+from session_files import VENDORED
 from sessiontree import MemoryRepo, SessionRepo, import_session
 from sessiontree.entries import dump_entry
 from sessiontree.errors import CorruptSessionError
 
-SESSIONS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sessions"
+SESSIONS = VENDORED
 SAMPLES = [
     SESSIONS / "pi" / "agent-sessions_pi-small.v3.jsonl",
-    SESSIONS / "claude-code" / "8a283a61-e3f0-4e8f-ba06-6711e2fcf2ed.jsonl",
+    SESSIONS / "claude-code" / "agent-a7c3dfb.jsonl",
     SESSIONS / "codex" / "sample_codex_session_simonw.jsonl",
+    SESSIONS / "swe-agent-traj" / "function_calling_simple.traj",
+    SESSIONS / "aider" / "mozgoslav.aider.chat.history.md",
 ]
 
 

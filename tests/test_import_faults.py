@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from session_files import VENDORED, session_file
 from sessiontree import MemoryRepo, import_session
-from sessiontree.context import find_tool_pair_problems
+from sessiontree.context import LOST_RESULT_TEXT, find_tool_pair_problems
 from sessiontree.entries import CompactionEntry, CustomEntry, LeafEntry, MessageEntry
 from sessiontree.errors import CorruptSessionError, DuplicateEntryError
 from sessiontree.interop import DanglingParent
-from sessiontree.messages import CompactionSummaryMessage
+from sessiontree.messages import CompactionSummaryMessage, ToolResultMessage
 
-SESSIONS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sessions"
+SESSIONS = VENDORED
 CLAUDE = SESSIONS / "claude-code"
 PI = SESSIONS / "pi"
 
@@ -25,31 +27,65 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(raw) for raw in path.read_bytes().split(b"\n") if raw.strip()]
 
 
+def _entry_of(rows: list[dict[str, Any]], row: dict[str, Any]) -> str:
+    """The entry id a Claude Code line lands in: a reply over several lines sharing
+    ``message.id`` is one entry, with the uuid of its first line."""
+    msg = row.get("message") or {}
+    if row.get("type") == "assistant" and msg.get("id"):
+        first = next(r for r in rows if (r.get("message") or {}).get("id") == msg["id"])
+        return str(first["uuid"])
+    return str(row["uuid"])
+
+
+def _lines_on(branch: list[Any]) -> set[int]:
+    """The source lines the entries of a branch were made from."""
+    out: set[int] = set()
+    for e in branch:
+        source = getattr(e, "source", None)
+        if isinstance(source, dict):
+            out.add(source["line"])
+            out.update(m["line"] for m in source.get("merged", []))
+    return out
+
+
 # ----------------------------------------------------------------- dangling parentUuid
 
 
-async def test_dangling_parent_uuid_becomes_a_reported_root() -> None:
+async def test_a_dangling_parent_uuid_is_reattached_to_the_nearest_earlier_record() -> None:
     path = CLAUDE / "agent-a7c3dfb.jsonl"
-    line6 = _lines(path)[5]
+    rows = _lines(path)
+    line6 = rows[5]
     assert line6["parentUuid"] == "88c4af90-5a53-48c6-9559-c372cd8f4901"
+    assert line6["parentUuid"] not in {r["uuid"] for r in rows}
 
     session, report = await import_session(path, MemoryRepo())
 
     # a sub-agent file names its parent session; its own id keeps the two apart
     assert session.id == f"{line6['sessionId']}-agent-a7c3dfb"
-    assert report.dangling_parents == [
-        DanglingParent(6, line6["uuid"], "88c4af90-5a53-48c6-9559-c372cd8f4901")
-    ]
+    [dangling] = report.dangling_parents
+    assert (dangling.line, dangling.entry_id, dangling.parent_id) == (
+        6,
+        line6["uuid"],
+        "88c4af90-5a53-48c6-9559-c372cd8f4901",
+    )
     entry = await session.get_entry(line6["uuid"])
-    assert entry is not None and entry.parent_id is None
-    # nothing after the broken link is lost: every line is imported, the leaf is the last line
-    assert len(await session.get_entries()) == 23
-    assert await session.get_leaf_id() == _lines(path)[-1]["uuid"]
+    assert entry is not None and entry.parent_id == dangling.attached_to
+    assert dangling.attached_to == _entry_of(rows, rows[4])  # line 5, the record before it
+    # one conversation: every line is on the leaf's branch, every result in the context
     branch = await session.get_branch()
-    assert branch[0].id == line6["uuid"]
-    assert len(branch) == 23 - 5
-    assert (await session.get_stats()).roots == 2
-    assert find_tool_pair_problems((await session.build_context()).messages) == []
+    assert _lines_on(branch) == set(range(1, len(rows) + 1))
+    assert (await session.get_stats()).roots == 1
+    assert await session.get_leaf_id() == _entry_of(rows, rows[-1])
+    ctx = await session.build_context()
+    results = [m for m in ctx.messages if isinstance(m, ToolResultMessage)]
+    expected = sum(
+        b.get("type") == "tool_result"
+        for r in rows
+        if isinstance(r["message"].get("content"), list)
+        for b in r["message"]["content"]
+    )
+    assert len(results) == expected and not any(LOST_RESULT_TEXT in str(m.content) for m in results)
+    assert find_tool_pair_problems(ctx.messages) == []
 
 
 # ----------------------------------------------------------------- side records / sidechains
@@ -62,18 +98,21 @@ async def test_dangling_parent_uuid_becomes_a_reported_root() -> None:
 async def test_sidechains_never_become_the_leaf(name: str) -> None:
     path = CLAUDE / name
     rows = _lines(path)
-    main = [r for r in rows if r.get("uuid") and not r.get("isSidechain")]
+    main = [(n, r) for n, r in enumerate(rows, 1) if r.get("uuid") and not r.get("isSidechain")]
     side = {r["uuid"] for r in rows if r.get("uuid") and r.get("isSidechain")}
     assert side, "the file has inline sub-agent conversations"
-    newest_main = main[-1]
 
     session, _ = await import_session(path, MemoryRepo())
 
-    assert await session.get_leaf_id() == newest_main["uuid"]
+    assert await session.get_leaf_id() == _entry_of(rows, main[-1][1])
     branch = await session.get_branch()
     assert not {e.id for e in branch} & side
-    assert branch[0].id == main[0]["uuid"]  # the main conversation from its first line
-    assert len(branch) == len(main)
+    messages = [e for e in branch if isinstance(e, MessageEntry)]
+    assert messages[0].id == main[0][1]["uuid"]  # the main conversation from its first line
+    # every main-conversation line, and only those (and uuid-less side records), is on it
+    on_branch = _lines_on(branch)
+    assert {n for n, _ in main} <= on_branch
+    assert not on_branch & {n for n, r in enumerate(rows, 1) if r.get("isSidechain")}
 
 
 async def test_side_records_after_the_main_conversation_do_not_move_the_leaf(
@@ -85,7 +124,12 @@ async def test_side_records_after_the_main_conversation_do_not_move_the_leaf(
     rows = _lines(src)
     main_last = [r for r in rows if r.get("uuid") and not r.get("isSidechain")][-1]
     side_last = [r for r in rows if r.get("isSidechain")][-1]
-    extra_side = {**side_last, "uuid": "0000-side", "parentUuid": side_last["uuid"]}
+    extra_side = {
+        **side_last,
+        "uuid": "0000-side",
+        "parentUuid": side_last["uuid"],
+        "message": {**side_last["message"], "id": "msg_another_reply"},
+    }
     progress = {"type": "progress", "data": {"step": 1}, "sessionId": side_last["sessionId"]}
     path = tmp_path / "t.jsonl"
     path.write_bytes(
@@ -102,7 +146,7 @@ async def test_side_records_after_the_main_conversation_do_not_move_the_leaf(
     assert any("leaf" in w for w in report.warnings)
     # the side records are kept, hanging where they were written
     side_entry = await session.get_entry("0000-side")
-    assert side_entry is not None and side_entry.parent_id == side_last["uuid"]
+    assert side_entry is not None and side_entry.parent_id == _entry_of(rows, side_last)
     custom = [e for e in await session.get_entries() if isinstance(e, CustomEntry)]
     assert [c.custom_type for c in custom] == ["claude-code:progress"]
     assert custom[0].parent_id == "0000-side"
@@ -115,7 +159,7 @@ async def test_side_records_after_the_main_conversation_do_not_move_the_leaf(
 
 
 async def test_unmodelled_line_kinds_are_kept_as_custom_entries() -> None:
-    path = CLAUDE / "8a283a61-e3f0-4e8f-ba06-6711e2fcf2ed.jsonl"
+    path = session_file("claude-code/8a283a61-e3f0-4e8f-ba06-6711e2fcf2ed.jsonl")
     rows = _lines(path)
     session, report = await import_session(path, MemoryRepo())
 
@@ -134,19 +178,23 @@ async def test_unmodelled_line_kinds_are_kept_as_custom_entries() -> None:
         entry = custom[record.entry_id]
         assert entry.data == rows[record.line - 1]  # the whole line, unchanged
         assert entry.custom_type == f"claude-code:{rows[record.line - 1]['type']}"
-    # lines with a uuid keep their place; the others hang under the nearest earlier node
+    # side records chain in file order after the newest record: no fork anywhere
     attachment = next(r for r in rows if r["type"] == "attachment")
     assert attachment["uuid"] in custom
     assert custom[attachment["uuid"]].parent_id == attachment["parentUuid"]
     title = next(c for c in report.custom_lines if c.custom_type == "claude-code:ai-title")
     assert title.line == 10
     assert custom[title.entry_id].parent_id == rows[8]["uuid"]  # line 9
-    # lines before the first node hang under it
+    entries = await session.get_entries()
+    children = Counter(e.parent_id for e in entries if e.type != "leaf")
+    assert max(children.values()) == 1 and children[None] == 1
+    # lines before the first record chain before it
     first = next(c for c in report.custom_lines if c.line == 1)
-    assert custom[first.entry_id].parent_id == rows[2]["uuid"]
+    assert custom[first.entry_id].parent_id is None
+    assert (await session.get_entry(rows[2]["uuid"])).parent_id is not None  # type: ignore[union-attr]
     # the leaf is the last assistant message, not the trailing system / title lines
     newest = [r for r in rows if r["type"] == "assistant"][-1]
-    assert await session.get_leaf_id() == newest["uuid"]
+    assert await session.get_leaf_id() == _entry_of(rows, newest)
     ctx = await session.build_context()
     assert find_tool_pair_problems(ctx.messages) == []
 
@@ -221,21 +269,23 @@ async def test_bad_line_in_the_middle_with_lenient_cuts_and_reports_the_link(
 ) -> None:
     src = CLAUDE / "agent-a0294d5.jsonl"
     lines = src.read_bytes().split(b"\n")
-    lines[9] = b'{"type": "user", "uuid": broken'
+    rows = [json.loads(raw) for raw in lines if raw.strip()]
+    lines[13] = b'{"type": "user", "uuid": broken'
     path = tmp_path / "bad.jsonl"
     path.write_bytes(b"\n".join(lines))
-    rows = [json.loads(raw) for raw in lines if raw.strip() and raw != lines[9]]
 
     with pytest.raises(CorruptSessionError) as info:
         await import_session(path, MemoryRepo())
-    assert info.value.line_number == 10
+    assert info.value.line_number == 14
 
     session, report = await import_session(path, MemoryRepo(), lenient=True)
-    assert [u.line for u in report.unreadable_lines] == [10]
+    assert [u.line for u in report.unreadable_lines] == [14]
     assert "bad JSON" in report.unreadable_lines[0].reason
-    # line 11's parent was line 10: it becomes a root, and the report says so
-    assert [(d.line, d.entry_id) for d in report.dangling_parents] == [(11, rows[9]["uuid"])]
-    assert len(await session.get_entries()) == 94
+    # line 15's parent was line 14: it hangs under line 13's entry now, and the report says so
+    assert [(d.line, d.entry_id) for d in report.dangling_parents] == [(15, rows[14]["uuid"])]
+    assert report.dangling_parents[0].attached_to == _entry_of(rows, rows[12])
+    branch = await session.get_branch()
+    assert _lines_on(branch) == set(range(1, len(rows) + 1)) - {14}
 
 
 async def test_not_a_session_file_is_refused_and_left_alone(tmp_path: Path) -> None:
@@ -377,10 +427,11 @@ async def test_a_repeated_claude_uuid_is_kept_beside_the_first(tmp_path: Path) -
     assert [c.line for c in dup] == [96]
     entry = await session.get_entry(dup[0].entry_id)
     assert isinstance(entry, CustomEntry) and entry.data == again
-    first = await session.get_entry(again["uuid"])
-    assert isinstance(first, MessageEntry)  # the first line keeps the uuid
+    rows = [json.loads(raw) for raw in lines]
+    first = await session.get_entry(_entry_of(rows, again))
+    assert isinstance(first, MessageEntry)  # the first line keeps its place
     # the leaf stays on the newest message, not on the repeated record
-    assert await session.get_leaf_id() == json.loads(lines[-1])["uuid"]
+    assert await session.get_leaf_id() == _entry_of(rows, rows[-1])
 
 
 async def test_a_missing_file_is_a_storage_error(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 import pytest
 
-from conftest import SHARED_SESSIONS
+from session_files import VENDORED
 from sessiontree.entries import MessageEntry, parse_entry
 from sessiontree.errors import (
     CorruptSessionError,
@@ -24,8 +24,8 @@ from sessiontree.session import Session
 from sessiontree.storage.jsonl.storage import JSONLStorage, create_session_file
 from sessiontree.testing.builders import assistant, user
 
-PI_V3 = SHARED_SESSIONS / "pi" / "agent-sessions_pi-small.v3.jsonl"
-PI_V1 = SHARED_SESSIONS / "pi" / "pi-mono_large-session.v1.jsonl"
+PI_V3 = VENDORED / "pi" / "agent-sessions_pi-small.v3.jsonl"
+PI_V1 = VENDORED / "pi" / "pi-mono_large-session.v1.jsonl"
 
 HEADER = {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z"}
 
@@ -62,8 +62,6 @@ def lines_of(path: Path) -> list[dict[str, Any]]:
 
 @pytest.fixture
 def pi_copy(tmp_path: Path) -> Path:
-    if not PI_V3.exists():
-        pytest.skip(f"{PI_V3} is not available")
     target = tmp_path / "pi.jsonl"
     shutil.copyfile(PI_V3, target)
     return target
@@ -160,8 +158,6 @@ async def test_a_file_without_a_valid_header_is_refused_and_untouched(
 
 
 def test_an_older_pi_file_is_refused_not_migrated(tmp_path: Path) -> None:
-    if not PI_V1.exists():
-        pytest.skip(f"{PI_V1} is not available")
     path = tmp_path / "v1.jsonl"
     shutil.copyfile(PI_V1, path)
     with pytest.raises(CorruptSessionError, match="import_session"):

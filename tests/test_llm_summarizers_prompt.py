@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from conftest import SHARED_SESSIONS
+from session_files import VENDORED
 from sessiontree.messages import (
     AgentMessage,
     AssistantMessage,
@@ -249,9 +249,7 @@ def _pi_messages(path: Path) -> list[AgentMessage]:
     "name", ["pi-mono_large-session.v1.jsonl", "pi-mono_before-compaction.v1.jsonl"]
 )
 def test_real_pi_sessions_serialise_within_bounds(name: str) -> None:
-    path = SHARED_SESSIONS / "pi" / name
-    if not path.exists():
-        pytest.skip(f"{path} is not available")
+    path = VENDORED / "pi" / name
     messages = _pi_messages(path)
     text = serialize_messages(messages)
     raw_chars = path.stat().st_size

@@ -100,6 +100,9 @@ _LAZY = {
     "ImportReport": "sessiontree.interop",
     "export_pi_session": "sessiontree.interop",
     "import_session": "sessiontree.interop",
+    # wire formats
+    "from_openai_responses": "sessiontree.wire",
+    "to_openai_responses": "sessiontree.wire",
 }
 
 
@@ -187,6 +190,7 @@ __all__ = [
     "estimate_tokens",
     "export_pi_session",
     "find_tool_pair_problems",
+    "from_openai_responses",
     "import_session",
     "open_repo",
     "parse_entry",
@@ -194,4 +198,5 @@ __all__ = [
     "repair_tool_pairs",
     "should_compact",
     "to_llm_messages",
+    "to_openai_responses",
 ]

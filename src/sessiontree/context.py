@@ -244,42 +244,55 @@ def newest_turn_start(messages: Sequence[AgentMessage]) -> int:
     return 0
 
 
+def _pair_results(
+    messages: Sequence[AgentMessage],
+) -> dict[tuple[int, int], ToolResultMessage]:
+    """``(message index, call index) → result`` for every result that has a call to answer.
+
+    A result belongs to the nearest earlier call with its id that has no result yet (agents
+    reuse call ids across turns); within one assistant message the first such call comes
+    first. A result with no such call belongs to nothing.
+    """
+    waiting: dict[str, list[tuple[int, int]]] = {}  # call id -> unanswered calls, oldest first
+    paired: dict[tuple[int, int], ToolResultMessage] = {}
+    for i, msg in enumerate(messages):
+        if isinstance(msg, AssistantMessage):
+            for j, call in enumerate(msg.tool_calls()):
+                waiting.setdefault(call.id, []).append((i, j))
+        elif isinstance(msg, ToolResultMessage):
+            calls = waiting.get(msg.tool_call_id)
+            if not calls:
+                continue
+            nearest = calls[-1][0]
+            k = len(calls) - 1
+            while k > 0 and calls[k - 1][0] == nearest:
+                k -= 1
+            paired[calls.pop(k)] = msg
+    return paired
+
+
 def repair_tool_pairs(messages: Sequence[AgentMessage]) -> list[AgentMessage]:
     """Pair every tool result with its call (SPEC §3 step 5).
 
     Each ``toolResult`` moves to directly after the assistant message that issued its call, in
-    call order; a result with no earlier call, or a second result for a call, is dropped; a
-    call with no result gets a synthetic error result, except in the newest turn, whose calls
-    may still be running. Linear in the number of messages.
+    call order. A result belongs to the nearest earlier call with its ``toolCallId`` that has
+    no result yet, so a reused call id never moves or drops a genuine result; a result with no
+    such call is dropped. A call with no result gets a synthetic error result, except in the
+    newest turn, whose calls may still be running. Linear in the number of messages and calls.
     """
     turn_start = newest_turn_start(messages)
-    issued: set[str] = set()
-    results: dict[str, ToolResultMessage] = {}
-    for msg in messages:
-        if isinstance(msg, AssistantMessage):
-            for call in msg.tool_calls():
-                issued.add(call.id)
-        elif (
-            isinstance(msg, ToolResultMessage)
-            and msg.tool_call_id in issued
-            and msg.tool_call_id not in results
-        ):
-            results[msg.tool_call_id] = msg
+    paired = _pair_results(messages)
     out: list[AgentMessage] = []
-    placed: set[str] = set()
     for i, msg in enumerate(messages):
         if isinstance(msg, ToolResultMessage):
             continue
         out.append(msg)
         if not isinstance(msg, AssistantMessage):
             continue
-        for call in msg.tool_calls():
-            if call.id in placed:
-                continue  # the same id issued twice: its result already follows the first call
-            result = results.get(call.id)
+        for j, call in enumerate(msg.tool_calls()):
+            result = paired.get((i, j))
             if result is not None:
                 out.append(result)
-                placed.add(call.id)
             elif i < turn_start:
                 out.append(
                     ToolResultMessage(
@@ -290,44 +303,54 @@ def repair_tool_pairs(messages: Sequence[AgentMessage]) -> list[AgentMessage]:
                         timestamp=msg.timestamp,
                     )
                 )
-                placed.add(call.id)
     return out
 
 
 def find_tool_pair_problems(messages: Sequence[AgentMessage]) -> list[str]:
     """Describe every breach of the tool-pair invariant (empty list = valid).
 
-    The invariant: the context does not start with a tool result; each ``toolResult``
-    directly follows (after other results of the same message) the assistant message that
-    issued its call; no call has two results; every call outside the newest turn has a result.
+    The invariant: each ``toolResult`` directly follows (after the results of earlier calls of
+    the same message) the assistant message that issued its call, in call order; a reused
+    call id is answered by the results that follow each of its calls; every call outside the
+    newest turn has a result. The list is empty exactly when :func:`repair_tool_pairs` would
+    return the messages unchanged.
     """
     problems: list[str] = []
     turn_start = newest_turn_start(messages)
     if messages and isinstance(messages[0], ToolResultMessage):
         problems.append("the context starts with a toolResult")
-    open_calls: list[str] = []  # calls of the current assistant message still awaiting results
-    answered: set[str] = set()
+    calls: list[str] = []  # call ids of the current assistant message, in call order
+    next_call = 0  # calls[:next_call] are answered or passed over
+    answered: set[int] = set()
     pending_index = -1
+
+    def unanswered() -> list[str]:
+        return [c for k, c in enumerate(calls) if k not in answered]
+
     for i, msg in enumerate(messages):
         if isinstance(msg, ToolResultMessage):
-            if msg.tool_call_id in answered:
-                problems.append(f"message {i}: second result for tool call {msg.tool_call_id!r}")
-            elif msg.tool_call_id not in open_calls:
+            k = next((k for k in range(next_call, len(calls)) if calls[k] == msg.tool_call_id), -1)
+            if k >= 0 and (pending_index >= turn_start or k == next_call):
+                answered.add(k)
+                next_call = k + 1
+            elif msg.tool_call_id in calls:
+                problems.append(
+                    f"message {i}: result for {msg.tool_call_id!r} is not in call order "
+                    "or is a second result"
+                )
+            else:
                 problems.append(
                     f"message {i}: result for {msg.tool_call_id!r} does not follow its call"
                 )
-            else:
-                open_calls.remove(msg.tool_call_id)
-                answered.add(msg.tool_call_id)
             continue
-        if open_calls and pending_index < turn_start:
-            problems.append(f"message {pending_index}: tool calls without result: {open_calls}")
-        open_calls = []
+        if unanswered() and pending_index < turn_start:
+            problems.append(f"message {pending_index}: tool calls without result: {unanswered()}")
+        calls, next_call, answered = [], 0, set()
         if isinstance(msg, AssistantMessage):
-            open_calls = [c.id for c in msg.tool_calls() if c.id not in answered]
+            calls = [c.id for c in msg.tool_calls()]
             pending_index = i
-    if open_calls and pending_index < turn_start:
-        problems.append(f"message {pending_index}: tool calls without result: {open_calls}")
+    if unanswered() and pending_index < turn_start:
+        problems.append(f"message {pending_index}: tool calls without result: {unanswered()}")
     return problems
 
 

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sessiontree._model import WireModel
+import orjson
 
-__all__ = ["SearchHit", "SessionInfo", "SessionMetadata", "SessionStats"]
+from sessiontree._model import WireModel
+from sessiontree.errors import InvalidMetadataError
+
+__all__ = [
+    "SearchHit",
+    "SessionInfo",
+    "SessionMetadata",
+    "SessionStats",
+    "matches_where",
+    "metadata_pairs",
+    "where_pairs",
+]
 
 
 class SessionMetadata(WireModel):
@@ -86,3 +98,62 @@ class SessionStats:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of the statistics."""
         return dict(self.__dict__)
+
+
+# --------------------------------------------------------------------------- scoping filters
+
+
+def _scalar_json(value: Any) -> str | None:
+    """The JSON text of a filterable value (string, integer, boolean, null), else ``None``."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)  # any size: JSON integers are their decimal digits
+    if value is None or isinstance(value, str | bool):
+        return orjson.dumps(value).decode()
+    return None
+
+
+def metadata_pairs(metadata: SessionMetadata) -> dict[str, str]:
+    """The filterable part of a session's metadata: each top-level key of its camelCase wire
+    form whose value is a string, integer, boolean or null, mapped to the value's JSON text
+    (so ``1``, ``"1"`` and ``true`` stay distinct). What SQL stores in ``session_meta``."""
+    pairs: dict[str, str] = {}
+    for key, value in metadata.to_wire().items():
+        text = _scalar_json(value)
+        if text is not None:
+            pairs[key] = text
+    return pairs
+
+
+def where_pairs(where: Mapping[str, Any] | None) -> dict[str, str]:
+    """A ``repo.list(where=...)`` filter as key → JSON text of the wanted value.
+
+    Keys are the metadata's camelCase wire keys (``userId``, ``cwd``, ``parentSessionId``).
+
+    Raises:
+        InvalidMetadataError: not a mapping, a key that is not a string, or a value that is
+            not a string, integer, boolean or ``None``.
+    """
+    if where is None:
+        return {}
+    if not isinstance(where, Mapping):
+        raise InvalidMetadataError(
+            f"where must be a mapping of metadata keys, not {type(where).__name__}"
+        )
+    pairs: dict[str, str] = {}
+    for key, value in where.items():
+        text = _scalar_json(value)
+        if not isinstance(key, str) or text is None:
+            raise InvalidMetadataError(
+                f"where filters on metadata keys (str) equal to a string, integer, boolean or "
+                f"None; got {key!r}: {value!r}"
+            )
+        pairs[key] = text
+    return pairs
+
+
+def matches_where(metadata: SessionMetadata, pairs: Mapping[str, str]) -> bool:
+    """Whether every ``where_pairs`` condition holds for ``metadata`` (all keys, equal values)."""
+    if not pairs:
+        return True
+    own = metadata_pairs(metadata)
+    return all(own.get(k) == v for k, v in pairs.items())

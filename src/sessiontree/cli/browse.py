@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 import click
+import orjson
 from rich.table import Table
 from rich.text import Text
 
@@ -97,6 +98,25 @@ def sessions_table(rows: Sequence[Sequence[Text]], width: int) -> Table:
     return table
 
 
+def _parse_where(conditions: tuple[str, ...]) -> dict[str, Any]:
+    """``KEY=VALUE`` (a string) and ``KEY:=JSON`` (a JSON scalar) options as a ``where`` dict."""
+    where: dict[str, Any] = {}
+    for condition in conditions:
+        key, sep, value = condition.partition("=")
+        if not sep or not key or key == ":":
+            raise click.BadParameter(f"{condition!r} is not KEY=VALUE", param_hint="--where")
+        if key.endswith(":"):
+            try:
+                where[key[:-1]] = orjson.loads(value)
+            except orjson.JSONDecodeError as exc:
+                raise click.BadParameter(
+                    f"{condition!r}: {value!r} is not JSON", param_hint="--where"
+                ) from exc
+        else:
+            where[key] = value
+    return where
+
+
 @click.command("list")
 @click.option(
     "--limit",
@@ -106,15 +126,26 @@ def sessions_table(rows: Sequence[Sequence[Text]], width: int) -> Table:
     help="Show at most this many sessions (newest first).",
 )
 @click.option("--offset", type=click.IntRange(min=0), default=0, help="Skip this many first.")
+@click.option(
+    "--where",
+    "where",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Only sessions whose metadata KEY equals the string VALUE (KEY:=JSON for a number, "
+    "true/false or null). Repeat to require several.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @repo_command
-async def list_cmd(app: App, limit: int, offset: int, as_json: bool) -> None:
+async def list_cmd(
+    app: App, limit: int, offset: int, where: tuple[str, ...], as_json: bool
+) -> None:
     """List sessions, most recently modified first.
 
     Columns: id (the bold part is a unique prefix you can type), name, last modified (UTC),
-    entries, messages and the first user message.
+    entries, messages and the first user message. ``--where userId=u1`` keeps the sessions
+    created with that metadata (indexed on SQL stores).
     """
-    infos = await app.repo.list(limit=limit, offset=offset)
+    infos = await app.repo.list(limit=limit, offset=offset, where=_parse_where(where))
     if as_json:
         echo_json(
             [

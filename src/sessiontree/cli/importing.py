@@ -1,4 +1,4 @@
-"""``sessiontree import``: session files of pi, Claude Code, Codex and SWE-agent into the store."""
+"""``sessiontree import``: session files of pi, Claude Code, Codex, SWE-agent, Aider and Cline into the store."""
 
 from __future__ import annotations
 
@@ -20,18 +20,32 @@ __all__ = ["DIR_SUFFIXES", "PROGRESS_MIN_BYTES", "collect_files", "import_cmd"]
 
 DIR_SUFFIXES = frozenset({".jsonl", ".traj"})
 """File name endings picked up when a directory is given (explicit files: any name)."""
+DIR_NAMES = (".aider.chat.history.md", "api_conversation_history.json")
+"""File names (or name endings) picked up in a directory besides :data:`DIR_SUFFIXES`: Aider
+histories and Cline / Roo Code tasks (their ``ui_messages.json`` is read with the task)."""
 PROGRESS_MIN_BYTES = 4 * 1024 * 1024
 """Inputs at least this large (bytes, all files together) get a progress bar on a terminal."""
-FORMATS = ("pi", "claude-code", "codex", "swe-agent")
+FORMATS = ("pi", "claude-code", "codex", "swe-agent", "aider", "cline")
 MAX_LISTED = 10
 """Unreadable lines, dangling parents and warnings listed per file (the rest are counted)."""
+
+
+def _wanted(relative: Path) -> bool:
+    name = relative.name
+    if any(part.startswith(".") for part in relative.parts[:-1]):
+        return False
+    if name.endswith(DIR_NAMES):
+        return True
+    return not name.startswith(".") and relative.suffix in DIR_SUFFIXES
 
 
 def collect_files(paths: Iterable[Path]) -> list[Path]:
     """The files to import: each file as given, each directory searched recursively.
 
-    Directories contribute files ending in ``.jsonl`` or ``.traj`` (hidden ones skipped), in
-    sorted order; a file named twice is imported once.
+    Directories contribute files ending in ``.jsonl`` or ``.traj``, Aider histories
+    (``*.aider.chat.history.md``, the hidden ``.aider.chat.history.md`` too) and Cline tasks
+    (``api_conversation_history.json``); other hidden files are skipped. Sorted order; a file
+    named twice is imported once.
 
     Raises:
         click.BadParameter: a path that does not exist.
@@ -41,11 +55,7 @@ def collect_files(paths: Iterable[Path]) -> list[Path]:
     for path in paths:
         if path.is_dir():
             found = sorted(
-                p
-                for p in path.rglob("*")
-                if p.is_file()
-                and p.suffix in DIR_SUFFIXES
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+                p for p in path.rglob("*") if p.is_file() and _wanted(p.relative_to(path))
             )
         elif path.exists():
             found = [path]
@@ -91,7 +101,7 @@ def _report_text(outcome: Outcome) -> Text:
     text.append(f" ({report.format}): {report.entries_imported:,} entries")
     facts = [
         (len(report.custom_lines), "kept as custom"),
-        (len(report.dangling_parents), "dangling parents (imported as roots)"),
+        (len(report.dangling_parents), "dangling parents"),
         (len(report.unreadable_lines), "unreadable lines"),
     ]
     for count, what in facts:
@@ -101,9 +111,9 @@ def _report_text(outcome: Outcome) -> Text:
         text.append(f"\n    unreadable line {item.line}: {item.reason}", style="yellow")
     for d in report.dangling_parents[:MAX_LISTED]:
         where = f"line {d.line}: " if d.line is not None else ""
+        placed = f"re-attached to {d.attached_to}" if d.attached_to else "imported as a root"
         text.append(
-            f"\n    {where}entry {d.entry_id} has parent {d.parent_id!r} that {d.reason}; "
-            "imported as a root",
+            f"\n    {where}entry {d.entry_id} has parent {d.parent_id!r} that {d.reason}; {placed}",
             style="dim",
         )
     for w in report.warnings[:MAX_LISTED]:
@@ -190,13 +200,15 @@ async def import_cmd(
     progress: bool | None,
     as_new: bool,
 ) -> int | None:
-    """Import session files of pi, Claude Code, Codex, SWE-agent.
+    """Import session files of pi, Claude Code, Codex, SWE-agent, Aider, Cline.
 
-    Formats: pi v1-v3, Claude Code transcripts, Codex rollouts, SWE-agent trajectories.
+    Formats: pi v1-v3, Claude Code transcripts, Codex rollouts, SWE-agent trajectories,
+    Aider chat histories, Cline / Roo Code tasks.
 
-    PATH may be a file or a directory (searched recursively for *.jsonl and *.traj). Prints
+    PATH may be a file or a directory (searched recursively for *.jsonl, *.traj,
+    *.aider.chat.history.md and api_conversation_history.json). Prints
     one line per file: the new session id, the detected format, entries imported, lines
-    kept as custom entries, dangling parents (imported as roots) and unreadable lines.
+    kept as custom entries, dangling parents (re-attached or made roots) and unreadable lines.
     A file that fails is reported on its line and the others still import; the exit
     status is 1 if any file failed. A file whose session is already in the store is
     reported (with the entry counts of the stored session and of the file) and left alone;
@@ -207,7 +219,10 @@ async def import_cmd(
 
     files = collect_files(paths)
     if not files:
-        app.err.print("no session files found (directories are searched for *.jsonl, *.traj)")
+        app.err.print(
+            "no session files found (directories are searched for *.jsonl, *.traj, "
+            "*.aider.chat.history.md, api_conversation_history.json)"
+        )
         return 1
     total = sum(p.stat().st_size for p in files)
     outcomes: list[Outcome] = []

@@ -240,17 +240,60 @@ def _spine(start: TreeNode, path_ids: set[str]) -> tuple[Spine, list[TreeNode]]:
         node = main[0]
 
 
-def _visible(spine: Spine, leaf_id: str | None, full: bool) -> list[int | tuple[int, int]]:
-    """Indices of ``spine`` to show, with ``(start, count)`` for each collapsed stretch."""
+Fold = tuple[int, int, bool]
+"""``(start, count, side)``: a stretch of a run shown as one line; ``side``: all of it side
+records (``custom`` entries such as Claude Code progress, hook and snapshot lines)."""
+
+
+def _is_side(node: TreeNode, leaf_id: str | None) -> bool:
+    return isinstance(node.entry, CustomEntry) and not node.label and node.entry.id != leaf_id
+
+
+def _fold_side_records(
+    spine: Spine, items: list[int | Fold], leaf_id: str | None
+) -> list[int | Fold]:
+    """``items`` with every run of two or more shown side records folded to one line."""
+    out: list[int | Fold] = []
+    run: list[int] = []
+
+    def flush() -> None:
+        if len(run) >= 2:
+            out.append((run[0], len(run), True))
+        else:
+            out.extend(run)
+        run.clear()
+
+    for item in items:
+        if isinstance(item, int) and _is_side(spine[item][0], leaf_id) and not spine[item][1]:
+            if run and run[-1] != item - 1:
+                flush()
+            run.append(item)
+            continue
+        flush()
+        out.append(item)
+    flush()
+    return out
+
+
+def _visible(spine: Spine, leaf_id: str | None, full: bool) -> list[int | Fold]:
+    """Indices of ``spine`` to show, with a :data:`Fold` for each stretch shown as one line:
+    runs of side records always (unless ``full``), long stretches of a run when it is long."""
+    if full:
+        return list(range(len(spine)))
+    return _fold_side_records(spine, _collapsed(spine, leaf_id), leaf_id)
+
+
+def _collapsed(spine: Spine, leaf_id: str | None) -> list[int | Fold]:
+    """Indices of ``spine`` to show, with ``(start, count, False)`` for a collapsed stretch."""
     n = len(spine)
-    if full or n <= 2 * HEAD + MIN_COLLAPSE:
+    if n <= 2 * HEAD + MIN_COLLAPSE:
         return list(range(n))
     keep = set(range(HEAD)) | set(range(n - HEAD, n))
     for i, (node, _) in enumerate(spine):
         e = node.entry
         if node.label or e.id == leaf_id or isinstance(e, CompactionEntry | BranchSummaryEntry):
             keep.add(i)
-    out: list[int | tuple[int, int]] = []
+    out: list[int | Fold] = []
     i = 0
     while i < n:
         if i in keep:
@@ -261,11 +304,21 @@ def _visible(spine: Spine, leaf_id: str | None, full: bool) -> list[int | tuple[
         while j < n and j not in keep:
             j += 1
         if j - i >= MIN_COLLAPSE:
-            out.append((i, j - i))
+            out.append((i, j - i, False))
         else:
             out.extend(range(i, j))
         i = j
     return out
+
+
+def _side_text(nodes: Spine) -> str:
+    """``… 4 side records: claude-code:progress ×3, claude-code:system …``"""
+    kinds: dict[str, int] = {}
+    for node, _ in nodes:
+        kind = describe_entry(node.entry)[0].removeprefix("custom[").removesuffix("]")
+        kinds[kind] = kinds.get(kind, 0) + 1
+    what = ", ".join(f"{k} ×{n}" if n > 1 else k for k, n in kinds.items())
+    return f"… {len(nodes)} side records: {what} …"
 
 
 def render_tree(
@@ -280,9 +333,11 @@ def render_tree(
     """The session tree: linear runs listed at one level, each fork as ``⎇ branch k/n``.
 
     Single-entry side branches are listed in the run as ``⎇ <entry>`` twigs. The branch
-    holding the leaf is marked ``(current)``; entries off the current path are dim. Runs
-    longer than ``2 * HEAD + MIN_COLLAPSE`` are collapsed unless ``full``; the leaf, labelled
-    entries, compactions and branch summaries are never hidden. Iterative (explicit stack).
+    holding the leaf is marked ``(current)``; entries off the current path are dim. Unless
+    ``full``: runs longer than ``2 * HEAD + MIN_COLLAPSE`` are collapsed (the leaf, labelled
+    entries, compactions and branch summaries are never hidden) and consecutive side records
+    (``custom`` entries) are folded to one line that counts them by kind. Every line is cut
+    at the console's width. Iterative (explicit stack).
     """
     top = Tree(title, guide_style="dim")
     stack: list[tuple[Tree, TreeNode]] = []
@@ -306,10 +361,17 @@ def render_tree(
         spine, fork = _spine(start, path_ids)
         for item in _visible(spine, leaf_id, full):
             if isinstance(item, tuple):
-                first, count = item
+                first, count, side = item
                 on_path = spine[first][0].entry.id in path_ids
                 container.add(
-                    Text(f"… {count} entries …", style="italic" if on_path else "dim italic")
+                    Text(
+                        _side_text(spine[first : first + count])
+                        if side
+                        else f"… {count} entries …",
+                        style="italic" if on_path else "dim italic",
+                        no_wrap=True,
+                        overflow="ellipsis",
+                    )
                 )
                 continue
             node, twig = spine[item]

@@ -1,7 +1,8 @@
 """Interoperability: import other agents' session files, export pi files (SPEC §8).
 
 :func:`import_session` reads a file written by the pi coding agent (versions 1-3), Claude
-Code, the Codex CLI or SWE-agent — the format is detected from the content — and creates one
+Code, the Codex CLI, SWE-agent, Aider or Cline / Roo Code — the format is detected from the
+content — and creates one
 session in a repository. It never writes to the source file. Every entry is built and
 checked first and appended in one batch, so an import that fails leaves nothing behind.
 :class:`ImportReport` lists everything that was not a plain one-to-one copy.
@@ -16,9 +17,11 @@ import asyncio
 import os
 from pathlib import Path
 
+import orjson
+
 from sessiontree.errors import CorruptSessionError, StorageError
 from sessiontree.interop._common import AlreadyImportedError, Converted, store
-from sessiontree.interop.detect import FORMATS, Format, detect_format_bytes
+from sessiontree.interop.detect import FORMATS, Format, detect_format_bytes, strip_bom
 from sessiontree.interop.pi import export_pi_session, migrate_pi_file
 from sessiontree.interop.report import CustomLine, DanglingParent, ImportReport, UnreadableLine
 from sessiontree.repos.base import SessionRepo
@@ -54,9 +57,24 @@ async def _read(path: Path) -> tuple[bytes, int]:
         raise StorageError(f"{path}: cannot read the file: {exc}") from exc
 
 
+async def _cline_ui(path: Path, report: ImportReport) -> object:
+    """The parsed ``ui_messages.json`` beside a Cline task file, ``None`` when absent or bad."""
+    from sessiontree.interop.cline import UI_MESSAGES
+
+    ui_path = path.with_name(UI_MESSAGES)
+    if not ui_path.is_file():
+        return None
+    data, _ = await _read(ui_path)
+    try:
+        return orjson.loads(strip_bom(data))
+    except orjson.JSONDecodeError as exc:
+        report.warnings.append(f"{ui_path}: not valid JSON ({exc}); message times not read")
+        return None
+
+
 async def detect_format(path: str | Path) -> Format:
     """The format of a session file, from its content (``pi``, ``claude-code``, ``codex``,
-    ``swe-agent``). Reads the whole file.
+    ``swe-agent``, ``aider``, ``cline``). Reads the whole file.
 
     Raises:
         CorruptSessionError: the file is not a session file of a known format.
@@ -75,10 +93,13 @@ def convert(
     *,
     lenient: bool = False,
     mtime_ms: int = 0,
+    ui: object = None,
 ) -> Converted:
     """Turn a file's bytes into draft entries and metadata (pure; nothing is stored).
 
-    ``mtime_ms`` (Unix ms) dates the entries of formats without timestamps (SWE-agent).
+    ``mtime_ms`` (Unix ms) dates the entries of formats without timestamps (SWE-agent, Cline
+    without its UI log, Aider text before the first chat); ``ui`` is the parsed
+    ``ui_messages.json`` of a Cline task.
 
     Raises:
         CorruptSessionError: an unreadable line and not ``lenient``; content that is not of
@@ -100,6 +121,14 @@ def convert(
         from sessiontree.interop.swe_agent import convert_swe_agent
 
         return convert_swe_agent(data, path, report, lenient=lenient, mtime_ms=mtime_ms)
+    if fmt == "aider":
+        from sessiontree.interop.aider import convert_aider
+
+        return convert_aider(data, path, report, lenient=lenient, mtime_ms=mtime_ms)
+    if fmt == "cline":
+        from sessiontree.interop.cline import convert_cline
+
+        return convert_cline(data, path, report, lenient=lenient, mtime_ms=mtime_ms, ui=ui)
     raise CorruptSessionError(f"unknown import format {fmt!r}; use one of {', '.join(FORMATS)}")
 
 
@@ -113,16 +142,18 @@ async def import_session(
 ) -> tuple[Session, ImportReport]:
     """Import one session file into ``repo`` (SPEC §8); returns the new session and a report.
 
-    The source file is only read. The new session keeps the file's session id (for a Claude
-    Code sub-agent file ``<sessionId>-agent-<agentId>``; for a SWE-agent trajectory
-    ``swe-agent-<content hash>``) when it is a valid id, else it gets a new UUID v7.
+    The source file is only read (for a Cline task also the ``ui_messages.json`` beside it,
+    for the message times). The new session keeps the file's session id (for a Claude Code
+    sub-agent file ``<sessionId>-agent-<agentId>``; for a SWE-agent trajectory or an Aider
+    history ``swe-agent-``/``aider-<content hash>``; for a Cline task ``cline-<task id>``)
+    when it is a valid id, else it gets a new UUID v7.
     Importing a file whose session is already in ``repo`` is refused, never merged or copied.
 
     Args:
         path: the file to read.
         repo: where to create the session.
-        format: ``pi``, ``claude-code``, ``codex`` or ``swe-agent``; detected from the
-            content when ``None``.
+        format: ``pi``, ``claude-code``, ``codex``, ``swe-agent``, ``aider`` or ``cline``;
+            detected from the content when ``None``.
         lenient: go on past unreadable lines and list them in the report instead of failing.
         session_id: the id of the new session instead of the file's (e.g. for a second copy).
 
@@ -151,6 +182,7 @@ async def import_session(
     if detected != fmt:
         looks = f"looks like {detected}" if detected else "matches no known format"
         report.warnings.append(f"the content {looks}; read as {fmt} as asked")
-    converted = convert(data, p, fmt, report, lenient=lenient, mtime_ms=mtime_ms)
+    ui = await _cline_ui(p, report) if fmt == "cline" else None
+    converted = convert(data, p, fmt, report, lenient=lenient, mtime_ms=mtime_ms, ui=ui)
     session = await store(repo, converted, report, p, lenient=lenient, session_id=session_id)
     return session, report

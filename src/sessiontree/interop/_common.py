@@ -1,4 +1,4 @@
-"""What every importer shares: reading lines, staging entries, storing them in one batch.
+"""What every importer shares: ids for records without one, staging entries, storing them in one batch.
 
 An importer is a pure function ``convert(data, path, report, lenient) -> Converted`` that turns
 the bytes of a file into :class:`Draft` entries (each remembering its source line) plus
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,7 +33,6 @@ from sessiontree.errors import (
     SessionTreeError,
 )
 from sessiontree.ids import is_session_id, iso_from_ms, ms_from_iso
-from sessiontree.interop.detect import strip_bom
 from sessiontree.interop.report import CustomLine, DanglingParent, ImportReport, UnreadableLine
 from sessiontree.metadata import SessionMetadata
 from sessiontree.repos.base import SessionRepo
@@ -49,7 +48,6 @@ __all__ = [
     "finalize",
     "iso_or",
     "ms_or",
-    "read_jsonl",
     "store",
     "unreadable",
 ]
@@ -98,9 +96,17 @@ class IdMaker:
 
     def __init__(self, data: bytes) -> None:
         self._seed = hashlib.sha256(data).digest()
+        self._used: set[tuple[int | str | None, int]] = set()
 
     def make(self, ms: int, line: int | str | None, part: int = 0) -> str:
-        """The id of record ``part`` of ``line`` written at ``ms`` (Unix ms)."""
+        """The id of record ``part`` of ``line`` written at ``ms`` (Unix ms).
+
+        Asking twice for the same ``(line, part)`` (two JSON objects on one line) gives the
+        next unused part, so ids never collide; the sequence is the same on every import.
+        """
+        while (line, part) in self._used:
+            part += 1
+        self._used.add((line, part))
         digest = hashlib.sha256(self._seed + f"{line}\x1f{part}".encode()).digest()
         ms = min(max(int(ms), 0), (1 << 48) - 1)
         rand_a = int.from_bytes(digest[:2], "big") & 0xFFF
@@ -145,39 +151,6 @@ class AlreadyImportedError(DuplicateEntryError):
     def __init__(self, message: str, *, session_id: str | None, report: ImportReport) -> None:
         super().__init__(message, session_id=session_id)
         self.report = report
-
-
-def read_jsonl(
-    data: bytes, path: Path, report: ImportReport, *, lenient: bool
-) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line_number, object)`` for every JSON-object line (1-based); blank lines are ignored.
-
-    A leading UTF-8 byte-order mark is skipped. A line that is not a JSON object is unreadable (see :func:`unreadable`); a last line
-    without a newline that does not parse is reported as a torn final line.
-
-    Raises:
-        CorruptSessionError: an unreadable line and not ``lenient``.
-    """
-    data = strip_bom(data)
-    lines = data.split(b"\n")
-    last = len(lines)
-    torn_possible = not data.endswith(b"\n")
-    for number, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        report.lines_read += 1
-        try:
-            obj = exact_json.loads(raw)
-        except exact_json.JSONDecodeError as exc:
-            torn = torn_possible and number == last
-            reason = "torn final line (no newline, not valid JSON)" if torn else f"bad JSON: {exc}"
-            unreadable(report, path, number, reason, raw, lenient=lenient)
-            continue
-        if not isinstance(obj, dict):
-            kind = type(obj).__name__
-            unreadable(report, path, number, f"not a JSON object ({kind})", raw, lenient=lenient)
-            continue
-        yield number, obj
 
 
 def ms_or(value: Any, default: int) -> int:
@@ -374,6 +347,18 @@ def _metadata(meta: Mapping[str, Any], path: Path) -> SessionMetadata:
         raise CorruptSessionError(f"session metadata does not validate: {exc}", path=path) from exc
 
 
+def _with_source_times(meta: dict[str, Any], entries: list[Entry]) -> dict[str, Any]:
+    """``meta`` with the source's first and newest entry times (ISO 8601) in ``importedFrom``
+    (``createdAt``, ``modifiedAt``), so the session's own dates survive the import."""
+    stamps = sorted(e.timestamp for e in entries)
+    if not stamps:
+        return meta
+    imported = meta.get("importedFrom")
+    imported = dict(imported) if isinstance(imported, dict) else {}
+    imported.update(createdAt=stamps[0], modifiedAt=stamps[-1])
+    return {**meta, "importedFrom": imported}
+
+
 async def store(
     repo: SessionRepo,
     converted: Converted,
@@ -409,7 +394,7 @@ async def store(
             f"a leaf entry moves the leaf to {want!r}"
         )
         leaf = want
-    metadata = _metadata(converted.metadata, path)
+    metadata = _metadata(_with_source_times(converted.metadata, entries), path)
 
     wanted = session_id
     if wanted is None and converted.session_id:

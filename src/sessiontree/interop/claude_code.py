@@ -1,31 +1,31 @@
 """Claude Code transcripts (``~/.claude/projects/<dir>/<session>.jsonl``) → a session (SPEC §8).
 
 Every line is a JSON object. Lines with a ``uuid`` are tree nodes linked by ``parentUuid``.
-How they are imported:
+How they are imported (the messages themselves: :mod:`sessiontree.interop.claude_code_lines`):
 
 * ``user`` / ``assistant`` lines with a ``message`` become ``message`` entries; the entry id
-  is the line's ``uuid``. Assistant ``text`` / ``thinking`` / ``tool_use`` blocks become
-  text / thinking / toolCall blocks (``signature`` → ``thinkingSignature``, ``input`` →
-  ``arguments``); other block types are kept as opaque blocks. A user line whose content
-  holds ``tool_result`` blocks becomes one ``toolResult`` message per block (the tool name
-  looked up from the call, ``toolUseResult`` as ``details``), followed by a user message
-  for any other blocks; the extra entries get ids ``<uuid>:2``, ``<uuid>:3``, ... and the
-  line's children hang under the last of them.
-* One API response that Claude Code split over several ``assistant`` lines (one content
-  block per line, same ``message.id``) stays one entry per line, so every ``uuid`` keeps its
-  place in the tree; the response's ``usage`` is put on the last of those lines only, so
-  token statistics are not counted several times.
-* Every other line (``summary``, ``system``, ``attachment``, ``permission-mode``,
-  ``file-history-snapshot``, ``ai-title``, ``last-prompt``, ``progress``, ...) becomes a
-  ``custom`` entry of type ``claude-code:<type>`` whose ``data`` is the whole line. With a
-  ``uuid`` it keeps its place in the tree; without one it hangs under the entry of the
-  nearest earlier node line (lines before the first node hang under the first node).
-* A ``parentUuid`` that names no line makes its entry a root, listed in the report.
+  is the line's ``uuid``. A user line with ``tool_result`` blocks gives one ``toolResult``
+  message per block; the extra entries get ids ``<uuid>:2``, ``<uuid>:3``, ... and the line's
+  children hang under the last of them.
+* One reply that Claude Code wrote over several ``assistant`` lines sharing ``message.id``
+  (parallel tool calls, thinking then text) becomes one assistant message, with the id of its
+  first line. The tool results that hang under any of those lines follow it one after the
+  other in file order, so each result comes after the message that issued its call.
+* A ``system`` line of subtype ``compact_boundary`` becomes a ``compaction`` entry under its
+  ``logicalParentUuid``; its summary is the text of the ``isCompactSummary`` user line that
+  follows (that line is part of the compaction, not a message of its own).
+* Every other line (``summary``, ``system``, ``attachment``, ``progress``, hook and
+  ``file-history-snapshot`` lines, ``permission-mode``, ``ai-title``, ...) becomes a ``custom``
+  entry of type ``claude-code:<type>`` whose ``data`` is the whole line. Such side records
+  never fork the tree: each is chained after the newest record of its conversation in file
+  order, and what would have hung under that record hangs under the side record instead.
+* A ``parentUuid`` that names no line is re-attached to the nearest earlier record of the same
+  conversation (main or sub-agent) in file order and reported; a record with no earlier
+  record becomes a root.
 * A second line with a ``uuid`` already used (Claude Code rewrites lines when a session is
-  resumed) is kept whole as a ``claude-code:duplicate`` custom entry, with a warning.
-* What a line carries besides the translated message (``cwd``, ``gitBranch``, ``isMeta``,
-  ``requestId``, the raw ``message`` fields, ...) is kept on the entry under
-  ``source = {"format": "claude-code", "line": n, "record": {...}}``.
+  resumed) is kept whole as a ``claude-code:duplicate`` side record, with a warning.
+* A record timestamp before 2000 (some snapshot records carry the Unix epoch) is replaced by
+  the record's inner timestamp when it has one, else by the previous record's.
 * The leaf is the newest message of the main conversation: side records and inline
   sub-agent (``isSidechain``) lines never end up as the leaf; when the file ends with one,
   a ``leaf`` entry moves the leaf back. A file made only of sidechain lines (a sub-agent's
@@ -34,13 +34,12 @@ How they are imported:
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from sessiontree.entries import Entry, MessageEntry
+from sessiontree.entries import CompactionEntry, Entry, MessageEntry
 from sessiontree.interop._common import (
     Converted,
     Draft,
@@ -48,32 +47,16 @@ from sessiontree.interop._common import (
     custom_draft,
     iso_or,
     ms_or,
-    read_jsonl,
 )
-from sessiontree.interop.report import ImportReport
-from sessiontree.messages import (
-    AssistantMessage,
-    ContentBlock,
-    ImageContent,
-    OpaqueBlock,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    ToolResultMessage,
-    Usage,
-    UserMessage,
-)
+from sessiontree.interop.claude_code_lines import assistant_entry, line_record, user_entries
+from sessiontree.interop.jsonl_lines import read_jsonl
+from sessiontree.interop.report import DanglingParent, ImportReport
 
 __all__ = ["convert_claude_code"]
 
-_STOP_REASONS = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "max_tokens": "length",
-    "tool_use": "toolUse",
-    "pause_turn": "stop",
-    "refusal": "error",
-}
+_Y2000_MS = 946_684_800_000
+_INNER_TIMES = ("snapshot", "data", "message", "attachment")
+Row = tuple[int, dict[str, Any]]
 
 
 def _uuid(obj: dict[str, Any]) -> str | None:
@@ -81,147 +64,138 @@ def _uuid(obj: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _image(block: dict[str, Any]) -> ContentBlock:
-    source = block.get("source")
-    if isinstance(source, dict) and source.get("type") == "base64":
-        extra = {k: v for k, v in block.items() if k not in ("type", "source")}
-        return ImageContent(
-            data=str(source.get("data", "")),
-            mime_type=str(source.get("media_type", "")),
-            **extra,
-        )
-    return OpaqueBlock(**block)
+def _record_ms(obj: dict[str, Any], previous: int) -> int:
+    """The record's time (Unix ms): its ``timestamp``, else an inner one, else ``previous``."""
+    ms = ms_or(obj.get("timestamp"), -1)
+    if ms >= _Y2000_MS:
+        return ms
+    for key in _INNER_TIMES:
+        inner = obj.get(key)
+        if isinstance(inner, dict):
+            ms = ms_or(inner.get("timestamp"), -1)
+            if ms >= _Y2000_MS:
+                return ms
+    return previous
 
 
-def _block(block: Any) -> ContentBlock:
-    """One Claude content block as ours; unknown kinds stay opaque with every key."""
-    if not isinstance(block, dict):
-        return TextContent(text=str(block))
-    kind = block.get("type")
-    rest = {k: v for k, v in block.items() if k != "type"}
-    if kind == "text":
-        return TextContent(**rest)
-    if kind == "thinking":
-        signature = rest.pop("signature", None)
-        if signature:
-            rest["thinking_signature"] = signature
-        return ThinkingContent(**rest)
-    if kind == "tool_use":
-        args = rest.pop("input", None)
-        return ToolCall(arguments=args if isinstance(args, dict) else {"input": args}, **rest)
-    if kind == "image":
-        return _image(block)
-    return OpaqueBlock(**block)
+def _chain(obj: dict[str, Any]) -> tuple[bool, Any]:
+    """Which conversation a record belongs to: the main one or a sub-agent's."""
+    return obj.get("isSidechain") is True, obj.get("agentId")
 
 
-def _result_content(content: Any) -> list[ContentBlock]:
-    if content is None:
-        return []
-    if isinstance(content, str):
-        return [TextContent(text=content)]
-    if isinstance(content, list):
-        return [_block(b) for b in content]
-    return [TextContent(text=str(content))]
+def _is_message_line(obj: dict[str, Any]) -> bool:
+    return obj.get("type") in ("user", "assistant") and isinstance(obj.get("message"), dict)
 
 
-def _usage(raw: Any) -> Usage | None:
-    if not isinstance(raw, dict):
-        return None
-    counts = {
-        "input": raw.get("input_tokens"),
-        "output": raw.get("output_tokens"),
-        "cache_read": raw.get("cache_read_input_tokens"),
-        "cache_write": raw.get("cache_creation_input_tokens"),
-    }
-    ints = {
-        k: v if isinstance(v, int) and not isinstance(v, bool) else 0 for k, v in counts.items()
-    }
-    return Usage(**ints, total_tokens=sum(ints.values()))
-
-
-def _record(obj: dict[str, Any], line: int, *, drop: tuple[str, ...]) -> dict[str, Any]:
-    record = {k: v for k, v in obj.items() if k not in ("message", *drop)}
-    msg = obj.get("message")
-    if isinstance(msg, dict):
-        record["message"] = {k: v for k, v in msg.items() if k != "content"}
-    return {"format": "claude-code", "line": line, "record": record}
-
-
-def _user_entries(
-    obj: dict[str, Any], line: int, uuid: str, ts: str, ms: int, tool_names: dict[str, str]
-) -> list[Entry]:
-    content = obj["message"].get("content")
-    source = _record(obj, line, drop=("toolUseResult",))
-    if not isinstance(content, list):
-        text = content if isinstance(content, str) else ("" if content is None else str(content))
-        message = UserMessage(content=text, timestamp=ms)
-        return [MessageEntry(id=uuid, timestamp=ts, message=message, source=source)]
-    messages: list[Any] = []
-    other: list[ContentBlock] = []
-    details = obj.get("toolUseResult")
-    for block in content:
-        if isinstance(block, dict) and block.get("type") == "tool_result":
-            call_id = str(block.get("tool_use_id", ""))
-            extra = {
-                k: v
-                for k, v in block.items()
-                if k not in ("type", "tool_use_id", "content", "is_error")
-            }
-            fields: dict[str, Any] = {
-                "tool_call_id": call_id,
-                "tool_name": tool_names.get(call_id, ""),
-                "content": _result_content(block.get("content")),
-                "is_error": bool(block.get("is_error", False)),
-                "timestamp": ms,
-                **extra,
-            }
-            if details is not None and not any(isinstance(m, ToolResultMessage) for m in messages):
-                fields["details"] = details
-            messages.append(ToolResultMessage(**fields))
-        else:
-            other.append(_block(block))
-    if other or not messages:
-        messages.append(UserMessage(content=other, timestamp=ms))
-    if details is not None and not any(isinstance(m, ToolResultMessage) for m in messages):
-        source["record"]["toolUseResult"] = details
-    entries: list[Entry] = []
-    for i, msg in enumerate(messages):
-        if i == 0:
-            entries.append(MessageEntry(id=uuid, timestamp=ts, message=msg, source=source))
-        else:
-            entries.append(MessageEntry(id=f"{uuid}:{i + 1}", timestamp=ts, message=msg))
-    return entries
-
-
-def _assistant_entry(
-    obj: dict[str, Any], line: int, uuid: str, ts: str, ms: int, with_usage: bool
-) -> Entry:
-    msg = obj["message"]
-    content = msg.get("content")
-    blocks = (
-        [_block(b) for b in content]
-        if isinstance(content, list)
-        else ([TextContent(text=content)] if isinstance(content, str) and content else [])
+def _only_tool_results(obj: dict[str, Any]) -> bool:
+    content = obj["message"].get("content") if _is_message_line(obj) else None
+    return (
+        obj.get("type") == "user"
+        and isinstance(content, list)
+        and bool(content)
+        and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
     )
-    fields: dict[str, Any] = {
-        "content": blocks,
-        "api": "anthropic-messages",
-        "provider": "anthropic",
-        "timestamp": ms,
-    }
-    if isinstance(msg.get("model"), str):
-        fields["model"] = msg["model"]
-    raw_stop = msg.get("stop_reason")
-    if isinstance(raw_stop, str):
-        fields["stop_reason"] = _STOP_REASONS.get(raw_stop, raw_stop)
-    elif any(isinstance(b, ToolCall) for b in blocks):
-        fields["stop_reason"] = "toolUse"
-    if with_usage:
-        usage = _usage(msg.get("usage"))
-        if usage is not None:
-            fields["usage"] = usage
-    message = AssistantMessage(**fields)
-    return MessageEntry(id=uuid, timestamp=ts, message=message, source=_record(obj, line, drop=()))
+
+
+def _text_of(obj: dict[str, Any]) -> str:
+    msg = obj.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else obj.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(b.get("text", "")) for b in content if isinstance(b, dict) and "text" in b
+        )
+    return ""
+
+
+class _Tree:
+    """Where each record of the file hangs: the state of one pass in file order."""
+
+    def __init__(self, rows: list[Row], report: ImportReport) -> None:
+        self.report = report
+        self.uuids = {u for _, o in rows if (u := _uuid(o)) is not None}
+        self.entry_of: dict[str, str] = {}  # line uuid -> id of the last entry made from it
+        self.after: dict[str, str] = {}  # entry id -> the side record chained after it
+        self.chain_last: dict[tuple[bool, Any], str] = {}  # conversation -> newest entry
+        self.anchor: str | None = None  # the newest entry in file order
+        self.reply_of: dict[str, str] = {}  # uuid of a line of a multi-line reply -> reply id
+        self.reply_tail: dict[str, str] = {}  # reply id -> newest entry of its results run
+        self.tail_owner: dict[str, str] = {}  # an entry of a results run -> its reply id
+        self.reply_entry: dict[str, str] = {}  # reply id -> the entry holding the reply
+
+    def extend_reply(self, reply: str, entry_id: str) -> None:
+        """``entry_id`` is now the newest entry of ``reply``'s run of tool results."""
+        self.reply_tail[reply] = entry_id
+        self.tail_owner[entry_id] = reply
+
+    def follow(self, entry_id: str) -> str:
+        """``entry_id``, or the newest side record chained after it."""
+        seen = 0
+        while entry_id in self.after and seen <= len(self.after):
+            entry_id = self.after[entry_id]
+            seen += 1
+        return entry_id
+
+    def resolve(self, parent_uuid: str) -> str:
+        """The entry a record naming ``parent_uuid`` hangs under."""
+        reply = self.reply_of.get(parent_uuid)
+        if reply is not None and reply in self.reply_tail:
+            return self.follow(self.reply_tail[reply])
+        entry = self.entry_of.get(parent_uuid)
+        return self.follow(entry) if entry is not None else parent_uuid  # a later line: sorted
+
+    def parent_for(self, obj: dict[str, Any], line: int, uuid: str) -> str | None:
+        raw = obj.get("parentUuid")
+        if not isinstance(raw, str) or not raw:
+            return None
+        if raw in self.uuids:
+            return self.resolve(raw)
+        last = self.chain_last.get(_chain(obj))
+        substitute = self.follow(last) if last is not None else None
+        self.report.dangling_parents.append(
+            DanglingParent(line, uuid, raw, "names no entry", attached_to=substitute)
+        )
+        return substitute
+
+    def side_parent(self, obj: dict[str, Any]) -> str | None:
+        """Where a side record goes: after the newest record of its conversation."""
+        last = self.chain_last.get(_chain(obj)) if "isSidechain" in obj else None
+        last = last if last is not None else self.anchor
+        return self.follow(last) if last is not None else None
+
+    def placed(self, obj: dict[str, Any], entry_id: str, *, side: bool, parent: str | None) -> None:
+        """Note an entry made from ``obj`` (``{}`` for a record of no conversation)."""
+        if side and parent is not None:
+            self.after[parent] = entry_id
+        self.anchor = entry_id
+        if obj:
+            self.chain_last[_chain(obj)] = entry_id
+
+
+def _replies(rows: list[Row], duplicate_lines: set[int]) -> dict[str, list[Row]]:
+    """``message.id`` → the assistant lines of that reply, for replies over several lines."""
+    by_id: dict[str, list[Row]] = {}
+    for line, obj in rows:
+        msg = obj.get("message")
+        if line in duplicate_lines or obj.get("type") != "assistant" or not isinstance(msg, dict):
+            continue
+        if _uuid(obj) is not None and isinstance(msg.get("id"), str):
+            by_id.setdefault(msg["id"], []).append((line, obj))
+    return {k: v for k, v in by_id.items() if len(v) > 1}
+
+
+def _summaries(rows: list[Row]) -> dict[int, Row]:
+    """Line of each ``compact_boundary`` → the ``isCompactSummary`` line that follows it."""
+    out: dict[int, Row] = {}
+    boundary: int | None = None
+    for line, obj in rows:
+        if obj.get("type") == "system" and obj.get("subtype") == "compact_boundary":
+            boundary = line
+        elif boundary is not None and obj.get("isCompactSummary") is True:
+            out[boundary] = (line, obj)
+            boundary = None
+    return out
 
 
 def convert_claude_code(
@@ -234,61 +208,73 @@ def convert_claude_code(
     """
     rows = list(read_jsonl(data, path, report, lenient=lenient))
     tool_names: dict[str, str] = {}
-    last_line_of_response: dict[str, int] = {}
+    seen: set[str] = set()
+    duplicates: set[int] = set()
     first_node: dict[str, Any] | None = None
     for line, obj in rows:
         msg = obj.get("message")
         if obj.get("type") == "assistant" and isinstance(msg, dict):
-            if isinstance(msg.get("id"), str):
-                last_line_of_response[msg["id"]] = line
             for b in msg.get("content") or []:
                 if isinstance(b, dict) and b.get("type") == "tool_use":
                     tool_names[str(b.get("id", ""))] = str(b.get("name", ""))
-        if first_node is None and _uuid(obj) is not None:
-            first_node = obj
+        uuid = _uuid(obj)
+        if uuid is not None:
+            if uuid in seen:
+                duplicates.add(line)
+            seen.add(uuid)
+            first_node = first_node or obj
     nodes = [obj for _, obj in rows if _uuid(obj) is not None]
     sidechain_only = bool(nodes) and all(obj.get("isSidechain") is True for obj in nodes)
 
     out = Converted()
     _fill_metadata(out, report, path, first_node, sidechain_only)
+    replies = _replies(rows, duplicates)
+    summaries = _summaries(rows)
+    summary_lines = {line for line, _ in summaries.values()}
+    tree = _Tree(rows, report)
+    for message_id, lines in replies.items():
+        for _, o in lines:
+            tree.reply_of[o["uuid"]] = message_id
 
     ids = IdMaker(data)
-    tail_of: dict[str, str] = {}  # line uuid -> id of the last entry made from that line
-    anchor: str | None = None  # where the next line without a uuid hangs
-    pending: list[Draft] = []  # uuid-less lines before the first node
-    last_ms = 0
+    # records before the first dated one take the first date of the file
+    last_ms = next((ms for _, o in rows if (ms := _record_ms(o, 0)) > 0), 0)
     main_leaf: str | None = None
+    roots_seen = False
     for line, obj in rows:
-        last_ms = ms_or(obj.get("timestamp"), last_ms)
-        ts = iso_or(obj.get("timestamp"), last_ms)
+        last_ms = _record_ms(obj, last_ms)
+        ts = iso_or(last_ms, last_ms)
         kind = obj.get("type")
         uuid = _uuid(obj)
         custom_type = f"claude-code:{kind}"
-        if uuid is not None and uuid in tail_of:
-            # Claude Code rewrites lines on resume: a second line with a known uuid is kept
-            # whole, beside the first, and never replaces it
+        if line in duplicates:
             report.warnings.append(
                 f"line {line}: uuid {uuid!r} was already used by an earlier line; "
                 "this line is kept as a claude-code:duplicate custom entry"
             )
             uuid, custom_type = None, "claude-code:duplicate"
+        if line in summary_lines:
+            continue  # the summary of the compaction made from the boundary before it
         if uuid is None:
+            parent = tree.side_parent({})
             draft = custom_draft(
                 report,
                 custom_type,
                 obj,
                 line=line,
                 entry_id=ids.make(last_ms, line),
-                parent_id=anchor,
+                parent_id=parent,
                 timestamp=ts,
             )
-            if anchor is None:
-                pending.append(draft)
             out.drafts.append(draft)
+            tree.placed({}, draft.entry.id, side=True, parent=parent)
             continue
-        raw_parent = obj.get("parentUuid")
-        parent = tail_of.get(raw_parent, raw_parent) if isinstance(raw_parent, str) else None
-        entries = _line_entries(obj, line, uuid, ts, last_ms, tool_names, last_line_of_response)
+
+        reply_id = tree.reply_of.get(uuid)
+        if reply_id is not None and reply_id in tree.reply_entry:
+            continue  # a later line of a reply already imported whole with its first line
+        entries = _line_entries(obj, line, uuid, ts, last_ms, tool_names, replies, summaries)
+        side = entries is None
         if entries is None:
             if kind in ("user", "assistant"):
                 report.warnings.append(
@@ -296,28 +282,40 @@ def convert_claude_code(
                     f"is kept as a custom entry"
                 )
             entries = [
-                custom_draft(
-                    report, f"claude-code:{kind}", obj, line=line, entry_id=uuid, timestamp=ts
-                ).entry
+                custom_draft(report, custom_type, obj, line=line, entry_id=uuid, timestamp=ts).entry
             ]
+        if isinstance(entries[0], CompactionEntry):
+            logical = obj.get("logicalParentUuid")
+            parent = tree.resolve(logical) if isinstance(logical, str) and logical else None
+        elif side and obj.get("parentUuid") in tree.uuids:
+            parent = tree.side_parent(obj)
+        else:
+            parent = tree.parent_for(obj, line, uuid)
+        if parent is None and not roots_seen and tree.anchor is not None:
+            parent = tree.follow(tree.anchor)  # the side records before the first record
+        roots_seen = True
         for i, entry in enumerate(entries):
             link = parent if i == 0 else entries[i - 1].id
             entry = entry.model_copy(update={"parent_id": link})
             entry.__pydantic_fields_set__.add("parent_id")
             entries[i] = entry
             out.drafts.append(Draft(entry, line))
-        tail_of[uuid] = entries[-1].id
-        anchor = entries[-1].id
-        if pending:
-            for d in pending:
-                d.entry = d.entry.model_copy(update={"parent_id": anchor})
-            pending.clear()
+        last_id = entries[-1].id
+        tree.entry_of[uuid] = last_id
+        if line in summaries:
+            tree.entry_of[summaries[line][1].get("uuid", "")] = last_id
+        if reply_id is not None:
+            tree.reply_entry[reply_id] = last_id
+            tree.extend_reply(reply_id, last_id)
+        raw_parent = obj.get("parentUuid")
+        owner = tree.reply_of.get(raw_parent) if isinstance(raw_parent, str) else None
+        owner = owner or tree.tail_owner.get(parent or "")
+        if owner is not None and _only_tool_results(obj):
+            tree.extend_reply(owner, last_id)  # the results of a reply follow one another
+        tree.placed(obj, last_id, side=side, parent=parent)
         is_main = sidechain_only or obj.get("isSidechain") is not True
-        if is_main and isinstance(entries[-1], MessageEntry):
-            main_leaf = entries[-1].id
-    # uuid-less lines and no node at all: chain them so they still form one tree
-    for prev, d in itertools.pairwise(pending):
-        d.entry = d.entry.model_copy(update={"parent_id": prev.entry.id})
+        if is_main and isinstance(entries[-1], MessageEntry | CompactionEntry):
+            main_leaf = last_id
     out.leaf_id = main_leaf
     return out
 
@@ -329,23 +327,47 @@ def _line_entries(
     ts: str,
     ms: int,
     tool_names: dict[str, str],
-    last_line_of_response: dict[str, int],
+    replies: dict[str, list[Row]],
+    summaries: dict[int, Row],
 ) -> list[Entry] | None:
-    """The message entries of a user/assistant line, ``None`` when it is kept as custom."""
+    """The entries of a message or compaction line, ``None`` when it is kept as custom."""
     kind = obj.get("type")
+    if kind == "system" and obj.get("subtype") == "compact_boundary":
+        return [_compaction(obj, line, uuid, ts, summaries.get(line))]
     msg = obj.get("message")
     if kind not in ("user", "assistant") or not isinstance(msg, dict):
         return None
     try:
         if kind == "user":
-            return _user_entries(obj, line, uuid, ts, ms, tool_names)
-        response_id = msg.get("id")
-        with_usage = (
-            not isinstance(response_id, str) or last_line_of_response.get(response_id) == line
+            return user_entries(obj, line, uuid, ts, ms, tool_names)
+        lines = (
+            replies.get(msg.get("id", ""), [(line, obj)])
+            if isinstance(msg.get("id"), str)
+            else [(line, obj)]
         )
-        return [_assistant_entry(obj, line, uuid, ts, ms, with_usage)]
+        return [assistant_entry(lines, uuid, ts, ms)]
     except (ValidationError, ValueError, TypeError):
         return None
+
+
+def _compaction(
+    obj: dict[str, Any], line: int, uuid: str, ts: str, summary: Row | None
+) -> CompactionEntry:
+    meta = obj.get("compactMetadata")
+    tokens = meta.get("preTokens") if isinstance(meta, dict) else None
+    source = line_record(obj, line, drop=())
+    text = _text_of(obj)
+    if summary is not None:
+        text = _text_of(summary[1]) or text
+        source["merged"] = [line_record(summary[1], summary[0], drop=())]
+    return CompactionEntry(
+        id=uuid,
+        timestamp=ts,
+        summary=text,
+        tokens_before=tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else 0,
+        retained_tail=[],
+        source=source,
+    )
 
 
 def _fill_metadata(

@@ -1,18 +1,25 @@
 """Codex CLI / Codex Desktop rollout files (``rollout-*.jsonl``) → a linear session (SPEC §8).
 
-Each line is ``{"timestamp", "type", "payload"}``. Rollouts have no parent pointers, so every
-line becomes one entry and each entry's parent is the previous one (file order).
+Two layouts. The current one: each line is ``{"timestamp", "type", "payload"}``. The 2025 one:
+a bare ``{id, timestamp, instructions, git}`` header line, then ``{"record_type": "state"}``
+lines and bare response items (no ``payload`` wrapper, no timestamps). Rollouts have no parent
+pointers, so entries are chained in file order.
 
-* ``response_item`` ``message``: ``user`` → a user message, ``assistant`` → an assistant
-  message (``output_text`` → text blocks), ``developer``/``system`` → a ``custom`` message
-  (``customType`` ``codex:developer``, not displayed) so the instructions stay in the context.
-* ``response_item`` ``*_call`` items with a ``call_id`` (``function_call``,
-  ``custom_tool_call``, ``local_shell_call``, ``tool_search_call``, ...) → an assistant message
-  with one toolCall block (``function_call`` arguments decoded from JSON); the matching
-  ``*_output`` items → toolResult messages.
-* Everything else — ``session_meta``, ``turn_context``, ``event_msg`` (which repeat the
-  messages for the UI), ``reasoning`` (encrypted), ``compacted`` — becomes a ``custom`` entry
-  ``codex:<type>[:<payload type>]`` holding the whole line.
+* ``response_item`` ``message``: ``user`` → a user message; ``developer``/``system`` → a
+  ``custom`` message (``customType`` ``codex:developer``, not displayed) so the instructions
+  stay in the context.
+* One model turn — ``assistant`` messages and ``*_call`` items with a ``call_id``
+  (``function_call``, ``custom_tool_call``, ``local_shell_call``, ``tool_search_call``, ...)
+  up to the next user message or tool output — is **one** assistant message (text blocks,
+  then a toolCall block per call; ``function_call`` arguments decoded from JSON), with the
+  id and place of its first item; the other items' records are kept in ``source.merged``.
+  The matching ``*_output`` items → toolResult messages.
+* An ``event_msg`` ``token_count`` gives the newest turn before it its ``usage``
+  (``last_token_usage``: input without the cached part, cached input as ``cacheRead``).
+* Everything else — ``session_meta``, ``turn_context``, the other ``event_msg`` lines (which
+  repeat the messages for the UI), ``reasoning`` (encrypted), ``compacted``, ``state`` —
+  becomes a ``custom`` entry ``codex:<type>[:<payload type>]`` holding the whole line.
+* The leaf is the newest message, not a trailing bookkeeping line such as ``task_complete``.
 
 Assistant messages get ``api = "openai-responses"``, the ``model_provider`` of
 ``session_meta`` (else ``openai``) and the ``model`` of the newest ``turn_context``. The
@@ -23,6 +30,7 @@ the long instruction texts stay in the ``codex:session_meta`` entry.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +45,8 @@ from sessiontree.interop._common import (
     custom_draft,
     iso_or,
     ms_or,
-    read_jsonl,
 )
+from sessiontree.interop.jsonl_lines import read_jsonl
 from sessiontree.interop.report import ImportReport
 from sessiontree.messages import (
     AgentMessage,
@@ -50,6 +58,7 @@ from sessiontree.messages import (
     TextContent,
     ToolCall,
     ToolResultMessage,
+    Usage,
     UserMessage,
 )
 
@@ -125,8 +134,68 @@ class _State:
         self.tool_names: dict[str, str] = {}
 
 
+@dataclass
+class _Turn:
+    """The items of one model turn, made into one assistant message at the end."""
+
+    index: int  # its place in the drafts
+    entry_id: str
+    parent_id: str | None
+    ts: str
+    ms: int
+    line: int
+    record: dict[str, Any]
+    provider: str
+    model: str | None
+    blocks: list[ContentBlock] = field(default_factory=list)
+    calls: int = 0
+    merged: list[dict[str, Any]] = field(default_factory=list)
+    usage: Usage | None = None
+
+    def message(self) -> AssistantMessage:
+        fields: dict[str, Any] = {
+            "content": self.blocks,
+            "api": "openai-responses",
+            "provider": self.provider,
+            "timestamp": self.ms,
+            "stop_reason": "toolUse" if self.calls else "stop",
+        }
+        if self.model is not None:
+            fields["model"] = self.model
+        if self.usage is not None:
+            fields["usage"] = self.usage
+        return AssistantMessage(**fields)
+
+    def draft(self) -> Draft:
+        source = {"format": "codex", "line": self.line, "record": self.record}
+        if self.merged:
+            source["merged"] = self.merged
+        entry = MessageEntry(
+            id=self.entry_id,
+            parent_id=self.parent_id,
+            timestamp=self.ts,
+            message=self.message(),
+            source=source,
+        )
+        return Draft(entry, self.line)
+
+
+def _turn_blocks(payload: dict[str, Any], state: _State) -> tuple[list[ContentBlock], int] | None:
+    """The blocks a model item adds to its turn and how many calls, ``None`` if not one."""
+    kind = payload.get("type")
+    if kind == "message":
+        return (_blocks(payload.get("content")), 0) if payload.get("role") == "assistant" else None
+    call_id = payload.get("call_id")
+    if not isinstance(kind, str) or not isinstance(call_id, str) or not kind.endswith("_call"):
+        return None
+    name = payload.get("name")
+    name = name if isinstance(name, str) and name else kind[: -len("_call")]
+    state.tool_names[call_id] = name
+    return [ToolCall(id=call_id, name=name, arguments=_arguments(payload))], 1
+
+
 def _message(payload: dict[str, Any], ms: int, state: _State) -> AgentMessage | None:
-    """The message a ``response_item`` stands for, ``None`` when it is kept as custom."""
+    """The user, custom or tool-result message an item stands for, ``None`` for custom."""
     kind = payload.get("type")
     call_id = payload.get("call_id")
     if kind == "message":
@@ -134,22 +203,12 @@ def _message(payload: dict[str, Any], ms: int, state: _State) -> AgentMessage | 
         blocks = _blocks(payload.get("content"))
         if role == "user":
             return UserMessage(content=blocks, timestamp=ms)
-        if role == "assistant":
-            return _assistant(blocks, ms, state)
         if role in ("developer", "system"):
             return CustomMessage(
                 custom_type=f"codex:{role}", content=blocks, display=False, timestamp=ms
             )
         return None
-    if not isinstance(kind, str) or not isinstance(call_id, str):
-        return None
-    if kind.endswith("_call"):
-        name = payload.get("name")
-        name = name if isinstance(name, str) and name else kind[: -len("_call")]
-        state.tool_names[call_id] = name
-        call = ToolCall(id=call_id, name=name, arguments=_arguments(payload))
-        return _assistant([call], ms, state, stop_reason="toolUse")
-    if kind.endswith("_output"):
+    if isinstance(kind, str) and isinstance(call_id, str) and kind.endswith("_output"):
         blocks, is_error = _output(payload)
         return ToolResultMessage(
             tool_call_id=call_id,
@@ -161,52 +220,75 @@ def _message(payload: dict[str, Any], ms: int, state: _State) -> AgentMessage | 
     return None
 
 
-def _assistant(
-    blocks: list[ContentBlock], ms: int, state: _State, stop_reason: str | None = None
-) -> AssistantMessage:
-    fields: dict[str, Any] = {
-        "content": blocks,
-        "api": "openai-responses",
-        "provider": state.provider,
-        "timestamp": ms,
-    }
-    if state.model is not None:
-        fields["model"] = state.model
-    if stop_reason is not None:
-        fields["stop_reason"] = stop_reason
-    return AssistantMessage(**fields)
+def _token_usage(payload: dict[str, Any]) -> Usage | None:
+    info = payload.get("info")
+    last = info.get("last_token_usage") if isinstance(info, dict) else None
+    if not isinstance(last, dict):
+        return None
+
+    def count(key: str) -> int:
+        value = last.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    cached = count("cached_input_tokens")
+    return Usage(
+        input=max(count("input_tokens") - cached, 0),
+        output=count("output_tokens"),
+        cache_read=cached,
+        total_tokens=count("total_tokens"),
+    )
 
 
-def _custom_type(obj: dict[str, Any]) -> str:
-    payload = obj.get("payload")
+def _custom_type(kind: str, payload: Any) -> str:
     sub = payload.get("type") if isinstance(payload, dict) else None
-    base = f"codex:{obj.get('type')}"
-    return f"{base}:{sub}" if isinstance(sub, str) else base
+    return f"codex:{kind}:{sub}" if isinstance(sub, str) else f"codex:{kind}"
 
 
 def _record(obj: dict[str, Any], line: int) -> dict[str, Any]:
+    def slim(d: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in d.items() if k not in ("content", "arguments", "output")}
+
     record = dict(obj)
-    payload = obj.get("payload")
-    if isinstance(payload, dict):
-        record["payload"] = {
-            k: v for k, v in payload.items() if k not in ("content", "arguments", "output")
-        }
+    if isinstance(obj.get("payload"), dict):
+        record["payload"] = slim(obj["payload"])
+    elif "payload" not in obj:
+        record = slim(record)
     return {"format": "codex", "line": line, "record": record}
 
 
+def _is_legacy_header(obj: dict[str, Any]) -> bool:
+    return "type" not in obj and "id" in obj and ("instructions" in obj or "git" in obj)
+
+
+def _items(rows: list[tuple[int, dict[str, Any]]]) -> list[tuple[int, str, Any, dict[str, Any]]]:
+    """``(line, kind, payload, line object)`` in both layouts (``kind`` as in the current one)."""
+    legacy = bool(rows) and _is_legacy_header(rows[0][1])
+    out: list[tuple[int, str, Any, dict[str, Any]]] = []
+    for i, (line, obj) in enumerate(rows):
+        if not legacy:
+            out.append((line, str(obj.get("type")), obj.get("payload"), obj))
+        elif i == 0:
+            out.append((line, "session_meta", obj, obj))
+        elif "record_type" in obj:
+            out.append((line, str(obj["record_type"]), None, obj))
+        else:
+            out.append((line, "response_item", obj, obj))
+    return out
+
+
 def convert_codex(data: bytes, path: Path, report: ImportReport, *, lenient: bool) -> Converted:
-    """Parse a Codex rollout into a linear chain of drafts plus metadata. Pure, no I/O.
+    """Parse a Codex rollout (either layout) into a linear chain of drafts plus metadata.
+    Pure, no I/O.
 
     Raises:
         CorruptSessionError: a line that is not a JSON object and not ``lenient``.
     """
-    rows = list(read_jsonl(data, path, report, lenient=lenient))
+    items = _items(list(read_jsonl(data, path, report, lenient=lenient)))
     out = Converted()
     state = _State()
     meta: dict[str, Any] = {}
-    for _, obj in rows:
-        payload = obj.get("payload")
-        if obj.get("type") == "session_meta" and isinstance(payload, dict):
+    for _, kind, payload, _ in items:
+        if kind == "session_meta" and isinstance(payload, dict):
             _fill_metadata(out, meta, report, payload, state)
             break
     meta["importedFrom"] = {
@@ -219,19 +301,51 @@ def convert_codex(data: bytes, path: Path, report: ImportReport, *, lenient: boo
     ids = IdMaker(data)
     parent: str | None = None
     last_ms = 0
-    for line, obj in rows:
+    turns: list[_Turn] = []
+    open_turn: _Turn | None = None
+    for line, kind, payload, obj in items:
         last_ms = ms_or(obj.get("timestamp"), last_ms)
         ts = iso_or(obj.get("timestamp"), last_ms)
-        payload = obj.get("payload")
+        if kind == "turn_context" and isinstance(payload, dict):
+            if isinstance(payload.get("model"), str):
+                state.model = payload["model"]
+        elif kind == "session_meta" and isinstance(payload, dict) and "timestamp" in payload:
+            last_ms = ms_or(payload.get("timestamp"), last_ms)
+            ts = iso_or(payload.get("timestamp"), last_ms)
         if (
-            obj.get("type") == "turn_context"
+            kind == "event_msg"
             and isinstance(payload, dict)
-            and isinstance(payload.get("model"), str)
+            and payload.get("type") == "token_count"
         ):
-            state.model = payload["model"]
+            usage = _token_usage(payload)
+            target = next((t for t in reversed(turns) if t.usage is None), None)
+            if usage is not None and turns and target is turns[-1]:
+                target.usage = usage
         msg: AgentMessage | None = None
-        if obj.get("type") == "response_item" and isinstance(payload, dict):
+        if kind == "response_item" and isinstance(payload, dict):
             try:
+                part = _turn_blocks(payload, state)
+                if part is not None:
+                    if open_turn is None:
+                        open_turn = _Turn(
+                            index=len(out.drafts),
+                            entry_id=ids.make(last_ms, line),
+                            parent_id=parent,
+                            ts=ts,
+                            ms=last_ms,
+                            line=line,
+                            record=_record(obj, line)["record"],
+                            provider=state.provider,
+                            model=state.model,
+                        )
+                        turns.append(open_turn)
+                        out.drafts.append(open_turn.draft())
+                        parent = open_turn.entry_id
+                    else:
+                        open_turn.merged.append(_record(obj, line))
+                    open_turn.blocks.extend(part[0])
+                    open_turn.calls += part[1]
+                    continue
                 msg = _message(payload, last_ms, state)
             except (ValidationError, ValueError, TypeError):
                 report.warnings.append(
@@ -240,6 +354,7 @@ def convert_codex(data: bytes, path: Path, report: ImportReport, *, lenient: boo
                 )
         draft: Draft
         if msg is not None:
+            open_turn = None  # a user message or a tool output ends the model's turn
             entry: Entry = MessageEntry(
                 id=ids.make(last_ms, line),
                 parent_id=parent,
@@ -251,7 +366,7 @@ def convert_codex(data: bytes, path: Path, report: ImportReport, *, lenient: boo
         else:
             draft = custom_draft(
                 report,
-                _custom_type(obj),
+                _custom_type(kind, payload),
                 obj,
                 line=line,
                 entry_id=ids.make(last_ms, line),
@@ -260,6 +375,10 @@ def convert_codex(data: bytes, path: Path, report: ImportReport, *, lenient: boo
             )
         out.drafts.append(draft)
         parent = draft.entry.id
+    for turn in turns:
+        out.drafts[turn.index] = turn.draft()
+    messages = [d.entry.id for d in out.drafts if isinstance(d.entry, MessageEntry)]
+    out.leaf_id = messages[-1] if messages else None
     return out
 
 

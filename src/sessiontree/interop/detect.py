@@ -8,11 +8,12 @@ from typing import Any, Literal
 import orjson
 
 from sessiontree.errors import CorruptSessionError
+from sessiontree.interop.lenient_json import load_document
 
 __all__ = ["FORMATS", "Format", "detect_format_bytes"]
 
-Format = Literal["pi", "claude-code", "codex", "swe-agent"]
-FORMATS: tuple[Format, ...] = ("pi", "claude-code", "codex", "swe-agent")
+Format = Literal["pi", "claude-code", "codex", "swe-agent", "aider", "cline"]
+FORMATS: tuple[Format, ...] = ("pi", "claude-code", "codex", "swe-agent", "aider", "cline")
 """The formats :func:`sessiontree.import_session` reads."""
 
 _CODEX_TYPES = frozenset(
@@ -42,6 +43,8 @@ def _classify(obj: dict[str, Any]) -> Format | None:
         return "pi"
     if kind in _CODEX_TYPES and "payload" in obj:
         return "codex"
+    if kind is None and ("record_type" in obj or ("id" in obj and "instructions" in obj)):
+        return "codex"  # the 2025 rollout layout: a bare header, then record_type lines
     if "uuid" in obj and "parentUuid" in obj:
         return "claude-code"
     if kind in _CLAUDE_TYPES and ("sessionId" in obj or "leafUuid" in obj or "message" in obj):
@@ -58,6 +61,40 @@ def strip_bom(data: bytes) -> bytes:
     return data[len(UTF8_BOM) :] if data.startswith(UTF8_BOM) else data
 
 
+AIDER_CHAT_STARTED = b"# aider chat started at "
+"""How every Aider chat history begins (after blank lines)."""
+
+
+def _is_cline(doc: Any) -> bool:
+    return (
+        isinstance(doc, list)
+        and bool(doc)
+        and all(isinstance(m, dict) for m in doc[:20])
+        and all(m.get("role") in ("user", "assistant") and "content" in m for m in doc[:20])
+    )
+
+
+def _is_cline_ui(doc: Any) -> bool:
+    return (
+        isinstance(doc, list)
+        and bool(doc)
+        and all(
+            isinstance(m, dict) and "ts" in m and m.get("type") in ("say", "ask") for m in doc[:20]
+        )
+    )
+
+
+def _document(data: bytes) -> Any:
+    """The JSON document ``data`` holds (lone surrogates read as U+FFFD), else ``None``."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        try:
+            return load_document(data)[0]
+        except ValueError:
+            return None
+
+
 def detect_format_bytes(data: bytes, path: Path) -> Format:
     """The format of a session file's bytes.
 
@@ -65,16 +102,33 @@ def detect_format_bytes(data: bytes, path: Path) -> Format:
     * JSONL whose first line is ``{"type": "session", ...}``: ``pi``;
     * JSONL with ``session_meta``/``response_item``/``event_msg``/``turn_context`` lines
       carrying a ``payload``: ``codex``;
-    * JSONL with ``uuid``/``parentUuid`` lines or Claude Code line kinds: ``claude-code``.
+    * JSONL with ``uuid``/``parentUuid`` lines or Claude Code line kinds: ``claude-code``;
+    * the 2025 Codex layout (a bare ``{id, timestamp, instructions}`` line, ``record_type``
+      lines): ``codex``;
+    * Markdown that begins with ``# aider chat started at``: ``aider``;
+    * a JSON array of ``{role, content}`` messages: ``cline`` (Cline / Roo Code).
 
     A leading UTF-8 byte-order mark is ignored. Only the first 50 non-blank lines of a JSONL file are looked at; damaged lines among
     them are passed over (the importer then reports them).
 
     Raises:
-        CorruptSessionError: the content is none of these (names the file).
+        CorruptSessionError: the content is none of these (names the file and the formats
+            tried); a Cline ``ui_messages.json`` (names the file to import instead).
     """
     data = strip_bom(data)
     stripped = data.lstrip()
+    if stripped.startswith(AIDER_CHAT_STARTED):
+        return "aider"
+    if stripped.startswith(b"["):
+        doc = _document(data)
+        if _is_cline(doc):
+            return "cline"
+        if _is_cline_ui(doc):
+            raise CorruptSessionError(
+                "a Cline / Roo Code UI log; import the api_conversation_history.json of the "
+                "same task (its times are read from this file)",
+                path=path,
+            )
     if stripped.startswith(b"{"):
         first_line = stripped.split(b"\n", 1)[0]
         try:
@@ -83,10 +137,7 @@ def detect_format_bytes(data: bytes, path: Path) -> Format:
         except orjson.JSONDecodeError:
             whole_document = True
         if whole_document:
-            try:
-                doc = orjson.loads(data)
-            except orjson.JSONDecodeError:
-                doc = None  # maybe JSONL with a damaged first line: probe the other lines
+            doc = _document(data)  # None: maybe JSONL with a damaged first line
             if isinstance(doc, dict) and (
                 isinstance(doc.get("history"), list) or isinstance(doc.get("trajectory"), list)
             ):
@@ -95,7 +146,7 @@ def detect_format_bytes(data: bytes, path: Path) -> Format:
         if fmt is not None:
             return fmt
     raise CorruptSessionError(
-        "not a session file of a known format (pi, claude-code, codex, swe-agent)", path=path
+        f"not a session file of a known format (tried {', '.join(FORMATS)})", path=path
     )
 
 

@@ -44,9 +44,9 @@ from sessiontree.interop._common import (
     custom_draft,
     finalize,
     ms_or,
-    read_jsonl,
     unreadable,
 )
+from sessiontree.interop.jsonl_lines import read_jsonl
 from sessiontree.interop.report import ImportReport
 from sessiontree.metadata import SessionMetadata
 from sessiontree.session import Session

@@ -33,19 +33,22 @@ class CustomLine:
 
 @dataclass(frozen=True)
 class DanglingParent:
-    """An entry whose parent could not be used; it was imported as a root.
+    """An entry whose parent could not be used: re-attached elsewhere, or imported as a root.
 
     Attributes:
         line: 1-based line of the source file (``None`` when the format has no lines).
-        entry_id: the entry made a root.
+        entry_id: the entry whose parent was replaced.
         parent_id: the parent id the source named.
         reason: why it could not be used (``names no entry``, ``is a leaf entry``, ``cycle``).
+        attached_to: the substitute parent (Claude Code: the nearest earlier record of the
+            same conversation); ``None``: the entry was imported as a root.
     """
 
     line: int | None
     entry_id: str
     parent_id: str
     reason: str = "names no entry"
+    attached_to: str | None = None
 
 
 @dataclass(frozen=True)
@@ -69,16 +72,17 @@ class ImportReport:
 
     Attributes:
         source_path: the file that was read (never written to).
-        format: ``pi``, ``claude-code``, ``codex`` or ``swe-agent``.
+        format: ``pi``, ``claude-code``, ``codex``, ``swe-agent``, ``aider`` or ``cline``.
         session_id: the id of the session created in the repository.
         source_session_id: the session id the file itself names, if any.
         source_version: the format version when the file states one (pi ``version``; ``1`` for
             a pi file without it), else ``None``.
-        lines_read: non-blank lines (JSONL) or ``1`` for a single JSON document.
+        lines_read: non-blank lines (JSONL), lines (Aider) or ``1`` for a single JSON document.
         entries_imported: entries appended to the new session (a trailing ``leaf`` entry
             included when one was needed).
         custom_lines: records kept as ``custom`` entries.
-        dangling_parents: entries imported as roots because their parent was unusable.
+        dangling_parents: entries whose parent was unusable: re-attached (``attached_to``) or
+            imported as roots.
         unreadable_lines: lines left out (``lenient=True`` only).
         warnings: every other adjustment, in words.
         leaf_id: the leaf of the new session.

@@ -12,7 +12,9 @@ The messages come from ``history`` (what was sent to the model):
 
 Without ``history`` the steps of ``trajectory`` are used: each step's ``response`` (else
 ``thought`` and ``action``) as an assistant message and its ``observation`` as a user
-message. Every other top-level key (``info``, ``environment``, ``replay_config``, and
+message. Assistant messages name the model of ``replay_config.agent.model.name`` when the
+trajectory has it (provider ``litellm`` unless the name has a ``provider/`` prefix). Every
+other top-level key (``info``, ``environment``, ``replay_config``, and
 ``trajectory`` when ``history`` was used) is kept as a ``custom`` entry
 ``swe-agent:<key>`` at the start of the chain; ``environment`` and ``info.exit_status`` are
 also put in the metadata under ``sweAgent``.
@@ -37,6 +39,7 @@ from sessiontree.errors import CorruptSessionError
 from sessiontree.ids import iso_from_ms
 from sessiontree.interop._common import Converted, Draft, IdMaker, custom_draft, unreadable
 from sessiontree.interop.detect import strip_bom
+from sessiontree.interop.lenient_json import load_document
 from sessiontree.interop.report import ImportReport
 from sessiontree.messages import (
     AgentMessage,
@@ -140,6 +143,25 @@ def _trajectory_messages(step: dict[str, Any], ms: int) -> list[AgentMessage]:
     return out
 
 
+def _model_of(doc: dict[str, Any]) -> tuple[str, str] | None:
+    """``(provider, model)`` from ``replay_config.agent.model.name`` (a JSON object or a
+    string of one), else ``None``. SWE-agent calls models through litellm: a name
+    ``anthropic/claude-…`` names its provider, a bare one (``gpt-4o``) gets ``litellm``."""
+    config = doc.get("replay_config")
+    if isinstance(config, str):
+        try:
+            config = exact_json.loads(config)
+        except exact_json.JSONDecodeError:
+            return None
+    agent = config.get("agent") if isinstance(config, dict) else None
+    model = agent.get("model") if isinstance(agent, dict) else None
+    name = model.get("name") if isinstance(model, dict) else None
+    if not isinstance(name, str) or not name:
+        return None
+    provider, _, model_id = name.rpartition("/")
+    return provider or "litellm", model_id
+
+
 def convert_swe_agent(
     data: bytes, path: Path, report: ImportReport, *, lenient: bool, mtime_ms: int = 0
 ) -> Converted:
@@ -153,9 +175,11 @@ def convert_swe_agent(
             ``trajectory`` list); without ``lenient``, an item that cannot be read.
     """
     try:
-        doc = exact_json.loads(strip_bom(data))
+        doc, repaired = load_document(strip_bom(data))
     except exact_json.JSONDecodeError as exc:
         raise CorruptSessionError(f"not a JSON document: {exc}", path=path) from exc
+    if repaired is not None:
+        report.warnings.append(repaired)
     history = doc.get("history") if isinstance(doc, dict) else None
     trajectory = doc.get("trajectory") if isinstance(doc, dict) else None
     if not isinstance(doc, dict) or not (isinstance(history, list) or isinstance(trajectory, list)):
@@ -197,6 +221,7 @@ def convert_swe_agent(
         out.drafts.append(draft)
         parent = draft.entry.id
 
+    named = _model_of(doc)
     tool_names: dict[str, str] = {}
     items = history if use_history else trajectory
     assert isinstance(items, list)
@@ -223,6 +248,8 @@ def convert_swe_agent(
         record = {k: v for k, v in item.items() if k not in _MESSAGE_KEYS}
         source = {"format": "swe-agent", "where": where, "record": record}
         for i, msg in enumerate(messages):
+            if named is not None and isinstance(msg, AssistantMessage):
+                msg = msg.model_copy(update={"provider": named[0], "model": named[1]})
             extra: dict[str, Any] = {"source": source} if i == 0 else {}
             entry_id = ids.make(mtime_ms, where, i)
             entry = MessageEntry(id=entry_id, parent_id=parent, timestamp=ts, message=msg, **extra)

@@ -44,9 +44,22 @@ class SessionRepo(Protocol):
         ...
 
     async def list(
-        self, *, limit: int | None = None, offset: int = 0
+        self,
+        *,
+        limit: int | None = None,
+        offset: int = 0,
+        where: Mapping[str, str | int | bool | None] | None = None,
     ) -> builtins.list[SessionInfo]:
-        """Sessions, newest ``modified_at`` first, paged with ``limit``/``offset``; reads no entries."""
+        """Sessions, newest ``modified_at`` first, paged with ``limit``/``offset``; reads no entries.
+
+        ``where`` keeps only sessions whose metadata has every given top-level key (camelCase,
+        e.g. ``{"userId": "u1", "appName": "support"}``) equal to the given value (a string,
+        integer, boolean or ``None``; ``1`` and ``"1"`` differ). Paging applies after the
+        filter. Indexed on SQL backends.
+
+        Raises:
+            InvalidMetadataError: a ``where`` value of another type.
+        """
         ...
 
     async def delete(self, id: str) -> None:

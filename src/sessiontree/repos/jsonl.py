@@ -36,12 +36,18 @@ from sessiontree.errors import (
 )
 from sessiontree.ids import check_session_id, is_session_id, new_id
 from sessiontree.messages import message_text, parse_message
-from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
+from sessiontree.metadata import (
+    SearchHit,
+    SessionInfo,
+    SessionMetadata,
+    matches_where,
+    where_pairs,
+)
 from sessiontree.repos.base import coerce_metadata
 from sessiontree.repos.jsonl_layout import LOG_NAME, STATS_NAME, RepoLayout
 from sessiontree.session import Session
 from sessiontree.snippets import make_snippet
-from sessiontree.storage.jsonl.format import is_whole_line, parse_header
+from sessiontree.storage.jsonl.format import Header, is_whole_line, parse_header
 from sessiontree.storage.jsonl.stats import Stats, count_lines, read_stats, write_stats
 from sessiontree.storage.jsonl.storage import (
     Durability,
@@ -209,24 +215,48 @@ class JSONLRepo:
                     continue
                 yield _Log(name, Path(path), st.st_size, st.st_mtime_ns, st.st_ino)
 
-    async def list(self, *, limit: int | None = None, offset: int = 0) -> list[SessionInfo]:
+    async def list(
+        self,
+        *,
+        limit: int | None = None,
+        offset: int = 0,
+        where: Mapping[str, str | int | bool | None] | None = None,
+    ) -> list[SessionInfo]:
         """See :meth:`SessionRepo.list`: newest ``modified_at`` (log mtime) first.
 
         Cost: one ``stat`` per session, then for each session of the page its header line,
-        its sidecar and the log bytes appended since the sidecar was written. A session whose
-        log has no valid header is left out (and logged).
+        its sidecar and the log bytes appended since the sidecar was written. With ``where``,
+        also the header line of every session passed over before the page is full. A session
+        whose log has no valid header is left out (and logged).
         """
+        pairs = where_pairs(where)
         logs = sorted(self._logs(), key=lambda lg: (lg.mtime_ns, lg.session_id), reverse=True)
-        page = logs[offset:] if limit is None else logs[offset : offset + limit]
+        if not pairs:
+            logs = logs[offset:] if limit is None else logs[offset : offset + limit]
         infos: list[SessionInfo] = []
-        for lg in page:
+        skip = offset if pairs else 0
+        for lg in logs:
+            if limit is not None and len(infos) >= limit:
+                break
             try:
+                if pairs and not matches_where(self._header(lg).metadata, pairs):
+                    continue
+                if skip:
+                    skip -= 1
+                    continue
                 info = self._info(lg)
             except (CorruptSessionError, OSError) as exc:
                 log.warning("listing skips %s: %s", lg.path, exc)
                 continue
             infos.append(info)
         return infos
+
+    def _header(self, lg: _Log) -> Header:
+        fd = os.open(lg.path, os.O_RDONLY)
+        try:
+            return parse_header(_read_header_line(fd), lg.path)
+        finally:
+            os.close(fd)
 
     def _info(self, lg: _Log) -> SessionInfo:
         fd = os.open(lg.path, os.O_RDONLY)

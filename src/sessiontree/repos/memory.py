@@ -10,7 +10,13 @@ from sessiontree.entries import MessageEntry
 from sessiontree.errors import SessionExistsError, SessionNotFoundError
 from sessiontree.ids import check_session_id
 from sessiontree.messages import message_text
-from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
+from sessiontree.metadata import (
+    SearchHit,
+    SessionInfo,
+    SessionMetadata,
+    matches_where,
+    where_pairs,
+)
 from sessiontree.repos.base import coerce_metadata
 from sessiontree.session import Session
 from sessiontree.snippets import make_snippet
@@ -78,10 +84,19 @@ class MemoryRepo:
         return Session(storage)
 
     async def list(
-        self, *, limit: int | None = None, offset: int = 0
+        self,
+        *,
+        limit: int | None = None,
+        offset: int = 0,
+        where: Mapping[str, str | int | bool | None] | None = None,
     ) -> builtins.list[SessionInfo]:
-        """See :meth:`SessionRepo.list`."""
-        rows = sorted(self._sessions.values(), key=lambda s: s.modified_at, reverse=True)
+        """See :meth:`SessionRepo.list` (``where``: a scan of the metadata)."""
+        pairs = where_pairs(where)
+        rows = sorted(
+            (s for s in self._sessions.values() if matches_where(s.metadata, pairs)),
+            key=lambda s: s.modified_at,
+            reverse=True,
+        )
         rows = rows[offset:] if limit is None else rows[offset : offset + limit]
         return [session_info_from_index(s) for s in rows]
 

@@ -167,6 +167,53 @@ class ConformanceSuite:
         page3 = await repo.list(limit=2, offset=4)
         assert [i.id for i in page1 + page2 + page3] == [i.id for i in infos]
 
+    async def test_list_where_filters_on_metadata_keys(self, repo: SessionRepo) -> None:
+        u1a = await repo.create(metadata={"userId": "u1", "appName": "support", "tier": 2})
+        u1b = await repo.create(metadata={"userId": "u1", "appName": "sales", "vip": True})
+        u2 = await repo.create(metadata={"userId": "u2", "appName": "support", "tier": "2"})
+        plain = await repo.create(metadata={"cwd": "/w", "note": None})
+        for s in (u1a, u1b, u2, plain):
+            await s.append_message(user(f"hello from {s.id}"))
+        await u1a.append_message(user("newest"))
+
+        async def ids(**where: Any) -> list[str]:
+            return [i.id for i in await repo.list(where=where)]
+
+        assert await ids(userId="u1") == [u1a.id, u1b.id]  # newest first, like list()
+        assert await ids(userId="u1", appName="support") == [u1a.id]
+        assert await ids(appName="support") == [u1a.id, u2.id]
+        assert await ids(tier=2) == [u1a.id]  # 2 and "2" differ
+        assert await ids(tier="2") == [u2.id]
+        assert await ids(vip=True) == [u1b.id]
+        assert await ids(vip=1) == []  # true is not 1
+        assert await ids(note=None) == [plain.id]
+        assert await ids(cwd="/w") == [plain.id]
+        assert await ids(userId="u3") == []
+        assert await ids(userId="u1", appName="nope") == []
+        assert [i.id for i in await repo.list(where={})] == [i.id for i in await repo.list()]
+        assert [i.id for i in await repo.list(where={"userId": "u1"}, limit=1)] == [u1a.id]
+        assert [i.id for i in await repo.list(where={"userId": "u1"}, offset=1)] == [u1b.id]
+        (info,) = await repo.list(where={"userId": "u2"})
+        assert info.first_message == f"hello from {u2.id}"
+        assert (info.metadata.model_extra or {})["appName"] == "support"
+
+    async def test_list_where_sees_forks_and_forgets_deleted(self, repo: SessionRepo) -> None:
+        s = await repo.create(metadata={"userId": "u1"})
+        first = await s.append_message(user("one"))
+        fork = await s.fork(first)
+        assert {i.id for i in await repo.list(where={"userId": "u1"})} == {s.id, fork.id}
+        assert [i.id for i in await repo.list(where={"parentSessionId": s.id})] == [fork.id]
+        await repo.delete(s.id)
+        assert [i.id for i in await repo.list(where={"userId": "u1"})] == [fork.id]
+
+    @pytest.mark.parametrize(
+        "bad", [{"userId": 1.5}, {"userId": ["u1"]}, {"userId": {"a": 1}}, {1: "x"}]
+    )
+    async def test_list_where_refuses_other_values(self, repo: SessionRepo, bad: Any) -> None:
+        await repo.create(metadata={"userId": "u1"})
+        with pytest.raises(InvalidEntryError, match="where"):
+            await repo.list(where=bad)
+
     async def test_list_first_message_is_capped(self, repo: SessionRepo) -> None:
         s = await repo.create()
         await s.append_message(assistant("not a user message"))

@@ -16,7 +16,7 @@ import re
 import threading
 import time
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
@@ -31,7 +31,7 @@ from sessiontree.entries import (
 )
 from sessiontree.fold import LogFold
 from sessiontree.messages import message_text
-from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
+from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata, metadata_pairs
 from sessiontree.snippets import make_snippet
 from sessiontree.storage.base import EntryCursor
 from sessiontree.tree import check_append, entry_refs
@@ -48,9 +48,11 @@ __all__ = [
     "info_from_row",
     "hit_from_row",
     "lookup_ids",
+    "meta_rows",
     "now_us",
     "plan_append",
     "search_terms",
+    "where_clause",
 ]
 
 FTS_MAX_CHARS = 100_000
@@ -237,6 +239,26 @@ LIST_COLUMNS = (
 """The ``sessions`` columns :func:`info_from_row` reads, in its order."""
 
 
+def where_clause(where: Mapping[str, str], placeholder: str) -> tuple[str, list[str]]:
+    """The ``WHERE`` of a filtered listing (``""`` when unfiltered) and its parameters: one
+    ``session_meta`` primary-key lookup per condition."""
+    if not where:
+        return "", []
+    lookup = (
+        f"id IN (SELECT session_id FROM session_meta WHERE key = {placeholder}"
+        f" AND value = {placeholder})"
+    )
+    params: list[str] = []
+    for key, value in where.items():
+        params += [key, value]
+    return " WHERE " + " AND ".join([lookup] * len(where)), params
+
+
+def meta_rows(session_id: str, metadata: SessionMetadata) -> list[tuple[str, str, str]]:
+    """The ``session_meta`` rows of a new session: (key, value JSON text, session id)."""
+    return [(k, v, session_id) for k, v in metadata_pairs(metadata).items()]
+
+
 def info_from_row(row: Sequence[Any]) -> SessionInfo:
     """A :class:`SessionInfo` from a ``sessions`` row selected as :data:`LIST_COLUMNS`.
 
@@ -361,8 +383,11 @@ class SQLEngine(Protocol):
         """Delete a session, its entries and their search index; ``False`` when there was none."""
         ...
 
-    async def list_sessions(self, limit: int | None, offset: int) -> list[SessionInfo]:
-        """Sessions, newest ``modified_us`` first; reads the ``sessions`` table only."""
+    async def list_sessions(
+        self, limit: int | None, offset: int, where: Mapping[str, str]
+    ) -> list[SessionInfo]:
+        """Sessions, newest ``modified_us`` first, with every ``where`` key equal to its JSON
+        text (:func:`~sessiontree.metadata.where_pairs`); reads ``sessions`` and ``session_meta``."""
         ...
 
     async def search(self, query: str, limit: int) -> list[SearchHit]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sessiontree.entries import Entry
@@ -35,9 +35,11 @@ from sessiontree.storage.sql.plan import (
     hit_from_row,
     info_from_row,
     lookup_ids,
+    meta_rows,
     now_us,
     plan_append,
     search_terms,
+    where_clause,
 )
 from sessiontree.storage.sql.postgres_pool import PostgresConnection, import_drivers
 from sessiontree.tree import entry_refs
@@ -133,23 +135,34 @@ class PostgresEngine(PostgresConnection):
     async def create_session(self, session_id: str, metadata: SessionMetadata) -> None:
         """See :class:`SQLEngine`."""
         now = now_us()
+        pool = self._pool or await self._get_pool()
         try:
-            await self._execute(
-                "INSERT INTO sessions (id, metadata, created_us, modified_us, parent_session_id)"
-                " VALUES (%s, %s::json, %s, %s, %s)",
-                (
-                    session_id,
-                    metadata.model_dump_json(by_alias=True, exclude_unset=True),
-                    now,
-                    now,
-                    _clean(metadata.parent_session_id),
-                ),
-                session_id,
-            )
-        except DuplicateEntryError as exc:
-            raise SessionExistsError(
-                "a session with this id already exists", session_id=session_id
-            ) from exc.__cause__
+            async with pool.connection() as conn, conn.transaction():
+                await conn.execute(
+                    "INSERT INTO sessions (id, metadata, created_us, modified_us,"
+                    " parent_session_id) VALUES (%s, %s::json, %s, %s, %s)",
+                    (
+                        session_id,
+                        metadata.model_dump_json(by_alias=True, exclude_unset=True),
+                        now,
+                        now,
+                        _clean(metadata.parent_session_id),
+                    ),
+                )
+                rows = meta_rows(session_id, metadata)
+                if rows:
+                    async with conn.cursor() as cur:
+                        await cur.executemany(
+                            "INSERT INTO session_meta (key, value, session_id) VALUES (%s, %s, %s)",
+                            [tuple(_clean(v) for v in row) for row in rows],
+                        )
+        except self._psycopg.Error as exc:
+            error = self._error(exc, session_id)
+            if isinstance(error, DuplicateEntryError):
+                raise SessionExistsError(
+                    "a session with this id already exists", session_id=session_id
+                ) from exc
+            raise error from exc
 
     async def load_metadata(self, session_id: str) -> str | None:
         """See :class:`SQLEngine`."""
@@ -171,12 +184,16 @@ class PostgresEngine(PostgresConnection):
         found = await self._execute("DELETE FROM sessions WHERE id = %s", (session_id,), session_id)
         return found > 0
 
-    async def list_sessions(self, limit: int | None, offset: int) -> list[SessionInfo]:
+    async def list_sessions(
+        self, limit: int | None, offset: int, where: Mapping[str, str]
+    ) -> list[SessionInfo]:
         """See :class:`SQLEngine`."""
         columns = LIST_COLUMNS.replace("metadata", "metadata::text")
+        condition, params = where_clause(where, "%s")
         rows = await self._fetch(
-            f"SELECT {columns} FROM sessions ORDER BY modified_us DESC, id DESC LIMIT %s OFFSET %s",
-            (None if limit is None else max(limit, 0), max(offset, 0)),
+            f"SELECT {columns} FROM sessions{condition} ORDER BY modified_us DESC, id DESC"
+            " LIMIT %s OFFSET %s",
+            (*params, None if limit is None else max(limit, 0), max(offset, 0)),
         )
         return [info_from_row(r) for r in rows]
 

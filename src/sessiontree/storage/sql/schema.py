@@ -11,6 +11,8 @@ differ)::
                     timestamp, target_id (label/leaf targets), body (the camelCase entry JSON)
                     PRIMARY KEY (session_id, seq), UNIQUE (session_id, id)
     search_index_state  indexed_upto  (SQLite only, one row: the search index watermark)
+    session_meta    key, value (JSON text), session_id  -- filterable metadata (version 3)
+                    PRIMARY KEY (key, value, session_id)
 
 Indexes: ``sessions(modified_us DESC, id DESC)`` for listing; ``entries(session_id, id)`` (the
 unique constraint) for the recursive branch query and the validation lookup;
@@ -144,10 +146,45 @@ _V2_SQLITE = (
     "INSERT INTO search_index_state (indexed_upto) SELECT coalesce(max(rowid), 0) FROM entries",
 )
 
+# session_meta: the filterable metadata of each session (metadata_pairs: top-level keys whose
+# value is a string, integer, boolean or null, as JSON text), one row per key, written with the
+# session row (metadata never changes afterwards); list(where=...) reads it through its primary
+# key. Existing sessions are filled from their stored metadata JSON.
+_V3_SQLITE = (
+    """CREATE TABLE session_meta (
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        PRIMARY KEY (key, value, session_id)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX session_meta_by_session ON session_meta (session_id)",
+    """INSERT INTO session_meta (key, value, session_id)
+        SELECT j.key, CASE j.type WHEN 'true' THEN 'true' WHEN 'false' THEN 'false'
+            WHEN 'null' THEN 'null' ELSE json_quote(j.value) END, s.id
+        FROM sessions AS s, json_each(s.metadata) AS j
+        WHERE j.type IN ('text', 'integer', 'true', 'false', 'null')""",
+)
+
+_V3_POSTGRES = (
+    """CREATE TABLE session_meta (
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        PRIMARY KEY (key, value, session_id)
+    )""",
+    "CREATE INDEX session_meta_by_session ON session_meta (session_id)",
+    """INSERT INTO session_meta (key, value, session_id)
+        SELECT j.key, j.value::text, s.id
+        FROM sessions AS s, json_each(s.metadata) AS j
+        WHERE json_typeof(j.value) IN ('string', 'boolean', 'null')
+            OR (json_typeof(j.value) = 'number' AND j.value::text ~ '^-?[0-9]+$')""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("sessions, entries, indexes, full-text search", _V1_SQLITE, _V1_POSTGRES),
     # PostgreSQL keeps writing its tsvector in the entry's own INSERT: nothing to change there
     Migration("SQLite: search index caught up after the append (watermark)", _V2_SQLITE, ()),
+    Migration("session_meta: metadata keys for list(where=...)", _V3_SQLITE, _V3_POSTGRES),
 )
 """Ordered schema steps; ``MIGRATIONS[i]`` brings a database from version ``i`` to ``i + 1``."""
 

@@ -11,7 +11,7 @@ session-row query, so the common append runs no extra statement.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -26,9 +26,11 @@ from sessiontree.storage.sql.plan import (
     hit_from_row,
     info_from_row,
     lookup_ids,
+    meta_rows,
     now_us,
     plan_append,
     search_terms,
+    where_clause,
 )
 from sessiontree.storage.sql.sqlite_index import (
     ADVANCE_INDEX,
@@ -91,17 +93,22 @@ class SQLiteEngine(SQLiteConnection):
         conn = self._db()
         now = now_us()
         try:
-            conn.execute(
-                "INSERT INTO sessions (id, metadata, created_us, modified_us, parent_session_id)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (
-                    session_id,
-                    metadata.model_dump_json(by_alias=True, exclude_unset=True),
-                    now,
-                    now,
-                    metadata.parent_session_id,
-                ),
-            )
+            with write_transaction(conn):
+                conn.execute(
+                    "INSERT INTO sessions (id, metadata, created_us, modified_us, parent_session_id)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    (
+                        session_id,
+                        metadata.model_dump_json(by_alias=True, exclude_unset=True),
+                        now,
+                        now,
+                        metadata.parent_session_id,
+                    ),
+                )
+                conn.executemany(
+                    "INSERT INTO session_meta (key, value, session_id) VALUES (?, ?, ?)",
+                    meta_rows(session_id, metadata),
+                )
         except sqlite3.IntegrityError as exc:
             raise SessionExistsError(
                 "a session with this id already exists", session_id=session_id
@@ -130,6 +137,7 @@ class SQLiteEngine(SQLiteConnection):
                     (session_id,),
                 )
                 conn.execute("DELETE FROM entries WHERE session_id = ?", (session_id,))
+                conn.execute("DELETE FROM session_meta WHERE session_id = ?", (session_id,))
                 # SQLite gives the next row max(rowid) + 1: if the newest rows just went, new
                 # rows would reuse rowids under the watermark and never be indexed
                 conn.execute(
@@ -141,12 +149,15 @@ class SQLiteEngine(SQLiteConnection):
             raise self._error(exc) from exc
         return bool(found)
 
-    async def list_sessions(self, limit: int | None, offset: int) -> list[SessionInfo]:
+    async def list_sessions(
+        self, limit: int | None, offset: int, where: Mapping[str, str]
+    ) -> list[SessionInfo]:
         """See :class:`SQLEngine`."""
+        condition, params = where_clause(where, "?")
         rows = self._query(
-            f"SELECT {LIST_COLUMNS} FROM sessions ORDER BY modified_us DESC, id DESC"
+            f"SELECT {LIST_COLUMNS} FROM sessions{condition} ORDER BY modified_us DESC, id DESC"
             " LIMIT ? OFFSET ?",
-            (-1 if limit is None else max(limit, 0), max(offset, 0)),
+            (*params, -1 if limit is None else max(limit, 0), max(offset, 0)),
         )
         return [info_from_row(r) for r in rows]
 

@@ -1,0 +1,193 @@
+"""What every framework adapter shares: a repository from ``url``/``repo``, a session opened
+or created by id, and one lock per event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import hashlib
+import weakref
+from collections.abc import Coroutine, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import orjson
+
+from sessiontree.entries import MessageEntry, stored_form
+from sessiontree.errors import DuplicateEntryError, SessionNotFoundError
+from sessiontree.ids import check_session_id
+from sessiontree.messages import AgentMessage, parse_message
+from sessiontree.repos import SessionRepo
+from sessiontree.session import Session
+
+if TYPE_CHECKING:
+    from sessiontree.sync import LoopThread, SyncRepo
+
+__all__ = [
+    "LoopLocks",
+    "RepoHandle",
+    "append_chain",
+    "import_extra",
+    "open_or_create",
+    "original_of",
+    "tree_session_id",
+    "with_original",
+]
+
+T = TypeVar("T")
+
+
+class RepoHandle:
+    """Where an adapter's calls run: on the caller's loop over an async repository it was
+    given, or on the loop thread of a :class:`sessiontree.sync.SyncRepo` it was given, or of
+    the process-wide :func:`sessiontree.sync.shared_repo` of a URL.
+
+    The second is what makes an adapter built from a URL work under any loop: the SDKs run
+    their hooks on loops they create and tear down (``Runner.run_sync`` shuts down a loop's
+    async generators after every call), which a connection pool created on one of them does
+    not survive.
+
+    Raises:
+        ValueError: both ``url`` and ``repo`` were given.
+    """
+
+    def __init__(self, url: str | None, repo: SessionRepo | SyncRepo | None) -> None:
+        if repo is not None and url is not None:
+            raise ValueError("give url or repo, not both")
+        self._runner: LoopThread | None = None
+        from sessiontree.sync import SyncRepo
+
+        given: Any = repo
+        if given is None:
+            from sessiontree.repos import default_url
+            from sessiontree.sync import shared_repo
+
+            given = shared_repo(url if url is not None else default_url())
+        if isinstance(given, SyncRepo):
+            self.repo: SessionRepo = given.aio
+            self._runner = given.runner
+        else:
+            self.repo = given
+
+    async def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Await ``coro`` where the repository lives."""
+        if self._runner is None:
+            return await coro
+        return await self._runner.run_async(coro)
+
+    def run_sync(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` where the repository lives, from sync code (no loop of the caller's).
+
+        Raises:
+            RuntimeError: the repository was given (it lives on the caller's loop).
+        """
+        if self._runner is None:
+            coro.close()
+            raise RuntimeError(
+                "sync calls need an adapter built from a URL or a sessiontree.sync repository, "
+                "not an async repository (it lives on the caller's event loop)"
+            )
+        return self._runner.run(coro)
+
+
+def tree_session_id(external_id: str, prefix: str) -> str:
+    """The sessiontree id for a framework's session id.
+
+    An id that is already a valid sessiontree id (``[A-Za-z0-9_-]{1,128}``) is used as it is,
+    so ``sessiontree show <id>`` finds it; any other string maps to ``<prefix>-`` plus 40 hex
+    digits of its SHA-256 (stable across processes), with the original kept in the metadata.
+    """
+    try:
+        return check_session_id(external_id)
+    except ValueError:
+        digest = hashlib.sha256(external_id.encode("utf-8", "surrogatepass")).hexdigest()
+        return f"{prefix}-{digest[:40]}"
+
+
+async def open_or_create(
+    repo: SessionRepo, session_id: str, metadata: Mapping[str, Any]
+) -> Session:
+    """Open ``session_id``, creating it with ``metadata`` when absent (safe against a racing
+    creator: the loser of the race opens the winner's session)."""
+    try:
+        return await repo.open(session_id)
+    except SessionNotFoundError:
+        pass
+    try:
+        return await repo.create(id=session_id, metadata=dict(metadata))
+    except DuplicateEntryError:
+        return await repo.open(session_id)
+
+
+class LoopLocks:
+    """One :class:`asyncio.Lock` per running event loop.
+
+    A lock belongs to the loop it first waited on; an adapter object may be used from several
+    loops over its life (``Runner.run_sync`` runs a loop per call, notebooks and threads have
+    their own), so each loop gets its own lock, dropped with the loop.
+    """
+
+    def __init__(self) -> None:
+        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def get(self) -> asyncio.Lock:
+        """The lock of the running loop."""
+        loop = asyncio.get_running_loop()
+        lock = self._locks.get(loop)
+        if lock is None:
+            lock = self._locks[loop] = asyncio.Lock()
+        return lock
+
+
+def import_extra(module: str, extra: str) -> Any:
+    """Import ``module`` or raise :class:`MissingExtraError` naming ``sessiontree[extra]``."""
+    import importlib
+
+    from sessiontree.errors import MissingExtraError
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise MissingExtraError(extra, module.split(".")[0]) from exc
+
+
+async def append_chain(session: Session, messages: Sequence[AgentMessage]) -> None:
+    """Append ``messages`` under the leaf in order, one ``message`` entry each; the last
+    becomes the leaf.
+
+    Every entry is validated before the first is written, so a bad message stores nothing.
+    Each append takes its parent from the stored leaf atomically (``at_leaf``): a writer in
+    another process appending at the same time may interleave with the batch but never hangs
+    it, or its own entry, off a stale leaf (which would drop one of the two from the branch).
+    Writers in one process keep a batch contiguous by serialising calls (the adapters' locks).
+
+    Raises:
+        InvalidEntryError: a message that cannot be stored (nothing appended).
+    """
+    entries = [MessageEntry(message=message) for message in messages]
+    for entry in entries:
+        stored_form(entry)
+    for entry in entries:
+        await session.storage.append_entry(entry, at_leaf=True)
+
+
+def with_original(message: AgentMessage, key: str, original: Any, stamp: int) -> AgentMessage:
+    """``message`` stamped ``stamp`` (Unix ms) and carrying ``original`` (a JSON value, e.g.
+    the framework's own serialisation) under the message key ``key``, so an adapter can give
+    the framework back exactly what it stored."""
+    wire = message.to_wire()
+    wire["timestamp"] = stamp
+    wire[key] = original
+    return parse_message(wire)
+
+
+def original_of(message: AgentMessage, key: str) -> Any:
+    """A deep copy of what :func:`with_original` kept under ``key``; ``None`` when nothing."""
+    value = (message.model_extra or {}).get(key)
+    if value is None:
+        return None
+    try:  # stored values are JSON: a JSON round trip copies them ~5x faster than deepcopy
+        return orjson.loads(orjson.dumps(value))
+    except (TypeError, orjson.JSONDecodeError):  # an integer beyond 64 bits
+        return copy.deepcopy(value)

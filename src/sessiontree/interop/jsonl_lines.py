@@ -1,0 +1,62 @@
+"""Reading the lines of a JSONL session file, including the damage real writers leave.
+
+A line the strict reader refuses is read by :func:`~sessiontree.interop.lenient_json.recover`
+when it can be (a lone surrogate escape, several JSON values on one line), with a warning
+naming the line; anything else is unreadable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from sessiontree import _json as exact_json
+from sessiontree.interop._common import unreadable
+from sessiontree.interop.detect import strip_bom
+from sessiontree.interop.lenient_json import recover
+from sessiontree.interop.report import ImportReport
+
+__all__ = ["read_jsonl"]
+
+
+def read_jsonl(
+    data: bytes, path: Path, report: ImportReport, *, lenient: bool
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line_number, object)`` for every JSON-object line (1-based); blank lines are ignored.
+
+    A leading UTF-8 byte-order mark is skipped. A line that is not a JSON object is unreadable (see :func:`unreadable`); a last line
+    without a newline that does not parse is reported as a torn final line.
+
+    Raises:
+        CorruptSessionError: an unreadable line and not ``lenient``.
+    """
+    data = strip_bom(data)
+    lines = data.split(b"\n")
+    last = len(lines)
+    torn_possible = not data.endswith(b"\n")
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        report.lines_read += 1
+        try:
+            objs = [exact_json.loads(raw)]
+        except exact_json.JSONDecodeError as exc:
+            recovered = recover(raw)
+            if recovered is None:
+                torn = torn_possible and number == last
+                reason = (
+                    "torn final line (no newline, not valid JSON)" if torn else f"bad JSON: {exc}"
+                )
+                unreadable(report, path, number, reason, raw, lenient=lenient)
+                continue
+            objs, what = recovered
+            report.warnings.append(f"line {number}: {what}")
+        for obj in objs:
+            if not isinstance(obj, dict):
+                kind = type(obj).__name__
+                unreadable(
+                    report, path, number, f"not a JSON object ({kind})", raw, lenient=lenient
+                )
+                continue
+            yield number, obj

@@ -1,0 +1,363 @@
+"""Aider histories, Cline / Roo Code tasks, detection, and the JSONL faults real writers leave
+(lone surrogate escapes, several JSON values on one line) (SPEC §8)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from session_files import VENDORED, session_file
+from sessiontree import MemoryRepo, import_session
+from sessiontree.context import LOST_RESULT_TEXT, find_tool_pair_problems
+from sessiontree.entries import CustomEntry, MessageEntry
+from sessiontree.errors import CorruptSessionError
+from sessiontree.interop import FORMATS
+from sessiontree.messages import (
+    AssistantMessage,
+    ThinkingContent,
+    ToolResultMessage,
+    UserMessage,
+    message_text,
+)
+
+AIDER = VENDORED / "aider" / "mozgoslav.aider.chat.history.md"
+PI_SMALL = VENDORED / "pi" / "agent-sessions_pi-small.v3.jsonl"
+
+
+# ----------------------------------------------------------------- Aider
+
+
+async def test_aider_chats_are_roots_and_console_output_is_kept(tmp_path: Path) -> None:
+    text = AIDER.read_text()
+    session, report = await import_session(AIDER, MemoryRepo())
+    entries = await session.get_entries()
+    roots = [e for e in entries if e.parent_id is None and e.type != "leaf"]
+    headers = [line for line in text.split("\n") if line.startswith("# aider chat started at ")]
+    assert len(roots) == len(headers) == 3
+    assert [r.data["text"] for r in roots if isinstance(r, CustomEntry)] == headers
+    assert roots[0].timestamp == "2026-04-22T22:40:12.000Z"
+    # every user line of the file is in a user message, in order
+    typed = [ln[5:].removesuffix("  ") for ln in text.split("\n") if ln.startswith("#### ")]
+    users = [
+        e.message
+        for e in entries
+        if isinstance(e, MessageEntry) and isinstance(e.message, UserMessage)
+    ]
+    joined = "\n".join(str(u.content) for u in users)
+    pos = 0
+    for line in typed:
+        pos = joined.index(line, pos)
+    # console output (the auth errors, the model line) is kept, never sent to the model
+    console = [
+        e for e in entries if isinstance(e, CustomEntry) and e.custom_type == "aider:console"
+    ]
+    assert any("AuthenticationError" in c.data["text"] for c in console)
+    ctx = await session.build_context()
+    assert not any("AuthenticationError" in str(getattr(m, "content", "")) for m in ctx.messages)
+    assert ctx.model is not None and ctx.model.provider == "lm_studio"
+    answers = [m for m in ctx.messages if isinstance(m, AssistantMessage)]
+    assert answers and any(isinstance(b, ThinkingContent) for a in answers for b in a.content)
+    assert report.unreadable_lines == []
+
+
+async def test_aider_fenced_code_is_part_of_the_answer(tmp_path: Path) -> None:
+    path = tmp_path / ".aider.chat.history.md"
+    path.write_text(
+        "\n# aider chat started at 2026-01-02 03:04:05\n\n"
+        "> Model: openai/gpt-4o with diff edit format  \n\n"
+        "#### fix the heading  \n#### and the list  \n\n"
+        "Here is the change:\n\n```markdown\n#### not a user line\n> not console output\n```\n\n"
+        "> Applied edit to README.md  \n"
+    )
+    session, _ = await import_session(path, MemoryRepo())
+    ctx = await session.build_context()
+    assert [m.role for m in ctx.messages] == ["user", "assistant"]
+    assert ctx.messages[0].content == "fix the heading\nand the list"  # type: ignore[union-attr]
+    answer = ctx.messages[1]
+    assert isinstance(answer, AssistantMessage) and "#### not a user line" in str(answer.content)
+    assert ctx.model is not None and (ctx.model.provider, ctx.model.model_id) == (
+        "openai",
+        "gpt-4o",
+    )
+    assert await session.get_leaf_id() == (await session.get_branch())[3].id  # the answer
+
+
+async def test_an_aider_answer_cut_off_mid_thought_is_thinking(tmp_path: Path) -> None:
+    path = tmp_path / ".aider.chat.history.md"
+    path.write_text(
+        "# aider chat started at 2026-01-02 03:04:05\n\n#### hi  \n\n"
+        "<thinking-content-7bbe>\n\nLet me think about\n\n> ^C KeyboardInterrupt  \n"
+    )
+    session, _ = await import_session(path, MemoryRepo())
+    answer = (await session.build_context()).messages[-1]
+    assert isinstance(answer, AssistantMessage)
+    assert [type(b) for b in answer.content] == [ThinkingContent]
+    assert answer.content[0].thinking == "Let me think about"  # type: ignore[union-attr]
+
+
+# ----------------------------------------------------------------- Cline / Roo Code
+
+
+def _cline_task(tmp_path: Path, *, ui: bool) -> Path:
+    folder = tmp_path / "1769053680585"
+    folder.mkdir()
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": "<task>\nlist the files\n</task>"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Listing."},
+                {"type": "tool_use", "id": "toolu_1", "name": "list_files", "input": {"path": "."}},
+            ],
+            "modelInfo": {"modelId": "claude-sonnet-4-5", "providerId": "anthropic"},
+            "metrics": {"tokens": {"prompt": 10, "completion": 5, "cached": 100}},
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "[list_files for '.'] Result:\nREADME.md\nsrc/"},
+                {"type": "text", "text": "<environment_details>\n...\n</environment_details>"},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "toolu_2",
+                    "name": "read_file",
+                    "input": {"path": "README.md"},
+                }
+            ],
+            "modelInfo": {"modelId": "claude-sonnet-4-5", "providerId": "anthropic"},
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_2", "content": "# hi"}],
+        },
+        {"role": "assistant", "content": [{"type": "text", "text": "Done."}]},
+    ]
+    (folder / "api_conversation_history.json").write_text(json.dumps(messages))
+    if ui:
+        events = [
+            {
+                "ts": 1769053680628 + 1000 * i,
+                "type": "say",
+                "say": "text",
+                "conversationHistoryIndex": i - 1,
+            }
+            for i in range(7)
+        ]
+        (folder / "ui_messages.json").write_text(json.dumps(events))
+    return folder / "api_conversation_history.json"
+
+
+@pytest.mark.parametrize("ui", [True, False])
+async def test_cline_text_results_answer_their_calls(tmp_path: Path, ui: bool) -> None:
+    path = _cline_task(tmp_path, ui=ui)
+    session, report = await import_session(path, MemoryRepo())
+    assert report.format == "cline" and session.id == "cline-1769053680585"
+    ctx = await session.build_context()
+    assert [m.role for m in ctx.messages] == [
+        "user",
+        "assistant",
+        "toolResult",
+        "user",
+        "assistant",
+        "toolResult",
+        "assistant",
+    ]
+    results = [m for m in ctx.messages if isinstance(m, ToolResultMessage)]
+    assert [r.tool_call_id for r in results] == ["toolu_1", "toolu_2"]
+    assert "README.md\nsrc/" in message_text(results[0]) and LOST_RESULT_TEXT not in str(results)
+    assert find_tool_pair_problems(ctx.messages) == []
+    first = ctx.messages[1]
+    assert isinstance(first, AssistantMessage) and first.usage is not None
+    assert (first.usage.input, first.usage.output, first.usage.cache_read) == (10, 5, 100)
+    assert ctx.model is not None and ctx.model.model_id == "claude-sonnet-4-5"
+    stamps = [m.timestamp for m in ctx.messages]
+    assert stamps == sorted(stamps)
+    if ui:
+        assert stamps[0] == 1769053680628 and stamps[-1] > stamps[0]
+
+
+async def test_a_cline_ui_log_names_the_file_to_import(tmp_path: Path) -> None:
+    path = _cline_task(tmp_path, ui=True).with_name("ui_messages.json")
+    with pytest.raises(CorruptSessionError, match=r"api_conversation_history\.json"):
+        await import_session(path, MemoryRepo())
+
+
+async def test_the_real_cline_task_keeps_every_tool_output() -> None:
+    path = session_file("cline/api_conversation_history.json")
+    session, _ = await import_session(path, MemoryRepo())
+    ctx = await session.build_context()
+    results = [m for m in ctx.messages if isinstance(m, ToolResultMessage)]
+    assert results and not any(LOST_RESULT_TEXT in str(m.content) for m in results)
+
+
+# ----------------------------------------------------------------- detection
+
+
+async def test_a_file_of_no_known_format_lists_the_formats_tried(tmp_path: Path) -> None:
+    path = tmp_path / "notes.md"
+    path.write_text("# my notes\n\nnothing to see\n")
+    with pytest.raises(CorruptSessionError) as info:
+        await import_session(path, MemoryRepo())
+    for fmt in FORMATS:
+        assert fmt in str(info.value)
+    assert {"aider", "cline"} <= set(FORMATS)
+
+
+def test_the_cli_offers_every_import_format() -> None:
+    from sessiontree.cli.importing import FORMATS as CLI_FORMATS
+
+    assert CLI_FORMATS == FORMATS
+
+
+# ----------------------------------------------------------------- JSONL faults
+
+
+async def test_a_lone_surrogate_escape_is_read_and_reported(tmp_path: Path) -> None:
+    lines = PI_SMALL.read_bytes().rstrip(b"\n").split(b"\n")
+    obj = json.loads(lines[3])
+    assert obj["type"] == "message"
+    raw = lines[3].decode()
+    marker = '"content":'
+    assert marker in raw
+    # a string cut inside an emoji, as JavaScript writes it: a high surrogate with no low one
+    lines[3] = raw.replace('"text":"', '"text":"cut here \\ud83d', 1).encode()
+    path = tmp_path / "surrogate.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+
+    session, report = await import_session(path, MemoryRepo())  # strict: no failure
+    assert report.unreadable_lines == []
+    assert any(w.startswith("line 4:") and "surrogate" in w for w in report.warnings)
+    entry = await session.get_entry(obj["id"])
+    assert isinstance(entry, MessageEntry) and "cut here \ufffd" in str(entry.message.content)
+    assert len(await session.get_entries()) == len(lines) - 1
+
+
+async def test_two_objects_on_one_line_are_both_read_in_order(tmp_path: Path) -> None:
+    lines = PI_SMALL.read_bytes().rstrip(b"\n").split(b"\n")
+    ids = [json.loads(line)["id"] for line in lines[1:]]
+    joined = [*lines[:3], lines[3] + lines[4], *lines[5:]]  # a writer died before a newline
+    path = tmp_path / "joined.jsonl"
+    path.write_bytes(b"\n".join(joined) + b"\n")
+
+    session, report = await import_session(path, MemoryRepo())
+    assert report.unreadable_lines == []
+    assert any(w.startswith("line 4:") and "2 JSON values" in w for w in report.warnings)
+    assert [e.id for e in await session.get_entries()] == ids
+    assert find_tool_pair_problems((await session.build_context()).messages) == []
+
+
+# ----------------------------------------------------------------- Codex
+
+
+def _rollout(tmp_path: Path) -> Path:
+    """The real CLI rollout's opening, then a turn with two parallel calls, as Codex writes."""
+    head = (VENDORED / "codex" / "sample_codex_session_simonw.jsonl").read_bytes()
+    ts = "2026-01-01T00:00:0{}.000Z"
+
+    def item(i: int, payload: dict[str, object], kind: str = "response_item") -> bytes:
+        return json.dumps({"timestamp": ts.format(i), "type": kind, "payload": payload}).encode()
+
+    def call(i: int, call_id: str) -> bytes:
+        return item(
+            i,
+            {
+                "type": "function_call",
+                "name": "shell",
+                "arguments": '{"cmd": ["ls"]}',
+                "call_id": call_id,
+            },
+        )
+
+    tokens = {
+        "info": {
+            "last_token_usage": {
+                "input_tokens": 120,
+                "cached_input_tokens": 100,
+                "output_tokens": 7,
+                "total_tokens": 127,
+            }
+        }
+    }
+    lines = [
+        item(
+            1,
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "Looking."}],
+            },
+        ),
+        call(2, "call_a"),
+        call(3, "call_b"),
+        item(4, {"type": "function_call_output", "call_id": "call_a", "output": "a.txt"}),
+        item(5, {"type": "function_call_output", "call_id": "call_b", "output": "b.txt"}),
+        item(6, {"type": "token_count", **tokens}, "event_msg"),
+        item(
+            7,
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "Two files."}],
+            },
+        ),
+        item(8, {"type": "task_complete", "last_agent_message": "Two files."}, "event_msg"),
+    ]
+    path = tmp_path / "rollout.jsonl"
+    path.write_bytes(head + b"\n".join(lines) + b"\n")
+    return path
+
+
+async def test_codex_parallel_calls_are_one_message_with_usage_and_the_leaf_is_the_answer(
+    tmp_path: Path,
+) -> None:
+    session, _ = await import_session(_rollout(tmp_path), MemoryRepo())
+    ctx = await session.build_context(repair_tool_pairs=False)
+    assert find_tool_pair_problems(ctx.messages) == []  # valid before any repair
+    turn = [m for m in ctx.messages if isinstance(m, AssistantMessage)]
+    assert len(turn) == 2
+    assert [c.id for c in turn[0].tool_calls()] == ["call_a", "call_b"]
+    assert turn[0].usage is not None
+    assert (turn[0].usage.input, turn[0].usage.cache_read, turn[0].usage.output) == (20, 100, 7)
+    leaf = await session.get_entry(await session.get_leaf_id() or "")
+    assert isinstance(leaf, MessageEntry) and message_text(leaf.message) == "Two files."
+
+
+# ----------------------------------------------------------------- source times
+
+
+@pytest.mark.parametrize(
+    "name", ["claude-code/agent-a7c3dfb.jsonl", "aider/mozgoslav.aider.chat.history.md"]
+)
+async def test_an_import_keeps_the_sources_own_dates(name: str) -> None:
+    path = VENDORED / name
+    session, _ = await import_session(path, MemoryRepo())
+    imported = (await session.get_metadata()).to_wire()["importedFrom"]
+    if name.endswith(".jsonl"):
+        stamps = sorted(json.loads(line)["timestamp"] for line in path.read_text().splitlines())
+        assert (imported["createdAt"], imported["modifiedAt"]) == (stamps[0], stamps[-1])
+    else:
+        headers = [ln for ln in path.read_text().splitlines() if ln.startswith("# aider chat")]
+        assert imported["createdAt"].startswith(headers[0][-19:-9])  # the first chat's day
+        assert imported["modifiedAt"].startswith(headers[-1][-19:-9])
+
+
+async def test_a_lone_surrogate_in_a_whole_document_is_read_and_reported(tmp_path: Path) -> None:
+    task = _cline_task(tmp_path, ui=False)
+    task.write_text(task.read_text().replace("Listing.", "Listing \\ud83d"))
+    session, report = await import_session(task, MemoryRepo())
+    assert report.format == "cline"
+    assert any("surrogate" in w for w in report.warnings)
+    assert "Listing \ufffd" in str((await session.build_context()).messages[1])
+
+    traj = tmp_path / "cut.traj"
+    src = (VENDORED / "swe-agent-traj" / "function_calling_simple.traj").read_text()
+    traj.write_text(src.replace('"content": "', '"content": "\\udc00', 1))
+    _, report = await import_session(traj, MemoryRepo())
+    assert report.format == "swe-agent" and any("surrogate" in w for w in report.warnings)
