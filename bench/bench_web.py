@@ -54,10 +54,8 @@ IMPORTABLE = ("pi", "claude-code", "codex", "swe-agent-traj")
 
 def real_files() -> list[Path]:
     """Real session files, largest first (shared collection if present)."""
-    if SHARED.is_dir():
-        files = [p for d in IMPORTABLE for p in (SHARED / d).glob("*") if p.is_file()]
-    else:
-        files = list((ROOT / "data" / "sessions").glob("*.jsonl"))
+    base = SHARED if SHARED.is_dir() else ROOT / "data" / "sessions"
+    files = [p for d in IMPORTABLE for p in (base / d).glob("*") if p.is_file()]
     return sorted(files, key=lambda p: p.stat().st_size, reverse=True)
 
 

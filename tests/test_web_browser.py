@@ -108,14 +108,16 @@ def _wait(driver: Any, selector: str) -> Any:
 
 
 CLAUDE = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
-"""The imported Claude Code session of data/sessions (53 entries, three roots)."""
+"""The imported Claude Code session of data/sessions/claude-code (53 entries, three roots)."""
 
 
-def test_list_search_open_expand_and_context(browser: Any, server: str) -> None:
+def test_list_search_open_expand_and_context(
+    browser: Any, server: str, store: tuple[Path, dict[str, str]]
+) -> None:
     d = browser
     with screenshot_on_failure(d, "list_search_open_expand_and_context"):
         d.get(server + "/")
-        assert len(_css(d, "#sessions tr")) == 1 + 4
+        assert len(_css(d, "#sessions tr")) == 1 + len(store[1])
         box = _css(d, "input[name=search]")[0]
         box.send_keys("hello.py")
         box.submit()

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import re
 from html.parser import HTMLParser
-from pathlib import Path
 from typing import Any
 
+from session_files import vendored_files
 from sessiontree import MemoryRepo, Session, SessionRepo, import_session
 from sessiontree.testing.builders import assistant, tool_call, tool_result, user
 
-REPO_SESSIONS = Path(__file__).resolve().parents[1] / "data" / "sessions"
-"""The real session files committed with the repository."""
 HOSTILE = "<script>window.__pwned = 1</script>"
 """Text that would run if any page inserted message text as markup."""
 EXTERNAL = re.compile(r"^\s*(https?:)?//", re.I)
@@ -21,7 +19,7 @@ STYLE_URL = re.compile(r"url\(\s*['\"]?\s*(https?:)?//", re.I)
 async def import_repo_sessions(repo: SessionRepo) -> list[Session]:
     """Import every real session file of data/sessions into ``repo``."""
     out = []
-    for path in sorted(REPO_SESSIONS.glob("*.jsonl")):
+    for path in vendored_files():
         session, _ = await import_session(path, repo, lenient=True)
         out.append(session)
     return out
