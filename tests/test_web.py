@@ -151,6 +151,12 @@ async def test_list_filters_pages_and_searches() -> None:
         first = c.get("/?limit=2")
         assert first.text.count("<tr>") == 3 and "older →" in first.text
         assert c.get(f"/?limit=2&offset={n - 1}").text.count("<tr>") == 2
+        tagged = await repo.create(metadata={"userId": "u1", "tier": 2})
+        only = c.get("/", params={"where": "userId=u1, tier:=2"}).text
+        assert only.count("<tr>") == 2 and tagged.id[:12] in only
+        assert c.get("/", params={"where": "userId=u2"}).text.count("<tr>") == 0
+        bad = c.get("/", params={"where": "tier:=nope"})
+        assert bad.status_code == 400 and "not JSON" in bad.text
         hits = c.get("/?search=hello.py").text
         assert 'id="hits"' in hits and hits.count("<tr>") > 2
 

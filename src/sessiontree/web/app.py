@@ -143,14 +143,16 @@ def create_app(
 
     async def list_sessions(request: Request) -> Response:
         q = request.query_params.get("q", "").strip()
+        meta = request.query_params.get("where", "").strip()
         search = request.query_params.get("search", "").strip()
         offset = _int(request.query_params.get("offset"), 0)
         limit = _int(request.query_params.get("limit"), LIST_LIMIT) or LIST_LIMIT
+        where = _where(meta) if meta else None
         if q:
             needle = q.lower()
             matching = [
                 i
-                for i in await repo.list()
+                for i in await repo.list(where=where)
                 if needle in i.id.lower()
                 or needle in (i.name or "").lower()
                 or needle in (i.first_message or "").lower()
@@ -159,7 +161,7 @@ def create_app(
             more = len(matching) > offset + limit
             note = f"{len(matching):,} sessions match"
         else:
-            infos = await repo.list(limit=limit + 1, offset=offset)
+            infos = await repo.list(limit=limit + 1, offset=offset, where=where)
             more = len(infos) > limit
             infos = infos[:limit]
             note = f"sessions {offset + 1:,}–{offset + len(infos):,}" if infos else ""
@@ -169,6 +171,7 @@ def create_app(
             "list.html",
             infos=infos,
             q=q,
+            where=meta,
             search=search,
             hits=hits,
             offset=offset,
@@ -336,6 +339,24 @@ class _Refused(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
+
+
+def _where(text: str) -> dict[str, Any]:
+    """``KEY=VALUE`` conditions (separated by spaces or commas; ``KEY:=JSON`` for a number,
+    boolean or null) as the ``where`` of :meth:`SessionRepo.list`, as ``sessiontree list
+    --where`` reads them.
+
+    Raises:
+        _Refused: a condition that does not parse (a 400 page saying which).
+    """
+    import click
+
+    from sessiontree.cli.browse import parse_where
+
+    try:
+        return parse_where(tuple(text.replace(",", " ").split()))
+    except click.ClickException as exc:
+        raise _Refused(400, f"metadata filter: {exc.format_message()}")
 
 
 def _int(value: str | None, default: int) -> int:
