@@ -82,7 +82,7 @@ def real(messages: list[AgentMessage]) -> list[AgentMessage]:
     from sessiontree.context import LOST_RESULT_TEXT
     from sessiontree.messages import ToolResultMessage, message_text
 
-    out = []
+    out: list[AgentMessage] = []
     for m in messages:
         if isinstance(m, CompactionSummaryMessage):
             continue

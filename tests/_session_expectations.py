@@ -86,7 +86,7 @@ def expect_claude(path: Path) -> Expected:
     uuids = [o["uuid"] for _, o in rows if o.get("uuid")]
     known = set(uuids)
     exp = Expected()
-    replies: set[str] = set()
+    replies: set[Any] = set()
     summary_after_boundary = False
     sidechain_only = all(o.get("isSidechain") for _, o in rows if o.get("uuid"))
     last_main: dict[str, Any] | None = None
@@ -159,7 +159,7 @@ def expect_codex(path: Path) -> Expected:
         if kind == "event_msg" and payload.get("type") == "token_count" and waiting_usage:
             exp.with_usage += isinstance(payload.get("info"), dict)
             waiting_usage = not isinstance(payload.get("info"), dict)
-        is_call = bool(item) and "call_id" in payload and item.endswith("_call")
+        is_call = isinstance(item, str) and "call_id" in payload and item.endswith("_call")
         if (item == "message" and payload["role"] == "assistant") or is_call:
             if not in_turn:
                 exp.roles["assistant"] += 1

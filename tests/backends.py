@@ -1,6 +1,8 @@
 """Factories for every backend the conformance suite runs on.
 
-Each factory is an async context manager yielding a fresh, empty ``SessionRepo``.
+Each backend has two parts: ``open`` is an async context manager yielding a fresh, empty
+``SessionRepo``; ``reopen`` gives, for that repository, the conformance suite's ``reopen``: a
+fresh repository object of the same class on the same store (the memory store returns itself).
 PostgreSQL uses one throwaway database per test run (created from the ``test`` database on
 127.0.0.1:5432 and dropped at exit) and one fresh schema in it per repo. With ``CI=true`` a backend that cannot start fails
 the test instead of skipping it.
@@ -12,12 +14,16 @@ import contextlib
 import os
 import uuid
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from sessiontree import MemoryRepo, SessionRepo
+from sessiontree.repos.jsonl import JSONLRepo
+from sessiontree.repos.sql import SQLRepo
+from sessiontree.testing.conformance import Reopen, same_repo
 
 PG_ADMIN_URL = os.environ.get("SESSIONTREE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 IN_CI = os.environ.get("CI", "").lower() == "true"
@@ -39,8 +45,6 @@ async def memory_repo(tmp_path: Path) -> AsyncIterator[SessionRepo]:
 
 @contextlib.asynccontextmanager
 async def jsonl_repo(tmp_path: Path) -> AsyncIterator[SessionRepo]:
-    from sessiontree.repos.jsonl import JSONLRepo
-
     repo = JSONLRepo(tmp_path / "jsonl-store")
     yield repo
     await repo.close()
@@ -48,8 +52,6 @@ async def jsonl_repo(tmp_path: Path) -> AsyncIterator[SessionRepo]:
 
 @contextlib.asynccontextmanager
 async def sqlite_repo(tmp_path: Path) -> AsyncIterator[SessionRepo]:
-    from sessiontree.repos.sql import SQLRepo
-
     repo = SQLRepo(f"sqlite:///{tmp_path / 'store.db'}")
     yield repo
     await repo.close()
@@ -114,8 +116,6 @@ def throwaway_pg_database() -> Any:
 
 @contextlib.asynccontextmanager
 async def postgres_repo(tmp_path: Path) -> AsyncIterator[SessionRepo]:
-    from sessiontree.repos.sql import SQLRepo
-
     with throwaway_pg_database() as url:
         repo = SQLRepo(url)
         try:
@@ -124,9 +124,32 @@ async def postgres_repo(tmp_path: Path) -> AsyncIterator[SessionRepo]:
             await repo.close()
 
 
-BACKENDS: dict[str, Callable[[Path], contextlib.AbstractAsyncContextManager[SessionRepo]]] = {
-    "memory": memory_repo,
-    "jsonl": jsonl_repo,
-    "sqlite": sqlite_repo,
-    "postgres": postgres_repo,
+def reopen_memory(repo: SessionRepo) -> Reopen:
+    """The memory store lives in its one object: reopening returns it."""
+    return lambda: same_repo(repo)
+
+
+def reopen_jsonl(repo: SessionRepo) -> Reopen:
+    assert isinstance(repo, JSONLRepo)
+    return lambda: JSONLRepo(repo.root)
+
+
+def reopen_sql(repo: SessionRepo) -> Reopen:
+    assert isinstance(repo, SQLRepo)
+    return lambda: SQLRepo(repo.url)
+
+
+@dataclass(frozen=True)
+class Backend:
+    """How to open a fresh store of one backend, and how to reopen it."""
+
+    open: Callable[[Path], contextlib.AbstractAsyncContextManager[SessionRepo]]
+    reopen: Callable[[SessionRepo], Reopen]
+
+
+BACKENDS: dict[str, Backend] = {
+    "memory": Backend(memory_repo, reopen_memory),
+    "jsonl": Backend(jsonl_repo, reopen_jsonl),
+    "sqlite": Backend(sqlite_repo, reopen_sql),
+    "postgres": Backend(postgres_repo, reopen_sql),
 }

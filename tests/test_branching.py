@@ -1,4 +1,4 @@
-"""navigate(summarize=True): branch summaries (SPEC §5, LESSONS 14)."""
+"""navigate(summarize=True): branch summaries (docs/branching.md)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ async def two_branches() -> tuple[Session, str, str, list[str]]:
     return s, ancestor, target, abandoned
 
 
-async def test_lesson14_summary_hangs_under_the_target_with_from_id_the_old_leaf() -> None:
+async def test_summary_hangs_under_the_target_with_from_id_the_old_leaf() -> None:
     s, _, target, abandoned = await two_branches()
     fake = ScriptedSummarizer(["BRANCH"])
     summary_id = await s.navigate(target, summarize=True, summarizer=fake, instructions="focus")
@@ -108,7 +108,7 @@ async def test_bad_targets_change_nothing() -> None:
 
 async def test_navigating_to_a_new_root_makes_the_summary_a_root() -> None:
     s, _, _, abandoned = await two_branches()
-    summary_id = await navigate_with_summary(s, None, summarizer=None, instructions=None)
+    summary_id = await navigate_with_summary(s.storage, None, summarizer=None, instructions=None)
     entry = await s.get_entry(summary_id or "")
     assert isinstance(entry, BranchSummaryEntry)
     assert entry.parent_id is None and entry.from_id == abandoned[-1]

@@ -63,7 +63,7 @@ class Cli:
         before = {r["id"] for r in self.json("list")}
         result = self("import", *options, str(path))
         (new,) = {r["id"] for r in self.json("list")} - before
-        assert new in result.stdout.replace("\n", "")
+        assert isinstance(new, str) and new in result.stdout.replace("\n", "")
         return new
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
@@ -175,13 +176,13 @@ def test_find_cycles_and_torn_line_helpers(tmp_path: Path) -> None:
     assert torn_final_line(f) == 3
 
 
-# ----------------------------------------------------------------- tester's findings
+# ----------------------------------------------------------------- output on pipes and narrow terminals
 
 PI_SMALL = VENDORED / "pi" / "agent-sessions_pi-small.v3.jsonl"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def _run(args: list[str], env: dict[str, str | None]) -> tuple[int, str, str]:
+def _run(args: list[str], env: Mapping[str, str | None]) -> tuple[int, str, str]:
     result = CliRunner().invoke(cli, args, env={"SESSIONTREE_URL": None, **env})
     return result.exit_code, ANSI.sub("", result.stdout), result.stderr
 
@@ -202,7 +203,7 @@ def _long_sessions(store: str) -> list[str]:
 
 
 def test_piped_list_and_import_are_neither_squeezed_nor_wrapped(tmp_path: Path) -> None:
-    # the tester's `sessiontree list | cat` showed `┃┃ m… ┃┃┃` without COLUMNS=200
+    # `sessiontree list | cat` must not come out as `┃┃ m… ┃┃┃` without COLUMNS=200
     store = f"sqlite:///{tmp_path / 'store.db'}"
     ids = _long_sessions(store)
     code, out, _ = _run(["--store", store, "list"], {"COLUMNS": None})

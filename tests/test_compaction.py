@@ -1,6 +1,9 @@
-"""Compaction (SPEC §4): estimates, planning, both modes, errors, and LESSONS 3, 4, 7-10."""
+"""Compaction (docs/compaction.md): estimates, planning, both modes, errors, and the faults
+other stores had: orphaned tool results, lost kept messages, foreign branches, budgets."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import pytest
 
@@ -19,6 +22,7 @@ from sessiontree import CompactionEntry, CompactionError, Session
 from sessiontree.compaction import (
     IMAGE_TOKENS,
     TURN_PREFIX_SEPARATOR,
+    CompactionMode,
     CompactionSettings,
     compact,
     estimate_context_tokens,
@@ -45,7 +49,7 @@ async def snapshot(session: Session) -> tuple[list[dict[str, object]], str | Non
     return [dump_entry(e) for e in await session.get_entries()], await session.get_leaf_id()
 
 
-def assert_valid(messages: list[object]) -> None:
+def assert_valid(messages: Sequence[object]) -> None:
     assert find_tool_pair_problems(messages) == []  # type: ignore[arg-type]
     assert not messages or not isinstance(messages[0], ToolResultMessage)
 
@@ -280,8 +284,8 @@ async def test_nothing_to_compact() -> None:
 
 
 async def test_summary_that_does_not_shrink_the_context_is_not_appended() -> None:
-    # found in review: `compact --keep-tokens 0` on a short session appended a summary longer
-    # than what it replaced ("102 → 197 tokens")
+    # `compact --keep-tokens 0` on a short session must not append a summary longer than what
+    # it replaces (e.g. "102 → 197 tokens")
     s = await new_session()
     await tool_rounds(s, 6)
     before = len(await s.get_entries())
@@ -309,7 +313,7 @@ async def test_leaf_moved_during_summary_changes_nothing() -> None:
         return "S"
 
     class Meddler(ScriptedSummarizer):
-        async def summarize(self, messages, **kw):  # type: ignore[no-untyped-def, override]
+        async def summarize(self, messages, **kw):
             await s.append_message(user("typed while summarising"))
             return await super().summarize(messages, **kw)
 
@@ -319,14 +323,14 @@ async def test_leaf_moved_during_summary_changes_nothing() -> None:
     assert not [e for e in await s.get_entries() if isinstance(e, CompactionEntry)]
 
 
-# --------------------------------------------------------------------------- LESSONS
+# --------------------------------------------------------------------------- faults of other stores
 
 
 @pytest.mark.parametrize("mode", ["pointer", "retained_tail"])
 @pytest.mark.parametrize(
     "failure", [FailingSummarizer(), FailingSummarizer(RuntimeError("boom")), "empty"]
 )
-async def test_lesson9_summarizer_failure_leaves_the_session_exactly_as_it_was(
+async def test_summarizer_failure_leaves_the_session_exactly_as_it_was(
     mode: str, failure: object
 ) -> None:
     s = await new_session()
@@ -344,8 +348,8 @@ async def test_lesson9_summarizer_failure_leaves_the_session_exactly_as_it_was(
 
 @pytest.mark.parametrize("first_mode", ["pointer", "retained_tail"])
 @pytest.mark.parametrize("second_mode", ["pointer", "retained_tail"])
-async def test_lesson7_second_compaction_summarises_what_the_first_one_kept(
-    first_mode: str, second_mode: str
+async def test_second_compaction_summarises_what_the_first_one_kept(
+    first_mode: CompactionMode, second_mode: CompactionMode
 ) -> None:
     """The issue's scenario: a peer tool started the second scan after the first compaction
     entry, so the messages the first one kept were neither summarised nor kept."""
@@ -353,13 +357,13 @@ async def test_lesson7_second_compaction_summarises_what_the_first_one_kept(
     await tool_rounds(s, 8)
     first = await compact(
         s, settings=KEEP, summarizer=ScriptedSummarizer(["FIRST"]), mode=first_mode
-    )  # type: ignore[arg-type]
+    )
     kept_by_first = (await s.build_context()).messages[1:]
     assert kept_by_first
     await tool_rounds(s, 4, prefix="q")
     before = (await s.build_context()).messages
     fake = ScriptedSummarizer(["SECOND"])
-    second = await compact(s, settings=KEEP, summarizer=fake, mode=second_mode)  # type: ignore[arg-type]
+    second = await compact(s, settings=KEEP, summarizer=fake, mode=second_mode)
     after = (await s.build_context()).messages
     summarised = [m for c in fake.calls for m in c.messages]
     assert fake.calls[0].previous_summary == first.summary
@@ -373,7 +377,7 @@ async def test_lesson7_second_compaction_summarises_what_the_first_one_kept(
     assert_valid(after)
 
 
-async def test_lesson7_a_kept_message_larger_than_the_budget_does_not_stay_forever() -> None:
+async def test_a_kept_message_larger_than_the_budget_does_not_stay_forever() -> None:
     s = await new_session()
     await tool_rounds(s, 4)
     huge = await s.append_message(user("huge paste " + words(5000)))
@@ -387,7 +391,7 @@ async def test_lesson7_a_kept_message_larger_than_the_budget_does_not_stay_forev
     assert estimate_context_tokens(ctx.messages) < 5000
 
 
-async def test_lesson8_compaction_plans_from_the_current_branch_only() -> None:
+async def test_compaction_plans_from_the_current_branch_only() -> None:
     s = await new_session()
     await tool_rounds(s, 3)
     fork_point = await s.get_leaf_id()
@@ -401,7 +405,7 @@ async def test_lesson8_compaction_plans_from_the_current_branch_only() -> None:
 
 
 @pytest.mark.parametrize("keep", [100, 600, 2500])
-async def test_lesson10_the_keep_budget_is_honoured(keep: int) -> None:
+async def test_the_keep_budget_is_honoured(keep: int) -> None:
     s = await new_session()
     await tool_rounds(s, 10)
     before = (await s.build_context()).messages
@@ -415,7 +419,7 @@ async def test_lesson10_the_keep_budget_is_honoured(keep: int) -> None:
 
 
 @pytest.mark.parametrize("mode", ["pointer", "retained_tail"])
-async def test_lesson3_chained_compactions_never_orphan_a_tool_result(mode: str) -> None:
+async def test_chained_compactions_never_orphan_a_tool_result(mode: str) -> None:
     s = await new_session()
     for round_ in range(4):
         await s.append_message(user(f"round {round_} " + words(100)))
@@ -446,7 +450,7 @@ async def test_a_kept_result_whose_call_is_summarised_goes_to_the_summariser() -
     )
     await s.append_message(result("a", words(100)))
     await s.append_message(user("interjection " + words(700)))  # the cut lands here
-    late = await s.append_message(result("b", "late result"))  # LESSONS 5: arrives late
+    late = await s.append_message(result("b", "late result"))  # a result that arrives late
     before = (await s.build_context()).messages
     fake = ScriptedSummarizer()
     entry = await compact(s, settings=KEEP, summarizer=fake, mode="retained_tail")
@@ -460,7 +464,7 @@ async def test_a_kept_result_whose_call_is_summarised_goes_to_the_summariser() -
 
 
 @pytest.mark.parametrize("mode", ["pointer", "retained_tail"])
-async def test_lesson4_compaction_while_a_tool_runs_keeps_the_call_for_its_result(
+async def test_compaction_while_a_tool_runs_keeps_the_call_for_its_result(
     mode: str,
 ) -> None:
     s = await new_session()

@@ -1,4 +1,4 @@
-"""Property test (SPEC §4 invariant): for random sessions with tool calls — parallel calls,
+"""Property test (docs/compaction.md invariant): for random sessions with tool calls — parallel calls,
 results out of order or missing, branches — compaction in either mode at any point leaves a
 context that passes the tool-pair invariant and never starts with a tool result, and every
 message that leaves the context went to the summariser."""

@@ -1,4 +1,4 @@
-"""Compaction on real pi sessions (issue 5 "On real data"): both modes, extractive summariser.
+"""Compaction on real pi sessions (docs/compaction.md): both modes, extractive summariser.
 
 ``pi-mono_before-compaction.v1.jsonl`` already holds two v1 compactions written by pi (so the
 new compaction updates pi's summary and summarises what pi kept); ``pi-mono_large-session``

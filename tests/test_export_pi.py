@@ -1,4 +1,4 @@
-"""pi v3 export, round trips, and the pi version migrations (SPEC §8)."""
+"""pi v3 export, round trips, and the pi version migrations (docs/interop.md)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from session_files import COLLECTION, VENDORED, session_file
 from sessiontree import MemoryRepo, export_pi_session, import_session
-from sessiontree.entries import dump_entry
+from sessiontree.entries import CompactionEntry, MessageEntry, dump_entry
 from sessiontree.errors import DuplicateEntryError, StorageError
 from sessiontree.messages import CustomMessage
 
@@ -140,8 +140,8 @@ async def test_v2_hook_message_is_renamed_custom(tmp_path: Path) -> None:
     session, report = await import_session(path, MemoryRepo())
     assert report.source_version == 2
     entry = await session.get_entry("a1")
-    assert entry is not None and isinstance(entry.message, CustomMessage)  # type: ignore[union-attr]
-    assert entry.message.custom_type == "note"  # type: ignore[union-attr]
+    assert isinstance(entry, MessageEntry) and isinstance(entry.message, CustomMessage)
+    assert entry.message.custom_type == "note"
 
 
 async def test_v1_header_keys_are_kept_and_a_bad_index_is_reported(tmp_path: Path) -> None:
@@ -185,7 +185,7 @@ async def test_v1_header_keys_are_kept_and_a_bad_index_is_reported(tmp_path: Pat
     assert meta["importedFrom"]["version"] == 1 and meta["importedFrom"]["sessionId"] == "s1"
     assert any("firstKeptEntryIndex 0" in w for w in report.warnings)
     entries = await session.get_entries()
-    assert entries[1].type == "compaction" and entries[1].first_kept_entry_id is None  # type: ignore[union-attr]
+    assert isinstance(entries[1], CompactionEntry) and entries[1].first_kept_entry_id is None
     # an entry type we do not know is kept whole as a custom entry on the chain
     assert entries[2].type == "custom" and entries[2].parent_id == entries[1].id
     assert [(c.line, c.custom_type) for c in report.custom_lines] == [(4, "pi:mystery")]

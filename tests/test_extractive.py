@@ -1,4 +1,4 @@
-"""ExtractiveSummarizer: the offline default summariser (SPEC §4)."""
+"""ExtractiveSummarizer: the offline default summariser (docs/compaction.md)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import re
 import pytest
 
 from _compaction_support import assistant, result, user, words
-from sessiontree import ExtractiveSummarizer, Summarizer
 from sessiontree.messages import AgentMessage, parse_message
-from sessiontree.summarizers.base import SUMMARY_SECTIONS
+from sessiontree.summarizers.base import SUMMARY_SECTIONS, Summarizer, SummaryPurpose
+from sessiontree.summarizers.extractive import ExtractiveSummarizer
 
 
 def msgs(*objs: dict[str, object]) -> list[AgentMessage]:
@@ -169,10 +169,11 @@ async def test_instructions_keep_matching_items_under_a_tight_budget() -> None:
 
 async def test_branch_and_turn_prefix_purposes_keep_the_layout() -> None:
     s = ExtractiveSummarizer()
-    for purpose in ("branch", "turn_prefix"):
+    purposes: tuple[SummaryPurpose, ...] = ("branch", "turn_prefix")
+    for purpose in purposes:
         r = await s.summarize(
             CONVERSATION, previous_summary=None, instructions=None, purpose=purpose
-        )  # type: ignore[arg-type]
+        )
         assert all(f"## {name}" in r.text for name in SUMMARY_SECTIONS)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from sessiontree.entries import Entry, parse_entry
@@ -47,6 +48,10 @@ def _typed(n: int) -> LogFold:
     return fold
 
 
+def _first_text(msg: Any) -> str | None:
+    return msg and first_message_text(parse_message(msg))
+
+
 def _raw(n: int) -> LogFold:
     fold = LogFold()
     for w in WIRE[:n]:
@@ -55,7 +60,7 @@ def _raw(n: int) -> LogFold:
             w["type"],
             w["id"],
             w.get,
-            lambda msg=msg: msg and first_message_text(parse_message(msg)),
+            functools.partial(_first_text, msg),
         )
     return fold
 

@@ -1,4 +1,4 @@
-"""AgentHarness: the context-window loop (SPEC §9, §4, §5)."""
+"""AgentHarness: the context-window loop (docs/api.md, docs/compaction.md, docs/branching.md)."""
 
 from __future__ import annotations
 
@@ -69,8 +69,8 @@ async def test_a_failed_compaction_raises_and_changes_nothing() -> None:
 
 
 async def test_a_summary_that_would_not_shrink_the_context_is_an_error() -> None:
-    # found in review: prepare_context swallowed it like nothing_to_compact, so the context
-    # stayed over the window and the summariser ran (and was billed) again on every turn
+    # prepare_context must not swallow it like nothing_to_compact: the context would stay over
+    # the window and the summariser would run (and be billed) again on every turn
     s = await new_session()
     await tool_rounds(s, 10)
     before = [dump_entry(e) for e in await s.get_entries()]

@@ -1,4 +1,4 @@
-"""Claude Code transcripts as Claude Code 2.1 writes them (SPEC §8): replies over several
+"""Claude Code transcripts as Claude Code 2.1 writes them (docs/interop.md): replies over several
 lines, API-error lines, compaction boundaries, progress/hook/snapshot side records.
 
 The files are built from the lines of a real sub-agent transcript (its ids, session and
@@ -162,7 +162,7 @@ async def test_a_compact_boundary_is_a_compaction_whose_summary_starts_the_conte
     assert isinstance(compaction, CompactionEntry)
     assert compaction.parent_id == "a1" and compaction.summary == summary
     assert compaction.tokens_before == 155000
-    assert (await session.get_entry("u2")).parent_id == "b1"  # type: ignore[union-attr]
+    assert (await session.get_entry("u2")).parent_id == "b1"
     assert await session.get_entry("s1") is None  # the summary line is part of the compaction
     stats = await session.get_stats()
     assert stats.roots == 1 and stats.compactions == 1

@@ -1,4 +1,4 @@
-"""Every real session file of the collection imports faithfully (SPEC §8).
+"""Every real session file of the collection imports faithfully (docs/interop.md).
 
 One test per file (vendored in ``data/sessions/``, or from ``../shared`` when it is there):
 the imported session is checked against counts read from the file itself

@@ -148,7 +148,7 @@ def test_lines_round_trip_exactly(
     backend: str, tmp_path: Path, batches: list[list[dict[str, Any]]]
 ) -> None:
     async def run() -> Any:
-        async with BACKENDS[backend](tmp_path / uuidlib.uuid4().hex) as repo:
+        async with BACKENDS[backend].open(tmp_path / uuidlib.uuid4().hex) as repo:
             store = SessionTreeStore(repo=repo)
             for batch in batches:
                 await store.append(KEY, copy.deepcopy(batch))

@@ -265,7 +265,7 @@ def test_messages_round_trip_exactly(
     backend: str, tmp_path: Path, batches: list[list[BaseMessage]]
 ) -> None:
     async def run() -> list[BaseMessage]:
-        async with BACKENDS[backend](tmp_path / uuid.uuid4().hex) as repo:
+        async with BACKENDS[backend].open(tmp_path / uuid.uuid4().hex) as repo:
             history = SessionTreeChatMessageHistory("prop", repo=repo)
             for batch in batches:
                 await history.aadd_messages(batch)

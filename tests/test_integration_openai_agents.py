@@ -399,7 +399,7 @@ def test_items_round_trip_exactly(
     backend: str, tmp_path: Path, batches: list[list[dict[str, Any]]]
 ) -> None:
     async def run() -> list[Any]:
-        async with BACKENDS[backend](tmp_path / uuid.uuid4().hex) as repo:
+        async with BACKENDS[backend].open(tmp_path / uuid.uuid4().hex) as repo:
             session = SessionTreeSession("prop", repo=repo)
             for batch in batches:
                 await session.add_items(batch)

@@ -305,7 +305,7 @@ def test_model_messages_round_trip_exactly(
     backend: str, tmp_path: Path, history: list[pa.ModelMessage]
 ) -> None:
     async def run() -> list[pa.ModelMessage]:
-        async with BACKENDS[backend](tmp_path / uuid.uuid4().hex) as repo:
+        async with BACKENDS[backend].open(tmp_path / uuid.uuid4().hex) as repo:
             await store(repo, history, "prop")
             return to_model_messages(
                 (await (await repo.open("prop")).build_context(repair_tool_pairs=False)).messages

@@ -1,4 +1,4 @@
-"""Several processes appending to one JSONL session (SPEC §6: nothing lost or interleaved)."""
+"""Several processes appending to one JSONL session (docs/storage.md: nothing lost or interleaved)."""
 
 from __future__ import annotations
 

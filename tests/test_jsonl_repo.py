@@ -1,4 +1,4 @@
-"""JSONLRepo: layout, ids, permissions, listing cost and search (SPEC §6 "jsonl")."""
+"""JSONLRepo: layout, ids, permissions, listing cost and search (docs/storage.md "jsonl")."""
 
 from __future__ import annotations
 
@@ -159,9 +159,9 @@ async def test_listing_reads_headers_and_sidecars_not_whole_files(tmp_path: Path
         for s_i in range(n):
             s = await repo.create()
             await s.append_message(user(f"first question {s_i}"))
-            await s.storage.append_entries(
-                [big_message(i, 10_000) for i in range(per_session // 10_000)]
-            )
+            # wire dicts without ids: storage validates them as it validates entries
+            wire: list[Any] = [big_message(i, 10_000) for i in range(per_session // 10_000)]
+            await s.storage.append_entries(wire)
             await s.append_session_name(f"name {s_i}")
     assert total_size(root) > n * per_session
 

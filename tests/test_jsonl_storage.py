@@ -1,4 +1,4 @@
-"""JSONLStorage: the file format, crash and fault behaviour of SPEC §6 "jsonl"."""
+"""JSONLStorage: the file format, crash and fault behaviour of docs/storage.md "jsonl"."""
 
 from __future__ import annotations
 
@@ -330,7 +330,12 @@ async def test_durability_settings(
     storage = JSONLStorage(path, durability=durability)
     calls: list[int] = []
     real_fsync = os.fsync
-    monkeypatch.setattr(os, "fsync", lambda fd: (calls.append(fd), real_fsync(fd))[1])
+
+    def counting_fsync(fd: int) -> None:
+        calls.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", counting_fsync)
     await storage.append_entry(parse_entry(msg("a", None)))
     await storage.append_entry(parse_entry(msg("b", "a")))
     assert len(calls) == 2 * on_append
@@ -407,14 +412,18 @@ async def test_each_entry_is_one_write_and_a_writer_reads_only_new_bytes(
     writes: list[bytes] = []
     reads: list[int] = []
     real_write, real_pread = os.write, os.pread
-    monkeypatch.setattr(
-        os, "write", lambda fd, data: (writes.append(bytes(data)), real_write(fd, data))[1]
-    )
-    monkeypatch.setattr(
-        os,
-        "pread",
-        lambda fd, n, off: (lambda d: (reads.append(len(d)), d)[1])(real_pread(fd, n, off)),
-    )
+
+    def recording_write(fd: int, data: Any) -> int:
+        writes.append(bytes(data))
+        return real_write(fd, data)
+
+    def counting_pread(fd: int, n: int, off: int) -> bytes:
+        data = real_pread(fd, n, off)
+        reads.append(len(data))
+        return data
+
+    monkeypatch.setattr(os, "write", recording_write)
+    monkeypatch.setattr(os, "pread", counting_pread)
     batch = [parse_entry(msg("c", "b")), parse_entry(msg("d", "c")), parse_entry(msg("e", "d"))]
     await mine.append_entries(batch)
     assert sum(reads) == len(line(theirs))  # only what ``other`` appended

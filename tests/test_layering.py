@@ -1,4 +1,7 @@
-"""Imports point down: the storage layer never imports what is built on top of it.
+"""Imports point down: every module sits in a layer of :data:`LAYERS` and imports only its own
+layer and those below (storage in particular never imports what is built on top of it), no
+module imports itself back through others (no cycle), and imports inside functions are only
+the lazy loads of optional parts.
 
 The imports of every module under ``src/sessiontree`` are read with :mod:`ast` — at module
 level *and* inside functions (a late import is still an edge), but not under
@@ -29,18 +32,22 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def _imports(path: Path, module: str) -> set[str]:
-    """The ``sessiontree`` modules ``module`` (at ``path``) imports, wherever in the file."""
-    is_package = path.name == "__init__.py"
-    found: set[str] = set()
+_Import = tuple[str, tuple[str, ...], bool]
+"""One import statement: ``(module, names imported from it, inside a function)``."""
 
-    def visit(node: ast.AST) -> None:
+
+def _statements(path: Path, module: str) -> list[_Import]:
+    """The import statements of ``module`` (at ``path``), absolute, wherever in the file."""
+    is_package = path.name == "__init__.py"
+    found: list[_Import] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
         if isinstance(node, ast.If) and _is_type_checking(node.test):
             for child in node.orelse:
-                visit(child)
+                visit(child, in_function)
             return
         if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
+            found.extend((alias.name, (), in_function) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = module.split(".")
@@ -49,13 +56,32 @@ def _imports(path: Path, module: str) -> set[str]:
                 target = ".".join([*base, node.module] if node.module else base)
             else:
                 target = node.module or ""
-            found.add(target)
-            # ``from sessiontree.storage import sql`` imports the submodule sessiontree.storage.sql
-            found.update(f"{target}.{alias.name}" for alias in node.names)
-        for child in ast.iter_child_nodes(node):
-            visit(child)
+            found.append((target, tuple(alias.name for alias in node.names), in_function))
+        inside = in_function or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        for sub in ast.iter_child_nodes(node):
+            visit(sub, inside)
 
-    visit(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+    visit(ast.parse(path.read_text(encoding="utf-8"), str(path)), False)
+    return found
+
+
+def _read_imports(path: Path, module: str) -> tuple[set[str], set[str]]:
+    """``(all, inside_functions)``: every name ``module`` imports — ``from a import b`` counts
+    ``a`` and ``a.b``, as ``b`` may be a submodule — and those imported inside a function."""
+    found: set[str] = set()
+    late: set[str] = set()
+    for target, names, in_function in _statements(path, module):
+        # ``from sessiontree.storage import sql`` imports the submodule sessiontree.storage.sql
+        imported = {target, *(f"{target}.{name}" for name in names)}
+        found |= imported
+        if in_function:
+            late |= imported
+    return found, late
+
+
+def _imports(path: Path, module: str) -> set[str]:
+    """The ``sessiontree`` modules ``module`` (at ``path``) imports, wherever in the file."""
+    found, _ = _read_imports(path, module)
     return {name for name in found if name == "sessiontree" or name.startswith("sessiontree.")}
 
 
@@ -106,3 +132,174 @@ def test_storage_imports_nothing_above_it() -> None:
         if any(_is_under(target, f"sessiontree.{layer}") for layer in UPPER)
     )
     assert upward == []
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def _runtime_graph() -> dict[str, set[str]]:
+    """Like :func:`import_graph`, but ``from pkg import mod`` is an edge to ``pkg.mod`` alone.
+
+    Importing ``pkg.mod`` runs ``pkg/__init__`` first, but that is Python's order, not a
+    dependency of the importer: ``from sessiontree import _json`` does not depend on
+    everything ``sessiontree/__init__`` re-exports.
+    """
+    files = _modules()
+    graph: dict[str, set[str]] = {}
+    for module, path in files.items():
+        edges: set[str] = set()
+        for target, names, _ in _statements(path, module):
+            submodules = {f"{target}.{name}" for name in names} & files.keys()
+            edges |= submodules
+            if len(submodules) < len(names) or not names:
+                edges.add(target)
+        graph[module] = {name for name in edges if name in files and name != module}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected component of more than one module (Tarjan), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for succ in sorted(graph.get(node, ())):
+            if succ not in index:
+                connect(succ)
+                low[node] = min(low[node], low[succ])
+            elif succ in on_stack:
+                low[node] = min(low[node], index[succ])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    return sorted(found)
+
+
+def test_the_cycle_check_sees_a_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_module_imports_itself_back() -> None:
+    assert _cycles(_runtime_graph()) == []
+
+
+LAZY_LOADERS = {
+    "sessiontree.repos": "open_repo loads the backend its URL names (sqlite3 on first use)",
+    "sessiontree.storage.sql.storage": "the engine for a URL: sqlite3 or psycopg on first use",
+    "sessiontree.interop": "the converter of the format asked for",
+}
+"""Modules whose functions may import other sessiontree modules, and why: each loads a
+backend, driver or converter only when it is asked for, so ``import sessiontree`` loads no
+driver (tests/test_meta.py checks ``sqlite3``, ``psycopg``, ``openai``, ``anthropic``)."""
+
+LAZY_PACKAGES = ("sessiontree.cli",)
+"""Packages whose commands import what they run inside the command, so ``sessiontree --help``
+and every other command do not load the whole library."""
+
+
+def test_imports_inside_functions_are_lazy_loads_of_optional_parts() -> None:
+    files = _modules()
+    late_edges = sorted(
+        f"{module} -> {name}"
+        for module, path in files.items()
+        if module not in LAZY_LOADERS and not any(_is_under(module, p) for p in LAZY_PACKAGES)
+        for name in _read_imports(path, module)[1]
+        if name == "sessiontree" or name.startswith("sessiontree.")
+    )
+    assert late_edges == []
+
+
+def test_late_imports_are_seen(tmp_path: Path) -> None:
+    path = tmp_path / "probe.py"
+    path.write_text(
+        "import os\nclass C:\n    def m(self):\n        from sessiontree import tree\n",
+        encoding="utf-8",
+    )
+    found, late = _read_imports(path, "sessiontree.probe")
+    assert "os" in found and "os" not in late
+    assert "sessiontree.tree" in late
+
+
+LAYERS: tuple[tuple[str, ...], ...] = (
+    # the model: messages, entries, errors, ids and the exact JSON they are read with
+    (
+        "_model",
+        "_json",
+        "_gc",
+        "messages",
+        "entries",
+        "errors",
+        "ids",
+        "metadata",
+        "snippets",
+    ),
+    ("tree", "context", "fold", "wire"),  # the pure core over entries and messages
+    ("summarizers", "compaction"),
+    ("storage",),
+    # what reads a session through its storage; verify also needs the JSONL line rule
+    ("session", "branching", "harness", "verify"),
+    ("repos",),
+    ("interop", "cli", "testing", "integrations", "sync", "web"),
+)
+"""The layers of ``src/sessiontree``, bottom first (names under ``sessiontree.``). A module
+may import its own layer and those below, never one above."""
+
+ENTRY_POINTS = ("sessiontree", "sessiontree.__main__")
+"""Above every layer: the package's re-exports and ``python -m sessiontree``."""
+
+
+def _layer(module: str) -> int | None:
+    for index, names in enumerate(LAYERS):
+        if any(_is_under(module, f"sessiontree.{name}") for name in names):
+            return index
+    return None
+
+
+def test_every_module_has_a_layer() -> None:
+    assert sorted(m for m in _modules() if m not in ENTRY_POINTS and _layer(m) is None) == []
+
+
+def test_every_import_points_down() -> None:
+    upward = sorted(
+        f"{module} -> {target}"
+        for module, targets in _runtime_graph().items()
+        if module not in ENTRY_POINTS
+        for target in targets
+        if target in ENTRY_POINTS or (_layer(target) or 0) > (_layer(module) or 0)
+    )
+    assert upward == []
+
+
+def test_the_layers_read_as_the_architecture() -> None:
+    order = [
+        "sessiontree.entries",
+        "sessiontree.tree",
+        "sessiontree.compaction.plan",
+        "sessiontree.storage.sql.plan",
+        "sessiontree.session",
+        "sessiontree.repos.jsonl",
+        "sessiontree.cli.browse",
+    ]
+    layers = [_layer(m) for m in order]
+    known = [layer for layer in layers if layer is not None]
+    assert len(known) == len(order) and known == sorted(known) and len(set(known)) == len(known)

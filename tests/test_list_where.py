@@ -128,7 +128,7 @@ def test_where_keeps_exactly_the_matching_sessions(
         )
 
     async def run() -> tuple[set[str], set[str]]:
-        async with BACKENDS[backend](tmp_path / uuid.uuid4().hex) as repo:
+        async with BACKENDS[backend].open(tmp_path / uuid.uuid4().hex) as repo:
             made = [(await repo.create(metadata=m)).id for m in metas]
             expected = {sid for sid, m in zip(made, metas, strict=True) if matches(m)}
             return {i.id for i in await repo.list(where=where)}, expected

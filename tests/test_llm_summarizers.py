@@ -1,4 +1,4 @@
-"""OpenAISummarizer and AnthropicSummarizer over real HTTP against local fake servers (SPEC §4).
+"""OpenAISummarizer and AnthropicSummarizer over real HTTP against local fake servers (docs/compaction.md).
 
 Every request goes to a :mod:`llm_servers` server on 127.0.0.1 speaking the provider's wire
 format; nothing reaches the internet. The same behaviours are checked for both providers
@@ -39,12 +39,13 @@ from sessiontree import (
     Usage,
     UserMessage,
 )
+from sessiontree.messages import AgentMessage
 from sessiontree.summarizers._prompt import LOCAL_API_KEY
 from sessiontree.summarizers.base import Summarizer
 
 SUMMARY = "## Goal\nShip the parser.\n\n## Files\n- src/parser.py — modified"
 
-MESSAGES = [
+MESSAGES: list[AgentMessage] = [
     UserMessage(content="Please fix the flaky test in tests/test_parser.py", timestamp=1),
     AssistantMessage(
         content=[
@@ -93,7 +94,7 @@ class Provider:
         """System prompt and user message of a received request body, joined."""
         if self.name == "openai":
             return "\n".join(m["content"] for m in body["messages"])
-        return body["system"] + "\n" + body["messages"][0]["content"]
+        return str(body["system"] + "\n" + body["messages"][0]["content"])
 
 
 def _make_openai(url: str, **kw: Any) -> OpenAISummarizer:

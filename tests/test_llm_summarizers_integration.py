@@ -1,4 +1,4 @@
-"""The LLM summarisers inside compaction and branch navigation, over real local HTTP (SPEC §4, §5).
+"""The LLM summarisers inside compaction and branch navigation, over real local HTTP (docs/compaction.md, docs/branching.md).
 
 The whole chain runs: a session is compacted (or navigated with ``summarize=True``), the
 summariser sends the transcript to a :mod:`llm_servers` fake on 127.0.0.1, and the answer and

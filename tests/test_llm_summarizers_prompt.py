@@ -1,4 +1,4 @@
-"""The transcript and instructions the LLM summarisers send (summarizers/_prompt.py, SPEC §4)."""
+"""The transcript and instructions the LLM summarisers send (summarizers/_prompt.py, docs/compaction.md)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ from sessiontree.summarizers._prompt import (
     summary_template,
     truncate_middle,
 )
-from sessiontree.summarizers.base import SUMMARY_SECTIONS
+from sessiontree.summarizers.base import SUMMARY_SECTIONS, SummaryPurpose
 
 
 def test_truncate_middle_keeps_head_and_tail_and_counts_what_it_drops() -> None:
@@ -160,23 +160,21 @@ def test_template_lists_every_section_in_order() -> None:
         ("branch", "a branch the user abandoned"),
     ],
 )
-def test_each_purpose_has_its_own_task(purpose: str, phrase: str) -> None:
+def test_each_purpose_has_its_own_task(purpose: SummaryPurpose, phrase: str) -> None:
     prompt = build_prompt(
         [UserMessage(content="hi")],
         previous_summary=None,
         instructions=None,
-        purpose=purpose,  # type: ignore[arg-type]
+        purpose=purpose,
     )
     assert prompt is not None
     assert phrase in prompt.user
-    others = {"compaction", "turn_prefix", "branch"} - {purpose}
-    assert all(
-        prompt.user
-        != build_prompt(
-            [UserMessage(content="hi")], previous_summary=None, instructions=None, purpose=o
-        ).user
-        for o in others
-    )  # type: ignore[arg-type, union-attr]
+    others: set[SummaryPurpose] = {"compaction", "turn_prefix", "branch"}
+    for other in others - {purpose}:
+        theirs = build_prompt(
+            [UserMessage(content="hi")], previous_summary=None, instructions=None, purpose=other
+        )
+        assert theirs is not None and prompt.user != theirs.user
 
 
 def test_previous_summary_is_handed_on_to_be_updated_and_instructions_come_last() -> None:

@@ -43,8 +43,9 @@ from sessiontree.messages import (
 
 
 def _all_subclasses(cls: type) -> list[type]:
-    out = []
-    for sub in cls.__subclasses__():
+    out: list[type] = []
+    subclasses: list[type] = cls.__subclasses__()
+    for sub in subclasses:
         out.append(sub)
         out.extend(_all_subclasses(sub))
     return out
@@ -57,9 +58,9 @@ class _AppTurn(BaseModel):
 
 
 def test_tags_are_dumped_on_validation_paths_outside_our_unions() -> None:
-    # found in review: marking the tags only in __init__ left them unset when a message was
-    # validated by a TypeAdapter of its class or as a field of the caller's model, so it was
-    # stored without "role" and the session could not be read back
+    # the tags are set however a message is validated (a TypeAdapter of its class, a field of
+    # the caller's model), not only in __init__: a message stored without "role" would make
+    # the session unreadable
     assert TypeAdapter(TextContent).validate_python({"text": "x"}).to_wire() == {
         "type": "text",
         "text": "x",
@@ -148,6 +149,7 @@ def test_unknown_tags_stay_opaque_at_every_level() -> None:
     entry = parse_entry(raw)
     assert isinstance(entry, MessageEntry)
     assert isinstance(entry.message, UserMessage)
+    assert isinstance(entry.message.content, list)
     (block,) = entry.message.content
     assert isinstance(block, OpaqueBlock) and block.model_extra == {"data": "AAA", "x": [1]}
     assert dump_entry(entry) == raw
@@ -205,7 +207,7 @@ def test_dict_and_json_parsing_agree_and_round_trip(message: dict[str, Any], as_
 
 
 def test_content_of_neither_shape_names_both() -> None:
-    # found in review: only the ``str`` branch's complaint was reported for ``content: 5``
+    # every branch of the content union is reported for ``content: 5``, not only ``str``'s
     with pytest.raises(InvalidEntryError) as info:
         parse_entry({"type": "message", "id": "e1", "message": {"role": "user", "content": 5}})
     assert "user.content: Input should be a valid string / Input should be a valid list" in str(

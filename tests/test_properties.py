@@ -1,13 +1,13 @@
-"""Property-based tests (hypothesis) of the tree and context invariants (SPEC §2, §3, §5).
+"""Property-based tests (hypothesis) of the tree and context invariants (docs/tree.md, docs/context.md, docs/branching.md).
 
 Random sequences of operations run against the memory backend and, side by side, against a
 deliberately simple reference model written here (dicts and lists, no shared code with the
 library's tree or context modules). After every sequence:
 
 * the branch is a root → leaf chain of path entries;
-* the leaf is the pure function of the log in SPEC §2;
+* the leaf is the pure function of the log in docs/tree.md;
 * the context's messages equal the reference context, tool results aside;
-* the tool-pair invariant of SPEC §3 step 5 holds whatever the history;
+* the tool-pair invariant of docs/context.md step 5 holds whatever the history;
 * a fork equals a copy of the path.
 """
 
@@ -73,7 +73,7 @@ def projector(entry: Any, index: int, entries: Any) -> list[dict[str, Any]]:
 
 
 class Reference:
-    """The simplest model of SPEC §2/§3 that could possibly work."""
+    """The simplest model of docs/tree.md/§3 that could possibly work."""
 
     def __init__(self) -> None:
         self.log: list[dict[str, Any]] = []
@@ -92,7 +92,7 @@ class Reference:
         return None
 
     def chain(self, leaf: str | None) -> list[dict[str, Any]]:
-        out = []
+        out: list[dict[str, Any]] = []
         while leaf is not None:
             e = self.by_id[leaf]
             out.insert(0, e)
@@ -190,8 +190,8 @@ async def apply(ops: list[tuple[str, Any]]) -> None:
                 calls.append(tool_call(f"c{call_seq[0]}"))
             await added(await s.append_message(assistant("", *calls)))
         elif kind == "result":
-            target = f"c{max(1, call_seq[0] - arg)}"
-            await added(await s.append_message(tool_result(target)))
+            call_id = f"c{max(1, call_seq[0] - arg)}"
+            await added(await s.append_message(tool_result(call_id)))
         elif kind == "model":
             await added(await s.append_model_change("prov", arg))
         elif kind == "thinking":
@@ -257,11 +257,11 @@ async def check(s: Session, ref: Reference) -> None:
     got = [model_sig(m) for m in ctx.messages if not isinstance(m, ToolResultMessage)]
     assert got == ref.context_signature()
     # every result in the context is the first stored result for its call, or a synthetic one
-    stored = {}
-    for e in ref.path(leaf):
-        m = e.get("message") if e["type"] == "message" else None
+    stored: dict[str, Any] = {}
+    for wire in ref.path(leaf):
+        m = wire.get("message") if wire["type"] == "message" else None
         if m and m["role"] == "toolResult":
-            stored.setdefault(m["toolCallId"], e["message"])
+            stored.setdefault(m["toolCallId"], wire["message"])
     for m in ctx.messages:
         if isinstance(m, ToolResultMessage) and not m.is_error:
             assert m.tool_call_id in stored or any(isinstance(e, CompactionEntry) for e in branch)

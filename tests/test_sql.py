@@ -1,6 +1,6 @@
 """SQL backends, beyond the conformance suite: schema and migrations, foreign or newer
 databases, bad URLs and servers, driver errors, lazy drivers, search, listing without entries,
-one-query branches, the default store (SPEC §6 "sql", §9; issue 3)."""
+one-query branches, the default store (docs/storage.md "sql", docs/api.md)."""
 
 from __future__ import annotations
 
@@ -505,10 +505,11 @@ async def test_two_clients_interleaving_appends_keep_one_chain(store_url: str) -
 
 def count_parses(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """The stored JSON texts SQL storage parses from now on (a list that grows)."""
+    from sessiontree.entries import parse_entry_json
     from sessiontree.storage.sql import storage as sql_storage
 
     parsed: list[Any] = []
-    real = sql_storage.parse_entry_json
+    real = parse_entry_json  # what storage imported
 
     def counting(body: Any) -> Any:
         parsed.append(body)
@@ -574,9 +575,9 @@ async def test_parse_cache_never_serves_a_rewritten_entry(cached_repo: SQLRepo) 
 
 
 async def test_append_after_another_repo_recreated_the_session(store_url: str) -> None:
-    # found in review (PostgreSQL): the one-round-trip append compared the entry count only;
-    # a session deleted and made again elsewhere with as many entries took the next entry
-    # under the old session's leaf, which no longer existed (a broken tree)
+    # PostgreSQL's one-round-trip append must not compare the entry count only: a session
+    # deleted and made again elsewhere with as many entries would take the next entry under
+    # the old session's leaf, which no longer exists (a broken tree)
     async with SQLRepo(store_url) as r1, SQLRepo(store_url) as r2:
         s = await r1.create(id="S1")
         await s.append_message(user("hello A"))
@@ -591,8 +592,8 @@ async def test_append_after_another_repo_recreated_the_session(store_url: str) -
 
 
 async def test_default_repository_shares_no_entries_between_opens(sql_repo: SQLRepo) -> None:
-    # found in review: with the shared cache on by default, a request that changed a returned
-    # entry's dict in place (redacting before an LLM call) changed what the next open saw
+    # the shared cache is off by default: a request that changes a returned entry's dict in
+    # place (redacting before an LLM call) must not change what the next open sees
     s = await sql_repo.create()
     await s.append_message(user("go"))
     call = {"type": "toolCall", "id": "c", "name": "f", "arguments": {"x": 1}}
@@ -622,8 +623,8 @@ def test_parse_cache_is_bounded_by_the_stored_bytes() -> None:
 async def test_session_cache_is_bounded_by_bytes(
     sql_repo: SQLRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # found in review: the per-session cache was bounded by count only (20,000 entries), so
-    # large tool outputs could hold GBs per open session
+    # the per-session cache is bounded by bytes too, not by count only (20,000 entries with
+    # large tool outputs would hold GBs per open session)
     from sessiontree.storage.sql import storage as sql_storage
 
     monkeypatch.setattr(sql_storage, "ENTRY_CACHE_BYTES", 20_000)
@@ -641,8 +642,8 @@ async def test_session_cache_is_bounded_by_bytes(
 async def test_branch_larger_than_the_cache_still_hits_what_the_cache_holds(
     sql_repo: SQLRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # found in review: dropping the oldest entry first made a branch larger than the budget,
-    # read root to leaf each turn, evict everything before reuse: no read ever hit
+    # a full cache keeps what it holds: dropping the oldest entry first would make a branch
+    # larger than the budget, read root to leaf each turn, evict everything before reuse
     from sessiontree.storage.sql import storage as sql_storage
 
     s = await sql_repo.create()

@@ -1,4 +1,4 @@
-"""Many processes, one SQL store (issue 3; LESSONS 11, 15): nothing lost, a whole tree.
+"""Many processes, one SQL store (docs/storage.md): nothing lost, a whole tree.
 
 Each worker is a separate Python process with its own connection (SQLite) or pool
 (PostgreSQL), started together behind a file barrier.
@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from backends import throwaway_pg_database
+from sessiontree.entries import MessageEntry
+from sessiontree.messages import UserMessage
 from sessiontree.repos.sql import SQLRepo
 
 PROCESSES = 4
@@ -92,7 +94,11 @@ async def test_concurrent_appenders_lose_nothing(store_url: str, tmp_path: Path)
         # every append hung under the leaf of its moment: one unbroken chain, no siblings
         branch = await s.get_branch()
         assert len(branch) == total and branch[0].id == root
-        texts = [e.message.content for e in branch[1:]]  # type: ignore[union-attr]
+        texts: list[str] = []
+        for e in branch[1:]:
+            assert isinstance(e, MessageEntry) and isinstance(e.message, UserMessage)
+            assert isinstance(e.message.content, str)
+            texts.append(e.message.content)
         assert sorted(texts) == sorted(
             f"w{k}-{i}" for k in range(PROCESSES) for i in range(APPENDS)
         )

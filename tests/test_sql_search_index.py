@@ -1,4 +1,4 @@
-"""SQLite's search index is written after the append, not in it (issue: append cost; SPEC §6
+"""SQLite's search index is written after the append, not in it (issue: append cost; docs/storage.md
 "sql"): the watermark table, catch-up by search and by a long backlog, the version 1 → 2
 migration, rowid reuse after a delete, several writing processes."""
 
@@ -282,8 +282,8 @@ async def test_search_after_concurrent_appends_finds_everything(
 
 
 async def test_damaged_row_does_not_block_search_for_the_rest(tmp_path: Path) -> None:
-    # found in review: the catch-up parsed every pending row and let a damaged body's
-    # InvalidEntryError escape, so one bad row made search fail for every session, forever
+    # a damaged pending body must not escape the catch-up as InvalidEntryError: one bad row
+    # would make search fail for every session, forever
     url, path = _db(tmp_path)
     async with SQLRepo(url) as repo:
         s = await repo.create()
@@ -295,8 +295,8 @@ async def test_damaged_row_does_not_block_search_for_the_rest(tmp_path: Path) ->
 
 
 async def test_search_does_not_wait_for_another_writer(tmp_path: Path) -> None:
-    # found in review: with rows waiting to be indexed and another process holding the write
-    # lock (a long import), every search waited the whole busy timeout, then failed
+    # with rows waiting to be indexed and another process holding the write lock (a long
+    # import), a search must not wait the whole busy timeout and then fail
     _, path = _db(tmp_path)
     async with SQLRepo(f"sqlite:///{path}?timeout=5") as repo:
         s = await repo.create()
@@ -324,8 +324,8 @@ async def test_search_does_not_wait_for_another_writer(tmp_path: Path) -> None:
 
 
 async def test_search_under_a_lock_lists_each_entry_once_newest_first(tmp_path: Path) -> None:
-    # found in review: rows another process indexed between the watermark read and the query
-    # came twice; and bm25 ranks of the tiny pending table put the newest matches last
+    # rows another process indexes between the watermark read and the query come once; and
+    # bm25 ranks of the tiny pending table must not put the newest matches last
     url, path = _db(tmp_path)
     async with SQLRepo(url) as repo:
         s = await repo.create()

@@ -1,4 +1,4 @@
-"""The tool-pair repair and its checker (SPEC §3 step 5), including reused tool-call ids."""
+"""The tool-pair repair and its checker (docs/context.md step 5), including reused tool-call ids."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """sessiontree: persistent, branchable conversation history for LLM agents.
 
-The stable public API (SPEC §9). Importing this package imports no database driver and no
+The stable public API (docs/api.md). Importing this package imports no database driver and no
 LLM SDK: ``SQLRepo``/``SQLStorage`` and the LLM summarisers load their modules on first use.
 """
 

@@ -5,8 +5,8 @@ orjson, which writes our JSON, reads an integer beyond 64 bits as a float: a too
 silently changed. Every line read from a file goes through :func:`loads` instead
 (pydantic-core's parser: integers of any size stay ``int``; ~1.17x orjson's time on the real
 pi session, under 1 ms for 2.4 MB). pydantic-core stops at ~200 levels of nesting, orjson at
-1024: a deeper document is read by orjson (found in review: a 210-deep tool argument made
-the line look torn, and the next append cut it off the file).
+1024: a deeper document is read by orjson, so a deeply nested tool argument never makes a
+whole line look torn (and cut off by the next append).
 
 Known difference left: a float literal beyond the double range (``1e400``) reads as infinity
 here (orjson refused the line); such a value is refused when written back.
@@ -47,8 +47,8 @@ def dumps(
 ) -> bytes:
     """orjson's ``dumps``, falling back to pydantic-core for what orjson cannot write.
 
-    orjson raises ``TypeError`` for an integer beyond 64 bits (found in review: such a value,
-    read back exactly, crashed ``show``, ``export`` and token counting) and for nesting past
+    orjson raises ``TypeError`` for an integer beyond 64 bits (which :func:`loads` reads back
+    exactly, so ``show``, ``export`` and token counting must write it) and for nesting past
     254 levels; pydantic-core writes the first and may write the second. ``default`` converts other unknown types (as in orjson); ``indent`` is 2 spaces.
 
     Raises:

@@ -14,7 +14,7 @@ class WireModel(BaseModel):
     """Base of entries, messages and blocks.
 
     * wire JSON keys are camelCase (``parentId``); Python attributes snake_case; both spellings
-      are accepted on input (SPEC §1);
+      are accepted on input (docs/entries.md);
     * unknown keys are kept (``model_extra``) and written back unchanged;
     * instances are immutable: use ``model_copy(update=...)`` to derive a changed one;
     * the fields named in ``_always_dumped`` (type tags, ids) are written even when they took

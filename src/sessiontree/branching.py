@@ -1,9 +1,10 @@
-"""Navigation with a summary of the branch that is left (SPEC §5).
+"""Navigation with a summary of the branch that is left (docs/branching.md).
 
 ``Session.navigate(target, summarize=True)`` lands here. The abandoned branch — the entries
 from just below the common ancestor of the old leaf and the target down to the old leaf — is
 summarised (``purpose="branch"``) and a ``branch_summary`` entry is appended with
-``parentId`` = the target and ``fromId`` = the old leaf (LESSONS 14); it becomes the leaf, so
+``parentId`` = the target (so it is on the new branch) and ``fromId`` = the old leaf (so the
+branch it stands for can be found); it becomes the leaf, so
 the next turn sees what was tried on the other branch. The summary is made before anything is
 written: when it fails, nothing changes and :class:`~sessiontree.errors.SummaryError` is raised.
 """
@@ -11,17 +12,15 @@ written: when it fails, nothing changes and :class:`~sessiontree.errors.SummaryE
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from sessiontree.compaction import file_operations
 from sessiontree.context import default_transform, project_entries
 from sessiontree.entries import BranchSummaryEntry, Entry, is_path_entry
 from sessiontree.errors import EntryNotFoundError, InvalidEntryError, SummaryError
-from sessiontree.messages import AgentMessage, Usage
-from sessiontree.summarizers.base import Summarizer, SummaryResult
-
-if TYPE_CHECKING:
-    from sessiontree.session import Session
+from sessiontree.messages import AgentMessage
+from sessiontree.storage.base import SessionStorage
+from sessiontree.summarizers.base import Summarizer, check_result, file_operations
+from sessiontree.summarizers.extractive import ExtractiveSummarizer
 
 __all__ = ["abandoned_entries", "branch_messages", "navigate_with_summary"]
 
@@ -48,16 +47,16 @@ def branch_messages(old_path: Sequence[Entry], abandoned: Sequence[Entry]) -> li
 
 
 async def navigate_with_summary(
-    session: Session,
+    storage: SessionStorage,
     target_id: str | None,
     *,
     summarizer: Summarizer | None,
     instructions: str | None,
 ) -> str | None:
-    """Move the leaf to ``target_id``, leaving a summary of the abandoned branch (SPEC §5).
+    """Move the leaf to ``target_id``, leaving a summary of the abandoned branch (docs/branching.md).
 
     Args:
-        session: the session to navigate.
+        storage: the storage of the session to navigate.
         target_id: a path entry of the session; ``None`` starts a new root (everything on the
             current branch is abandoned and the summary becomes a root).
         summarizer: defaults to
@@ -75,30 +74,28 @@ async def navigate_with_summary(
         SummaryError: the summariser failed or returned no text; nothing was changed.
     """
     if target_id is not None:
-        target = await session.get_entry(target_id)
+        target = await storage.get_entry(target_id)
         if target is None:
             raise EntryNotFoundError(
-                "navigation target names no entry", session_id=session.id, entry_id=target_id
+                "navigation target names no entry", session_id=storage.id, entry_id=target_id
             )
         if not is_path_entry(target):
             raise InvalidEntryError(
                 f"navigation target is a {target.type} entry, not a path entry",
-                session_id=session.id,
+                session_id=storage.id,
                 entry_id=target_id,
             )
-    old_leaf = await session.get_leaf_id()
+    old_leaf = await storage.get_leaf_id()
     if old_leaf == target_id:
         return None
-    old_path = await session.get_branch(old_leaf) if old_leaf is not None else []
-    target_path = await session.get_branch(target_id) if target_id is not None else []
+    old_path = await storage.get_branch(old_leaf) if old_leaf is not None else []
+    target_path = await storage.get_branch(target_id) if target_id is not None else []
     abandoned = abandoned_entries(old_path, target_path)
     messages = branch_messages(old_path, abandoned) if abandoned else []
     if old_leaf is None or not messages:
-        await session.set_leaf_id(target_id)
+        await storage.set_leaf_id(target_id)
         return None
     if summarizer is None:
-        from sessiontree.summarizers.extractive import ExtractiveSummarizer
-
         summarizer = ExtractiveSummarizer()
     try:
         result = await summarizer.summarize(
@@ -109,26 +106,12 @@ async def navigate_with_summary(
     except Exception as exc:
         raise SummaryError(
             f"the summariser failed on the branch left at {old_leaf!r}: {exc}",
-            session_id=session.id,
+            session_id=storage.id,
             entry_id=old_leaf,
         ) from exc
-    if (
-        not isinstance(result, SummaryResult)
-        or not isinstance(result.text, str)
-        or not result.text.strip()
-    ):
-        raise SummaryError(
-            "the summariser returned no text for the abandoned branch (got "
-            f"{type(getattr(result, 'text', result)).__name__})",
-            session_id=session.id,
-            entry_id=old_leaf,
-        )
-    if result.usage is not None and not isinstance(result.usage, Usage):
-        raise SummaryError(
-            f"the summariser returned usage of type {type(result.usage).__name__}, not Usage",
-            session_id=session.id,
-            entry_id=old_leaf,
-        )
+    result = check_result(
+        result, what="the abandoned branch", session_id=storage.id, entry_id=old_leaf
+    )
     read_files, modified_files = file_operations(messages)
     fields: dict[str, Any] = {
         "parent_id": target_id,
@@ -139,4 +122,4 @@ async def navigate_with_summary(
     if result.usage is not None:
         fields["usage"] = result.usage
     entry = BranchSummaryEntry(**fields)
-    return await session.append_entry(entry)
+    return (await storage.append_entry(entry)).id

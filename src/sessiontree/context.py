@@ -1,4 +1,4 @@
-"""Context building: what the model sees next (SPEC §3). Pure, no I/O.
+"""Context building: what the model sees next (docs/context.md). Pure, no I/O.
 
 ``path → transform → project → derive state → repair tool pairs``:
 
@@ -8,7 +8,7 @@
 3. :func:`project_entries` turns entries into :data:`AgentMessage` objects;
 4. :func:`derive_state` reads model, thinking level and active tools from the whole path;
 5. :func:`repair_tool_pairs` makes every tool result follow its call, so a provider never
-   rejects the context whatever the history (LESSONS 1-6).
+   rejects the context whatever the history (compactions, crashes, imports).
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ class ModelRef:
 
 @dataclass
 class SessionContext:
-    """What the next model call needs (SPEC §3).
+    """What the next model call needs (docs/context.md).
 
     Attributes:
         system_prompt: the argument, else metadata ``systemPrompt``, else ``""``.
@@ -107,7 +107,7 @@ class SessionContext:
 
 
 def default_transform(path: Sequence[Entry]) -> list[Entry]:
-    """Apply the newest compaction on the path (SPEC §3 step 2).
+    """Apply the newest compaction on the path (docs/context.md step 2).
 
     * none → the whole path;
     * ``retained_tail`` set (even ``[]``) → ``[c] + path[k+1:]``;
@@ -150,7 +150,7 @@ def _ms(entry: Entry) -> int:
 def project_entries(
     entries: Sequence[Entry], entry_projectors: Mapping[str, EntryProjector] | None = None
 ) -> list[AgentMessage]:
-    """Entries → messages (SPEC §3 step 3); entries that carry no message give nothing."""
+    """Entries → messages (docs/context.md step 3); entries that carry no message give nothing."""
     projectors = entry_projectors or {}
     out: list[AgentMessage] = []
     for index, entry in enumerate(entries):
@@ -191,7 +191,7 @@ def project_entries(
 def derive_state(
     path: Sequence[Entry],
 ) -> tuple[ModelRef | None, ThinkingLevel, list[str] | None]:
-    """``(model, thinking_level, active_tool_names)`` from the whole path (SPEC §3 step 4).
+    """``(model, thinking_level, active_tool_names)`` from the whole path (docs/context.md step 4).
 
     A ``compaction`` whose ``details.state`` holds a snapshot (retained-tail checkpoints)
     counts as setting all three at its position.
@@ -237,7 +237,7 @@ def derive_state(
 
 def newest_turn_start(messages: Sequence[AgentMessage]) -> int:
     """Index of the first message of the newest turn: just after the last ``user`` or
-    ``custom`` message; ``0`` when there is none (SPEC §3 step 5)."""
+    ``custom`` message; ``0`` when there is none (docs/context.md step 5)."""
     for i in range(len(messages) - 1, -1, -1):
         if isinstance(messages[i], UserMessage | CustomMessage):
             return i + 1
@@ -272,7 +272,7 @@ def _pair_results(
 
 
 def repair_tool_pairs(messages: Sequence[AgentMessage]) -> list[AgentMessage]:
-    """Pair every tool result with its call (SPEC §3 step 5).
+    """Pair every tool result with its call (docs/context.md step 5).
 
     Each ``toolResult`` moves to directly after the assistant message that issued its call, in
     call order. A result belongs to the nearest earlier call with its ``toolCallId`` that has
@@ -363,7 +363,7 @@ def build_context_from_path(
     entry_projectors: Mapping[str, EntryProjector] | None = None,
     repair: bool = True,
 ) -> SessionContext:
-    """Run steps 2-5 of SPEC §3 over a root → leaf path (step 1 is the storage's)."""
+    """Run steps 2-5 of docs/context.md over a root → leaf path (step 1 is the storage's)."""
     messages = project_entries(transform(path), entry_projectors)
     if repair:
         messages = repair_tool_pairs(messages)
@@ -389,7 +389,7 @@ def _content_text(content: str | Sequence[Any]) -> str | list[dict[str, Any]]:
 def to_llm_messages(
     messages: Sequence[AgentMessage], *, include_thinking: bool = False
 ) -> list[dict[str, Any]]:
-    """AgentMessages → provider-neutral chat messages (SPEC §3).
+    """AgentMessages → provider-neutral chat messages (docs/context.md).
 
     Shapes (``content`` is a string, or a list of ``{"type": "text"|"image", ...}`` parts
     when images are present):

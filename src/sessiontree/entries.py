@@ -1,4 +1,4 @@
-"""Session entries: the typed nodes of the append-only tree (SPEC §1).
+"""Session entries: the typed nodes of the append-only tree (docs/entries.md).
 
 Every entry has ``type`` (the discriminator), ``id``, ``parent_id`` (``None`` for a root) and
 ``timestamp`` (ISO 8601 UTC with milliseconds). :data:`ENTRY_ADAPTER` is the only way in and
@@ -7,7 +7,7 @@ the camelCase dict back with unknown keys unchanged. An entry whose ``type`` is 
 as :class:`OpaqueEntry` (so a newer writer's file still opens) but is refused by
 ``append_entry``.
 
-Entries are of two kinds (SPEC §2): **path entries** (every type but three) and
+Entries are of two kinds (docs/tree.md): **path entries** (every type but three) and
 **bookkeeping entries** (``label``, ``session_info``, ``leaf``) that never move the leaf.
 """
 
@@ -56,14 +56,14 @@ ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
 """Reasoning effort requested from the model; ``off`` when never set."""
 
 BOOKKEEPING_TYPES = frozenset({"label", "session_info", "leaf"})
-"""Entry types that never move the leaf and are never on a branch path (SPEC §2)."""
+"""Entry types that never move the leaf and are never on a branch path (docs/tree.md)."""
 
 
 class _EntryBase(WireModel):
     _always_dumped: ClassVar[frozenset[str]] = frozenset({"type", "id", "parent_id", "timestamp"})
 
     type: str
-    """The discriminator (SPEC §1)."""
+    """The discriminator (docs/entries.md)."""
     id: str = Field(default_factory=new_id, min_length=1)
     """Entry id: a UUID v7 for new entries; imported ids of any non-empty form are kept."""
     parent_id: str | None = None
@@ -109,7 +109,7 @@ class CompactionDetails(WireModel):
 
 
 class CompactionEntry(_EntryBase):
-    """A summary that replaces older context (SPEC §4).
+    """A summary that replaces older context (docs/compaction.md).
 
     ``first_kept_entry_id`` (pointer mode) names the first entry kept after the summary;
     ``retained_tail`` (retained-tail mode, even ``[]``) holds the kept messages themselves.
@@ -127,7 +127,7 @@ class CompactionEntry(_EntryBase):
 
 
 class BranchSummaryEntry(_EntryBase):
-    """The summary of a branch that was left; ``from_id`` is the old leaf (SPEC §5)."""
+    """The summary of a branch that was left; ``from_id`` is the old leaf (docs/branching.md)."""
 
     type: Literal["branch_summary"] = "branch_summary"
     summary: str
@@ -197,7 +197,7 @@ _ENTRY_CLASSES: dict[str, type[_EntryBase]] = {
     "session_info": SessionInfoEntry,
 }
 ENTRY_TYPES = frozenset(_ENTRY_CLASSES)
-"""The entry types of SPEC §1."""
+"""The entry types of docs/entries.md."""
 
 
 def _unknown_entry_type(entry: OpaqueEntry) -> OpaqueEntry:
@@ -331,7 +331,7 @@ def stored_form(obj: Any) -> tuple[Entry, bytes]:
 
     ``obj`` is a dict or an entry model (:func:`parse_entry`). The JSON
     (:func:`dump_entry_json`) is validated back into an entry (~8 µs), and that entry — not
-    the caller's object — is what the backend checks (SPEC §2), indexes, labels and searches,
+    the caller's object — is what the backend checks (docs/tree.md), indexes, labels and searches,
     so the writing process sees what every later reader sees. Found in review: an
     ``OpaqueEntry(type="message")`` or ``(type="label")``, an ``OpaqueBlock(type="text")``
     put in by ``model_copy(update=...)`` (which does not validate), plain dicts where models

@@ -1,4 +1,4 @@
-"""The whole sessiontree exception tree (SPEC §7).
+"""The whole sessiontree exception tree (docs/errors.md).
 
 Every error the library raises on purpose derives from :class:`SessionTreeError`.
 Driver errors (``sqlite3``, ``psycopg``, ``OSError`` on files) are translated at the
@@ -97,7 +97,7 @@ class SessionExistsError(DuplicateEntryError):
 
 
 class InvalidEntryError(SessionTreeError, ValueError):
-    """An entry fails validation or breaks a rule of SPEC §2 (e.g. a parent that is a ``leaf`` entry)."""
+    """An entry fails validation or breaks a rule of docs/tree.md (e.g. a parent that is a ``leaf`` entry)."""
 
 
 class InvalidSessionIdError(InvalidEntryError):
@@ -150,7 +150,7 @@ class MissingExtraError(SessionTreeError, ImportError):
 
 
 class CompactionError(SessionTreeError, RuntimeError):
-    """Compaction could not run (SPEC §4).
+    """Compaction could not run (docs/compaction.md).
 
     Attributes:
         code: ``nothing_to_compact``, ``summary_not_smaller``, ``summarization_failed``,

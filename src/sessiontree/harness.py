@@ -1,4 +1,4 @@
-"""``AgentHarness``: the context-window loop an agent runs around a session (SPEC §9).
+"""``AgentHarness``: the context-window loop an agent runs around a session (docs/api.md).
 
 An agent asks the harness for the context before every model call;
 :meth:`AgentHarness.prepare_context` builds it, estimates its size
@@ -132,8 +132,8 @@ class AgentHarness:
         When the built context exceeds ``context_window - reserve_tokens`` (and compaction is
         enabled), one compaction is appended and the context is built again. When nothing can
         be compacted (everything fits ``keep_recent_tokens``), the context is returned as is;
-        a summary that would not shrink the context is an error (found in review: swallowed,
-        it left the context over the window and re-ran the summariser on every turn).
+        a summary that would not shrink the context is an error (swallowed, it would leave the
+        context over the window and re-run the summariser on every turn).
 
         Args:
             instructions: passed to the summariser if a compaction runs.
@@ -199,7 +199,7 @@ class AgentHarness:
         summarize: bool = False,
         instructions: str | None = None,
     ) -> str | None:
-        """Move the leaf to ``target_id``; with ``summarize``, summarise the branch left (SPEC §5).
+        """Move the leaf to ``target_id``; with ``summarize``, summarise the branch left (docs/branching.md).
 
         Returns:
             The id of the ``branch_summary`` appended, else ``None``.

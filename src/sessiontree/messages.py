@@ -1,4 +1,4 @@
-"""AgentMessage: the messages an agent exchanges with its model (SPEC §1).
+"""AgentMessage: the messages an agent exchanges with its model (docs/entries.md).
 
 A message is a union discriminated by ``role``; content blocks by ``type``. A role or block
 type this library does not know is kept as an opaque object (:class:`OpaqueMessage`,
@@ -131,7 +131,7 @@ class Usage(WireModel):
     cost: Cost | None = None
 
     def context_tokens(self) -> int:
-        """``total_tokens`` when non-zero, else ``input + output + cache_read + cache_write`` (SPEC §4)."""
+        """``total_tokens`` when non-zero, else ``input + output + cache_read + cache_write`` (docs/compaction.md)."""
         if self.total_tokens:
             return self.total_tokens
         return self.input + self.output + self.cache_read + self.cache_write
@@ -294,7 +294,7 @@ def message_text(message: AgentMessage, *, include_thinking: bool = False) -> st
     if isinstance(content, str):
         return content
     if not isinstance(content, list):
-        return ""  # none, or an unknown role's content of another shape (found in review: 5)
+        return ""  # none, or an unknown role's content of another shape (e.g. ``5``)
     parts: list[str] = []
     for block in content:
         if isinstance(block, TextContent):

@@ -1,4 +1,4 @@
-"""Session-level records: metadata, listing rows, search hits, statistics (SPEC §6)."""
+"""Session-level records: metadata, listing rows, search hits, statistics (docs/storage.md)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ class SessionMetadata(WireModel):
 
 @dataclass(frozen=True)
 class SessionInfo:
-    """One row of :meth:`SessionRepo.list` (SPEC §6).
+    """One row of :meth:`SessionRepo.list` (docs/storage.md).
 
     Attributes:
         id: session id.
@@ -75,7 +75,7 @@ class SearchHit:
 
 @dataclass
 class SessionStats:
-    """:meth:`Session.get_stats` (SPEC §6).
+    """:meth:`Session.get_stats` (docs/storage.md).
 
     Token counts are tokens, ``cost`` US dollars, summed over assistant ``usage`` and
     compaction / branch-summary ``usage``.

@@ -1,4 +1,4 @@
-"""``Session``: the thin shell an agent talks to, over a :class:`SessionStorage` (SPEC §9).
+"""``Session``: the thin shell an agent talks to, over a :class:`SessionStorage` (docs/api.md).
 
 It builds entries, hangs them under the current leaf (atomically, in the storage), and runs
 the pure core (:mod:`sessiontree.tree`, :mod:`sessiontree.context`) over what storage returns.
@@ -7,11 +7,12 @@ the pure core (:mod:`sessiontree.tree`, :mod:`sessiontree.context`) over what st
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
 from sessiontree._gc import gc_paused
+from sessiontree.branching import navigate_with_summary
 from sessiontree.context import (
     EntryProjector,
     SessionContext,
@@ -41,10 +42,8 @@ from sessiontree.ids import now_ms
 from sessiontree.messages import AgentMessage, AssistantMessage, ContentBlock, Usage, parse_message
 from sessiontree.metadata import SessionMetadata, SessionStats
 from sessiontree.storage.base import EntryCursor, SessionStorage
+from sessiontree.summarizers.base import Summarizer
 from sessiontree.tree import ForkPosition, TreeNode, build_tree
-
-if TYPE_CHECKING:
-    from sessiontree.summarizers.base import Summarizer
 
 __all__ = ["Session"]
 
@@ -53,7 +52,7 @@ class Session:
     """One conversation tree. Every method is async; ``id`` and ``storage`` are attributes.
 
     ``get_entry`` and ``get_label`` return ``None`` when absent; every other method that names
-    a missing entry raises :class:`EntryNotFoundError` (SPEC §9).
+    a missing entry raises :class:`EntryNotFoundError` (docs/api.md).
     """
 
     def __init__(self, storage: SessionStorage) -> None:
@@ -76,7 +75,7 @@ class Session:
         return self.storage.metadata
 
     async def get_leaf_id(self) -> str | None:
-        """The current leaf id, ``None`` for an empty session (SPEC §2)."""
+        """The current leaf id, ``None`` for an empty session (docs/tree.md)."""
         return await self.storage.get_leaf_id()
 
     async def get_entry(self, entry_id: str) -> Entry | None:
@@ -111,7 +110,7 @@ class Session:
             return await self.storage.get_branch(leaf_id)
 
     async def get_tree(self) -> list[TreeNode]:
-        """Root nodes ``{entry, children, label}`` of every path entry (SPEC §2). Reads every entry."""
+        """Root nodes ``{entry, children, label}`` of every path entry (docs/tree.md). Reads every entry."""
         with gc_paused():
             return build_tree(await self.storage.get_entries(), session_id=self.id)
 
@@ -132,7 +131,7 @@ class Session:
         *,
         repair_tool_pairs: bool = True,
     ) -> SessionContext:
-        """The context for the next model call (SPEC §3). Cost grows with the path length.
+        """The context for the next model call (docs/context.md). Cost grows with the path length.
 
         Raises:
             EntryNotFoundError: ``leaf_id`` names no entry.
@@ -149,7 +148,7 @@ class Session:
             )
 
     async def get_stats(self) -> SessionStats:
-        """Counts by entry type and message role, tokens and cost summed from ``usage`` (SPEC §6).
+        """Counts by entry type and message role, tokens and cost summed from ``usage`` (docs/storage.md).
 
         Reads every entry.
         """
@@ -188,7 +187,7 @@ class Session:
         """Append an entry exactly as given (its own ``parentId``); returns its id.
 
         Raises:
-            DuplicateEntryError, EntryNotFoundError, InvalidEntryError: SPEC §2; nothing changed.
+            DuplicateEntryError, EntryNotFoundError, InvalidEntryError: docs/tree.md; nothing changed.
         """
         try:
             stored = await self.storage.append_entry(entry)  # type: ignore[arg-type]
@@ -257,7 +256,7 @@ class Session:
         usage: Usage | Mapping[str, Any] | None = None,
         retained_tail: Sequence[AgentMessage | Mapping[str, Any]] | None = None,
     ) -> str:
-        """Append a ``compaction`` entry under the leaf (SPEC §4). Returns the entry id.
+        """Append a ``compaction`` entry under the leaf (docs/compaction.md). Returns the entry id.
 
         Prefer :func:`sessiontree.compact`, which plans the cut and summarises.
 
@@ -333,9 +332,9 @@ class Session:
         """Name the session. Never moves the leaf. Returns the entry id."""
         return await self._append(self._build(SessionInfoEntry, name=name))
 
-    def _build(self, cls: type[Entry], **fields: Any) -> Entry:  # type: ignore[valid-type]
+    def _build(self, cls: type[Entry], **fields: Any) -> Entry:
         try:
-            return cls(**fields)  # type: ignore[no-any-return]
+            return cls(**fields)
         except ValueError as exc:  # pydantic's ValidationError included
             detail = validation_problem(exc) if isinstance(exc, ValidationError) else str(exc)
             raise InvalidEntryError(
@@ -345,7 +344,7 @@ class Session:
     async def set_leaf_id(self, target_id: str | None) -> None:
         """Move the leaf to a path entry (``None``: the next append starts a new root).
 
-        Appends a ``leaf`` entry, so the move survives a restart (SPEC §2).
+        Appends a ``leaf`` entry, so the move survives a restart (docs/tree.md).
 
         Raises:
             EntryNotFoundError: unknown id. InvalidEntryError: a bookkeeping entry.
@@ -365,7 +364,7 @@ class Session:
         summarizer: Summarizer | None = None,
         instructions: str | None = None,
     ) -> str | None:
-        """Move the leaf to ``target_id``; with ``summarize``, summarise the branch left (SPEC §5).
+        """Move the leaf to ``target_id``; with ``summarize``, summarise the branch left (docs/branching.md).
 
         Returns the id of the ``branch_summary`` appended, else ``None``.
 
@@ -376,14 +375,12 @@ class Session:
         if not summarize:
             await self.set_leaf_id(target_id)
             return None
-        from sessiontree.branching import navigate_with_summary
-
         return await navigate_with_summary(
-            self, target_id, summarizer=summarizer, instructions=instructions
+            self.storage, target_id, summarizer=summarizer, instructions=instructions
         )
 
     async def fork(self, target_id: str, position: ForkPosition = "at") -> Session:
-        """A new session holding copies of the path to ``target_id`` (SPEC §5).
+        """A new session holding copies of the path to ``target_id`` (docs/branching.md).
 
         ``position="before"`` copies up to the target's parent. The original is untouched.
 

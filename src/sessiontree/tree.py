@@ -1,10 +1,11 @@
-"""The session tree as pure functions over entries (SPEC §2). No I/O.
+"""The session tree as pure functions over entries (docs/tree.md). No I/O.
 
 Every backend reuses these rules so they cannot drift apart:
 
 * :func:`check_append` — the rejection rules of ``append_entry``;
 * :func:`leaf_after` — the leaf rule: the leaf is a pure function of the append log;
 * :func:`trace_chain` / :func:`branch_of` — root → leaf paths with cycle detection;
+* :func:`find_cycles` — every ``parentId`` cycle among entries (what ``verify`` reports);
 * :func:`build_tree` — the nodes of ``get_tree()``, children in append order;
 * :func:`labels_of`, :func:`name_of`, :func:`fork_chain`.
 
@@ -41,6 +42,7 @@ __all__ = [
     "build_tree",
     "check_append",
     "entry_refs",
+    "find_cycles",
     "fork_chain",
     "labels_of",
     "leaf_after",
@@ -64,7 +66,7 @@ class TreeNode:
 def entry_refs(entry: Entry) -> list[tuple[str, str]]:
     """The ids an entry refers to, as ``(field, id)`` pairs, that must exist in the session.
 
-    ``parentId``, a label/leaf ``targetId`` and a branch summary's ``fromId`` (SPEC §2).
+    ``parentId``, a label/leaf ``targetId`` and a branch summary's ``fromId`` (docs/tree.md).
     """
     refs: list[tuple[str, str]] = []
     if entry.parent_id is not None:
@@ -79,7 +81,7 @@ def entry_refs(entry: Entry) -> list[tuple[str, str]]:
 def check_append(
     entry: Entry, type_of: Callable[[str], str | None], *, session_id: str | None = None
 ) -> None:
-    """Raise if ``entry`` may not be appended to a session (SPEC §2). Changes nothing.
+    """Raise if ``entry`` may not be appended to a session (docs/tree.md). Changes nothing.
 
     Args:
         entry: the candidate entry.
@@ -180,6 +182,31 @@ def trace_chain(
     return chain
 
 
+def find_cycles(entries: Sequence[Entry]) -> list[list[str]]:
+    """Every ``parentId`` cycle among ``entries``, each as the list of ids on it.
+
+    Iterative colouring walk, linear in the number of entries; a parent that names no entry
+    ends a walk (that is a dangling parent, reported separately).
+    """
+    parent = {e.id: e.parent_id for e in entries}
+    state: dict[str, int] = {}  # 1 = on the current walk, 2 = done
+    cycles: list[list[str]] = []
+    for start in parent:
+        if state.get(start):
+            continue
+        walk: list[str] = []
+        node: str | None = start
+        while node is not None and node in parent and not state.get(node):
+            state[node] = 1
+            walk.append(node)
+            node = parent[node]
+        if node is not None and state.get(node) == 1:
+            cycles.append(walk[walk.index(node) :])
+        for n in walk:
+            state[n] = 2
+    return cycles
+
+
 def branch_of(chain: Sequence[Entry]) -> list[Entry]:
     """The path entries of a chain (bookkeeping entries that it runs through removed)."""
     return [e for e in chain if e.type not in BOOKKEEPING_TYPES]
@@ -198,7 +225,7 @@ def name_of(entries: Iterable[Entry]) -> str | None:
 def build_tree(
     entries: Sequence[Entry], labels: dict[str, str] | None = None, *, session_id: str | None = None
 ) -> list[TreeNode]:
-    """The root nodes of every path entry, children in append order (SPEC §2).
+    """The root nodes of every path entry, children in append order (docs/tree.md).
 
     A path entry whose parent is a bookkeeping entry hangs under its nearest path ancestor.
     Iterative; linear in the number of entries.
@@ -264,7 +291,7 @@ def build_tree(
 
 
 def fork_chain(chain: Sequence[Entry], position: ForkPosition) -> list[Entry]:
-    """The entries a fork copies, given the chain root → target (SPEC §5).
+    """The entries a fork copies, given the chain root → target (docs/branching.md).
 
     ``at`` copies the whole chain; ``before`` stops at the target's parent (so a user message
     can be asked again differently) and drops bookkeeping entries left dangling at the end.

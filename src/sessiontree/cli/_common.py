@@ -300,7 +300,7 @@ def summarizer_options(fn: Callable[..., T]) -> Callable[..., T]:
 async def open_summarizer(
     kind: str, model: str | None, base_url: str | None
 ) -> AsyncIterator[Summarizer]:
-    """The summariser named on the command line (SPEC §4), closed (HTTP client) on exit.
+    """The summariser named on the command line (docs/compaction.md), closed (HTTP client) on exit.
 
     API keys come from the SDKs' usual environment variables
     (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``); a local ``--base-url`` needs none.

@@ -165,7 +165,7 @@ async def list_cmd(
         )
         return
     if not infos:
-        if offset:  # found in review: past the end of a full store it said the store was empty
+        if offset:  # past the end of a store that has sessions: not "the store is empty"
             app.err.print(f"no sessions after the first {offset:,}")
         else:
             app.err.print("no sessions in this store (import some with `sessiontree import PATH`)")
@@ -296,7 +296,7 @@ async def context_cmd(
 ) -> None:
     """Show the context the next model call gets.
 
-    SPEC §3.
+    docs/context.md.
 
     The system prompt, model, thinking level, active tools and the messages after
     compaction and tool-pair repair.
@@ -352,7 +352,7 @@ async def context_cmd(
 
 
 def _context_tokens(messages: Any) -> int:
-    """SPEC §4 context-token estimate; falls back to characters / 4 if compaction is absent."""
+    """The context-token estimate of docs/compaction.md; characters / 4 if compaction is absent."""
     try:
         from sessiontree.compaction import estimate_context_tokens
     except ImportError:  # pragma: no cover - the compaction module ships with the package

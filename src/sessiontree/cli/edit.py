@@ -61,7 +61,7 @@ async def checkout_cmd(
     The move is recorded as a `leaf` entry, so it survives restarts; nothing is deleted.
     With --summarize the abandoned branch (below the common ancestor down to the old leaf)
     is summarised and a branch_summary entry is appended under ENTRY; it becomes the leaf
-    (SPEC §5). If summarising fails nothing is changed.
+    (docs/branching.md). If summarising fails nothing is changed.
     """
     s = await app.session(session)
     target = await resolve_entry(s, entry)
@@ -102,7 +102,7 @@ async def fork_cmd(app: App, session: str, entry: str, before: bool) -> None:
 
     The new session keeps the entry ids, content and labels, records parentSessionId and
     forkedFromEntryId, and its leaf is ENTRY (its parent with --before). The original is
-    untouched (SPEC §5).
+    untouched (docs/branching.md).
     """
     s = await app.session(session)
     target = await resolve_entry(s, entry)

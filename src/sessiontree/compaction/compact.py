@@ -5,44 +5,29 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from sessiontree.compaction.plan import CompactionPreparation, file_operations, prepare_compaction
+from sessiontree.compaction.plan import prepare_compaction
 from sessiontree.compaction.tokens import (
-    IMAGE_TOKENS,
     CompactionSettings,
     TokenCounter,
     coerce_settings,
-    estimate_context_tokens,
     estimate_tokens,
-    should_compact,
 )
 from sessiontree.context import EntryProjector
 from sessiontree.entries import CompactionDetails, CompactionEntry
 from sessiontree.errors import CompactionError, SummaryError
 from sessiontree.messages import AgentMessage, CompactionSummaryMessage, Usage
-from sessiontree.summarizers.base import Summarizer, SummaryResult
+from sessiontree.summarizers.base import (
+    TURN_PREFIX_SEPARATOR,
+    Summarizer,
+    SummaryResult,
+    check_result,
+)
+from sessiontree.summarizers.extractive import ExtractiveSummarizer
 
 if TYPE_CHECKING:
     from sessiontree.session import Session
 
-__all__ = [
-    "IMAGE_TOKENS",
-    "TURN_PREFIX_SEPARATOR",
-    "CompactionMode",
-    "CompactionPreparation",
-    "CompactionSettings",
-    "TokenCounter",
-    "check_mode",
-    "coerce_settings",
-    "compact",
-    "estimate_context_tokens",
-    "estimate_tokens",
-    "file_operations",
-    "prepare_compaction",
-    "should_compact",
-]
-
-TURN_PREFIX_SEPARATOR = "\n\n---\n\n<!-- split turn: the early part of the current turn -->\n\n"
-"""Put between the history summary and the turn-prefix summary of a split turn (SPEC §4)."""
+__all__ = ["CompactionMode", "check_mode", "compact"]
 
 CompactionMode = Literal["pointer", "retained_tail"]
 """``pointer`` stores ``firstKeptEntryId``; ``retained_tail`` stores the kept messages."""
@@ -52,7 +37,7 @@ CompactionMode = Literal["pointer", "retained_tail"]
 
 
 def check_mode(mode: object, *, session_id: str | None = None) -> CompactionMode:
-    """``mode`` if it is ``"pointer"`` or ``"retained_tail"`` (SPEC §4).
+    """``mode`` if it is ``"pointer"`` or ``"retained_tail"`` (docs/compaction.md).
 
     Raises:
         CompactionError: ``invalid_settings`` for anything else; names ``session_id``.
@@ -99,27 +84,10 @@ async def _summarize(
             f"the summariser failed ({purpose}): {exc}",
             session_id=session_id,
         ) from exc
-    if not isinstance(result, SummaryResult) or not isinstance(result.text, str):
-        got = type(result.text if isinstance(result, SummaryResult) else result).__name__
-        raise CompactionError(
-            "summarization_failed",
-            f"the summariser returned no text ({purpose}): got {got}, not a str",
-            session_id=session_id,
-        ) from SummaryError("summary text is not a str", session_id=session_id)
-    if not result.text.strip():
-        raise CompactionError(
-            "summarization_failed",
-            f"the summariser returned no text ({purpose})",
-            session_id=session_id,
-        ) from SummaryError("empty summary", session_id=session_id)
-    if result.usage is not None and not isinstance(result.usage, Usage):
-        raise CompactionError(
-            "summarization_failed",
-            f"the summariser returned usage of type {type(result.usage).__name__}, not Usage "
-            f"({purpose})",
-            session_id=session_id,
-        ) from SummaryError("summary usage is not a Usage", session_id=session_id)
-    return result
+    try:
+        return check_result(result, what=purpose, session_id=session_id)
+    except SummaryError as exc:
+        raise CompactionError("summarization_failed", exc.detail, session_id=session_id) from exc
 
 
 async def compact(
@@ -132,7 +100,7 @@ async def compact(
     entry_projectors: Mapping[str, EntryProjector] | None = None,
     token_counter: TokenCounter = estimate_tokens,
 ) -> CompactionEntry:
-    """Summarise older context and append one ``compaction`` entry under the leaf (SPEC §4).
+    """Summarise older context and append one ``compaction`` entry under the leaf (docs/compaction.md).
 
     The entry becomes the leaf. ``tokensBefore`` = the context size before (tokens). In
     ``pointer`` mode (pi-compatible) ``firstKeptEntryId`` names the cut entry; in
@@ -166,8 +134,6 @@ async def compact(
     check_mode(mode, session_id=session.id)
     settings = coerce_settings(settings, session_id=session.id)
     if summarizer is None:
-        from sessiontree.summarizers.extractive import ExtractiveSummarizer
-
         summarizer = ExtractiveSummarizer()
     path = await session.get_branch()
     prep = prepare_compaction(
@@ -227,7 +193,7 @@ async def compact(
         CompactionSummaryMessage(summary=summary, tokens_before=prep.tokens_before)
     )
     if tokens_after >= prep.tokens_before:
-        # found in review: a summary longer than what it replaced was appended anyway
+        # a summary must make the context smaller, or compacting again would never end
         raise CompactionError(
             "summary_not_smaller",
             f"the summary would not make the context smaller ({prep.tokens_before:,} → "

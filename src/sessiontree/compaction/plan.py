@@ -1,9 +1,10 @@
-"""Compaction planning (SPEC §4): cut points, split turns, file lists. Pure, no I/O.
+"""Compaction planning (docs/compaction.md): cut points, split turns, file lists. Pure, no I/O.
 
-:func:`prepare_compaction` works on the *transformed* path (what the model sees now, SPEC §3
-step 2): the entries the previous compaction kept, its ``retainedTail`` and what came after
-are all candidates, so nothing the previous compaction kept can vanish from both the summary
-input and the context (LESSONS 7); only the root → leaf path is read (LESSONS 8).
+:func:`prepare_compaction` works on the *transformed* path (what the model sees now,
+docs/context.md step 2): the entries the previous compaction kept, its ``retainedTail`` and
+what came after are all candidates, so nothing the previous compaction kept can vanish from
+both the summary input and the context; only the root → leaf path is read, so abandoned
+branches never reach the summary.
 """
 
 from __future__ import annotations
@@ -43,41 +44,9 @@ from sessiontree.messages import (
     UserMessage,
     parse_message,
 )
+from sessiontree.summarizers.base import file_operations
 
-__all__ = ["CompactionPreparation", "file_operations", "prepare_compaction"]
-
-_READ_TOOLS = frozenset({"read"})
-_MODIFY_TOOLS = frozenset({"write", "edit"})
-
-
-# --------------------------------------------------------------------------- file tracking
-
-
-def file_operations(
-    messages: Sequence[AgentMessage],
-    read: Sequence[str] = (),
-    modified: Sequence[str] = (),
-) -> tuple[list[str], list[str]]:
-    """Cumulative ``(read_files, modified_files)``, both sorted (SPEC §4).
-
-    Tool calls named ``read`` mark ``arguments.path`` read; ``write`` and ``edit`` mark it
-    modified; a modified file is not also listed as read. ``read``/``modified`` are the lists
-    carried over from the previous compaction's ``details``.
-    """
-    read_set = set(read)
-    mod_set = set(modified)
-    for msg in messages:
-        if not isinstance(msg, AssistantMessage):
-            continue
-        for call in msg.tool_calls():
-            path = call.arguments.get("path")
-            if not isinstance(path, str) or not path:
-                continue
-            if call.name in _READ_TOOLS:
-                read_set.add(path)
-            elif call.name in _MODIFY_TOOLS:
-                mod_set.add(path)
-    return sorted(read_set - mod_set), sorted(mod_set)
+__all__ = ["CompactionPreparation", "prepare_compaction"]
 
 
 # --------------------------------------------------------------------------- planning
@@ -132,7 +101,7 @@ class CompactionPreparation:
 
 
 def _is_cut_point(entry: Entry | None) -> bool:
-    """SPEC §4 valid cut points: user/assistant/bashExecution/custom message entries,
+    """docs/compaction.md valid cut points: user/assistant/bashExecution/custom message entries,
     ``custom_message`` and ``branch_summary`` entries; never a ``toolResult``."""
     if entry is None:
         return False
@@ -176,11 +145,11 @@ def prepare_compaction(
     entry_projectors: Mapping[str, EntryProjector] | None = None,
     session_id: str | None = None,
 ) -> CompactionPreparation:
-    """Plan a compaction of the branch ``path`` (root → leaf). Pure: no I/O (SPEC §4).
+    """Plan a compaction of the branch ``path`` (root → leaf). Pure: no I/O (docs/compaction.md).
 
     Works on the transformed path (what the model sees now): the entries the previous
     compaction kept, its ``retainedTail`` and what came after are all candidates; only the
-    root → leaf path is read, never abandoned branches (LESSONS 7, 8).
+    root → leaf path is read, never abandoned branches.
 
     Args:
         path: the branch, root → leaf, bookkeeping entries excluded (``Session.get_branch``).

@@ -1,4 +1,4 @@
-"""Token estimates and the "is it time?" test of compaction (SPEC §4). Pure, no I/O."""
+"""Token estimates and the "is it time?" test of compaction (docs/compaction.md). Pure, no I/O."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 IMAGE_TOKENS = 1200
-"""Tokens counted for one image block (SPEC §4)."""
+"""Tokens counted for one image block (docs/compaction.md)."""
 
 TokenCounter = Callable[[AgentMessage], int]
 """``counter(message) -> tokens``; replaces :func:`estimate_tokens` where accepted."""
@@ -61,7 +61,7 @@ def _content_chars(content: str | Sequence[Any]) -> tuple[int, int]:
 
 
 def estimate_tokens(message: AgentMessage) -> int:
-    """Estimated tokens of one message: characters / 4 rounded up, images 1,200 each (SPEC §4).
+    """Estimated tokens of one message: characters / 4 rounded up, images 1,200 each (docs/compaction.md).
 
     Counts text, thinking, tool-call names and their JSON arguments, bash command and output
     (none when ``excludeFromContext``), summaries. An opaque message (unknown role) is never
@@ -86,7 +86,7 @@ def estimate_context_tokens(
 
     The anchor is the newest assistant message with non-zero ``usage`` whose ``timestamp`` is
     later than that of every ``compactionSummary``/``branchSummary`` message in the list; usage
-    recorded before the newest summary describes a context that no longer exists (SPEC §4).
+    recorded before the newest summary describes a context that no longer exists (docs/compaction.md).
     Without such an anchor, the sum of the estimates.
 
     Args:
@@ -114,7 +114,7 @@ def estimate_context_tokens(
 
 @dataclass(frozen=True)
 class CompactionSettings:
-    """When to compact and how much to keep (SPEC §4).
+    """When to compact and how much to keep (docs/compaction.md).
 
     Attributes:
         enabled: whether :func:`should_compact` may say yes (``compact`` itself always runs).
@@ -198,7 +198,7 @@ def should_compact(
     context_window: int,
     settings: CompactionSettings | Mapping[str, Any] | None = None,
 ) -> bool:
-    """``settings.enabled and context_tokens > context_window - reserve_tokens`` (SPEC §4).
+    """``settings.enabled and context_tokens > context_window - reserve_tokens`` (docs/compaction.md).
 
     Args:
         context_tokens: the context size (:func:`estimate_context_tokens`), tokens.

@@ -8,19 +8,17 @@ import copy
 import hashlib
 import weakref
 from collections.abc import Coroutine, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import orjson
 
 from sessiontree.entries import MessageEntry, stored_form
-from sessiontree.errors import DuplicateEntryError, SessionNotFoundError
+from sessiontree.errors import DuplicateEntryError, MissingExtraError, SessionNotFoundError
 from sessiontree.ids import check_session_id
 from sessiontree.messages import AgentMessage, parse_message
-from sessiontree.repos import SessionRepo
+from sessiontree.repos import SessionRepo, default_url
 from sessiontree.session import Session
-
-if TYPE_CHECKING:
-    from sessiontree.sync import LoopThread, SyncRepo
+from sessiontree.sync import LoopThread, SyncRepo, shared_repo
 
 __all__ = [
     "LoopLocks",
@@ -54,13 +52,8 @@ class RepoHandle:
         if repo is not None and url is not None:
             raise ValueError("give url or repo, not both")
         self._runner: LoopThread | None = None
-        from sessiontree.sync import SyncRepo
-
         given: Any = repo
         if given is None:
-            from sessiontree.repos import default_url
-            from sessiontree.sync import shared_repo
-
             given = shared_repo(url if url is not None else default_url())
         if isinstance(given, SyncRepo):
             self.repo: SessionRepo = given.aio
@@ -143,8 +136,6 @@ class LoopLocks:
 def import_extra(module: str, extra: str) -> Any:
     """Import ``module`` or raise :class:`MissingExtraError` naming ``sessiontree[extra]``."""
     import importlib
-
-    from sessiontree.errors import MissingExtraError
 
     try:
         return importlib.import_module(module)

@@ -171,7 +171,7 @@ def _request_part(part: Any) -> AgentMessage:
             else orjson.dumps(part.content, default=str).decode()
         )
         return CustomMessage(custom_type=f"pydantic_ai.{kind}", content=text, display=False)
-    return OpaqueMessage(role=OPAQUE_ROLE, part_kind=kind)  # type: ignore[call-arg]
+    return OpaqueMessage(role=OPAQUE_ROLE, part_kind=kind)
 
 
 # --------------------------------------------------------------------------- writing

@@ -1,4 +1,4 @@
-"""Interoperability: import other agents' session files, export pi files (SPEC §8).
+"""Interoperability: import other agents' session files, export pi files (docs/interop.md).
 
 :func:`import_session` reads a file written by the pi coding agent (versions 1-3), Claude
 Code, the Codex CLI, SWE-agent, Aider or Cline / Roo Code — the format is detected from the
@@ -140,7 +140,7 @@ async def import_session(
     lenient: bool = False,
     session_id: str | None = None,
 ) -> tuple[Session, ImportReport]:
-    """Import one session file into ``repo`` (SPEC §8); returns the new session and a report.
+    """Import one session file into ``repo`` (docs/interop.md); returns the new session and a report.
 
     The source file is only read (for a Cline task also the ``ui_messages.json`` beside it,
     for the message times). The new session keeps the file's session id (for a Claude Code

@@ -6,7 +6,7 @@ session metadata. :func:`finalize` then makes the drafts appendable: duplicate i
 entries that cannot be stored are unreadable lines, a parent that names no entry makes its
 entry a root (reported), and children that come before their parents in the file are moved
 after them. :func:`store` creates the session and appends everything in one
-``append_entries`` call, so a failed import leaves nothing in the repository (SPEC §8).
+``append_entries`` call, so a failed import leaves nothing in the repository (docs/interop.md).
 """
 
 from __future__ import annotations
@@ -206,7 +206,7 @@ def _rehome(entry: Entry) -> Entry:
 def finalize(
     drafts: list[Draft], report: ImportReport, path: Path, *, lenient: bool
 ) -> list[Entry]:
-    """Make drafts appendable in one batch; report every change (SPEC §8).
+    """Make drafts appendable in one batch; report every change (docs/interop.md).
 
     * an entry no store can write (:func:`~sessiontree.entries.stored_form`), a second entry
       with an id already used, or a ``label``/``leaf`` target or ``fromId`` that names no
@@ -223,8 +223,8 @@ def finalize(
     types: dict[str, str] = {}
     for d in drafts:
         try:
-            # what the store will hold; found in review: an entry no store can write (nested
-            # past the JSON limits) failed the whole import at append time, --lenient too
+            # what the store will hold: an entry no store can write (nested past the JSON
+            # limits) is refused here, per entry, not at append time for the whole import
             e, _ = stored_form(d.entry)
         except InvalidEntryError as exc:
             unreadable(report, path, d.line, str(exc), _entry_preview(d.entry), lenient=lenient)
@@ -372,7 +372,7 @@ async def store(
 
     The session id is ``session_id`` when given, else ``converted.session_id`` when it is a
     valid id, else a new UUID v7. An id already in ``repo`` is refused: importing the same
-    file twice never makes a second copy or merges two histories (LESSONS 15). If the append
+    file twice never makes a second copy or merges two histories. If the append
     fails the new session is deleted again, so nothing is left behind.
 
     Raises:

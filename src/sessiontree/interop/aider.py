@@ -1,4 +1,4 @@
-"""Aider chat histories (``.aider.chat.history.md``) → a session (SPEC §8).
+"""Aider chat histories (``.aider.chat.history.md``) → a session (docs/interop.md).
 
 Aider appends every chat to one Markdown file:
 

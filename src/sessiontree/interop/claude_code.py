@@ -1,4 +1,4 @@
-"""Claude Code transcripts (``~/.claude/projects/<dir>/<session>.jsonl``) → a session (SPEC §8).
+"""Claude Code transcripts (``~/.claude/projects/<dir>/<session>.jsonl``) → a session (docs/interop.md).
 
 Every line is a JSON object. Lines with a ``uuid`` are tree nodes linked by ``parentUuid``.
 How they are imported (the messages themselves: :mod:`sessiontree.interop.claude_code_lines`):

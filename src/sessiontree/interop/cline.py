@@ -1,4 +1,4 @@
-"""Cline / Roo Code task exports (``api_conversation_history.json``) → a session (SPEC §8).
+"""Cline / Roo Code task exports (``api_conversation_history.json``) → a session (docs/interop.md).
 
 The task file is one JSON array of Anthropic-format messages (``role``, ``content`` blocks:
 ``text``, ``image``, ``thinking``, ``tool_use``, ``tool_result``), the conversation exactly as

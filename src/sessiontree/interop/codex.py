@@ -1,4 +1,4 @@
-"""Codex CLI / Codex Desktop rollout files (``rollout-*.jsonl``) → a linear session (SPEC §8).
+"""Codex CLI / Codex Desktop rollout files (``rollout-*.jsonl``) → a linear session (docs/interop.md).
 
 Two layouts. The current one: each line is ``{"timestamp", "type", "payload"}``. The 2025 one:
 a bare ``{id, timestamp, instructions, git}`` header line, then ``{"record_type": "state"}``

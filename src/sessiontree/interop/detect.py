@@ -1,4 +1,4 @@
-"""Which agent wrote a file: the format is read from the content, never from the name (SPEC §8)."""
+"""Which agent wrote a file: the format is read from the content, never from the name (docs/interop.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""JSON that the strict reader refuses but real agent files contain (SPEC §8).
+"""JSON that the strict reader refuses but real agent files contain (docs/interop.md).
 
 Two faults are read rather than refused: a lone UTF-16 surrogate escape (``\\ud83d``, what
 JavaScript writes when it cuts a string inside an emoji; the character becomes U+FFFD) and

@@ -1,4 +1,4 @@
-"""pi coding agent session files: import versions 1-3, export version 3 (SPEC §8).
+"""pi coding agent session files: import versions 1-3, export version 3 (docs/interop.md).
 
 A pi file is JSONL: a ``{"type": "session", ...}`` header line, then one entry per line.
 
@@ -156,7 +156,7 @@ def convert_pi(data: bytes, path: Path, report: ImportReport, *, lenient: bool) 
 
 def _raw_of(obj: Any) -> bytes:
     """The JSON of a refused record for the report's preview; its repr if no JSON writer can
-    (found in review: a line nested past orjson's limit crashed the import, ``--lenient`` too)."""
+    (a line nested past orjson's limit must not crash the import, ``--lenient`` or not)."""
     try:
         return exact_json.dumps(obj)
     except TypeError:
@@ -206,7 +206,7 @@ async def export_pi_session(session: Session, path: str | Path, *, overwrite: bo
 
 
 async def migrate_pi_file(path: str | Path, *, lenient: bool = False) -> ImportReport:
-    """Rewrite a pi version 1 or 2 file as version 3, in place and atomically (SPEC §8).
+    """Rewrite a pi version 1 or 2 file as version 3, in place and atomically (docs/interop.md).
 
     The file is converted exactly as :func:`sessiontree.import_session` would import it (ids
     for v1, ``firstKeptEntryIndex`` → ``firstKeptEntryId``, ``hookMessage`` → ``custom``), the

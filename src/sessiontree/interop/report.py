@@ -1,4 +1,4 @@
-"""What an import did: :class:`ImportReport` and its records (SPEC §8).
+"""What an import did: :class:`ImportReport` and its records (docs/interop.md).
 
 An importer never skips anything silently: every line it turned into a ``custom`` entry,
 every parent link it had to cut, every line it could not read (only with ``lenient=True``;
@@ -68,7 +68,7 @@ class UnreadableLine:
 
 @dataclass
 class ImportReport:
-    """The outcome of :func:`sessiontree.import_session` (SPEC §8).
+    """The outcome of :func:`sessiontree.import_session` (docs/interop.md).
 
     Attributes:
         source_path: the file that was read (never written to).

@@ -1,4 +1,4 @@
-"""SWE-agent trajectories (``*.traj``, one JSON document) → a linear session (SPEC §8).
+"""SWE-agent trajectories (``*.traj``, one JSON document) → a linear session (docs/interop.md).
 
 The messages come from ``history`` (what was sent to the model):
 

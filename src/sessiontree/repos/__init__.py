@@ -1,4 +1,4 @@
-"""Repositories and :func:`open_repo`, which picks a backend from a URL (SPEC §9)."""
+"""Repositories and :func:`open_repo`, which picks a backend from a URL (docs/api.md)."""
 
 from __future__ import annotations
 

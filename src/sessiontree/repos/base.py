@@ -1,4 +1,4 @@
-"""The ``SessionRepo`` protocol: a store of many sessions (SPEC §6)."""
+"""The ``SessionRepo`` protocol: a store of many sessions (docs/storage.md)."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ class SessionRepo(Protocol):
         ...
 
     async def fork(self, id: str, target_id: str, position: ForkPosition = "at") -> Session:
-        """Fork session ``id`` at ``target_id`` (SPEC §5). Raises SessionNotFoundError, EntryNotFoundError."""
+        """Fork session ``id`` at ``target_id`` (docs/branching.md). Raises SessionNotFoundError, EntryNotFoundError."""
         ...
 
     async def search(self, query: str, limit: int = 20) -> builtins.list[SearchHit]:

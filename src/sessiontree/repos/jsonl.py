@@ -1,4 +1,4 @@
-"""A directory of JSONL sessions: ``<root>/<session_id>/session.jsonl`` (SPEC §6 "jsonl").
+"""A directory of JSONL sessions: ``<root>/<session_id>/session.jsonl`` (docs/storage.md "jsonl").
 
 ``open_repo("jsonl:///abs/dir")`` or ``open_repo("/abs/dir")``. Each session directory holds
 the log (a pi v3 file, see :mod:`sessiontree.storage.jsonl.storage`), its lock file and a listing

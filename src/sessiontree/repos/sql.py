@@ -1,4 +1,4 @@
-"""The SQL repository: many sessions in one SQLite file or PostgreSQL database (SPEC §6 "sql").
+"""The SQL repository: many sessions in one SQLite file or PostgreSQL database (docs/storage.md "sql").
 
 ``SQLRepo("sqlite:///path/sessions.db")`` (the embedded default of :func:`open_repo`) or
 ``SQLRepo("postgresql://user@host:port/db")``. The repository holds one engine (one SQLite

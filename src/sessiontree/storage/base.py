@@ -1,4 +1,4 @@
-"""The ``SessionStorage`` protocol: one session's append-only log (SPEC §6).
+"""The ``SessionStorage`` protocol: one session's append-only log (docs/storage.md).
 
 Backends (memory, JSONL, SQL) live side by side in this package and all pass the one
 conformance suite in :mod:`sessiontree.testing`. The rules they enforce come from the pure
@@ -56,7 +56,7 @@ class SessionStorage(Protocol):
         ...
 
     async def get_leaf_id(self) -> str | None:
-        """The current leaf (SPEC §2), ``None`` for an empty session or after ``set_leaf_id(None)``."""
+        """The current leaf (docs/tree.md), ``None`` for an empty session or after ``set_leaf_id(None)``."""
         ...
 
     async def set_leaf_id(self, target_id: str | None) -> Entry:
@@ -100,7 +100,7 @@ class SessionStorage(Protocol):
         atomic step (what :class:`Session`'s ``append_*`` methods use).
 
         Raises:
-            DuplicateEntryError, EntryNotFoundError, InvalidEntryError: SPEC §2; nothing changed.
+            DuplicateEntryError, EntryNotFoundError, InvalidEntryError: docs/tree.md; nothing changed.
         """
         ...
 
@@ -121,7 +121,7 @@ class SessionStorage(Protocol):
         ...
 
     async def fork(self, target_id: str, position: ForkPosition = "at") -> SessionStorage:
-        """A new session in the same store holding copies of the path to ``target_id`` (SPEC §5).
+        """A new session in the same store holding copies of the path to ``target_id`` (docs/branching.md).
 
         Raises:
             EntryNotFoundError: ``target_id`` names no entry.
@@ -191,7 +191,7 @@ async def fork_storage(
     position: ForkPosition,
     create: Callable[[SessionMetadata], Awaitable[SessionStorage]],
 ) -> SessionStorage:
-    """The fork algorithm every backend shares (SPEC §5).
+    """The fork algorithm every backend shares (docs/branching.md).
 
     Copies the chain root → target (``before``: up to the target's parent) with the same ids,
     keeps each copied entry's label, and records ``parentSessionId`` / ``forkedFromEntryId``.
@@ -229,8 +229,8 @@ async def fork_storage(
     try:
         await new.append_entries([*copied, *labels])
     except BaseException:
-        # found in review: a copy that could not be written (an entry over the nesting limit)
-        # left an empty fork session behind
+        # a copy that cannot be written (e.g. an entry over the nesting limit) must not leave
+        # an empty fork session behind
         with contextlib.suppress(Exception):
             await new.delete()
         raise

@@ -1,4 +1,4 @@
-"""In-memory storage: dicts and lists, for tests and ephemeral sessions (SPEC §6 "memory")."""
+"""In-memory storage: dicts and lists, for tests and ephemeral sessions (docs/storage.md "memory")."""
 
 from __future__ import annotations
 

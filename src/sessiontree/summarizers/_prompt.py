@@ -1,4 +1,4 @@
-"""What the LLM summarisers send: a plain-text transcript and the summary instructions (SPEC §4).
+"""What the LLM summarisers send: a plain-text transcript and the summary instructions (docs/compaction.md).
 
 The model never sees the messages as a chat to continue. They are written out as one
 transcript, a line prefix per message, inside ``<conversation>`` tags::
@@ -92,7 +92,7 @@ TOOL_ARGUMENT_CHARS = 500
 MESSAGE_CHARS = 20_000
 """Characters kept of one user, assistant or custom message's text."""
 CHARS_PER_TOKEN = 4
-"""The SPEC §4 estimate: one token per four characters."""
+"""The docs/compaction.md estimate: one token per four characters."""
 
 LOCAL_API_KEY = "sessiontree-local"
 """The placeholder API key sent to a local model server when no key is configured."""
@@ -229,7 +229,7 @@ def _message_lines(msg: AgentMessage, limits: TranscriptLimits) -> list[str]:
         return [f"[Branch summary]: {msg.summary}"]
     if isinstance(msg, CompactionSummaryMessage):
         return [f"[Compaction summary]: {msg.summary}"]
-    return []  # OpaqueMessage: never shown to a model (SPEC §1)
+    return []  # OpaqueMessage: never shown to a model (docs/entries.md)
 
 
 def _blocks(messages: Sequence[AgentMessage], limits: TranscriptLimits) -> list[str]:
@@ -364,7 +364,7 @@ def build_prompt(
     purpose: SummaryPurpose,
     max_input_tokens: int | None = None,
 ) -> SummaryPrompt | None:
-    """The request for summarising ``messages`` (oldest first) for ``purpose`` (SPEC §4).
+    """The request for summarising ``messages`` (oldest first) for ``purpose`` (docs/compaction.md).
 
     The user message holds the transcript in ``<conversation>``, the previous summary in
     ``<previous-summary>`` (with the request to update it), the purpose's task, the layout of

@@ -1,4 +1,4 @@
-"""``ExtractiveSummarizer``: an offline, deterministic summariser, the default (SPEC §4).
+"""``ExtractiveSummarizer``: an offline, deterministic summariser, the default (docs/compaction.md).
 
 No model is called. The summary is assembled from the messages themselves in the structured
 layout of :data:`~sessiontree.summarizers.base.SUMMARY_SECTIONS`:
@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sessiontree import _json as exact_json
-from sessiontree.compaction import TURN_PREFIX_SEPARATOR, file_operations
 from sessiontree.messages import (
     AgentMessage,
     AssistantMessage,
@@ -45,7 +44,13 @@ from sessiontree.messages import (
     UserMessage,
     message_text,
 )
-from sessiontree.summarizers.base import SUMMARY_SECTIONS, SummaryPurpose, SummaryResult
+from sessiontree.summarizers.base import (
+    SUMMARY_SECTIONS,
+    TURN_PREFIX_SEPARATOR,
+    SummaryPurpose,
+    SummaryResult,
+    file_operations,
+)
 
 __all__ = ["ExtractiveSummarizer"]
 
@@ -232,7 +237,7 @@ def _parse(summary: str) -> _Sections:
 
 
 class ExtractiveSummarizer:
-    """Offline, deterministic :class:`~sessiontree.summarizers.base.Summarizer` (SPEC §4).
+    """Offline, deterministic :class:`~sessiontree.summarizers.base.Summarizer` (docs/compaction.md).
 
     Args:
         max_tokens: budget of the summary text (tokens, estimated as characters / 4).

@@ -1,4 +1,4 @@
-"""``OpenAISummarizer``: summaries from any OpenAI-compatible chat-completions endpoint (SPEC §4).
+"""``OpenAISummarizer``: summaries from any OpenAI-compatible chat-completions endpoint (docs/compaction.md).
 
 Built on the official ``openai`` SDK (``AsyncOpenAI``, ``POST {base_url}/chat/completions``),
 so besides OpenAI itself any compatible server works — llama.cpp's ``llama-server``, vLLM,
@@ -6,33 +6,28 @@ Ollama (``http://localhost:11434/v1``), LM Studio. The SDK is imported when a su
 constructed, never when this module is imported; without it,
 :class:`~sessiontree.errors.MissingExtraError` names ``pip install 'sessiontree[openai]'``.
 
-Timeouts and retries are the SDK's own (``timeout``, ``max_retries``; it retries connection
-errors, 408, 409, 429 and 5xx with exponential backoff and honours ``retry-after``). Every
-failure reaches the caller as :class:`~sessiontree.errors.SummaryError` with the SDK's
-exception as ``__cause__``.
+Timeouts, retries and errors are as for every :class:`~sessiontree.summarizers.llm.LLMSummarizer`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from sessiontree.errors import MissingExtraError, SummaryError
-from sessiontree.messages import AgentMessage, Usage
-from sessiontree.summarizers._prompt import (
-    adopt_client,
-    build_prompt,
-    check_positive,
-    describe_failure,
-    resolve_endpoint,
-    timeout_seconds,
+from sessiontree.messages import Usage
+from sessiontree.summarizers._prompt import SummaryPrompt
+from sessiontree.summarizers.base import SummaryResult
+from sessiontree.summarizers.llm import (
+    DEFAULT_MAX_OUTPUT_TOKENS,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT_S,
+    LLMSummarizer,
 )
-from sessiontree.summarizers.base import SummaryPurpose, SummaryResult
 
 if TYPE_CHECKING:
-    import openai
     from openai.types import CompletionUsage
 
 __all__ = [
@@ -42,13 +37,6 @@ __all__ = [
     "OpenAISummarizer",
     "openai_usage",
 ]
-
-DEFAULT_TIMEOUT_S = 120.0
-"""Seconds allowed for each phase of a request (connect, send, wait for the answer) by default."""
-DEFAULT_MAX_RETRIES = 2
-"""Retries after the first attempt unless told otherwise (the SDK's default)."""
-DEFAULT_MAX_OUTPUT_TOKENS = 8192
-"""Upper bound on the summary's length, in output tokens."""
 
 _OPENAI_HOST = "api.openai.com"
 _THINK_BLOCK = re.compile(r"\A\s*<think>.*?</think>\s*", re.DOTALL)
@@ -77,150 +65,53 @@ def openai_usage(usage: CompletionUsage | None) -> Usage | None:
     )
 
 
-class OpenAISummarizer:
-    """A :class:`~sessiontree.summarizers.base.Summarizer` over OpenAI chat completions (SPEC §4).
+class OpenAISummarizer(LLMSummarizer):
+    """An :class:`~sessiontree.summarizers.llm.LLMSummarizer` over OpenAI chat completions.
 
-    One ``summarize`` call sends one request: a system prompt and one user message holding the
-    transcript, the purpose's instructions, the structured layout and, when given, the
-    previous summary to update (see :mod:`sessiontree.summarizers._prompt`). Nothing is
-    streamed; the answer's text is the summary and its usage is returned with it.
-
-    The output-token cap is sent as ``max_completion_tokens`` to OpenAI itself and as
-    ``max_tokens`` to any other ``base_url`` (the field every compatible server knows).
-
-    Use as ``async with`` (or call :meth:`aclose`) to close the HTTP connections of a client
-    the summariser created; a client passed in is left open.
+    The answer's text is the summary (a leading ``<think>`` block removed). The output-token
+    cap is sent as ``max_completion_tokens`` to OpenAI itself and as ``max_tokens`` to any
+    other ``base_url`` (the field every compatible server knows). Arguments as for
+    :class:`~sessiontree.summarizers.llm.LLMSummarizer`, besides:
 
     Args:
-        model: the model name the server knows (``gpt-4.1-mini``, ``qwen2.5:7b``, ...).
+        model: e.g. ``gpt-4.1-mini``, ``qwen2.5:7b``.
         base_url: the API root including ``/v1`` (``http://127.0.0.1:8080/v1``); ``None`` →
-            ``OPENAI_BASE_URL`` or OpenAI's own.
-        api_key: the key; ``None`` → ``OPENAI_API_KEY``, else, when ``base_url`` is a local
-            server (:func:`~sessiontree.summarizers._prompt.is_local_url`), a placeholder.
-        timeout: seconds allowed for each phase of a request (connect, send, wait for the
-            answer — a summary is not streamed, so it must arrive within it); ``None`` →
-            :data:`DEFAULT_TIMEOUT_S`, or the passed ``client``'s own.
-        max_retries: retries after a failed attempt (``0`` = none); ``None`` →
-            :data:`DEFAULT_MAX_RETRIES`, or the passed ``client``'s own.
-        max_input_tokens: the most tokens (estimated, 4 characters each) the request may
-            take; a longer transcript is shortened to fit (tighter cuts, then messages left out
-            of the middle). ``None``: no limit. Set it for models with a small window.
-        max_output_tokens: the most tokens the summary may take; an answer cut there is a
-            failure.
-        client: a ready ``openai.AsyncOpenAI`` (custom HTTP client, proxy, Azure, ...); then
-            ``base_url`` and ``api_key`` must be ``None``.
-
-    Raises:
-        MissingExtraError: the ``openai`` package is not installed.
-        SummaryError: no API key is available for a non-local server.
-        ValueError: ``client`` together with ``base_url`` or ``api_key``, or a non-positive
-            ``max_output_tokens`` / ``max_input_tokens``.
+            ``OPENAI_BASE_URL`` or OpenAI's own. ``api_key`` ``None`` → ``OPENAI_API_KEY``.
+        client: a ready ``openai.AsyncOpenAI`` (custom HTTP client, proxy, Azure, ...).
     """
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        timeout: float | None = None,
-        max_retries: int | None = None,
-        max_input_tokens: int | None = None,
-        max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
-        client: openai.AsyncOpenAI | None = None,
-    ) -> None:
+    _VENDOR = "OpenAI"
+    _CLIENT_CLASS = "AsyncOpenAI"
+    _SDK_ERROR = "OpenAIError"
+    _URL_ENV = "OPENAI_BASE_URL"
+    _KEY_ENV = "OPENAI_API_KEY"
+    _KEY_HINT = " (pass api_key=... or set OPENAI_API_KEY)"
+
+    @property
+    def _use_max_completion_tokens(self) -> bool:
+        """OpenAI itself takes ``max_completion_tokens``; compatible servers ``max_tokens``."""
+        return urlsplit(self.base_url).hostname == _OPENAI_HOST
+
+    @staticmethod
+    def _import_sdk() -> ModuleType:
         try:
             import openai
         except ImportError as exc:
             raise MissingExtraError("openai", "openai") from exc
-        check_positive(max_output_tokens=max_output_tokens, max_input_tokens=max_input_tokens)
-        self.model = model
-        self.max_output_tokens = max_output_tokens
-        self.max_input_tokens = max_input_tokens
-        self._owns_client = client is None
-        if client is not None:
-            self._client = adopt_client(
-                client,
-                base_url=base_url,
-                api_key=api_key,
-                timeout=timeout,
-                max_retries=max_retries,
-            )
-        else:
-            effective_url, key = resolve_endpoint(
-                base_url, api_key, url_env="OPENAI_BASE_URL", key_env="OPENAI_API_KEY"
-            )
-            try:
-                self._client = openai.AsyncOpenAI(
-                    api_key=key,
-                    base_url=effective_url,
-                    timeout=DEFAULT_TIMEOUT_S if timeout is None else timeout,
-                    max_retries=DEFAULT_MAX_RETRIES if max_retries is None else max_retries,
-                )
-            except openai.OpenAIError as exc:
-                raise SummaryError(
-                    f"OpenAI summariser for model {model!r}: {exc} "
-                    "(pass api_key=... or set OPENAI_API_KEY)"
-                ) from exc
-        self.base_url = str(self._client.base_url).rstrip("/")
-        self._timeout_s = timeout_seconds(self._client.timeout)
-        self._use_max_completion_tokens = urlsplit(self.base_url).hostname == _OPENAI_HOST
+        return openai
 
-    def __repr__(self) -> str:
-        return f"OpenAISummarizer(model={self.model!r}, base_url={self.base_url!r})"
-
-    async def summarize(
-        self,
-        messages: Sequence[AgentMessage],
-        *,
-        previous_summary: str | None,
-        instructions: str | None,
-        purpose: SummaryPurpose,
-    ) -> SummaryResult:
-        """Summarise ``messages`` (oldest first) with one chat-completions request (SPEC §4).
-
-        With only ``previous_summary`` and no message to show, it is returned unchanged (no
-        request, ``usage`` ``None``).
-
-        Returns:
-            the summary (Markdown) and the usage the server reported (tokens; ``None`` when it
-            reported none).
-
-        Raises:
-            SummaryError: nothing to summarise; an HTTP error status, a timeout or a refused
-                connection (after the SDK's retries); an empty, refused, filtered or cut-off
-                answer. The SDK's exception is the ``__cause__``.
-        """
-        prompt = build_prompt(
-            messages,
-            previous_summary=previous_summary,
-            instructions=instructions,
-            purpose=purpose,
-            max_input_tokens=self.max_input_tokens,
-        )
-        if prompt is None:
-            if previous_summary and previous_summary.strip():
-                return SummaryResult(text=previous_summary, usage=None)
-            raise SummaryError(f"{self._who()}: there is nothing to summarise")
+    async def _request(self, prompt: SummaryPrompt) -> Any:
         chat: list[Any] = [
             {"role": "system", "content": prompt.system},
             {"role": "user", "content": prompt.user},
         ]
-        try:
-            if self._use_max_completion_tokens:
-                completion = await self._client.chat.completions.create(
-                    model=self.model, messages=chat, max_completion_tokens=self.max_output_tokens
-                )
-            else:
-                completion = await self._client.chat.completions.create(
-                    model=self.model, messages=chat, max_tokens=self.max_output_tokens
-                )
-        except Exception as exc:  # vendor errors never escape (SPEC §4 Summarizer protocol)
-            import openai
-
-            reason = describe_failure(exc, openai, timeout_s=self._timeout_s)
-            raise SummaryError(f"{self._who()} failed: {reason}") from exc
-        return self._result(completion)
+        if self._use_max_completion_tokens:
+            return await self._client.chat.completions.create(
+                model=self.model, messages=chat, max_completion_tokens=self.max_output_tokens
+            )
+        return await self._client.chat.completions.create(
+            model=self.model, messages=chat, max_tokens=self.max_output_tokens
+        )
 
     def _result(self, completion: Any) -> SummaryResult:
         choices = getattr(completion, "choices", None) or []
@@ -244,17 +135,3 @@ class OpenAISummarizer:
         if not text:
             raise SummaryError(f"{self._who()}: the model returned an empty answer")
         return SummaryResult(text=text, usage=openai_usage(getattr(completion, "usage", None)))
-
-    def _who(self) -> str:
-        return f"OpenAI summariser (model {self.model!r} at {self.base_url})"
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections of the client this summariser created (idempotent)."""
-        if self._owns_client:
-            await self._client.close()
-
-    async def __aenter__(self) -> OpenAISummarizer:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()

@@ -44,6 +44,7 @@ from sessiontree.messages import (
     ToolCall,
     ToolResultMessage,
     UserMessage,
+    parse_message,
 )
 
 __all__ = [
@@ -87,8 +88,6 @@ def to_openai_responses(
     Raises:
         InvalidEntryError: a dict that is not a message.
     """
-    from sessiontree.messages import parse_message
-
     items: list[dict[str, Any]] = []
     for raw in messages:
         try:
@@ -290,7 +289,7 @@ def read_items(items: Iterable[Mapping[str, Any] | Any], *, first_index: int) ->
                     )
                 )
             else:
-                out.append(OpaqueMessage(role=OPAQUE_ROLE, item=copy.deepcopy(item)))  # type: ignore[call-arg]
+                out.append(OpaqueMessage(role=OPAQUE_ROLE, item=copy.deepcopy(item)))
         except (KeyError, TypeError) as exc:
             raise InvalidEntryError(
                 f"Responses item {index} ({kind!r}) lacks or mistypes {exc}"

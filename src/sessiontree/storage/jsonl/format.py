@@ -1,4 +1,4 @@
-"""The on-disk format of a JSONL session (SPEC §6 "jsonl"): the header and the entry lines.
+"""The on-disk format of a JSONL session (docs/storage.md "jsonl"): the header and the entry lines.
 
 A session file is a pi v3 session file::
 
@@ -13,7 +13,7 @@ orjson-parsed line; the pydantic :data:`~sessiontree.entries.Entry` is validated
 when an entry is actually returned (:meth:`LineRecord.entry_of`). Validating every line of a
 large file costs more than parsing it, and context building only needs the branch.
 
-Header mapping (a decision where SPEC is silent): ``cwd`` ↔ ``metadata.cwd``,
+Header mapping (docs/storage.md leaves it open; this is the rule): ``cwd`` ↔ ``metadata.cwd``,
 ``parentSession`` ↔ ``metadata.parent_session_id``; every other metadata field goes into the
 header's ``metadata`` object. On reading, unknown top-level header keys (pi's ``provider``,
 ``modelId``, ``thinkingLevel``, ``branchedFrom``, …) are kept as metadata extras; the header
@@ -298,7 +298,7 @@ class ScanResult:
         consumed: bytes of the block that are whole, accepted lines (the next read starts here).
         lines: lines consumed (good, blank or skipped).
         torn: the block ends in an incomplete line (no newline) or a final line that does not
-            parse; it is not consumed (SPEC §6: ignored, cut off before the next append).
+            parse; it is not consumed (docs/storage.md: ignored, cut off before the next append).
         skipped: lines skipped in skip mode.
     """
 
@@ -412,7 +412,7 @@ def is_whole_line(tail: bytes) -> bool:
 
     A torn write cannot parse (an object only closes at its end), so a tail that parses is a
     line another tool wrote without the last newline: storage, listing, search and ``verify``
-    all read it as a line (found in review: storage read it while the others called it torn).
+    all read it as a line, by this one rule.
     """
     if not tail.strip():
         return False

@@ -3,7 +3,7 @@
 The sidecar (a repository's layout names it: :mod:`sessiontree.repos.jsonl_layout`) records,
 for the first ``covered`` bytes of the log, the entry count, message count, first user message
 and name. Listing reads the header line and
-the sidecar, then scans only the bytes appended after ``covered`` (SPEC §6: "listing reads only
+the sidecar, then scans only the bytes appended after ``covered`` (docs/storage.md: "listing reads only
 each file's header and what it needs"). The sidecar is a cache: it is written atomically
 (temporary file + rename) by the storage (on create, every :data:`REFRESH_BYTES` appended, on
 close) and by listing after a catch-up; a missing, stale or foreign one (different inode, or

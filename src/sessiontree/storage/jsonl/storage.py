@@ -1,4 +1,4 @@
-"""JSONL storage: one append-only pi v3 session file per session (SPEC §6 "jsonl").
+"""JSONL storage: one append-only pi v3 session file per session (docs/storage.md "jsonl").
 
 Design:
 
@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import cast
 
-from sessiontree.entries import Entry, dump_entry_json, stored_form
+from sessiontree.entries import Entry, LeafEntry, dump_entry_json, stored_form
 from sessiontree.errors import StorageError
 from sessiontree.ids import new_id
 from sessiontree.metadata import SessionMetadata
@@ -74,7 +74,7 @@ __all__ = [
 
 
 class JSONLStorage(SessionLog):
-    """One session stored as an append-only pi v3 JSONL file (SPEC §6 "jsonl").
+    """One session stored as an append-only pi v3 JSONL file (docs/storage.md "jsonl").
 
     ``JSONLStorage(path)`` opens an existing file in place: a repository's
     ``<root>/<id>/session.jsonl`` or any pi v3 session file. Nothing is written until an
@@ -179,8 +179,6 @@ class JSONLStorage(SessionLog):
 
     async def set_leaf_id(self, target_id: str | None) -> Entry:
         """See :meth:`SessionStorage.set_leaf_id`."""
-        from sessiontree.entries import LeafEntry
-
         return await self.append_entry(LeafEntry(target_id=target_id), at_leaf=True)
 
     async def get_entry(self, entry_id: str) -> Entry | None:
@@ -224,7 +222,7 @@ class JSONLStorage(SessionLog):
         """See :meth:`SessionStorage.append_entry`: one ``os.write`` of one line, under the lock.
 
         Raises:
-            DuplicateEntryError, EntryNotFoundError, InvalidEntryError: SPEC §2; nothing written.
+            DuplicateEntryError, EntryNotFoundError, InvalidEntryError: docs/tree.md; nothing written.
             StorageError: the file or its lock cannot be written.
         """
         self._open_read()

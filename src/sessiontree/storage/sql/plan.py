@@ -86,7 +86,7 @@ def datetime_from_us(us: int) -> datetime:
 
 
 def index_text(text: str) -> str | None:
-    """The part of a message's text that the search index holds (SPEC §6 "sql").
+    """The part of a message's text that the search index holds (docs/storage.md "sql").
 
     ``text`` is :func:`sessiontree.messages.message_text` of the message; the result is its
     first :data:`FTS_MAX_CHARS` characters, or ``None`` when it is blank (nothing to index).
@@ -169,7 +169,7 @@ def plan_append(
             unless the entry is re-parented; ``None``: dumped here.
 
     Raises:
-        DuplicateEntryError, EntryNotFoundError, InvalidEntryError: SPEC §2 (via
+        DuplicateEntryError, EntryNotFoundError, InvalidEntryError: docs/tree.md (via
             :func:`sessiontree.tree.check_append`); nothing is planned.
     """
     staged = dict(known_types)

@@ -1,4 +1,4 @@
-"""The one SQL schema for SQLite and PostgreSQL, and its ordered list of migrations (SPEC §6 "sql").
+"""The one SQL schema for SQLite and PostgreSQL, and its ordered list of migrations (docs/storage.md "sql").
 
 Tables (the same columns on both databases; only the column types and the full-text index
 differ)::
@@ -193,7 +193,7 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 
 def check_version(found: int | None, where: str) -> None:
-    """Refuse a database written by a newer sessiontree (SPEC §6 "sql").
+    """Refuse a database written by a newer sessiontree (docs/storage.md "sql").
 
     Args:
         found: the version stamped in the database, ``None`` for a new database.

@@ -1,4 +1,4 @@
-"""SQL storage: one session in SQLite or PostgreSQL (SPEC §6 "sql").
+"""SQL storage: one session in SQLite or PostgreSQL (docs/storage.md "sql").
 
 The schema and its migrations are in :mod:`sessiontree.storage.sql.schema`; the two engines in
 :mod:`sessiontree.storage.sql.sqlite` (the embedded default) and
@@ -50,8 +50,8 @@ __all__ = ["ENTRY_CACHE_BYTES", "ENTRY_CACHE_SIZE", "ParseCache", "SQLStorage", 
 ENTRY_CACHE_SIZE = 20_000
 """Parsed entries a :class:`SQLStorage` keeps (oldest parsed dropped first)."""
 ENTRY_CACHE_BYTES = 64 * 2**20
-"""...and at most this much stored JSON behind them (bytes; parsed objects take ~2-3x):
-found in review, 20,000 entries with large tool outputs could hold GBs per open session."""
+"""...and at most this much stored JSON behind them (bytes; parsed objects take ~2-3x): a count
+alone lets 20,000 entries with large tool outputs hold GBs per open session."""
 
 
 class ParseCache:
@@ -66,10 +66,10 @@ class ParseCache:
     served stale. Bounded by the stored JSON it stands for (``max_bytes``; parsed objects take
     ~2-3x that), least recently used dropped first.
 
-    Not the default, found in review: the entries are shared objects, so a caller that
-    changes a returned entry's lists or dicts in place (the models are frozen, their
-    containers are not) changes what every later ``open`` sees; and a long-lived server with
-    large tool outputs held hundreds of MB. Treat entries from such a repository as read-only.
+    Not the default: the entries are shared objects, so a caller that changes a returned
+    entry's lists or dicts in place (the models are frozen, their containers are not) changes
+    what every later ``open`` sees; and a long-lived server with large tool outputs holds
+    hundreds of MB. Treat entries from such a repository as read-only.
     """
 
     def __init__(self, max_bytes: int = 0) -> None:
@@ -227,9 +227,9 @@ class SQLStorage:
     def _remember(self, entry: Entry, size: int) -> None:
         """Keep ``entry`` (``size``: bytes of its stored JSON) if both cache bounds allow.
 
-        A full cache keeps what it holds (found in review: dropping the oldest made a branch
-        larger than the budget, read root to leaf each turn, evict everything before reuse,
-        so no read ever hit); the entries beyond the budget are parsed on each read.
+        A full cache keeps what it holds (dropping the oldest would make a branch larger than
+        the budget, read root to leaf each turn, evict everything before reuse, so no read
+        would ever hit); the entries beyond the budget are parsed on each read.
         """
         cache = self._cache
         if entry.id in cache:

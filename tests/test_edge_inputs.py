@@ -1,4 +1,5 @@
-"""Regression tests for faults a fresh tester found (each with the input that showed it)."""
+"""Inputs at the edges of JSON and files, each with the input that shows it: values JSON cannot
+carry, big integers, deep nesting, lines without a newline, byte-order marks, bad arguments."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from sessiontree import (
 from sessiontree.messages import message_text
 from sessiontree.repos.jsonl import JSONLRepo
 from sessiontree.testing.builders import user
-from sessiontree.testing.conformance import reopened, snapshot
+from sessiontree.testing.conformance import Reopen, reopened, snapshot
 
 
 async def test_jsonl_delete_refuses_a_folder_that_is_not_a_session(tmp_path: Path) -> None:
@@ -51,7 +52,9 @@ async def test_jsonl_delete_removes_only_its_own_files(tmp_path: Path) -> None:
     [float("nan"), float("inf"), {"x": [1, float("-inf")]}, "lone \ud83d surrogate", b"\x00\xff"],
     ids=["nan", "inf", "nested-inf", "surrogate", "bytes"],
 )
-async def test_values_json_cannot_carry_are_refused_everywhere(repo: SessionRepo, bad: Any) -> None:
+async def test_values_json_cannot_carry_are_refused_everywhere(
+    repo: SessionRepo, reopen: Reopen, bad: Any
+) -> None:
     """A NaN once made a JSONL session unreadable; SQLite silently stored null instead."""
     s = await repo.create()
     await s.append_message(user("before"))
@@ -63,7 +66,7 @@ async def test_values_json_cannot_carry_are_refused_everywhere(repo: SessionRepo
         with pytest.raises(InvalidEntryError):
             await s.append_message({"role": "user", "content": bad})
     assert await snapshot(s) == before
-    async with reopened(repo, s) as again:
+    async with reopened(reopen, s) as again:
         assert len(await again.get_entries()) == 1
         await again.build_context()
 
@@ -105,7 +108,7 @@ async def test_jsonl_store_root_that_is_a_file(tmp_path: Path) -> None:
 
 
 def test_exact_json_keeps_big_integers_and_refuses_nan() -> None:
-    # found in review: orjson read 2**70 back as a float, silently changing a session's data
+    # 2**70 must read back as an int, not a float (orjson's reading), or data would change
     from sessiontree import _json
 
     assert _json.loads(b'{"n": 1180591620717411303425, "m": -36893488147419103232}') == {
@@ -142,8 +145,8 @@ def _write_deep_line(path: Path, parent: str, call: dict[str, Any]) -> None:
 
 
 async def test_deeply_nested_entry_is_read_back_not_cut_as_torn(tmp_path: Path) -> None:
-    # found in review: the exact JSON parser stops at ~200 levels; a 210-deep tool argument
-    # made the last line look torn, and the next append cut the complete line off the file.
+    # the exact JSON parser stops at ~200 levels; a 210-deep tool argument must not make the
+    # last line look torn, or the next append would cut the complete line off the file.
     # Such an entry is now refused on append (SQL readers cannot read it either); a file
     # another writer put it in is still read, and kept.
     from sessiontree.testing.builders import assistant
@@ -166,8 +169,8 @@ async def test_deeply_nested_entry_is_read_back_not_cut_as_torn(tmp_path: Path) 
 
 
 async def test_big_integers_survive_show_export_and_token_counting(tmp_path: Path) -> None:
-    # found in review: read back exactly, a 2**70 tool argument crashed every orjson.dumps
-    # caller (CLI show, pi export, token estimates) with "Integer exceeds 64-bit range"
+    # read back exactly, a 2**70 tool argument must not crash orjson.dumps callers (CLI show,
+    # pi export, token estimates) with "Integer exceeds 64-bit range"
     from sessiontree.compaction.tokens import estimate_context_tokens
     from sessiontree.interop.pi import export_pi_session
     from sessiontree.testing.builders import assistant
@@ -184,8 +187,8 @@ async def test_big_integers_survive_show_export_and_token_counting(tmp_path: Pat
 
 
 async def test_valid_final_line_without_newline_is_kept(tmp_path: Path) -> None:
-    # found in review: a complete last entry without its newline (a file another tool wrote)
-    # was treated as torn: hidden on read, then cut off the file by the next append
+    # a complete last entry without its newline (a file another tool wrote) is not torn: it
+    # must not be hidden on read and then cut off the file by the next append
     repo = JSONLRepo(tmp_path)
     s = await repo.create()
     await s.append_message(user("one"))
@@ -213,8 +216,8 @@ async def test_valid_final_line_without_newline_is_kept(tmp_path: Path) -> None:
 
 
 async def test_failed_fork_leaves_no_session_behind(tmp_path: Path) -> None:
-    # found in review: forking at an entry that cannot be copied (nested deeper than an append
-    # accepts; a file another tool wrote holds it) failed, and left an empty fork session
+    # forking at an entry that cannot be copied (nested deeper than an append accepts; a file
+    # another tool wrote holds it) fails without leaving an empty fork session
     repo = JSONLRepo(tmp_path)
     s = await repo.create()
     first = await s.append_message(user("hi"))
@@ -228,9 +231,9 @@ async def test_failed_fork_leaves_no_session_behind(tmp_path: Path) -> None:
 
 
 async def test_unterminated_json_tail_is_a_line_not_a_torn_write(tmp_path: Path) -> None:
-    # found in review: a whole JSON line without newline that is not a valid entry was cut off
-    # by the next append; and a reader that had counted the unterminated line counted the
-    # newline another writer added as one more line (line numbers off by one)
+    # a whole JSON line without newline that is not a valid entry is not cut off by the next
+    # append; and a reader that counted the unterminated line does not count the newline
+    # another writer adds as one more line (line numbers stay right)
     import orjson
 
     repo = JSONLRepo(tmp_path)
@@ -264,7 +267,7 @@ async def test_unterminated_json_tail_is_a_line_not_a_torn_write(tmp_path: Path)
 
 
 async def test_header_only_file_without_newline_opens_and_appends(tmp_path: Path) -> None:
-    # found in review: listed, but opening said "the header line is incomplete"
+    # what is listed opens: not "the header line is incomplete"
     repo = JSONLRepo(tmp_path)
     s = await repo.create()
     path = tmp_path / s.id / "session.jsonl"
@@ -281,8 +284,8 @@ async def test_header_only_file_without_newline_opens_and_appends(tmp_path: Path
 async def test_whole_unterminated_last_line_is_a_line_for_list_search_and_verify(
     tmp_path: Path,
 ) -> None:
-    # found in review: storage read such a line, while list counted it out, search skipped it
-    # and verify called it torn ("ignored and cut off before the next append")
+    # storage, list, search and verify agree that such a line is a line (verify must not call
+    # it torn, "ignored and cut off before the next append")
     from sessiontree.cli.maintenance import torn_final_line
 
     repo = JSONLRepo(tmp_path)
@@ -306,8 +309,8 @@ async def test_whole_unterminated_last_line_is_a_line_for_list_search_and_verify
 
 
 async def test_import_of_a_line_nested_past_every_writer_is_reported(tmp_path: Path) -> None:
-    # found in review: reporting the refused line called orjson, which stops at 254 levels:
-    # a TypeError ended the whole import, --lenient too
+    # reporting the refused line must not call orjson, which stops at 254 levels: a
+    # TypeError would end the whole import, --lenient too
     import orjson
 
     from sessiontree.interop import import_session
@@ -347,7 +350,7 @@ async def test_import_of_a_line_nested_past_every_writer_is_reported(tmp_path: P
 
 
 async def test_session_file_with_a_byte_order_mark_is_listed_and_opened(tmp_path: Path) -> None:
-    # found in review: import accepted a BOM, the JSONL store hid such a session from listing
+    # import accepts a BOM, so the JSONL store lists such a session too
     repo = JSONLRepo(tmp_path)
     s = await repo.create()
     await s.append_message(user("with a bom"))
@@ -367,7 +370,7 @@ async def test_session_file_with_a_byte_order_mark_is_listed_and_opened(tmp_path
 
 
 def test_verify_reads_a_bom_header_without_newline_as_whole(tmp_path: Path) -> None:
-    # found in review: storage opened such a file, verify called its only line torn
+    # storage opens such a file, so verify must not call its only line torn
     from sessiontree.cli.maintenance import torn_final_line
 
     path = tmp_path / "session.jsonl"

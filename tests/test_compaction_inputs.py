@@ -1,4 +1,4 @@
-"""Regressions found by the tester: scale, non-str summaries, settings validation, harness
+"""Compaction with hard inputs: scale, non-str summaries, settings validation, harness
 messages, constraints taken from pasted error text."""
 
 from __future__ import annotations
