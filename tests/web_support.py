@@ -163,7 +163,7 @@ class CountingRepo:
     async def open(self, sid: str) -> Session:
         storage = CountingStorage((await self.inner.open(sid)).storage)
         self.storages[sid] = storage
-        return Session(storage)  # type: ignore[arg-type]
+        return Session(storage)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)

@@ -15,6 +15,10 @@ extra is not installed (:func:`require_web`).
 
 from __future__ import annotations
 
+import importlib.util
+
+from sessiontree.errors import MissingExtraError
+
 __all__ = ["require_web"]
 
 
@@ -24,10 +28,6 @@ def require_web() -> None:
     Raises:
         MissingExtraError: starlette, uvicorn, jinja2 or markdown-it-py is missing.
     """
-    import importlib.util
-
-    from sessiontree.errors import MissingExtraError
-
     for module in ("starlette", "uvicorn", "jinja2", "markdown_it"):
         if importlib.util.find_spec(module) is None:
             raise MissingExtraError("web", module)

@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+import click
 from jinja2 import pass_context
 from starlette.applications import Starlette
 from starlette.datastructures import FormData
@@ -33,6 +34,7 @@ from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
 from sessiontree.cli._common import resolve_entry
+from sessiontree.cli.browse import parse_where
 from sessiontree.errors import SessionNotFoundError, SessionTreeError
 from sessiontree.repos.base import SessionRepo
 from sessiontree.session import Session
@@ -349,10 +351,6 @@ def _where(text: str) -> dict[str, Any]:
     Raises:
         _Refused: a condition that does not parse (a 400 page saying which).
     """
-    import click
-
-    from sessiontree.cli.browse import parse_where
-
     try:
         return parse_where(tuple(text.replace(",", " ").split()))
     except click.ClickException as exc:

@@ -21,7 +21,7 @@ from typing import Literal
 
 from sessiontree.errors import StorageError
 from sessiontree.session import Session
-from sessiontree.web.render import Block, MessageView, environment
+from sessiontree.web.render import Block, MessageView, environment, pretty_json
 from sessiontree.web.tree import Fold, Row, whole_tree
 from sessiontree.web.views import stats_view
 
@@ -84,8 +84,6 @@ def _md_blocks(blocks: Iterable[Block], indent: str = "") -> list[str]:
         elif b.kind == "image":
             out.append("*[inline image omitted]*")
         elif b.kind == "call" and b.call is not None:
-            from sessiontree.web.render import pretty_json
-
             out.append(f"**→ tool call `{b.call.name}`** ({_md_text(b.call.id)})")
             out.append(_fence(pretty_json(b.call.arguments), "json"))
             if b.result is not None:

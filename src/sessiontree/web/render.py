@@ -11,8 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from importlib.resources import files
 from typing import Any
 
+from jinja2 import Environment, PackageLoader, StrictUndefined
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
@@ -28,6 +30,9 @@ from sessiontree.messages import (
     AgentMessage,
     AssistantMessage,
     BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
     ImageContent,
     TextContent,
     ThinkingContent,
@@ -223,8 +228,6 @@ def message_views(
 
 def entry_message(entry: Entry) -> AgentMessage | None:
     """The message an entry shows (a message, a custom message, a summary), else ``None``."""
-    from sessiontree.messages import BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
-
     if isinstance(entry, MessageEntry):
         return entry.message
     if isinstance(entry, CustomMessageEntry):
@@ -241,10 +244,6 @@ def entry_message(entry: Entry) -> AgentMessage | None:
 def environment() -> Any:
     """The Jinja2 environment of the pages and the export: autoescape on for every template,
     with the ``markdown`` and ``tojson_pretty`` filters and the inline ``css``."""
-    from importlib.resources import files
-
-    from jinja2 import Environment, PackageLoader, StrictUndefined
-
     env = Environment(
         loader=PackageLoader("sessiontree.web", "templates"),
         autoescape=True,

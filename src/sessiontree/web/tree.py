@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from sessiontree.cli._common import short_id_length as unique_prefix
+from sessiontree.cli.render import describe_entry
 from sessiontree.entries import (
     BOOKKEEPING_TYPES,
     BranchSummaryEntry,
@@ -29,7 +31,7 @@ from sessiontree.messages import (
     message_text,
 )
 from sessiontree.session import Session
-from sessiontree.tree import TreeNode, build_tree, labels_of
+from sessiontree.tree import TreeNode, branch_of, build_tree, labels_of, trace_chain
 from sessiontree.web.render import MessageView, clip_view, entry_message, message_view, redact
 
 __all__ = [
@@ -62,15 +64,11 @@ GIST_WIDTH = 160
 
 def short_id_length(ids: Iterable[str]) -> int:
     """The shortest id prefix (at least 8 characters) that tells ``ids`` apart."""
-    from sessiontree.cli._common import short_id_length as unique_prefix
-
     return unique_prefix(ids)
 
 
 def describe(entry: Entry) -> tuple[str, str]:
     """``(kind, one-line gist)`` of an entry, as the terminal tree shows it."""
-    from sessiontree.cli.render import describe_entry
-
     return describe_entry(entry, GIST_WIDTH)
 
 
@@ -368,8 +366,6 @@ async def tree_page(
 async def whole_tree(session: Session, *, redacted: bool = False) -> tuple[list[Run], int, int]:
     """Every entry of the session as runs (for exports), with the current branch marked;
     also the entry count and the id prefix length that tells every entry apart."""
-    from sessiontree.tree import branch_of, trace_chain
-
     entries = await session.get_entries()
     leaf_id = await session.get_leaf_id()
     by_id = {e.id: e for e in entries}

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sessiontree.compaction import estimate_context_tokens, estimate_tokens, prepare_compaction
+from sessiontree.context import build_context_from_path
 from sessiontree.entries import Entry, dump_entry
 from sessiontree.errors import CompactionError
 from sessiontree.messages import AgentMessage, AssistantMessage, ToolResultMessage
@@ -65,9 +67,6 @@ async def context_view(
     Raises:
         EntryNotFoundError: ``leaf_id`` names no entry.
     """
-    from sessiontree.compaction import estimate_context_tokens, estimate_tokens, prepare_compaction
-    from sessiontree.context import build_context_from_path
-
     if leaf_id is None:
         leaf_id = await session.get_leaf_id()
     path = await session.get_branch(leaf_id)
@@ -169,8 +168,6 @@ async def diff_view(session: Session, a: str, b: str) -> DiffView:
 
 async def stats_view(session: Session) -> dict[str, Any]:
     """Counts, tokens and cost (``Session.get_stats``) and the current context's size."""
-    from sessiontree.compaction import estimate_context_tokens
-
     stats = await session.get_stats()
     ctx = await session.build_context()
     return {
