@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import stat
 import sys
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from sessiontree.cli._common import (
 )
 from sessiontree.cli.render import describe_entry
 from sessiontree.errors import StorageError
+from sessiontree.storage.private_files import file_kind
 
 __all__ = ["checkout_cmd", "export_cmd", "fork_cmd", "label_cmd", "name_cmd", "rm_cmd"]
 
@@ -174,44 +174,84 @@ async def name_cmd(app: App, session: str, name: str) -> None:
 @click.argument("session")
 @click.argument("path", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
 @click.option("--force", is_flag=True, help="Overwrite PATH if it is an existing regular file.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["pi", "html", "markdown"]),
+    default="pi",
+    show_default=True,
+    help="pi: a pi v3 session file (JSONL, importable again); html: one self-contained "
+    "page (needs sessiontree[web]); markdown: one Markdown file.",
+)
+@click.option(
+    "--redact-tool-output",
+    is_flag=True,
+    help="html/markdown: replace tool results and shell output with their length.",
+)
 @read_command
-async def export_cmd(app: App, session: str, path: Path, force: bool) -> None:
-    """Export a session as a pi v3 file.
+async def export_cmd(
+    app: App, session: str, path: Path, force: bool, fmt: str, redact_tool_output: bool
+) -> None:
+    """Export a session as a pi v3 file, or as HTML or Markdown to read and share.
 
-    Writes SESSION to PATH as a pi version-3 session file (JSONL); PATH `-` writes it to
-    standard output.
+    Writes SESSION to PATH as a pi version-3 session file (JSONL) by default.
 
     Every entry is written (all branches), so `sessiontree import PATH` gives it back.
-    An existing PATH is refused unless --force, and anything but a regular file (a
-    symbolic link, FIFO, device or directory) is refused even with --force. The file is
-    written under a temporary name and renamed into place, so a crash never leaves half
-    a file.
+    With --format html the file is one page with the tree and every message (CSS inline,
+    no script, nothing loaded from anywhere, every text escaped); --format markdown writes
+    the same as Markdown. PATH `-` writes the pi file to standard output. An existing PATH
+    is refused unless --force, and anything but a regular file (a symbolic link, FIFO,
+    device or directory) is refused even with --force. The file is written under a
+    temporary name and renamed into place, so a crash never leaves half a file.
     """
     from sessiontree.interop.pi import export_pi_session, pi_file_bytes
 
+    if redact_tool_output and fmt == "pi":
+        raise click.UsageError("--redact-tool-output needs --format html or markdown")
     s = await app.session(session)
     if str(path) == "-":
+        if fmt != "pi":
+            raise click.UsageError("standard output (PATH -) takes --format pi only")
         payload, count = await pi_file_bytes(s)
         sys.stdout.flush()
         sys.stdout.buffer.write(payload)
         sys.stdout.buffer.flush()
         app.err.print(Text(f"wrote {plural(count, 'entry')} to standard output"))
         return
-    if not force and await asyncio.to_thread(_is_regular_file, path):
-        # the library says overwrite=, the command --force; any other kind of file is
-        # refused by the library, with --force too
+    kind = await asyncio.to_thread(_existing_kind, path)
+    if kind not in (None, "a regular file"):
+        # a symbolic link, FIFO or device is never replaced (run as root, `export --force`
+        # replaced /dev/full), whatever the format
+        raise StorageError(f"{path}: is {kind}, not a regular file; refusing to replace it")
+    if not force and kind is not None:  # the library says overwrite=, the command --force
         raise StorageError(f"{path}: file exists (pass --force to replace it)")
+    if fmt != "pi":
+        from sessiontree.web import require_web
+
+        require_web()
+        from sessiontree.web.export import write_export
+
+        size = await write_export(
+            s,
+            path,
+            "html" if fmt == "html" else "markdown",
+            redact_tool_output=redact_tool_output,
+            overwrite=force,
+        )
+        app.out.print(Text(f"wrote {path}: {fmt} export ({size:,} bytes)"))
+        return
     count = await export_pi_session(s, path, overwrite=force)
     size = (await asyncio.to_thread(path.stat)).st_size
     app.out.print(Text(f"wrote {path}: {plural(count, 'entry')} ({plural(size, 'byte')})"))
 
 
-def _is_regular_file(path: Path) -> bool:
-    """``path`` is a regular file itself (a symbolic link is not followed)."""
+def _existing_kind(path: Path) -> str | None:
+    """What is at ``path`` itself (a symbolic link is not followed), ``None`` for nothing."""
     try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except OSError:
-        return False
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    return file_kind(mode)
 
 
 @click.command("rm")

@@ -51,6 +51,7 @@ from sessiontree.interop.report import ImportReport
 from sessiontree.metadata import SessionMetadata
 from sessiontree.session import Session
 from sessiontree.storage.jsonl.format import build_header, header_metadata
+from sessiontree.storage.private_files import file_kind
 from sessiontree.tree import leaf_of_log
 
 __all__ = ["PI_VERSION", "convert_pi", "export_pi_session", "migrate_pi_file", "pi_file_bytes"]
@@ -277,7 +278,7 @@ def _write_atomic(target: Path, payload: bytes, overwrite: bool, mode: int = 0o6
         raise StorageError(f"{target}: cannot check the path: {exc}") from exc
     if st is not None and not stat.S_ISREG(st.st_mode):
         raise StorageError(
-            f"{target}: is {_kind_of(st.st_mode)}, not a regular file; refusing to replace it"
+            f"{target}: is {file_kind(st.st_mode)}, not a regular file; refusing to replace it"
         )
     if st is not None and not overwrite:
         raise StorageError(f"{target}: file exists (pass overwrite=True to replace it)")
@@ -298,21 +299,6 @@ def _write_atomic(target: Path, payload: bytes, overwrite: bool, mode: int = 0o6
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise StorageError(f"{target}: cannot write the file: {exc}") from exc
-
-
-def _kind_of(mode: int) -> str:
-    """What a non-regular file is, for messages."""
-    for test, kind in (
-        (stat.S_ISLNK, "a symbolic link"),
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return kind
-    return "not a regular file"
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -17,7 +17,14 @@ from sessiontree.errors import EntryNotFoundError, InvalidEntryError
 from sessiontree.metadata import SessionMetadata
 from sessiontree.tree import ForkPosition, fork_chain, labels_of
 
-__all__ = ["EntryCursor", "SessionStorage", "fork_storage", "select_entries"]
+__all__ = [
+    "ContextBranchReader",
+    "EntryCursor",
+    "SessionStorage",
+    "fork_plan",
+    "fork_storage",
+    "select_entries",
+]
 
 
 @dataclass(frozen=True)
@@ -49,6 +56,30 @@ class EntryCursor:
         if self.types is not None:
             object.__setattr__(self, "types", check_types(self.types))
         check_bool(self.reverse, "reverse")
+
+
+@runtime_checkable
+class ContextBranchReader(Protocol):
+    """A storage that can read only the part of a branch the default context needs.
+
+    Optional next to :class:`SessionStorage` (the built-in backends have it; a storage without
+    it has its whole branch read): ``Session.build_context`` with the default transform uses
+    it, so the cost of a context grows with the context, not with the history before the
+    newest compaction that carries a state snapshot.
+    """
+
+    async def get_context_branch(self, leaf_id: str | None = None) -> list[Entry]:
+        """The path from :func:`~sessiontree.context.context_start` (or the root) to ``leaf_id``.
+
+        Bookkeeping entries are left out, as in :meth:`SessionStorage.get_branch`. The default
+        context built from it equals the one built from the whole branch; corruption older
+        than the start (a cycle, a missing parent) is not looked for.
+
+        Raises:
+            EntryNotFoundError: ``leaf_id`` names no entry.
+            CorruptSessionError: a cycle or a missing parent on the part read.
+        """
+        ...
 
 
 @runtime_checkable
@@ -202,25 +233,21 @@ def select_entries(
     return out
 
 
-async def fork_storage(
-    source: SessionStorage,
-    target_id: str,
-    position: ForkPosition,
-    create: Callable[[SessionMetadata, list[Entry]], Awaitable[SessionStorage]],
-) -> SessionStorage:
-    """The fork algorithm every backend shares (docs/branching.md).
+async def fork_plan(
+    source: SessionStorage, target_id: str, position: ForkPosition
+) -> tuple[SessionMetadata, list[Entry]]:
+    """What a fork of ``source`` holds: its metadata and its entries, in order (docs/branching.md).
 
-    Copies the chain root → target (``before``: up to the target's parent) with the same ids
-    (:func:`~sessiontree.tree.fork_chain` says which references become ``null``), gives each
-    copied entry the label it has in the source now, and records ``parentSessionId`` /
-    ``forkedFromEntryId``. ``create`` makes the new session holding the given entries in the
-    source's store, atomically: the fork appears whole or not at all (a crash mid-fork
-    leaves no empty or partial session).
+    The chain root → target (``before``: up to the target's parent) with the same ids
+    (:func:`~sessiontree.tree.fork_chain` says which references become ``null``), then a
+    label entry for each copied entry whose label the copies alone would not give it (set or
+    cleared), so each has the label it has now; the metadata records
+    ``parentSessionId`` / ``forkedFromEntryId``. Copied entries are the objects ``source``
+    returned (a backend can copy their stored rows as they are).
 
     Raises:
         EntryNotFoundError: ``target_id`` names no entry.
-        InvalidEntryError: the target is a bookkeeping entry, or ``position`` is bad, or a
-            copied entry cannot be written; nothing is created then.
+        InvalidEntryError: the target is a bookkeeping entry, or ``position`` is bad.
     """
     if position not in ("at", "before"):
         raise InvalidEntryError(
@@ -246,4 +273,23 @@ async def fork_storage(
         update={"parent_session_id": source.id, "forked_from_entry_id": target_id}
     )
     meta.__pydantic_fields_set__.update({"parent_session_id", "forked_from_entry_id"})
-    return await create(meta, [*copied, *labels])
+    return meta, [*copied, *labels]
+
+
+async def fork_storage(
+    source: SessionStorage,
+    target_id: str,
+    position: ForkPosition,
+    create: Callable[[SessionMetadata, list[Entry]], Awaitable[SessionStorage]],
+) -> SessionStorage:
+    """The fork algorithm every backend shares: :func:`fork_plan`, then ``create``, which
+    makes the new session holding the given entries in the source's store, atomically: the
+    fork appears whole or not at all (a crash mid-fork leaves no empty or partial session).
+
+    Raises:
+        EntryNotFoundError: ``target_id`` names no entry.
+        InvalidEntryError: the target is a bookkeeping entry, or ``position`` is bad, or a
+            copied entry cannot be written; nothing is created then.
+    """
+    meta, entries = await fork_plan(source, target_id, position)
+    return await create(meta, entries)

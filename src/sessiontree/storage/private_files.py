@@ -14,6 +14,7 @@ __all__ = [
     "DIR_MODE",
     "FILE_MODE",
     "create_private_file",
+    "file_kind",
     "make_private_dirs",
     "on_read_only_file_system",
     "read_only_reason",
@@ -87,3 +88,19 @@ def read_only_reason(path: Path) -> str | None:
     if not os.access(path, os.W_OK) or not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
         return "the file is read-only (no write permission)"
     return None
+
+
+def file_kind(mode: int) -> str:
+    """What kind of file ``mode`` (``st_mode``) describes, for messages."""
+    for test, kind in (
+        (stat.S_ISREG, "a regular file"),
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return kind
+    return "not a regular file"
