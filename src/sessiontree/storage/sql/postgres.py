@@ -91,10 +91,10 @@ _CAS_ONE_SQL = (
     " %(type)s::text, %(ts)s::text, %(target)s::text, %(body)s::json, %(text)s::text FROM upd"
 )
 _INSERT_SQL = f"{_INSERT_COLUMNS} SELECT %(sid)s, {_ROW_VALUES} {_ROWS}"
-# a fork's copied rows, in the fork's order, with their tsvector as it is
+# a fork's copied rows, in the fork's order, with their search text as it is
 _COPY_ROWS_SQL = (
     f"{_INSERT_COLUMNS} SELECT %(sid)s, c.seq, e.id, e.parent_id, e.type, e.timestamp,"
-    " e.target_id, e.body, e.fts FROM unnest(%(id)s::text[], %(seq)s::bigint[]) AS c (id, seq)"
+    " e.target_id, e.body, e.search_text FROM unnest(%(id)s::text[], %(seq)s::bigint[]) AS c (id, seq)"
     " JOIN entries AS e ON e.session_id = %(src)s AND e.id = c.id"
 )
 _UPDATE_SQL = f"{_UPDATE_SET} WHERE id = %(sid)s"
