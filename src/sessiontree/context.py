@@ -142,6 +142,71 @@ def default_transform(path: Sequence[Entry]) -> list[Entry]:
     return [c, *after]
 
 
+_THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+
+
+def state_snapshot(entry: Entry) -> dict[str, Any] | None:
+    """The derived-state snapshot a ``compaction`` carries in ``details.state``, if any."""
+    details = getattr(entry, "details", None) if entry.type == "compaction" else None
+    state = (details.model_extra or {}).get("state") if details is not None else None
+    return state if isinstance(state, dict) else None
+
+
+def _sets_all_state(state: dict[str, Any]) -> bool:
+    """Whether :func:`derive_state` takes all three values from this snapshot (nothing older)."""
+    m = state.get("model", ...)
+    model_set = m is None or (isinstance(m, dict) and bool(m.get("provider") and m.get("modelId")))
+    return (
+        model_set and state.get("thinkingLevel") in _THINKING_LEVELS and "activeToolNames" in state
+    )
+
+
+def context_start(compaction: Entry) -> str | None:
+    """The oldest entry the default context needs when ``compaction`` is the newest on the path.
+
+    :func:`default_transform` keeps nothing older than the compaction's first kept entry (or
+    than the compaction itself, in retained-tail mode), and :func:`derive_state` nothing older
+    than a snapshot that sets all three values. So when the compaction carries such a snapshot,
+    the context is built alike from the path starting at the returned id as from the whole
+    path. ``None``: the whole path is needed.
+    """
+    state = state_snapshot(compaction)
+    if state is None or not _sets_all_state(state) or not isinstance(compaction, CompactionEntry):
+        return None
+    if compaction.retained_tail is not None:
+        return compaction.id
+    return compaction.first_kept_entry_id
+
+
+class ContextStart:
+    """The ``stop`` rule of :func:`~sessiontree.tree.trace_chain` for the default context.
+
+    Walking up from the leaf, the first ``compaction`` met is the newest on the path; the walk
+    then ends at its :func:`context_start` (never, when that is ``None``: the whole path is
+    read). Items need ``id`` and ``type``; ``resolve`` turns a compaction item into its entry
+    (identity for entries; a storage's light records pass their parser).
+    """
+
+    def __init__(self, resolve: Callable[[Any], Entry] | None = None) -> None:
+        self._resolve = resolve
+        self._target: str | None = None
+        self._decided = False
+
+    def __call__(self, item: Any) -> bool:
+        if not self._decided:
+            if item.type != "compaction":
+                return False
+            self._decided = True
+            entry = item if self._resolve is None else self._resolve(item)
+            self._target = context_start(entry)
+        return self._target is not None and item.id == self._target
+
+    @property
+    def target(self) -> str | None:
+        """After a walk: the entry the context starts at (``None``: whole path)."""
+        return self._target
+
+
 def _ms(entry: Entry) -> int:
     try:
         return ms_from_iso(entry.timestamp)
@@ -214,22 +279,14 @@ def derive_state(
         elif t == "active_tools_change":
             tools = list(entry.active_tool_names)  # type: ignore[union-attr]
         elif t == "compaction":
-            details = entry.details  # type: ignore[union-attr]
-            state = (details.model_extra or {}).get("state") if details is not None else None
-            if isinstance(state, dict):
+            state = state_snapshot(entry)
+            if state is not None:
                 m = state.get("model")
                 if isinstance(m, dict) and m.get("provider") and m.get("modelId"):
                     model = ModelRef(m["provider"], m["modelId"])
                 elif m is None and "model" in state:
                     model = None
-                if state.get("thinkingLevel") in (
-                    "off",
-                    "minimal",
-                    "low",
-                    "medium",
-                    "high",
-                    "xhigh",
-                ):
+                if state.get("thinkingLevel") in _THINKING_LEVELS:
                     thinking = state["thinkingLevel"]
                 if "activeToolNames" in state:
                     names = state["activeToolNames"]

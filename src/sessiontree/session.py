@@ -41,7 +41,7 @@ from sessiontree.errors import EntryNotFoundError, InvalidEntryError
 from sessiontree.ids import now_ms
 from sessiontree.messages import AgentMessage, AssistantMessage, ContentBlock, Usage, parse_message
 from sessiontree.metadata import SessionMetadata, SessionStats
-from sessiontree.storage.base import EntryCursor, SessionStorage
+from sessiontree.storage.base import ContextBranchReader, EntryCursor, SessionStorage
 from sessiontree.summarizers.base import Summarizer
 from sessiontree.tree import ForkPosition, TreeNode, build_tree
 from sessiontree.wire._common import provider_shape
@@ -138,7 +138,12 @@ class Session:
             EntryNotFoundError: ``leaf_id`` names no entry.
         """
         with gc_paused():
-            path = await self.storage.get_branch(leaf_id)
+            storage = self.storage
+            if transform is default_transform and isinstance(storage, ContextBranchReader):
+                # only what the default context needs: from the newest compaction's start on
+                path = await storage.get_context_branch(leaf_id)
+            else:
+                path = await storage.get_branch(leaf_id)
             return build_context_from_path(
                 path,
                 system_prompt=system_prompt,
