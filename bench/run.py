@@ -12,7 +12,13 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHES = ["bench_backends.py", "bench_jsonl.py", "peers.py", "bench_adapters.py"]
+BENCHES = [
+    "bench_backends.py",
+    "bench_jsonl.py",
+    "bench_harness.py",
+    "peers.py",
+    "bench_adapters.py",
+]
 
 
 def main() -> int:

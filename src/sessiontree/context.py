@@ -56,10 +56,12 @@ __all__ = [
     "default_transform",
     "derive_state",
     "find_tool_pair_problems",
+    "lost_result",
     "newest_turn_start",
     "project_entries",
     "repair_tool_pairs",
     "to_llm_messages",
+    "user_content",
 ]
 
 log = logging.getLogger("sessiontree.context")
@@ -294,16 +296,19 @@ def repair_tool_pairs(messages: Sequence[AgentMessage]) -> list[AgentMessage]:
             if result is not None:
                 out.append(result)
             elif i < turn_start:
-                out.append(
-                    ToolResultMessage(
-                        tool_call_id=call.id,
-                        tool_name=call.name,
-                        content=[TextContent(text=LOST_RESULT_TEXT)],
-                        is_error=True,
-                        timestamp=msg.timestamp,
-                    )
-                )
+                out.append(lost_result(call, msg.timestamp))
     return out
+
+
+def lost_result(call: ToolCall, timestamp: int | float) -> ToolResultMessage:
+    """The synthetic ``isError`` result that stands in for ``call``'s lost result."""
+    return ToolResultMessage(
+        tool_call_id=call.id,
+        tool_name=call.name,
+        content=[TextContent(text=LOST_RESULT_TEXT)],
+        is_error=True,
+        timestamp=timestamp,
+    )
 
 
 def find_tool_pair_problems(messages: Sequence[AgentMessage]) -> list[str]:
@@ -386,6 +391,39 @@ def _content_text(content: str | Sequence[Any]) -> str | list[dict[str, Any]]:
     return parts
 
 
+COMPACTION_SUMMARY_PREFIX = (
+    "The conversation history before this point was compacted into the following summary:"
+)
+"""The line that introduces a compaction summary to the model."""
+BRANCH_SUMMARY_PREFIX = (
+    "The following is a summary of a branch that this conversation came back from:"
+)
+"""The line that introduces a branch summary to the model."""
+
+
+def user_content(
+    msg: UserMessage
+    | CustomMessage
+    | CompactionSummaryMessage
+    | BranchSummaryMessage
+    | BashExecutionMessage,
+) -> str | list[Any] | None:
+    """What a model sees of a non-assistant, non-tool message: a user turn's content.
+
+    Summaries are wrapped so the model knows they are summaries; a bash execution shows its
+    command and output; ``None`` for a bash execution marked ``excludeFromContext``.
+    """
+    if isinstance(msg, UserMessage | CustomMessage):
+        return msg.content
+    if isinstance(msg, CompactionSummaryMessage):
+        return f"{COMPACTION_SUMMARY_PREFIX}\n<summary>\n{msg.summary}\n</summary>"
+    if isinstance(msg, BranchSummaryMessage):
+        return f"{BRANCH_SUMMARY_PREFIX}\n<summary>\n{msg.summary}\n</summary>"
+    if msg.exclude_from_context:
+        return None
+    return f"Ran `{msg.command}`\n{msg.output}"
+
+
 def to_llm_messages(
     messages: Sequence[AgentMessage], *, include_thinking: bool = False
 ) -> list[dict[str, Any]]:
@@ -405,27 +443,17 @@ def to_llm_messages(
     """
     out: list[dict[str, Any]] = []
     for msg in messages:
-        if isinstance(msg, UserMessage | CustomMessage):
-            out.append({"role": "user", "content": _content_text(msg.content)})
-        elif isinstance(msg, CompactionSummaryMessage):
-            out.append(
-                {
-                    "role": "user",
-                    "content": "The conversation history before this point was compacted "
-                    f"into the following summary:\n<summary>\n{msg.summary}\n</summary>",
-                }
-            )
-        elif isinstance(msg, BranchSummaryMessage):
-            out.append(
-                {
-                    "role": "user",
-                    "content": "The following is a summary of a branch that this conversation "
-                    f"came back from:\n<summary>\n{msg.summary}\n</summary>",
-                }
-            )
-        elif isinstance(msg, BashExecutionMessage):
-            if not msg.exclude_from_context:
-                out.append({"role": "user", "content": f"Ran `{msg.command}`\n{msg.output}"})
+        if isinstance(
+            msg,
+            UserMessage
+            | CustomMessage
+            | CompactionSummaryMessage
+            | BranchSummaryMessage
+            | BashExecutionMessage,
+        ):
+            content = user_content(msg)
+            if content is not None:
+                out.append({"role": "user", "content": _content_text(content)})
         elif isinstance(msg, AssistantMessage):
             item: dict[str, Any] = {
                 "role": "assistant",

@@ -44,6 +44,7 @@ from sessiontree.metadata import SessionMetadata, SessionStats
 from sessiontree.storage.base import EntryCursor, SessionStorage
 from sessiontree.summarizers.base import Summarizer
 from sessiontree.tree import ForkPosition, TreeNode, build_tree
+from sessiontree.wire._common import provider_shape
 
 __all__ = ["Session"]
 
@@ -215,7 +216,10 @@ class Session:
         A message without ``timestamp`` gets the current time (Unix ms).
 
         Raises:
-            InvalidEntryError: the message does not validate.
+            InvalidEntryError: the message does not validate, or it is shaped like a
+                provider's wire message (``role: "tool"`` or ``"system"``, ``tool_calls``,
+                ``tool_use``/``tool_result`` blocks): the error names the converter
+                (:mod:`sessiontree.wire`) that turns it into AgentMessages.
         """
         try:
             msg = parse_message(message)
@@ -226,6 +230,14 @@ class Session:
         except ValueError as exc:  # pydantic's ValidationError included
             detail = validation_problem(exc) if isinstance(exc, ValidationError) else str(exc)
             raise InvalidEntryError(f"invalid message: {detail}", session_id=self.id) from exc
+        converter = provider_shape(msg)
+        if converter is not None:
+            raise InvalidEntryError(
+                "this is a provider's wire message, not an AgentMessage; convert it with "
+                f"sessiontree.{converter}(...) first (stored as it is, it would be left out "
+                "of every context)",
+                session_id=self.id,
+            )
         return await self._append(entry)
 
     async def append_model_change(self, provider: str, model_id: str) -> str:
