@@ -86,3 +86,33 @@ async def test_imports_list_by_the_sources_own_times(repo: SessionRepo, reopen: 
     assert infos[0].created_at == want[oldest][0]
     # (a file system's clock may lag Python's by a tick: a second of slack)
     assert infos[0].modified_at >= before - timedelta(seconds=1) > want[newest_first[0]][1]
+
+
+async def test_source_times_go_by_the_instant_not_the_text(
+    repo: SessionRepo, tmp_path: Path
+) -> None:
+    # "10:00+02:00" sorts after "09:00Z" as text but is an hour earlier; a timestamp that is
+    # not ISO 8601 names no instant and is left out
+    lines = [
+        '{"type":"session","version":3,"id":"zones","timestamp":"2025-01-01T07:00:00.000Z"}',
+        '{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T09:00:00.000Z",'
+        '"message":{"role":"user","content":"q"}}',
+        '{"type":"message","id":"b","parentId":"a","timestamp":"2025-01-01T10:00:00.000+02:00",'
+        '"message":{"role":"user","content":"q2"}}',
+        '{"type":"message","id":"c","parentId":"b","timestamp":"not a time",'
+        '"message":{"role":"user","content":"q3"}}',
+        '{"type":"message","id":"d","parentId":"c","timestamp":"2025-01-01T08:30:00.000Z",'
+        '"message":{"role":"user","content":"q4"}}',
+    ]
+    path = tmp_path / "zones.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    session, _ = await import_session(path, repo)
+    (info,) = await repo.list()
+    assert info.id == session.id == "zones"
+    assert info.created_at == datetime(2025, 1, 1, 8, 0, tzinfo=UTC)
+    assert info.modified_at == datetime(2025, 1, 1, 9, 0, tzinfo=UTC)
+    imported = (await session.get_metadata()).to_wire()["importedFrom"]
+    assert (imported["createdAt"], imported["modifiedAt"]) == (
+        "2025-01-01T10:00:00.000+02:00",
+        "2025-01-01T09:00:00.000Z",
+    )

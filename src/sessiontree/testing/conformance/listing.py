@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import pytest
 
 from sessiontree.entries import MessageEntry
-from sessiontree.errors import InvalidEntryError, InvalidMetadataError
+from sessiontree.errors import InvalidEntryError, InvalidMetadataError, SessionNotFoundError
 from sessiontree.repos.base import SessionRepo
 from sessiontree.testing.builders import assistant, tool_call, tool_result, user
 from sessiontree.testing.conformance._base import (
@@ -105,6 +105,10 @@ class ListingConformance(Conformance):
                 await s.storage.set_modified_at(bad)  # type: ignore[arg-type]
         assert await repo.list() == [before]
         assert await snapshot(s) == kept
+        await s.delete()
+        with pytest.raises(SessionNotFoundError):
+            await s.storage.set_modified_at(datetime(2024, 1, 1, tzinfo=UTC))
+        assert await repo.list() == []
 
     async def test_list_where_filters_on_metadata_keys(self, repo: SessionRepo) -> None:
         u1a = await repo.create(metadata={"userId": "u1", "appName": "support", "tier": 2})
