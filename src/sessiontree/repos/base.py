@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from sessiontree import _json as exact_json
@@ -33,6 +34,7 @@ class SessionRepo(Protocol):
         metadata: SessionMetadata | Mapping[str, Any] | None = None,
         *,
         entries: Sequence[Entry] = (),
+        created_at: datetime | None = None,
     ) -> Session:
         """Create a session (a new UUID v7 id unless given) holding ``entries``.
 
@@ -40,10 +42,16 @@ class SessionRepo(Protocol):
         whole or not at all: a crash or an error part-way leaves no session, empty or partial,
         behind (what imports rely on).
 
+        ``created_at`` (an aware datetime; default now) is the session's ``created_at`` in
+        :meth:`list`, and its ``modified_at`` until the first append: an import gives the
+        source's first entry time, then sets the newest with
+        :meth:`~sessiontree.storage.base.SessionStorage.set_modified_at`.
+
         Raises:
             SessionExistsError: the id is taken. InvalidSessionIdError: a bad id.
             DuplicateEntryError, EntryNotFoundError, InvalidEntryError: an entry is refused
                 (``entry_id`` names it); nothing is created.
+            InvalidMetadataError: ``created_at`` is not an aware datetime.
         """
         ...
 

@@ -42,6 +42,7 @@ from sessiontree.metadata import (
     SessionInfo,
     SessionMetadata,
     matches_where,
+    session_time,
     where_pairs,
 )
 from sessiontree.repos.base import check_entries, check_list_args, coerce_metadata
@@ -170,9 +171,11 @@ class JSONLRepo:
         metadata: SessionMetadata | Mapping[str, Any] | None = None,
         *,
         entries: Sequence[Entry] = (),
+        created_at: datetime | None = None,
     ) -> Session:
         """See :meth:`SessionRepo.create`: a new directory holding the log, which is linked
-        into place whole (header and every entry line), so it never shows partly written.
+        into place whole (header and every entry line), so it never shows partly written
+        (``created_at``: the header's ``timestamp`` and the log's modification time).
 
         Raises:
             InvalidSessionIdError: an id outside ``[A-Za-z0-9_-]{1,128}``.
@@ -183,6 +186,7 @@ class JSONLRepo:
         session_id = new_id() if id is None else check_session_id(id)
         meta = coerce_metadata(metadata)
         lines = entry_lines(check_entries(entries), session_id)
+        when = None if created_at is None else session_time(created_at, "created_at")
         directory = self.root / session_id
         duplicate = SessionExistsError(
             "a session with this id already exists", session_id=session_id
@@ -203,7 +207,9 @@ class JSONLRepo:
         except OSError as exc:
             raise StorageError(f"cannot create session directory {directory}: {exc}") from exc
         try:
-            create_session_file(directory / LOG_NAME, session_id, meta, self.durability, lines)
+            create_session_file(
+                directory / LOG_NAME, session_id, meta, self.durability, lines, created_at=when
+            )
             self._layout.created(directory / LOG_NAME, self.durability)
         except FileExistsError:
             raise duplicate from None

@@ -10,17 +10,24 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from sessiontree._gc import gc_paused
 from sessiontree.entries import Entry, stored_form
 from sessiontree.errors import SessionNotFoundError
 from sessiontree.ids import check_session_id, new_id
-from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata, where_pairs
+from sessiontree.metadata import (
+    SearchHit,
+    SessionInfo,
+    SessionMetadata,
+    session_time,
+    where_pairs,
+)
 from sessiontree.repos.base import check_entries, check_list_args, coerce_metadata
 from sessiontree.session import Session
 from sessiontree.storage.search import check_search_args
-from sessiontree.storage.sql.plan import metadata_from_json
+from sessiontree.storage.sql.plan import metadata_from_json, us_from_datetime
 from sessiontree.storage.sql.storage import ParseCache, SQLStorage, make_engine
 from sessiontree.tree import ForkPosition
 
@@ -78,6 +85,7 @@ class SQLRepo:
         metadata: SessionMetadata | Mapping[str, Any] | None = None,
         *,
         entries: Sequence[Entry] = (),
+        created_at: datetime | None = None,
     ) -> Session:
         """See :meth:`SessionRepo.create`: the session row and its entries in one transaction.
 
@@ -88,9 +96,12 @@ class SQLRepo:
         """
         session_id = new_id() if id is None else check_session_id(id)
         meta = coerce_metadata(metadata)
+        created_us = (
+            None if created_at is None else us_from_datetime(session_time(created_at, "created_at"))
+        )
         stored = [stored_form(e) for e in check_entries(entries)]
         await self._engine.create_session(
-            session_id, meta, [e for e, _ in stored], [b for _, b in stored]
+            session_id, meta, [e for e, _ in stored], [b for _, b in stored], created_us=created_us
         )
         return Session(SQLStorage(self._engine, session_id, meta, parse_cache=self._parse_cache))
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Literal, Protocol
 
-from sessiontree.ids import new_id, now_iso
+from sessiontree.ids import iso_from_ms, new_id, now_iso
 from sessiontree.metadata import SessionMetadata
 from sessiontree.storage.jsonl.format import build_header, parse_header
 
@@ -26,6 +27,7 @@ __all__ = [
     "fsync_dir",
     "lock_path",
     "remove_session_log",
+    "set_mtime",
 ]
 
 Durability = Literal["none", "flush", "fsync"]
@@ -59,12 +61,28 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def set_mtime(path: Path, when: datetime) -> None:
+    """Set the file's modification time (what listing reads as ``modified_at``) to ``when``
+    (aware), keeping its access time.
+
+    Raises:
+        OSError: the file cannot be changed.
+    """
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, (when - _EPOCH) // timedelta(microseconds=1) * 1000))
+
+
 def create_session_file(
     path: Path,
     session_id: str,
     metadata: SessionMetadata,
     durability: Durability = "flush",
     lines: Sequence[bytes] = (),
+    *,
+    created_at: datetime | None = None,
 ) -> None:
     """Create a session file holding its header and ``lines``, atomically and exclusively
     (mode 0600).
@@ -72,6 +90,8 @@ def create_session_file(
     The content is written to a temporary file in the same directory and hard-linked into
     place, so the file never exists without its whole header and every line: a session made
     by an import or a fork appears whole or not at all, whenever the process dies.
+    ``created_at`` (aware; default now) is the header's ``timestamp`` (milliseconds) and the
+    file's modification time.
 
     Raises:
         FileExistsError: ``path`` exists.
@@ -81,17 +101,24 @@ def create_session_file(
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         try:
-            _write_all(fd, b"".join([build_header(session_id, metadata, now_iso()), *lines]))
+            stamp = now_iso() if created_at is None else iso_from_ms(_ms(created_at))
+            _write_all(fd, b"".join([build_header(session_id, metadata, stamp), *lines]))
             if durability != "none":
                 os.fsync(fd)
         finally:
             os.close(fd)
+        if created_at is not None:
+            set_mtime(tmp, created_at)
         os.link(tmp, path)
     finally:
         with contextlib.suppress(OSError):
             tmp.unlink()
     if durability != "none":
         fsync_dir(path.parent)
+
+
+def _ms(when: datetime) -> int:
+    return (when - _EPOCH) // timedelta(milliseconds=1)
 
 
 def check_session_log(path: Path) -> None:

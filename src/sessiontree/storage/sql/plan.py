@@ -51,6 +51,7 @@ __all__ = [
     "lookup_ids",
     "meta_rows",
     "now_us",
+    "us_from_datetime",
     "plan_append",
     "where_clause",
 ]
@@ -83,6 +84,11 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 def datetime_from_us(us: int) -> datetime:
     """An aware UTC datetime from Unix microseconds."""
     return _EPOCH + timedelta(0, 0, us)
+
+
+def us_from_datetime(when: datetime) -> int:
+    """Unix microseconds of an aware datetime (exact: no float on the way)."""
+    return (when - _EPOCH) // timedelta(microseconds=1)
 
 
 def index_text(text: str) -> str | None:
@@ -314,9 +320,12 @@ class SQLEngine(Protocol):
         metadata: SessionMetadata,
         entries: Sequence[Entry] = (),
         bodies: Sequence[bytes] | None = None,
+        *,
+        created_us: int | None = None,
     ) -> None:
         """Insert a session holding ``entries`` (validated as an append), in one transaction:
-        the session is never visible without all of them.
+        the session is never visible without all of them. ``created_us`` (Unix µs, default
+        now) is its ``created_us`` and ``modified_us``.
 
         Raises:
             SessionExistsError: the id is taken.
@@ -343,6 +352,10 @@ class SQLEngine(Protocol):
             SessionExistsError: the id is taken. SessionNotFoundError: the source went away.
             DuplicateEntryError, EntryNotFoundError, InvalidEntryError: as :meth:`append`.
         """
+        ...
+
+    async def set_modified(self, session_id: str, modified_us: int) -> bool:
+        """Set the session row's ``modified_us``; ``False`` when there is no such session."""
         ...
 
     async def load_metadata(self, session_id: str) -> str | None:

@@ -167,10 +167,12 @@ class PostgresEngine(PostgresConnection):
         metadata: SessionMetadata,
         entries: Sequence[Entry] = (),
         bodies: Sequence[bytes] | None = None,
+        *,
+        created_us: int | None = None,
     ) -> None:
         """See :class:`SQLEngine`: the session row and its entries in one transaction."""
         self._writable(session_id)
-        now = now_us()
+        now = now_us() if created_us is None else created_us
         pool = self._pool or await self._get_pool()
         try:
             async with pool.connection() as conn, conn.transaction():
@@ -237,6 +239,15 @@ class PostgresEngine(PostgresConnection):
             ) from exc
         except self._psycopg.Error as exc:
             raise self._error(exc, session_id) from exc
+
+    async def set_modified(self, session_id: str, modified_us: int) -> bool:
+        """See :class:`SQLEngine`."""
+        found = await self._execute(
+            "UPDATE sessions SET modified_us = %s WHERE id = %s",
+            (modified_us, session_id),
+            session_id,
+        )
+        return found > 0
 
     async def load_metadata(self, session_id: str) -> str | None:
         """See :class:`SQLEngine`."""

@@ -132,10 +132,12 @@ class SQLiteEngine(SQLiteConnection):
         metadata: SessionMetadata,
         entries: Sequence[Entry] = (),
         bodies: Sequence[bytes] | None = None,
+        *,
+        created_us: int | None = None,
     ) -> None:
         """See :class:`SQLEngine`: the session row and its entries in one transaction."""
         conn = self._db()
-        now = now_us()
+        now = now_us() if created_us is None else created_us
         try:
             with self.writing(conn):
                 try:
@@ -215,6 +217,18 @@ class SQLiteEngine(SQLiteConnection):
             ) from exc
         except sqlite3.Error as exc:
             raise self._error(exc) from exc
+
+    async def set_modified(self, session_id: str, modified_us: int) -> bool:
+        """See :class:`SQLEngine`."""
+        conn = self._db()
+        try:
+            with self.writing(conn):
+                found = conn.execute(
+                    "UPDATE sessions SET modified_us = ? WHERE id = ?", (modified_us, session_id)
+                ).rowcount
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+        return bool(found)
 
     async def load_metadata(self, session_id: str) -> str | None:
         """See :class:`SQLEngine`."""
