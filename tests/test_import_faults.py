@@ -534,3 +534,44 @@ async def test_a_refused_reimport_carries_what_the_file_holds(tmp_path: Path) ->
     assert caught.value.session_id == first.id
     assert caught.value.report.entries_imported == 3
     assert len(await first.get_entries()) == 2  # nothing merged
+
+
+SWE_TRAJ = SESSIONS / "swe-agent-traj" / "function_calling_simple.traj"
+
+
+@pytest.mark.parametrize("damage", ["torn", "a line put in"])
+async def test_a_damaged_trajectory_names_the_json_error_and_its_line(
+    tmp_path: Path, damage: str
+) -> None:
+    lines = SWE_TRAJ.read_bytes().split(b"\n")
+    if damage == "torn":
+        data, bad_line = b"\n".join(lines[:30]), 30
+    else:  # an object written in as line 3: the comma after it is missing
+        data, bad_line = b"\n".join([*lines[:2], b'{"x": 1}', *lines[2:]]), 4
+    path = tmp_path / "task.traj"
+    path.write_bytes(data)
+    repo = MemoryRepo()
+    with pytest.raises(CorruptSessionError, match="JSON document that does not parse") as info:
+        await import_session(path, repo)
+    assert info.value.path == path
+    assert info.value.line_number == bad_line
+    assert await repo.list() == []
+
+
+@pytest.mark.parametrize(
+    ("data", "message", "line"),
+    [
+        ((PI / "agent-sessions_pi-small.v3.jsonl").read_text().encode("utf-16"), "UTF-16", None),
+        (b'\n{"type": "session", "id": "caf\xe9", "version": 3}\n', r"not UTF-8 \(byte 0xe9\)", 2),
+    ],
+    ids=["utf-16", "latin-1 header"],
+)
+async def test_a_file_not_in_utf8_says_so(
+    tmp_path: Path, data: bytes, message: str, line: int | None
+) -> None:
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(data)
+    with pytest.raises(CorruptSessionError, match=message) as info:
+        await import_session(path, MemoryRepo())
+    assert info.value.line_number == line
+    assert "tried pi" in str(info.value)
