@@ -575,3 +575,44 @@ async def test_a_file_not_in_utf8_says_so(
         await import_session(path, MemoryRepo())
     assert info.value.line_number == line
     assert "tried pi" in str(info.value)
+
+
+@pytest.mark.parametrize("stamp", [2**70, -(2**62), 1e300])
+async def test_a_timestamp_beyond_year_9999_falls_back_instead_of_crashing(
+    tmp_path: Path, stamp: float
+) -> None:
+    lines = (SESSIONS / "codex" / "sample_codex_session_simonw.jsonl").read_bytes().split(b"\n")
+    meta = json.loads(lines[0])
+    meta["payload"]["timestamp"] = stamp
+    path = tmp_path / "rollout.jsonl"
+    path.write_bytes(b"\n".join([json.dumps(meta).encode(), *lines[1:]]))
+    session, report = await import_session(path, MemoryRepo())
+    assert report.entries_imported == len(await session.get_entries()) > 0
+
+
+async def test_a_pi_line_whose_type_is_not_a_string_is_kept_as_custom(tmp_path: Path) -> None:
+    lines = (PI / "agent-sessions_pi-small.v3.jsonl").read_bytes().split(b"\n")
+    entry = json.loads(lines[1])
+    entry["type"] = [None]
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"\n".join([lines[0], json.dumps(entry).encode(), *lines[2:]]))
+    session, report = await import_session(path, MemoryRepo())
+    assert [c.line for c in report.custom_lines] == [2]
+    kept = await session.get_entry(entry["id"])
+    assert isinstance(kept, CustomEntry) and kept.data["type"] == [None]
+
+
+async def test_a_cline_time_beyond_year_9999_falls_back_instead_of_crashing(
+    tmp_path: Path,
+) -> None:
+    history = [
+        {"role": "user", "content": [{"type": "text", "text": "hi"}], "ts": 2**70},
+        {"role": "assistant", "content": [{"type": "text", "text": "hello"}], "ts": 10**15},
+    ]
+    path = tmp_path / "api_conversation_history.json"
+    path.write_text(json.dumps(history))
+    session, _report = await import_session(path, MemoryRepo())
+    assert [e.message.role for e in await session.get_branch() if isinstance(e, MessageEntry)] == [
+        "user",
+        "assistant",
+    ]
