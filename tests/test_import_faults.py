@@ -16,7 +16,13 @@ from sessiontree.context import LOST_RESULT_TEXT, find_tool_pair_problems
 from sessiontree.entries import CompactionEntry, CustomEntry, LeafEntry, MessageEntry
 from sessiontree.errors import CorruptSessionError, DuplicateEntryError
 from sessiontree.interop import DanglingParent
-from sessiontree.messages import CompactionSummaryMessage, OpaqueMessage, ToolResultMessage
+from sessiontree.messages import (
+    AssistantMessage,
+    CompactionSummaryMessage,
+    OpaqueMessage,
+    TextContent,
+    ToolResultMessage,
+)
 
 SESSIONS = VENDORED
 CLAUDE = SESSIONS / "claude-code"
@@ -616,3 +622,35 @@ async def test_a_cline_time_beyond_year_9999_falls_back_instead_of_crashing(
         "user",
         "assistant",
     ]
+
+
+async def test_a_claude_reply_line_whose_content_is_not_a_list_keeps_it_as_text(
+    tmp_path: Path,
+) -> None:
+    source = CLAUDE / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
+    rows = _lines(source)
+    # the last of the lines of one reply (same message.id) gets a number for its content
+    reply = next(
+        r
+        for r in rows
+        if r.get("type") == "assistant"
+        and sum((x.get("message") or {}).get("id") == r["message"]["id"] for x in rows) > 1
+    )
+    last = [r for r in rows if (r.get("message") or {}).get("id") == reply["message"]["id"]][-1]
+    last["message"]["content"] = -1
+    path = tmp_path / "session.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    session, _report = await import_session(path, MemoryRepo())
+    entry = await session.get_entry(_entry_of(rows, last))
+    assert isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage)
+    assert [b.text for b in entry.message.content if isinstance(b, TextContent)][-1] == "-1"
+
+
+async def test_a_line_whose_type_is_a_list_does_not_stop_detection(tmp_path: Path) -> None:
+    header, *rest = (PI / "agent-sessions_pi-small.v3.jsonl").read_bytes().split(b"\n")
+    damaged = json.loads(header)
+    damaged["type"] = []
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"\n".join([json.dumps(damaged).encode(), *rest]))
+    with pytest.raises(CorruptSessionError, match="not a session file"):
+        await import_session(path, MemoryRepo())

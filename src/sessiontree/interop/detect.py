@@ -39,6 +39,8 @@ _PROBE_LINES = 50
 
 def _classify(obj: dict[str, Any]) -> Format | None:
     kind = obj.get("type")
+    if not (kind is None or isinstance(kind, str)):  # a damaged line: only uuids can tell
+        kind = ""
     if kind == "session" and ("id" in obj or "version" in obj or "cwd" in obj):
         return "pi"
     if kind in _CODEX_TYPES and "payload" in obj:
