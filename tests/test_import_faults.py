@@ -654,3 +654,14 @@ async def test_a_line_whose_type_is_a_list_does_not_stop_detection(tmp_path: Pat
     path.write_bytes(b"\n".join([json.dumps(damaged).encode(), *rest]))
     with pytest.raises(CorruptSessionError, match="not a session file"):
         await import_session(path, MemoryRepo())
+
+
+@pytest.mark.parametrize("doc", [{"history": []}, {"history": [], "info": {}}])
+async def test_an_empty_trajectory_history_is_imported_empty_with_a_warning(
+    tmp_path: Path, doc: dict[str, Any]
+) -> None:
+    path = tmp_path / "task.traj"
+    path.write_text(json.dumps(doc))
+    session, report = await import_session(path, MemoryRepo())
+    assert [w for w in report.warnings if "'history' is an empty list" in w]
+    assert [e for e in await session.get_entries() if isinstance(e, MessageEntry)] == []
