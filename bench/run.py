@@ -1,7 +1,10 @@
-"""Run every benchmark in one go: ``.venv/bin/python bench/run.py``.
+"""Run every benchmark in one go: ``.venv/bin/python bench/run.py [--quick]``.
 
 Each benchmark prints its own table with ratios against the raw work measured in the same
-run (raw driver inserts/selects, orjson parsing) and against peer libraries where installed.
+run (raw driver inserts/selects, orjson parsing) and against peer libraries where installed
+(``pip install -e '.[bench]'``). ``bench/side_by_side.py`` runs last and ends with the table of
+the performance goals, each PASS or FAIL with its ratio. ``--quick``: fewer messages and
+repetitions everywhere (a few minutes); ``--goals``: only the side-by-side goals.
 """
 
 from __future__ import annotations
@@ -12,12 +15,21 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHES = ["bench_backends.py", "bench_jsonl.py", "peers.py", "bench_adapters.py"]
+BENCHES = [
+    "bench_backends.py",
+    "bench_jsonl.py",
+    "bench_adapters.py",
+    "bench_harness.py",
+    "side_by_side.py",
+]
+QUICK = {"bench_backends.py": ["--quick"], "side_by_side.py": ["--quick"]}
 
 
 def main() -> int:
+    quick = "--quick" in sys.argv[1:]
+    benches = ["side_by_side.py"] if "--goals" in sys.argv[1:] else BENCHES
     failed = 0
-    for name in BENCHES:
+    for name in benches:
         path = HERE / name
         if not path.exists():
             print(f"== {name}: missing", flush=True)
@@ -25,7 +37,8 @@ def main() -> int:
             continue
         print(f"\n== {name}", flush=True)
         started = time.perf_counter()
-        rc = subprocess.call([sys.executable, str(path)], cwd=HERE.parent)
+        extra = QUICK.get(name, []) if quick else []
+        rc = subprocess.call([sys.executable, str(path), *extra], cwd=HERE.parent)
         print(f"== {name}: exit {rc} in {time.perf_counter() - started:.1f} s", flush=True)
         failed += rc != 0
     return 1 if failed else 0

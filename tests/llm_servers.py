@@ -1,5 +1,12 @@
 """Local fake LLM servers for tests: real HTTP on 127.0.0.1, each API's wire format.
 
+Besides fixed :class:`Reply` bodies, a script may hold :class:`Say` (a model answer —
+text, thinking, tool calls — rendered for the API the request came to, as server-sent
+events when the request asks for ``stream``, else as one JSON body; optionally cut off
+mid-stream or left hanging), :class:`Fail` (an error status with the API's error body and
+headers such as ``retry-after``) or a callable ``(ReceivedRequest) -> Reply | Say | Fail``
+that decides per request.
+
 :class:`FakeLLMServer` is a stdlib ``ThreadingHTTPServer`` on a random loopback port, run in
 a daemon thread. It records every request it receives (path, headers, decoded JSON body) and
 answers from a script of :class:`Reply` objects, the last one repeating. The helpers
@@ -22,7 +29,9 @@ from typing import Any
 import orjson
 
 __all__ = [
+    "Fail",
     "FakeLLMServer",
+    "Say",
     "Reply",
     "ReceivedRequest",
     "anthropic_error",
@@ -52,6 +61,48 @@ class Reply:
 
 
 @dataclass(frozen=True)
+class Say:
+    """A scripted model answer, rendered in the wire format of the API it is asked through.
+
+    Attributes:
+        text: the answer text (sent in ``chunk``-sized deltas).
+        thinking: reasoning text (Anthropic ``thinking`` block with ``signature``; OpenAI
+            ``reasoning_content`` deltas).
+        tool_calls: ``(id, name, arguments)`` triples; several = parallel tool calls.
+        stop: the provider's stop reason; by default ``tool_calls``/``tool_use`` when there
+            are calls, else ``stop``/``end_turn``.
+        input_tokens / output_tokens / cached_tokens: the usage reported.
+        cut_after: stream only this many events, then drop the connection mid-body.
+        hang_after: stream this many events, then wait (until the client goes away or the
+            server stops) — to abort a stream in flight.
+        chunk: characters of text per delta.
+        signature: the thinking block's signature (Anthropic).
+    """
+
+    text: str = ""
+    thinking: str = ""
+    tool_calls: tuple[tuple[str, str, dict[str, Any]], ...] = ()
+    stop: str | None = None
+    input_tokens: int = 100
+    output_tokens: int = 20
+    cached_tokens: int = 0
+    cut_after: int | None = None
+    hang_after: int | None = None
+    chunk: int = 8
+    signature: str = "sig-1"
+
+
+@dataclass(frozen=True)
+class Fail:
+    """A scripted error: ``status`` with the API's error body saying ``message``."""
+
+    status: int
+    message: str = "server error"
+    headers: dict[str, str] = field(default_factory=dict)
+    type: str | None = None
+
+
+@dataclass(frozen=True)
 class ReceivedRequest:
     """A request as the server saw it: method, path, lower-cased headers, decoded JSON body."""
 
@@ -71,8 +122,8 @@ class FakeLLMServer:
         requests: every request received, in arrival order.
     """
 
-    def __init__(self, *replies: Reply) -> None:
-        self._replies = list(replies) or [Reply(body={}, status=404)]
+    def __init__(self, *replies: Any) -> None:
+        self._replies: list[Any] = list(replies) or [Reply(body={}, status=404)]
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self.requests: list[ReceivedRequest] = []
@@ -92,23 +143,26 @@ class FakeLLMServer:
         """``http://127.0.0.1:<port>`` — the root, without a path."""
         return f"http://127.0.0.1:{self.port}"
 
-    def script(self, *replies: Reply) -> None:
+    def script(self, *replies: Any) -> None:
         """Replace the remaining script with ``replies``."""
         with self._lock:
             self._replies = list(replies)
 
-    def _next_reply(self, request: ReceivedRequest) -> Reply:
+    def _next_reply(self, request: ReceivedRequest) -> Any:
         with self._lock:
             self.requests.append(request)
             if len(self._replies) > 1:
-                return self._replies.pop(0)
-            return self._replies[0]
+                reply = self._replies.pop(0)
+            else:
+                reply = self._replies[0]
+        return reply(request) if callable(reply) else reply
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body leave at once, no ACK wait
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
@@ -124,6 +178,19 @@ class FakeLLMServer:
                     body=body,
                 )
                 reply = owner._next_reply(request)
+                anthropic = request.path.endswith("/messages")
+                if isinstance(reply, Fail):
+                    reply = _fail_reply(reply, anthropic=anthropic)
+                if isinstance(reply, Say):
+                    if isinstance(body, dict) and body.get("stream"):
+                        events = (_anthropic_events if anthropic else _openai_events)(reply)
+                        self._stream(events, reply)
+                    else:
+                        payload = orjson.dumps(
+                            (_anthropic_body if anthropic else _openai_body)(reply)
+                        )
+                        self._send(200, payload, {})
+                    return
                 if reply.delay_s and owner._closing.wait(reply.delay_s):
                     return
                 payload = reply.body if isinstance(reply.body, bytes) else orjson.dumps(reply.body)
@@ -136,6 +203,51 @@ class FakeLLMServer:
                     self.end_headers()
                     self.wfile.write(payload)
                 except OSError:  # the client gave up (timeout) and closed the socket
+                    pass
+
+            def _send(self, status: int, payload: bytes, headers: dict[str, str]) -> None:
+                try:
+                    self.send_response(status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(payload)))
+                    for name, value in headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except OSError:
+                    pass
+
+            def _stream(self, events: list[bytes], say: Say) -> None:
+                try:
+                    self.send_response(200)
+                    self.send_header("content-type", "text/event-stream")
+                    self.send_header("transfer-encoding", "chunked")
+                    self.end_headers()
+                    if say.cut_after is None and say.hang_after is None:
+                        # one write: per-event writes of small packets meet delayed ACKs
+                        chunks = [f"{len(e):x}\r\n".encode() + e + b"\r\n" for e in events]
+                        self.wfile.write(b"".join(chunks) + b"0\r\n\r\n")
+                        self.wfile.flush()
+                        return
+                    for i, event in enumerate(events):
+                        if say.cut_after is not None and i >= say.cut_after:
+                            self.wfile.flush()
+                            self.close_connection = True
+                            self.connection.shutdown(socket.SHUT_RDWR)
+                            return
+                        if say.hang_after is not None and i >= say.hang_after:
+                            self.wfile.flush()
+                            while not owner._closing.wait(0.05):
+                                try:  # an empty SSE comment keeps probing the client
+                                    self.wfile.write(b"2\r\n:\n\r\n")
+                                    self.wfile.flush()
+                                except OSError:
+                                    return
+                            return
+                        self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
+                    self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.flush()
+                except OSError:
                     pass
 
             def log_message(self, format: str, *args: Any) -> None:
@@ -259,3 +371,196 @@ def anthropic_message(
 def anthropic_error(message: str, *, type: str = "api_error") -> dict[str, Any]:
     """An Anthropic error body: ``{"type": "error", "error": {"type", "message"}}``."""
     return {"type": "error", "error": {"type": type, "message": message}}
+
+
+# --------------------------------------------------------------------------- scripted answers
+
+
+def _fail_reply(fail: Fail, *, anthropic: bool) -> Reply:
+    if anthropic:
+        kind = fail.type or {
+            400: "invalid_request_error",
+            401: "authentication_error",
+            429: "rate_limit_error",
+            529: "overloaded_error",
+        }.get(fail.status, "api_error")
+        body = anthropic_error(fail.message, type=kind)
+    else:
+        kind = fail.type or {
+            400: "invalid_request_error",
+            401: "invalid_api_key",
+            429: "rate_limit_exceeded",
+        }.get(fail.status, "server_error")
+        body = openai_error(fail.message, type=kind)
+    return Reply(body=body, status=fail.status, headers=dict(fail.headers))
+
+
+def context_length_message(*, anthropic: bool) -> str:
+    """The text each API sends when a request exceeds the context window."""
+    if anthropic:
+        return "prompt is too long: 250123 tokens > 200000 maximum"
+    return (
+        "This model's maximum context length is 8192 tokens. However, your messages "
+        "resulted in 9000 tokens. Please reduce the length of the messages."
+    )
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), max(size, 1))]
+
+
+def _sse(data: Any, event: str | None = None) -> bytes:
+    head = f"event: {event}\n" if event else ""
+    return head.encode() + b"data: " + orjson.dumps(data) + b"\n\n"
+
+
+def _openai_stop(say: Say) -> str:
+    return say.stop or ("tool_calls" if say.tool_calls else "stop")
+
+
+def _openai_events(say: Say) -> list[bytes]:
+    base = {
+        "id": "chatcmpl-s",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "fake-model",
+    }
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
+        return _sse({**base, "choices": [choice]})
+
+    events = [chunk({"role": "assistant", "content": ""})]
+    events += [chunk({"reasoning_content": p}) for p in _pieces(say.thinking, say.chunk)]
+    events += [chunk({"content": p}) for p in _pieces(say.text, say.chunk)]
+    for index, (call_id, name, args) in enumerate(say.tool_calls):
+        head = {"index": index, "id": call_id, "type": "function"}
+        events.append(
+            chunk({"tool_calls": [{**head, "function": {"name": name, "arguments": ""}}]})
+        )
+        for p in _pieces(orjson.dumps(args).decode(), say.chunk):
+            events.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": p}}]}))
+    events.append(chunk({}, _openai_stop(say)))
+    usage = {
+        "prompt_tokens": say.input_tokens + say.cached_tokens,
+        "completion_tokens": say.output_tokens,
+        "total_tokens": say.input_tokens + say.cached_tokens + say.output_tokens,
+        "prompt_tokens_details": {"cached_tokens": say.cached_tokens},
+    }
+    events.append(_sse({**base, "choices": [], "usage": usage}))
+    events.append(b"data: [DONE]\n\n")
+    return events
+
+
+def _openai_body(say: Say) -> dict[str, Any]:
+    body = openai_completion(
+        say.text or None,
+        prompt_tokens=say.input_tokens + say.cached_tokens,
+        completion_tokens=say.output_tokens,
+        cached_tokens=say.cached_tokens,
+        finish_reason=_openai_stop(say),
+    )
+    if say.tool_calls:
+        body["choices"][0]["message"]["tool_calls"] = [
+            {
+                "id": i,
+                "type": "function",
+                "function": {"name": n, "arguments": orjson.dumps(a).decode()},
+            }
+            for i, n, a in say.tool_calls
+        ]
+    return body
+
+
+def _anthropic_stop(say: Say) -> str:
+    return say.stop or ("tool_use" if say.tool_calls else "end_turn")
+
+
+def _anthropic_blocks(say: Say) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    if say.thinking:
+        blocks.append({"type": "thinking", "thinking": say.thinking, "signature": say.signature})
+    if say.text:
+        blocks.append({"type": "text", "text": say.text})
+    for call_id, name, args in say.tool_calls:
+        blocks.append({"type": "tool_use", "id": call_id, "name": name, "input": args})
+    return blocks
+
+
+def _anthropic_events(say: Say) -> list[bytes]:
+    usage = {
+        "input_tokens": say.input_tokens,
+        "output_tokens": 1,
+        "cache_read_input_tokens": say.cached_tokens,
+        "cache_creation_input_tokens": 0,
+    }
+    start: dict[str, Any] = {
+        "id": "msg_s",
+        "type": "message",
+        "role": "assistant",
+        "model": "fake-claude",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": usage,
+    }
+    events = [_sse({"type": "message_start", "message": start}, "message_start")]
+    for index, block in enumerate(_anthropic_blocks(say)):
+        kind = block["type"]
+        empty = {
+            "thinking": {"type": "thinking", "thinking": "", "signature": ""},
+            "text": {"type": "text", "text": ""},
+            "tool_use": {**block, "input": {}},
+        }[kind]
+        events.append(
+            _sse(
+                {"type": "content_block_start", "index": index, "content_block": empty},
+                "content_block_start",
+            )
+        )
+        if kind == "thinking":
+            deltas = [
+                {"type": "thinking_delta", "thinking": p}
+                for p in _pieces(block["thinking"], say.chunk)
+            ]
+            deltas.append({"type": "signature_delta", "signature": block["signature"]})
+        elif kind == "text":
+            deltas = [{"type": "text_delta", "text": p} for p in _pieces(block["text"], say.chunk)]
+        else:
+            deltas = [
+                {"type": "input_json_delta", "partial_json": p}
+                for p in _pieces(orjson.dumps(block["input"]).decode(), say.chunk)
+            ]
+        for d in deltas:
+            events.append(
+                _sse(
+                    {"type": "content_block_delta", "index": index, "delta": d},
+                    "content_block_delta",
+                )
+            )
+        events.append(_sse({"type": "content_block_stop", "index": index}, "content_block_stop"))
+    events.append(
+        _sse(
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": _anthropic_stop(say), "stop_sequence": None},
+                "usage": {"output_tokens": say.output_tokens},
+            },
+            "message_delta",
+        )
+    )
+    events.append(_sse({"type": "message_stop"}, "message_stop"))
+    return events
+
+
+def _anthropic_body(say: Say) -> dict[str, Any]:
+    body = anthropic_message(
+        None,
+        input_tokens=say.input_tokens,
+        output_tokens=say.output_tokens,
+        cache_read_input_tokens=say.cached_tokens,
+        cache_creation_input_tokens=0,
+        stop_reason=_anthropic_stop(say),
+    )
+    body["content"] = _anthropic_blocks(say)
+    return body

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from _compaction_support import assistant, new_session, tool_rounds, user, words
+from _compaction_support import assistant, new_session, result, tool_rounds, user, words
 from sessiontree import AgentHarness, AgentHarnessError, CompactionEntry
 from sessiontree.compaction import CompactionSettings, estimate_context_tokens
 from sessiontree.context import find_tool_pair_problems
@@ -45,13 +47,17 @@ async def test_prepare_context_in_retained_tail_mode_with_the_default_summarizer
     assert ctx.messages[1:] == h.last_compaction.retained_tail
 
 
-async def test_prepare_context_returns_the_context_when_nothing_can_be_compacted() -> None:
+async def test_prepare_context_raises_when_nothing_can_be_compacted_and_it_does_not_fit() -> None:
     s = await new_session()
     await s.append_message(user("one huge message " + words(5000)))
     fake = ScriptedSummarizer()
     h = AgentHarness(s, context_window=4000, settings=SETTINGS, summarizer=fake)
-    ctx = await h.prepare_context()
-    assert len(ctx.messages) == 1 and h.last_compaction is None and fake.calls == []
+    with pytest.raises(AgentHarnessError) as info:
+        await h.prepare_context()
+    assert info.value.code == "context_too_large"
+    assert "3000 that fit" in str(info.value)
+    assert h.last_compaction is None and fake.calls == []
+    assert len(await s.get_entries()) == 1
 
 
 async def test_a_failed_compaction_raises_and_changes_nothing() -> None:
@@ -128,3 +134,62 @@ async def test_invalid_window() -> None:
         AgentHarness(s, context_window=30_000)  # 20000 kept + 16384 reserve do not fit
     assert err.value.code == "invalid_settings"
     assert AgentHarness(s, context_window=200_000).settings == CompactionSettings()
+
+
+async def big_batch_turn(
+    session: Any, i: int, *, results: int, size: int, answered: bool = True
+) -> None:
+    """One turn whose assistant message calls ``results`` tools, each answering ``size``
+    tokens; ``answered=False`` stops after the results (the model has not seen them yet)."""
+    await session.append_message(user(f"turn {i}: run the checks"))
+    calls = [(f"t{i}c{j}", "bash", {"command": f"check {j}"}) for j in range(results)]
+    await session.append_message(assistant("running", calls))
+    for call_id, _, _ in calls:
+        await session.append_message(result(call_id, words(size, "out")))
+    if answered:
+        await session.append_message(assistant(f"turn {i} checked"))
+
+
+async def test_every_context_fits_the_window_when_the_kept_tail_holds_a_large_tool_batch() -> None:
+    s = await new_session()
+    settings = CompactionSettings(reserve_tokens=1000, keep_recent_tokens=2500)
+    h = AgentHarness(s, context_window=4000, settings=settings, summarizer=ScriptedSummarizer())
+    over_before: list[int] = []
+    for i in range(10):
+        await big_batch_turn(s, i, results=3, size=450)
+        plain = estimate_context_tokens((await s.build_context()).messages)
+        ctx = await h.prepare_context()
+        if plain > 3000:
+            over_before.append(plain)
+        assert h.last_context_tokens == estimate_context_tokens(ctx.messages) <= 3000
+        assert find_tool_pair_problems(ctx.messages) == []
+    # the keep budget alone (2500 tokens reach back into the batch before the last one) would
+    # have left contexts over the window: the scenario does exercise the tighter cut
+    assert over_before
+
+
+async def test_a_tool_batch_larger_than_the_window_is_a_clear_error() -> None:
+    s = await new_session()
+    await big_batch_turn(s, 0, results=2, size=100)
+    await big_batch_turn(s, 1, results=3, size=1200, answered=False)
+    before = [dump_entry(e) for e in await s.get_entries()]
+    fake = ScriptedSummarizer()
+    h = AgentHarness(s, context_window=4000, settings=SETTINGS, summarizer=fake)
+    with pytest.raises(AgentHarnessError) as info:
+        await h.prepare_context()
+    assert info.value.code == "context_too_large"
+    text = str(info.value)
+    assert "over the 3000 that fit (context_window 4000 - reserve_tokens 1000)" in text
+    batch = (await s.build_context()).messages[-4:]  # the call and its three results
+    assert batch[0].role == "assistant"
+    assert f"take {estimate_context_tokens(batch)} tokens alone" in text
+    # refused before any summariser call: nothing was billed, nothing appended
+    assert fake.calls == [] and [dump_entry(e) for e in await s.get_entries()] == before
+
+
+async def test_a_finished_turn_with_a_large_batch_is_summarised_to_fit() -> None:
+    s = await new_session()
+    await big_batch_turn(s, 0, results=3, size=1200)
+    h = AgentHarness(s, context_window=4000, settings=SETTINGS, summarizer=ScriptedSummarizer())
+    ctx = await h.prepare_context()
+    assert h.last_context_tokens <= 3000 and isinstance(ctx.messages[0], CompactionSummaryMessage)

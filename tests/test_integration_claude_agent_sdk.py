@@ -7,12 +7,13 @@ import asyncio
 import copy
 import uuid as uuidlib
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 import pytest
 from claude_agent_sdk.testing import run_session_store_conformance
 from claude_agent_sdk.testing.session_store_conformance import _has_optional
+from claude_agent_sdk.types import SessionKey, SessionStore, SessionStoreEntry
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,6 +24,7 @@ from sessiontree import (
     MessageEntry,
     SessionRepo,
     ToolResultMessage,
+    UserMessage,
 )
 from sessiontree.integrations.claude_agent_sdk import SessionTreeStore, store_session_id
 
@@ -33,11 +35,21 @@ TRANSCRIPT = (
     / "claude-code"
     / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
 )
-KEY = {"project_key": "-path-to-Demo", "session_id": "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"}
+KEY: SessionKey = {
+    "project_key": "-path-to-Demo",
+    "session_id": "5c0375b4-57a5-4f26-b12d-d022ee4e51b7",
+}
 
 
 def transcript() -> list[dict[str, Any]]:
     return [orjson.loads(line) for line in TRANSCRIPT.read_bytes().splitlines() if line.strip()]
+
+
+def as_entries(lines: list[dict[str, Any]]) -> list[SessionStoreEntry]:
+    """The same lines, typed as the SDK's ``SessionStoreEntry``: that TypedDict declares only
+    ``type``, ``uuid`` and ``timestamp``, while a transcript line carries more keys, which a
+    store passes through untouched."""
+    return cast("list[SessionStoreEntry]", lines)
 
 
 async def test_sdk_conformance_with_no_contract_skipped(repo: SessionRepo) -> None:
@@ -51,7 +63,7 @@ async def test_sdk_conformance_with_no_contract_skipped(repo: SessionRepo) -> No
         stores.append(store)
         return store
 
-    probe = SessionTreeStore(repo=repo)
+    probe: SessionStore = SessionTreeStore(repo=repo)  # the SDK's protocol, statically too
     for method in ("list_sessions", "list_session_summaries", "delete", "list_subkeys"):
         assert _has_optional(probe, method, frozenset()), method  # nothing the runner would skip
     await run_session_store_conformance(fresh)
@@ -62,8 +74,9 @@ async def test_a_transcript_is_a_real_tree_and_loads_equal(repo: SessionRepo) ->
     store = SessionTreeStore(repo=repo)
     lines = transcript()
     for start in range(0, len(lines), 7):  # the SDK mirrors in batches
-        await store.append(KEY, lines[start : start + 7])
-    await store.append(KEY, lines[10:20])  # a retried batch: uuids already stored are skipped
+        await store.append(KEY, as_entries(lines[start : start + 7]))
+    # a retried batch: uuids already stored are skipped
+    await store.append(KEY, as_entries(lines[10:20]))
     assert await store.load(KEY) == lines
     session = await repo.open(store_session_id(KEY))
     entries = await session.get_entries()
@@ -80,7 +93,9 @@ async def test_a_transcript_is_a_real_tree_and_loads_equal(repo: SessionRepo) ->
     context = await session.build_context()  # the current branch: the last line's path
     branch = await session.get_branch()
     assert branch[-1].id == lines[-1]["uuid"] and len(context.messages) == len(branch)
-    assert context.messages[0].timestamp > 1.7e12  # the line's time, in Unix ms
+    first = context.messages[0]
+    assert isinstance(first, UserMessage)
+    assert first.timestamp > 1.7e12  # the line's time, in Unix ms
     (listed,) = await store.list_sessions(KEY["project_key"])
     assert listed["session_id"] == KEY["session_id"]
     (summary,) = await store.list_session_summaries(KEY["project_key"])
@@ -92,13 +107,15 @@ async def test_a_transcript_is_a_real_tree_and_loads_equal(repo: SessionRepo) ->
 
 async def test_loaded_lines_are_copies_and_bad_lines_are_refused(repo: SessionRepo) -> None:
     store = SessionTreeStore(repo=repo)
-    await store.append(KEY, [{"type": "x", "uuid": "u1", "data": {"n": [1, 2]}}])
+    await store.append(KEY, as_entries([{"type": "x", "uuid": "u1", "data": {"n": [1, 2]}}]))
     loaded = await store.load(KEY)
     assert loaded is not None
-    loaded[0]["data"]["n"].append(3)
+    cast("dict[str, Any]", loaded[0])["data"]["n"].append(3)
     assert await store.load(KEY) == [{"type": "x", "uuid": "u1", "data": {"n": [1, 2]}}]
     with pytest.raises(InvalidEntryError):
-        await store.append(KEY, [{"type": "x", "uuid": "u2"}, {"type": "x", "v": float("nan")}])
+        await store.append(
+            KEY, as_entries([{"type": "x", "uuid": "u2"}, {"type": "x", "v": float("nan")}])
+        )
     assert await store.load(KEY) == [{"type": "x", "uuid": "u1", "data": {"n": [1, 2]}}]
 
 
@@ -115,8 +132,8 @@ async def test_a_line_that_is_not_an_object_is_refused_naming_its_index(
 
 async def test_a_line_time_beyond_year_9999_is_stored_and_loads_equal(repo: SessionRepo) -> None:
     store = SessionTreeStore(repo=repo)
-    line = {"type": "user", "uuid": "u1", "parentUuid": None, "timestamp": 2**70,
-            "message": {"role": "user", "content": "hi"}}  # fmt: skip
+    line: Any = {"type": "user", "uuid": "u1", "parentUuid": None, "timestamp": 2**70,
+                 "message": {"role": "user", "content": "hi"}}  # fmt: skip
     await store.append(KEY, [line])
     assert await store.load(KEY) == [line]
 
@@ -125,7 +142,7 @@ async def test_lines_without_uuid_hang_under_the_previous_line(repo: SessionRepo
     store = SessionTreeStore(repo=repo)
     lines = transcript()[:3]
     title = {"type": "custom-title", "customTitle": "demo", "sessionId": KEY["session_id"]}
-    await store.append(KEY, [*lines[:2], title, lines[2], title])
+    await store.append(KEY, as_entries([*lines[:2], title, lines[2], title]))
     assert await store.load(KEY) == [*lines[:2], title, lines[2], title]
     session = await repo.open(store_session_id(KEY))
     entries = await session.get_entries()
@@ -137,7 +154,7 @@ async def test_lines_without_uuid_hang_under_the_previous_line(repo: SessionRepo
 async def test_stores_built_from_a_url_share_it_across_loops(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'claude.db'}"
     store = SessionTreeStore(url=url)
-    await store.append(KEY, transcript()[:4])
+    await store.append(KEY, as_entries(transcript()[:4]))
 
     def elsewhere() -> Any:
         return asyncio.run(SessionTreeStore(url=url).load(KEY))
@@ -170,7 +187,7 @@ def test_lines_round_trip_exactly(
         async with BACKENDS[backend].open(tmp_path / uuidlib.uuid4().hex) as repo:
             store = SessionTreeStore(repo=repo)
             for batch in batches:
-                await store.append(KEY, copy.deepcopy(batch))
+                await store.append(KEY, as_entries(copy.deepcopy(batch)))
             return await SessionTreeStore(repo=repo).load(KEY)
 
     seen: set[str] = set()
@@ -186,7 +203,7 @@ def test_lines_round_trip_exactly(
 
 async def test_a_parent_never_written_makes_a_root_and_loses_nothing(repo: SessionRepo) -> None:
     store = SessionTreeStore(repo=repo)
-    lines = [
+    lines: list[dict[str, Any]] = [
         {
             "type": "user",
             "uuid": "a",
@@ -206,7 +223,7 @@ async def test_a_parent_never_written_makes_a_root_and_loses_nothing(repo: Sessi
             "message": {"role": "assistant", "content": [{"type": "text", "text": "three"}]},
         },
     ]
-    await store.append(KEY, lines)
+    await store.append(KEY, as_entries(lines))
     assert await store.load(KEY) == lines
     session = await repo.open(store_session_id(KEY))
     assert [n.entry.id for n in await session.get_tree()] == ["a", "b"]
@@ -267,7 +284,7 @@ def test_a_sync_repository_serves_the_store(tmp_path: Path) -> None:
 
     with sync_open_repo(f"sqlite:///{tmp_path / 's.db'}") as repo:
         store = SessionTreeStore(repo=repo)
-        asyncio.run(store.append(KEY, transcript()[:3]))
+        asyncio.run(store.append(KEY, as_entries(transcript()[:3])))
         assert asyncio.run(store.load(KEY)) == transcript()[:3]  # from another loop than the repo's
         assert [i.id for i in repo.list(where={"claudeProjectKey": KEY["project_key"]})] == [
             store_session_id(KEY)

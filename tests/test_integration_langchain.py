@@ -25,6 +25,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.history import RunnableWithMessageHistory
 
 from backends import BACKENDS, throwaway_pg_database
@@ -119,7 +120,7 @@ async def test_async_repo_refuses_sync_calls_clearly(repo: SessionRepo) -> None:
 
 @contextlib.contextmanager
 def sync_repo(backend: str, tmp_path: Path) -> Iterator[SyncRepo]:
-    urls = {
+    urls: dict[str, contextlib.AbstractContextManager[str]] = {
         "memory": contextlib.nullcontext("memory://"),
         "jsonl": contextlib.nullcontext(f"jsonl://{tmp_path / 'store'}"),
         "sqlite": contextlib.nullcontext(f"sqlite:///{tmp_path / 'store.db'}"),
@@ -177,7 +178,7 @@ def test_runnable_with_message_history(backend: str, tmp_path: Path) -> None:
                 input_messages_key="question",
                 history_messages_key="history",
             )
-            cfg = {"configurable": {"session_id": "s1"}}
+            cfg: RunnableConfig = {"configurable": {"session_id": "s1"}}
             a = chain.invoke({"question": "q1"}, config=cfg)
             b = chain.invoke({"question": "q2"}, config=cfg)
             c = chain.invoke({"question": "q3"}, config={"configurable": {"session_id": "s2"}})
@@ -218,7 +219,8 @@ async def test_async_runnable_and_compaction(repo: SessionRepo) -> None:
     )
     after = await SessionTreeChatMessageHistory("s1", repo=repo).aget_messages()
     assert isinstance(after[0], HumanMessage) and "compacted" in after[0].content
-    assert after[-1].content.startswith("answer 5")
+    last = after[-1].content
+    assert isinstance(last, str) and last.startswith("answer 5")
 
 
 def test_conversion_of_messages_other_code_appended() -> None:
@@ -231,14 +233,16 @@ def test_conversion_of_messages_other_code_appended() -> None:
         ToolMessage,
         ToolMessage,
     ]
-    assert back[3].tool_calls[0]["args"] == {"q": "x", "n": 2}
-    assert back[5].status == "error"
+    with_calls, failed = back[3], back[5]
+    assert isinstance(with_calls, AIMessage) and isinstance(failed, ToolMessage)
+    assert with_calls.tool_calls[0]["args"] == {"q": "x", "n": 2}
+    assert failed.status == "error"
     assert isinstance(from_langchain(EVERY_KIND[4]), ToolResultMessage)
     assert isinstance(from_langchain(EVERY_KIND[3]), AssistantMessage)
     assert isinstance(from_langchain(EVERY_KIND[2]), UserMessage)
 
 
-text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=20)
+text = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=20)
 call = st.builds(
     lambda i, n, a: {"id": i, "name": n, "args": a, "type": "tool_call"},
     text,

@@ -16,6 +16,7 @@ from pydantic_ai import Agent
 from pydantic_ai import messages as pa
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
+from pydantic_ai.usage import RequestUsage
 
 from backends import BACKENDS
 from sessiontree import (
@@ -82,7 +83,7 @@ def every_part() -> list[pa.ModelMessage]:
                 pa.ToolCallPart(tool_name="lookup", args={"q": "x", "n": 2}, tool_call_id="c1"),
                 pa.ToolCallPart(tool_name="lookup", args='{"q": "y"}', tool_call_id="c2"),
             ],
-            usage=pa.RequestUsage(input_tokens=10, output_tokens=5),
+            usage=RequestUsage(input_tokens=10, output_tokens=5),
             model_name="m-1",
             provider_name="prov",
             timestamp=T0,
@@ -232,9 +233,9 @@ async def test_compacted_history_still_runs(repo: SessionRepo) -> None:
     session = await store(repo, messages)
     await compact(session, settings={"keep_recent_tokens": 150}, summarizer=ExtractiveSummarizer())
     history = to_model_messages((await session.build_context()).messages)
-    assert isinstance(history[0], pa.ModelRequest) and "compacted" in str(
-        history[0].parts[0].content
-    )
+    assert isinstance(history[0], pa.ModelRequest)
+    summary = history[0].parts[0]
+    assert isinstance(summary, pa.UserPromptPart) and "compacted" in str(summary.content)
     assert (await agent.run("go on", message_history=history)).output.startswith("answer")
 
 
@@ -243,7 +244,7 @@ def test_refuses_what_is_not_a_model_message() -> None:
         from_model_messages([{"kind": "request"}])  # type: ignore[list-item]
 
 
-text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=20)
+text = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=20)
 stamp = st.datetimes(
     timezones=st.just(UTC), min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1)
 ).map(lambda d: d.replace(microsecond=d.microsecond // 1000 * 1000))

@@ -207,6 +207,7 @@ LAZY_LOADERS = {
     "sessiontree.repos": "open_repo loads the backend its URL names (sqlite3 on first use)",
     "sessiontree.storage.sql.storage": "the engine for a URL: sqlite3 or psycopg on first use",
     "sessiontree.interop": "the converter of the format asked for",
+    "sessiontree.models": "the provider's model class (and its SDK) that resolve_model names",
 }
 """Modules whose functions may import other sessiontree modules, and why: each loads a
 backend, driver or converter only when it is asked for, so ``import sessiontree`` loads no
@@ -254,7 +255,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "snippets",
     ),
     ("tree", "context", "fold", "wire"),  # the pure core over entries and messages
-    ("summarizers", "compaction"),
+    ("summarizers", "compaction", "models"),
     ("storage",),
     # what reads a session through its storage; verify also needs the JSONL line rule
     ("session", "branching", "harness", "verify"),

@@ -119,3 +119,16 @@ def test_import_loads_no_driver_or_sdk() -> None:
 def test_lazy_modules_exist() -> None:
     for name, module in sessiontree._LAZY.items():
         assert hasattr(importlib.import_module(module), name), name
+
+
+def test_the_harness_models_and_wire_load_no_sdk_until_a_model_is_made() -> None:
+    code = (
+        "import sys\n"
+        "from sessiontree import AgentHarness, tool, resolve_model, to_openai_chat, to_anthropic\n"
+        "import sessiontree.models, sessiontree.harness, sessiontree.wire, sessiontree.cli.chat\n"
+        "print(','.join(m for m in ('openai', 'anthropic') if m in sys.modules))\n"
+        "resolve_model('anthropic/m', api_key='k')\n"
+        "print(','.join(m for m in ('openai', 'anthropic') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["", "anthropic"]

@@ -662,3 +662,28 @@ async def test_branch_larger_than_the_cache_still_hits_what_the_cache_holds(
 def test_parse_cache_size_is_checked(bad: Any) -> None:
     with pytest.raises(ValueError, match="parse_cache_mb"):
         SQLRepo("sqlite:///:memory:", parse_cache_mb=bad)
+
+
+async def test_context_walk_of_a_broken_chain_is_corrupt(sql_repo: SQLRepo) -> None:
+    """build_context reads from the newest compaction's start; a broken link on that part, or
+    anywhere when the compaction has no full state snapshot, is still reported."""
+    from sessiontree import CompactionEntry
+
+    s = await sql_repo.create()
+    a = await s.append_message(user("a"))
+    await s.append_message(user("b"))
+    await s.append_entry(
+        CompactionEntry(parent_id=await s.get_leaf_id(), summary="s", first_kept_entry_id=a)
+    )
+    c = await s.append_message(user("c"))
+    await sql_repo.close()
+    _exec(sql_repo.url, f"UPDATE entries SET parent_id = 'ghost' WHERE id = '{a}'")
+    async with SQLRepo(sql_repo.url) as again:
+        reopened = await again.open(s.id)
+        with pytest.raises(CorruptSessionError, match="ghost"):
+            await reopened.build_context()
+    _exec(sql_repo.url, f"UPDATE entries SET parent_id = 'ghost' WHERE id = '{c}'")
+    async with SQLRepo(sql_repo.url) as again:
+        reopened = await again.open(s.id)
+        with pytest.raises(CorruptSessionError, match="ghost"):
+            await reopened.build_context()

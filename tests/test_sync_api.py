@@ -19,7 +19,7 @@ from sessiontree.sync import SyncRepo, SyncSession, open_repo
 
 @pytest.fixture(params=list(BACKENDS))
 def repo(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SyncRepo]:
-    urls = {
+    urls: dict[str, contextlib.AbstractContextManager[str]] = {
         "memory": contextlib.nullcontext("memory://"),
         "jsonl": contextlib.nullcontext(f"jsonl://{tmp_path / 'store'}"),
         "sqlite": contextlib.nullcontext(f"sqlite:///{tmp_path / 'store.db'}"),

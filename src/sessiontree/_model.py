@@ -7,7 +7,11 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, model_validator
 from pydantic.alias_generators import to_camel
 
-__all__ = ["WireModel"]
+__all__ = ["DEFER_BUILD", "WireModel"]
+
+DEFER_BUILD = ConfigDict(defer_build=True)
+"""TypeAdapter config: build the validator on first use, not at import (``import sessiontree``
+stays cheap; the first validation pays ~the same once)."""
 
 
 class WireModel(BaseModel):
@@ -16,6 +20,7 @@ class WireModel(BaseModel):
     * wire JSON keys are camelCase (``parentId``); Python attributes snake_case; both spellings
       are accepted on input (docs/entries.md);
     * unknown keys are kept (``model_extra``) and written back unchanged;
+    * validators and serialisers are built on first use (``defer_build``), not at import;
     * instances are immutable: use ``model_copy(update=...)`` to derive a changed one;
     * the fields named in ``_always_dumped`` (type tags, ids) are written even when they took
       their default, however the model was built (a call of the class, a union, a
@@ -32,6 +37,7 @@ class WireModel(BaseModel):
         serialize_by_alias=True,
         frozen=True,
         ser_json_inf_nan="constants",
+        defer_build=True,
     )
 
     _always_dumped: ClassVar[frozenset[str]] = frozenset()

@@ -56,10 +56,12 @@ __all__ = [
     "default_transform",
     "derive_state",
     "find_tool_pair_problems",
+    "lost_result",
     "newest_turn_start",
     "project_entries",
     "repair_tool_pairs",
     "to_llm_messages",
+    "user_content",
 ]
 
 log = logging.getLogger("sessiontree.context")
@@ -140,6 +142,71 @@ def default_transform(path: Sequence[Entry]) -> list[Entry]:
     return [c, *after]
 
 
+_THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+
+
+def state_snapshot(entry: Entry) -> dict[str, Any] | None:
+    """The derived-state snapshot a ``compaction`` carries in ``details.state``, if any."""
+    details = getattr(entry, "details", None) if entry.type == "compaction" else None
+    state = (details.model_extra or {}).get("state") if details is not None else None
+    return state if isinstance(state, dict) else None
+
+
+def _sets_all_state(state: dict[str, Any]) -> bool:
+    """Whether :func:`derive_state` takes all three values from this snapshot (nothing older)."""
+    m = state.get("model", ...)
+    model_set = m is None or (isinstance(m, dict) and bool(m.get("provider") and m.get("modelId")))
+    return (
+        model_set and state.get("thinkingLevel") in _THINKING_LEVELS and "activeToolNames" in state
+    )
+
+
+def context_start(compaction: Entry) -> str | None:
+    """The oldest entry the default context needs when ``compaction`` is the newest on the path.
+
+    :func:`default_transform` keeps nothing older than the compaction's first kept entry (or
+    than the compaction itself, in retained-tail mode), and :func:`derive_state` nothing older
+    than a snapshot that sets all three values. So when the compaction carries such a snapshot,
+    the context is built alike from the path starting at the returned id as from the whole
+    path. ``None``: the whole path is needed.
+    """
+    state = state_snapshot(compaction)
+    if state is None or not _sets_all_state(state) or not isinstance(compaction, CompactionEntry):
+        return None
+    if compaction.retained_tail is not None:
+        return compaction.id
+    return compaction.first_kept_entry_id
+
+
+class ContextStart:
+    """The ``stop`` rule of :func:`~sessiontree.tree.trace_chain` for the default context.
+
+    Walking up from the leaf, the first ``compaction`` met is the newest on the path; the walk
+    then ends at its :func:`context_start` (never, when that is ``None``: the whole path is
+    read). Items need ``id`` and ``type``; ``resolve`` turns a compaction item into its entry
+    (identity for entries; a storage's light records pass their parser).
+    """
+
+    def __init__(self, resolve: Callable[[Any], Entry] | None = None) -> None:
+        self._resolve = resolve
+        self._target: str | None = None
+        self._decided = False
+
+    def __call__(self, item: Any) -> bool:
+        if not self._decided:
+            if item.type != "compaction":
+                return False
+            self._decided = True
+            entry = item if self._resolve is None else self._resolve(item)
+            self._target = context_start(entry)
+        return self._target is not None and item.id == self._target
+
+    @property
+    def target(self) -> str | None:
+        """After a walk: the entry the context starts at (``None``: whole path)."""
+        return self._target
+
+
 def _ms(entry: Entry) -> int:
     try:
         return ms_from_iso(entry.timestamp)
@@ -212,22 +279,14 @@ def derive_state(
         elif t == "active_tools_change":
             tools = list(entry.active_tool_names)  # type: ignore[union-attr]
         elif t == "compaction":
-            details = entry.details  # type: ignore[union-attr]
-            state = (details.model_extra or {}).get("state") if details is not None else None
-            if isinstance(state, dict):
+            state = state_snapshot(entry)
+            if state is not None:
                 m = state.get("model")
                 if isinstance(m, dict) and m.get("provider") and m.get("modelId"):
                     model = ModelRef(m["provider"], m["modelId"])
                 elif m is None and "model" in state:
                     model = None
-                if state.get("thinkingLevel") in (
-                    "off",
-                    "minimal",
-                    "low",
-                    "medium",
-                    "high",
-                    "xhigh",
-                ):
+                if state.get("thinkingLevel") in _THINKING_LEVELS:
                     thinking = state["thinkingLevel"]
                 if "activeToolNames" in state:
                     names = state["activeToolNames"]
@@ -294,16 +353,19 @@ def repair_tool_pairs(messages: Sequence[AgentMessage]) -> list[AgentMessage]:
             if result is not None:
                 out.append(result)
             elif i < turn_start:
-                out.append(
-                    ToolResultMessage(
-                        tool_call_id=call.id,
-                        tool_name=call.name,
-                        content=[TextContent(text=LOST_RESULT_TEXT)],
-                        is_error=True,
-                        timestamp=msg.timestamp,
-                    )
-                )
+                out.append(lost_result(call, msg.timestamp))
     return out
+
+
+def lost_result(call: ToolCall, timestamp: int | float) -> ToolResultMessage:
+    """The synthetic ``isError`` result that stands in for ``call``'s lost result."""
+    return ToolResultMessage(
+        tool_call_id=call.id,
+        tool_name=call.name,
+        content=[TextContent(text=LOST_RESULT_TEXT)],
+        is_error=True,
+        timestamp=timestamp,
+    )
 
 
 def find_tool_pair_problems(messages: Sequence[AgentMessage]) -> list[str]:
@@ -386,6 +448,39 @@ def _content_text(content: str | Sequence[Any]) -> str | list[dict[str, Any]]:
     return parts
 
 
+COMPACTION_SUMMARY_PREFIX = (
+    "The conversation history before this point was compacted into the following summary:"
+)
+"""The line that introduces a compaction summary to the model."""
+BRANCH_SUMMARY_PREFIX = (
+    "The following is a summary of a branch that this conversation came back from:"
+)
+"""The line that introduces a branch summary to the model."""
+
+
+def user_content(
+    msg: UserMessage
+    | CustomMessage
+    | CompactionSummaryMessage
+    | BranchSummaryMessage
+    | BashExecutionMessage,
+) -> str | list[Any] | None:
+    """What a model sees of a non-assistant, non-tool message: a user turn's content.
+
+    Summaries are wrapped so the model knows they are summaries; a bash execution shows its
+    command and output; ``None`` for a bash execution marked ``excludeFromContext``.
+    """
+    if isinstance(msg, UserMessage | CustomMessage):
+        return msg.content
+    if isinstance(msg, CompactionSummaryMessage):
+        return f"{COMPACTION_SUMMARY_PREFIX}\n<summary>\n{msg.summary}\n</summary>"
+    if isinstance(msg, BranchSummaryMessage):
+        return f"{BRANCH_SUMMARY_PREFIX}\n<summary>\n{msg.summary}\n</summary>"
+    if msg.exclude_from_context:
+        return None
+    return f"Ran `{msg.command}`\n{msg.output}"
+
+
 def to_llm_messages(
     messages: Sequence[AgentMessage], *, include_thinking: bool = False
 ) -> list[dict[str, Any]]:
@@ -405,27 +500,17 @@ def to_llm_messages(
     """
     out: list[dict[str, Any]] = []
     for msg in messages:
-        if isinstance(msg, UserMessage | CustomMessage):
-            out.append({"role": "user", "content": _content_text(msg.content)})
-        elif isinstance(msg, CompactionSummaryMessage):
-            out.append(
-                {
-                    "role": "user",
-                    "content": "The conversation history before this point was compacted "
-                    f"into the following summary:\n<summary>\n{msg.summary}\n</summary>",
-                }
-            )
-        elif isinstance(msg, BranchSummaryMessage):
-            out.append(
-                {
-                    "role": "user",
-                    "content": "The following is a summary of a branch that this conversation "
-                    f"came back from:\n<summary>\n{msg.summary}\n</summary>",
-                }
-            )
-        elif isinstance(msg, BashExecutionMessage):
-            if not msg.exclude_from_context:
-                out.append({"role": "user", "content": f"Ran `{msg.command}`\n{msg.output}"})
+        if isinstance(
+            msg,
+            UserMessage
+            | CustomMessage
+            | CompactionSummaryMessage
+            | BranchSummaryMessage
+            | BashExecutionMessage,
+        ):
+            content = user_content(msg)
+            if content is not None:
+                out.append({"role": "user", "content": _content_text(content)})
         elif isinstance(msg, AssistantMessage):
             item: dict[str, Any] = {
                 "role": "assistant",

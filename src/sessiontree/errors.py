@@ -18,6 +18,7 @@ builtin, so ``except LookupError`` / ``except ValueError`` keep working::
     ├── MissingExtraError (ImportError)
     ├── CompactionError (RuntimeError)
     ├── SummaryError (RuntimeError)
+    ├── ModelError (RuntimeError)
     └── AgentHarnessError (RuntimeError)
 
 Messages name the session, entry id, file and line where they apply; the same facts are
@@ -40,6 +41,7 @@ __all__ = [
     "InvalidMetadataError",
     "InvalidSessionIdError",
     "MissingExtraError",
+    "ModelError",
     "SessionExistsError",
     "SessionNotFoundError",
     "SessionTreeError",
@@ -167,6 +169,39 @@ class CompactionError(SessionTreeError, RuntimeError):
 
 class SummaryError(SessionTreeError, RuntimeError):
     """A summariser failed (model error, timeout, empty answer); nothing was changed."""
+
+
+class ModelError(SessionTreeError, RuntimeError):
+    """A model call failed; ``kind`` says how, so a caller can decide to retry.
+
+    Attributes:
+        kind: ``rate_limit`` (429), ``server`` (5xx, overloaded), ``timeout``, ``connection``
+            (refused, reset, a stream cut off), ``overflow`` (the request exceeds the context
+            window), ``auth`` (401/403), ``bad_request`` (any other 4xx).
+        status: the HTTP status, when there was one.
+        retry_after_s: the delay the provider asked for (``retry-after`` headers), seconds.
+    """
+
+    TRANSIENT = frozenset({"rate_limit", "server", "timeout", "connection"})
+    """The kinds worth retrying."""
+
+    def __init__(
+        self,
+        kind: str,
+        message: str,
+        *,
+        status: int | None = None,
+        retry_after_s: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+        self.retry_after_s = retry_after_s
+
+    @property
+    def transient(self) -> bool:
+        """Whether the call may succeed if made again."""
+        return self.kind in self.TRANSIENT
 
 
 class AgentHarnessError(SessionTreeError, RuntimeError):

@@ -12,7 +12,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, Field, TypeAdapter
 
-from sessiontree._model import WireModel
+from sessiontree._model import DEFER_BUILD, WireModel
 
 __all__ = [
     "MESSAGE_ADAPTER",
@@ -266,7 +266,7 @@ AgentMessage = Annotated[
 ]
 """Any message; discriminated by ``role``, unknown roles become :class:`OpaqueMessage`."""
 
-MESSAGE_ADAPTER: TypeAdapter[AgentMessage] = TypeAdapter(AgentMessage)
+MESSAGE_ADAPTER: TypeAdapter[AgentMessage] = TypeAdapter(AgentMessage, config=DEFER_BUILD)
 
 
 def parse_message(obj: Any) -> AgentMessage:

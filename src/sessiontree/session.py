@@ -41,9 +41,10 @@ from sessiontree.errors import EntryNotFoundError, InvalidEntryError
 from sessiontree.ids import now_ms
 from sessiontree.messages import AgentMessage, AssistantMessage, ContentBlock, Usage, parse_message
 from sessiontree.metadata import SessionMetadata, SessionStats
-from sessiontree.storage.base import EntryCursor, SessionStorage
+from sessiontree.storage.base import ContextBranchReader, EntryCursor, SessionStorage
 from sessiontree.summarizers.base import Summarizer
 from sessiontree.tree import ForkPosition, TreeNode, build_tree
+from sessiontree.wire._common import provider_shape
 
 __all__ = ["Session"]
 
@@ -137,7 +138,12 @@ class Session:
             EntryNotFoundError: ``leaf_id`` names no entry.
         """
         with gc_paused():
-            path = await self.storage.get_branch(leaf_id)
+            storage = self.storage
+            if transform is default_transform and isinstance(storage, ContextBranchReader):
+                # only what the default context needs: from the newest compaction's start on
+                path = await storage.get_context_branch(leaf_id)
+            else:
+                path = await storage.get_branch(leaf_id)
             return build_context_from_path(
                 path,
                 system_prompt=system_prompt,
@@ -215,7 +221,10 @@ class Session:
         A message without ``timestamp`` gets the current time (Unix ms).
 
         Raises:
-            InvalidEntryError: the message does not validate.
+            InvalidEntryError: the message does not validate, or it is shaped like a
+                provider's wire message (``role: "tool"`` or ``"system"``, ``tool_calls``,
+                ``tool_use``/``tool_result`` blocks): the error names the converter
+                (:mod:`sessiontree.wire`) that turns it into AgentMessages.
         """
         try:
             msg = parse_message(message)
@@ -226,6 +235,14 @@ class Session:
         except ValueError as exc:  # pydantic's ValidationError included
             detail = validation_problem(exc) if isinstance(exc, ValidationError) else str(exc)
             raise InvalidEntryError(f"invalid message: {detail}", session_id=self.id) from exc
+        converter = provider_shape(msg)
+        if converter is not None:
+            raise InvalidEntryError(
+                "this is a provider's wire message, not an AgentMessage; convert it with "
+                f"sessiontree.{converter}(...) first (stored as it is, it would be left out "
+                "of every context)",
+                session_id=self.id,
+            )
         return await self._append(entry)
 
     async def append_model_change(self, provider: str, model_id: str) -> str:

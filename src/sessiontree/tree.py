@@ -148,9 +148,17 @@ def leaf_of_log(entries: Iterable[Entry]) -> str | None:
 
 
 def trace_chain(
-    leaf_id: str | None, get: Callable[[str], Entry | None], *, session_id: str | None = None
+    leaf_id: str | None,
+    get: Callable[[str], Entry | None],
+    *,
+    session_id: str | None = None,
+    stop: Callable[[Entry], bool] | None = None,
 ) -> list[Entry]:
     """Every entry on the ``parentId`` chain from the root to ``leaf_id``, bookkeeping included.
+
+    ``stop``: called on each entry walking up from the leaf; the walk ends at the first entry
+    for which it is true, and the chain starts there instead of at the root (see
+    :class:`sessiontree.context.ContextStart`).
 
     Raises:
         EntryNotFoundError: ``leaf_id`` names no entry.
@@ -177,6 +185,8 @@ def trace_chain(
                 entry_id=chain[-1].id,
             )
         chain.append(entry)
+        if stop is not None and stop(entry):
+            break
         current = entry.parent_id
     chain.reverse()
     return chain

@@ -6,7 +6,8 @@ Modules, one concern each:
 * ``render`` — rich trees, entry lines and message lists;
 * ``importing`` — ``import``; ``browse`` — ``list``, ``show``, ``context``, ``search``,
   ``stats``; ``edit`` — ``checkout``, ``fork``, ``label``, ``name``, ``export``, ``rm``;
-  ``maintenance`` — ``verify``, ``compact``.
+  ``maintenance`` — ``verify``, ``compact``; ``chat`` — ``chat`` (a model continues a session);
+  ``serve`` — the web viewer.
 
 Errors print one line (``error: …``) on stderr and exit with status 1 (status 2 for a
 command line that does not parse, 130 on Ctrl-C); ``--debug`` shows the traceback instead.
@@ -23,9 +24,11 @@ import click
 
 from sessiontree.cli._common import EXIT_ERROR, EXIT_USAGE, CliState, error_line
 from sessiontree.cli.browse import context_cmd, list_cmd, search_cmd, show_cmd, stats_cmd
+from sessiontree.cli.chat import chat_cmd
 from sessiontree.cli.edit import checkout_cmd, export_cmd, fork_cmd, label_cmd, name_cmd, rm_cmd
 from sessiontree.cli.importing import import_cmd
 from sessiontree.cli.maintenance import compact_cmd, verify_cmd
+from sessiontree.cli.serve import serve_cmd
 from sessiontree.errors import SessionTreeError
 
 __all__ = ["CliState", "cli", "main"]
@@ -128,6 +131,8 @@ for _command in (
     stats_cmd,
     verify_cmd,
     compact_cmd,
+    chat_cmd,
+    serve_cmd,
 ):
     cli.add_command(_command)
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "context_cmd",
     "list_cmd",
+    "parse_where",
     "print_tree",
     "search_cmd",
     "sessions_table",
@@ -98,7 +99,7 @@ def sessions_table(rows: Sequence[Sequence[Text]], width: int) -> Table:
     return table
 
 
-def _parse_where(conditions: tuple[str, ...]) -> dict[str, Any]:
+def parse_where(conditions: tuple[str, ...]) -> dict[str, Any]:
     """``KEY=VALUE`` (a string) and ``KEY:=JSON`` (a JSON scalar) options as a ``where`` dict."""
     where: dict[str, Any] = {}
     for condition in conditions:
@@ -145,7 +146,7 @@ async def list_cmd(
     entries, messages and the first user message. ``--where userId=u1`` keeps the sessions
     created with that metadata (indexed on SQL stores).
     """
-    infos = await app.repo.list(limit=limit, offset=offset, where=_parse_where(where))
+    infos = await app.repo.list(limit=limit, offset=offset, where=parse_where(where))
     if as_json:
         echo_json(
             [

@@ -162,21 +162,56 @@ async def name_cmd(app: App, session: str, name: str) -> None:
 @click.argument("session")
 @click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="Overwrite PATH if it exists.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["pi", "html", "markdown"]),
+    default="pi",
+    show_default=True,
+    help="pi: a pi v3 session file (JSONL, importable again); html: one self-contained "
+    "page (needs sessiontree[web]); markdown: one Markdown file.",
+)
+@click.option(
+    "--redact-tool-output",
+    is_flag=True,
+    help="html/markdown: replace tool results and shell output with their length.",
+)
 @repo_command
-async def export_cmd(app: App, session: str, path: Path, force: bool) -> None:
-    """Export a session as a pi v3 file.
+async def export_cmd(
+    app: App, session: str, path: Path, force: bool, fmt: str, redact_tool_output: bool
+) -> None:
+    """Export a session as a pi v3 file, or as HTML or Markdown to read and share.
 
-    Writes SESSION to PATH as a pi version-3 session file (JSONL).
+    Writes SESSION to PATH as a pi version-3 session file (JSONL) by default.
 
     Every entry is written (all branches), so `sessiontree import PATH` gives it back.
-    An existing PATH is refused unless --force. The file is written under a temporary
-    name and renamed into place, so a crash never leaves half a file.
+    With --format html the file is one page with the tree and every message (CSS inline,
+    no script, nothing loaded from anywhere, every text escaped); --format markdown writes
+    the same as Markdown. An existing PATH is refused unless --force. The file is written
+    under a temporary name and renamed into place, so a crash never leaves half a file.
     """
     from sessiontree.interop import export_pi_session
 
+    if redact_tool_output and fmt == "pi":
+        raise click.UsageError("--redact-tool-output needs --format html or markdown")
     s = await app.session(session)
     if not force and await asyncio.to_thread(path.exists):  # the library names overwrite=
         raise StorageError(f"{path}: file exists (pass --force to replace it)")
+    if fmt != "pi":
+        from sessiontree.web import require_web
+
+        require_web()
+        from sessiontree.web.export import write_export
+
+        size = await write_export(
+            s,
+            path,
+            "html" if fmt == "html" else "markdown",
+            redact_tool_output=redact_tool_output,
+            overwrite=force,
+        )
+        app.out.print(Text(f"wrote {path}: {fmt} export ({size:,} bytes)"))
+        return
     count = await export_pi_session(s, path, overwrite=force)
     size = (await asyncio.to_thread(path.stat)).st_size
     app.out.print(Text(f"wrote {path}: {count:,} entries ({size:,} bytes)"))

@@ -104,10 +104,11 @@ async def compact(
 
     The entry becomes the leaf. ``tokensBefore`` = the context size before (tokens). In
     ``pointer`` mode (pi-compatible) ``firstKeptEntryId`` names the cut entry; in
-    ``retained_tail`` mode ``retainedTail`` holds the context messages from the cut to the leaf
-    and ``details.state`` the derived state (``model``, ``thinkingLevel``,
-    ``activeToolNames``), so the entry is a self-contained checkpoint. ``details`` always
-    carries the cumulative, sorted ``readFiles``/``modifiedFiles``. A split turn is stored as
+    ``retained_tail`` mode ``retainedTail`` holds the context messages from the cut to the leaf,
+    so the entry is a self-contained checkpoint. ``details`` carries the cumulative, sorted
+    ``readFiles``/``modifiedFiles`` and, in both modes, ``state``: the derived state
+    (``model``, ``thinkingLevel``, ``activeToolNames``), so building the context reads
+    nothing older than the first kept entry. A split turn is stored as
     history summary + :data:`TURN_PREFIX_SEPARATOR` + turn-prefix summary. Reads the branch
     once; one append.
 
@@ -184,7 +185,9 @@ async def compact(
         fields["first_kept_entry_id"] = prep.first_kept_entry_id
     else:
         fields["retained_tail"] = prep.kept_messages
-        details["state"] = prep.state
+    # the derived state here, in both modes: context building then reads nothing older than
+    # the first kept entry (sessiontree.context.context_start)
+    details["state"] = prep.state
     fields["details"] = CompactionDetails(**details)
     if usage is not None:
         fields["usage"] = usage

@@ -1,4 +1,4 @@
-"""Adapters that plug sessiontree into agent frameworks (SPEC §11).
+"""Adapters that plug sessiontree into agent frameworks (docs/adapters.md).
 
 Each module needs its framework installed (an optional extra) and is imported on its own:
 

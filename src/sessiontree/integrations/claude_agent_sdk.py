@@ -52,6 +52,7 @@ import_extra("claude_agent_sdk", "claude-agent-sdk")
 if TYPE_CHECKING:
     from claude_agent_sdk.types import (
         SessionKey,
+        SessionListSubkeysKey,
         SessionStoreEntry,
         SessionStoreListEntry,
         SessionSummaryEntry,
@@ -229,7 +230,7 @@ class SessionTreeStore:
             with contextlib.suppress(SessionNotFoundError):
                 await self.repo.delete(session_id)
 
-    async def list_subkeys(self, key: SessionKey) -> list[str]:
+    async def list_subkeys(self, key: SessionListSubkeysKey) -> list[str]:
         """The ``subpath`` of every subagent transcript under a main key."""
         return await self._handle.run(self._subkeys(key))
 

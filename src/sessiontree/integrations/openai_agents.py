@@ -91,7 +91,8 @@ class SessionTreeSession:
         metadata: Mapping[str, Any] | None = None,
     ) -> None:
         self.session_id = session_id
-        self.session_settings = session_settings or SessionSettings()
+        # typed as the SDK's Session protocol declares it (a mutable attribute must match exactly)
+        self.session_settings: SessionSettings | None = session_settings or SessionSettings()
         self._handle = RepoHandle(url, repo)
         self.repo = self._handle.repo
         self.tree_id = tree_session_id(session_id, "oa")

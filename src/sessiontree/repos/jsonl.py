@@ -197,23 +197,32 @@ class JSONLRepo:
 
     def _logs(self) -> Iterator[_Log]:
         """Every session log under the root with its size and mtime (one ``stat`` each)."""
+        for mtime_ns, name, path, size, ino in self._log_stats():
+            yield _Log(name, Path(path), size, mtime_ns, ino)
+
+    def _log_stats(self) -> list[tuple[int, str, str, int, int]]:
+        """``(mtime_ns, session id, log path, size, inode)`` of every session log: plain
+        tuples, as listing 10,000 sessions builds one per session and pages afterwards."""
         try:
             entries = os.scandir(self.root)
         except FileNotFoundError:
-            return
+            return []
         except OSError as exc:
             raise StorageError(f"cannot list {self.root}: {exc}") from exc
+        out: list[tuple[int, str, str, int, int]] = []
+        stat, join, valid = os.stat, os.path.join, is_session_id
         with entries:
             for entry in entries:
                 name = entry.name
-                if not is_session_id(name):
+                if not valid(name):
                     continue
-                path = os.path.join(entry.path, LOG_NAME)
+                path = join(entry.path, LOG_NAME)
                 try:
-                    st = os.stat(path)
+                    st = stat(path)
                 except OSError:
                     continue
-                yield _Log(name, Path(path), st.st_size, st.st_mtime_ns, st.st_ino)
+                out.append((st.st_mtime_ns, name, path, st.st_size, st.st_ino))
+        return out
 
     async def list(
         self,
@@ -230,14 +239,16 @@ class JSONLRepo:
         whose log has no valid header is left out (and logged).
         """
         pairs = where_pairs(where)
-        logs = sorted(self._logs(), key=lambda lg: (lg.mtime_ns, lg.session_id), reverse=True)
+        stats = self._log_stats()
+        stats.sort(reverse=True)  # newest mtime first, then session id (unique): a total order
         if not pairs:
-            logs = logs[offset:] if limit is None else logs[offset : offset + limit]
+            stats = stats[offset:] if limit is None else stats[offset : offset + limit]
         infos: list[SessionInfo] = []
         skip = offset if pairs else 0
-        for lg in logs:
+        for mtime_ns, name, path, size, ino in stats:
             if limit is not None and len(infos) >= limit:
                 break
+            lg = _Log(name, Path(path), size, mtime_ns, ino)
             try:
                 if pairs and not matches_where(self._header(lg).metadata, pairs):
                     continue

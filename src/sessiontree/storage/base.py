@@ -17,7 +17,14 @@ from sessiontree.errors import EntryNotFoundError, InvalidEntryError
 from sessiontree.metadata import SessionMetadata
 from sessiontree.tree import ForkPosition, fork_chain, labels_of
 
-__all__ = ["EntryCursor", "SessionStorage", "fork_storage", "select_entries"]
+__all__ = [
+    "ContextBranchReader",
+    "EntryCursor",
+    "SessionStorage",
+    "fork_plan",
+    "fork_storage",
+    "select_entries",
+]
 
 
 @dataclass(frozen=True)
@@ -35,6 +42,30 @@ class EntryCursor:
     limit: int | None = None
     types: frozenset[str] | None = None
     reverse: bool = False
+
+
+@runtime_checkable
+class ContextBranchReader(Protocol):
+    """A storage that can read only the part of a branch the default context needs.
+
+    Optional next to :class:`SessionStorage` (the built-in backends have it; a storage without
+    it has its whole branch read): ``Session.build_context`` with the default transform uses
+    it, so the cost of a context grows with the context, not with the history before the
+    newest compaction that carries a state snapshot.
+    """
+
+    async def get_context_branch(self, leaf_id: str | None = None) -> list[Entry]:
+        """The path from :func:`~sessiontree.context.context_start` (or the root) to ``leaf_id``.
+
+        Bookkeeping entries are left out, as in :meth:`SessionStorage.get_branch`. The default
+        context built from it equals the one built from the whole branch; corruption older
+        than the start (a cycle, a missing parent) is not looked for.
+
+        Raises:
+            EntryNotFoundError: ``leaf_id`` names no entry.
+            CorruptSessionError: a cycle or a missing parent on the part read.
+        """
+        ...
 
 
 @runtime_checkable
@@ -185,22 +216,19 @@ def select_entries(
     return out
 
 
-async def fork_storage(
-    source: SessionStorage,
-    target_id: str,
-    position: ForkPosition,
-    create: Callable[[SessionMetadata], Awaitable[SessionStorage]],
-) -> SessionStorage:
-    """The fork algorithm every backend shares (docs/branching.md).
+async def fork_plan(
+    source: SessionStorage, target_id: str, position: ForkPosition
+) -> tuple[SessionMetadata, list[Entry]]:
+    """What a fork of ``source`` holds: its metadata and its entries, in order (docs/branching.md).
 
-    Copies the chain root → target (``before``: up to the target's parent) with the same ids,
-    keeps each copied entry's label, and records ``parentSessionId`` / ``forkedFromEntryId``.
-    ``create`` makes the new, empty session in the source's store.
+    The chain root → target (``before``: up to the target's parent) with the same ids, then a
+    label entry for each copied entry that has a label now; the metadata records
+    ``parentSessionId`` / ``forkedFromEntryId``. Copied entries are the objects ``source``
+    returned (a backend can copy their stored rows as they are).
 
     Raises:
         EntryNotFoundError: ``target_id`` names no entry.
-        InvalidEntryError: the target is a bookkeeping entry, or ``position`` is bad, or a
-            copied entry cannot be written; the new session is then deleted again.
+        InvalidEntryError: the target is a bookkeeping entry, or ``position`` is bad.
     """
     if position not in ("at", "before"):
         raise InvalidEntryError(
@@ -225,9 +253,28 @@ async def fork_storage(
         update={"parent_session_id": source.id, "forked_from_entry_id": target_id}
     )
     meta.__pydantic_fields_set__.update({"parent_session_id", "forked_from_entry_id"})
+    return meta, [*copied, *labels]
+
+
+async def fork_storage(
+    source: SessionStorage,
+    target_id: str,
+    position: ForkPosition,
+    create: Callable[[SessionMetadata], Awaitable[SessionStorage]],
+) -> SessionStorage:
+    """The fork algorithm every backend shares: :func:`fork_plan`, then append.
+
+    ``create`` makes the new, empty session in the source's store.
+
+    Raises:
+        EntryNotFoundError: ``target_id`` names no entry.
+        InvalidEntryError: the target is a bookkeeping entry, or ``position`` is bad, or a
+            copied entry cannot be written; the new session is then deleted again.
+    """
+    meta, entries = await fork_plan(source, target_id, position)
     new = await create(meta)
     try:
-        await new.append_entries([*copied, *labels])
+        await new.append_entries(entries)
     except BaseException:
         # a copy that cannot be written (e.g. an entry over the nesting limit) must not leave
         # an empty fork session behind

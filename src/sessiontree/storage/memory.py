@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
+from sessiontree.context import ContextStart
 from sessiontree.entries import Entry, LeafEntry, stored_form
 from sessiontree.errors import SessionNotFoundError
 from sessiontree.ids import new_id
 from sessiontree.metadata import SessionMetadata
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage, select_entries
-from sessiontree.tree import ForkPosition, TreeIndex, branch_of, check_append
+from sessiontree.tree import ForkPosition, TreeIndex, branch_of, check_append, trace_chain
 
 __all__ = ["MemoryStorage"]
 
@@ -80,6 +81,17 @@ class MemoryStorage:
         self._alive()
         chain = self.index.chain(self.index.fold.leaf_id if leaf_id is None else leaf_id)
         return chain if include_bookkeeping else branch_of(chain)
+
+    async def get_context_branch(self, leaf_id: str | None = None) -> list[Entry]:
+        """See :class:`~sessiontree.storage.base.ContextBranchReader`."""
+        self._alive()
+        chain = trace_chain(
+            self.index.fold.leaf_id if leaf_id is None else leaf_id,
+            self.index.by_id.get,
+            session_id=self.index.session_id,
+            stop=ContextStart(),
+        )
+        return branch_of(chain)
 
     async def append_entry(self, entry: Entry, *, at_leaf: bool = False) -> Entry:
         """See :meth:`SessionStorage.append_entry`."""

@@ -1,11 +1,22 @@
-"""Wire formats: AgentMessages ⇄ the request shapes of the providers' APIs (SPEC §11).
+"""Wire converters: AgentMessages ⇄ the exact request shapes of model providers.
 
 Each converter pair is pure (no I/O, no SDK import): the output is plain dicts that the
-official SDKs accept as their typed request parameters.
+official SDKs accept as their typed request parameters (tested against those types). The
+chat-completions and Anthropic converters also leave failed and aborted replies out and pair
+every tool call with a result.
 """
 
 from __future__ import annotations
 
+from sessiontree.wire.anthropic import from_anthropic, to_anthropic
+from sessiontree.wire.openai_chat import from_openai_chat, to_openai_chat
 from sessiontree.wire.openai_responses import from_openai_responses, to_openai_responses
 
-__all__ = ["from_openai_responses", "to_openai_responses"]
+__all__ = [
+    "from_anthropic",
+    "from_openai_chat",
+    "from_openai_responses",
+    "to_anthropic",
+    "to_openai_chat",
+    "to_openai_responses",
+]

@@ -35,6 +35,7 @@ from pydantic_core import to_json
 
 from sessiontree import _json as exact_json
 from sessiontree._gc import gc_paused
+from sessiontree._model import DEFER_BUILD
 from sessiontree.entries import ENTRY_ADAPTER, Entry, MessageEntry, validation_problem
 from sessiontree.errors import CorruptSessionError
 from sessiontree.fold import first_message_text
@@ -253,7 +254,7 @@ class LineRecord:
         return entry
 
 
-_ENTRIES_ADAPTER: TypeAdapter[list[Entry]] = TypeAdapter(list[Entry])
+_ENTRIES_ADAPTER: TypeAdapter[list[Entry]] = TypeAdapter(list[Entry], config=DEFER_BUILD)
 
 
 def entries_of(

@@ -17,13 +17,12 @@ import time
 from contextlib import AbstractContextManager
 from pathlib import Path
 
-from filelock import FileLock, Timeout
-
 from sessiontree.entries import Entry
 from sessiontree.errors import CorruptSessionError, SessionNotFoundError, StorageError
 from sessiontree.storage.jsonl.files import Durability, lock_path
 from sessiontree.storage.jsonl.format import LineRecord, SkippedLine, is_whole_line, scan_block
 from sessiontree.storage.jsonl.index import LineIndex
+from sessiontree.storage.jsonl.lockfile import LogLock
 
 __all__ = ["LOCK_TIMEOUT_S", "SessionLog"]
 
@@ -60,7 +59,7 @@ class SessionLog:
         self._lock_path = lock_path(self.path)
         self._rfd: int | None = None
         self._wfd: int | None = None
-        self._lock: FileLock | None = None
+        self._lock = LogLock(self._lock_path, LOCK_TIMEOUT_S)
         self._deleted = False
         self._index = LineIndex()
         self._offset = 0
@@ -89,17 +88,6 @@ class SessionLog:
             except OSError as exc:
                 raise StorageError(f"cannot write session file {self.path}: {exc}") from exc
         return self._wfd
-
-    def _lock_file(self) -> FileLock:
-        if self._lock is None:
-            self._lock = FileLock(
-                self._lock_path,
-                timeout=LOCK_TIMEOUT_S,
-                mode=0o600,
-                poll_interval=0.001,
-                preserve_lock_file=True,
-            )
-        return self._lock
 
     @staticmethod
     def _read_from(fd: int, offset: int) -> bytes:
@@ -240,7 +228,7 @@ class SessionLog:
         self._dirty = True
 
     def _locked(self) -> AbstractContextManager[object]:
-        """Take the lock file; the returned context manager releases it once.
+        """Take the lock file (kept open between appends); the context manager releases it.
 
         Raises:
             SessionNotFoundError: the session file is gone (no lock file is created then).
@@ -249,15 +237,7 @@ class SessionLog:
         if not os.path.exists(self.path):
             self._deleted = True
             raise SessionNotFoundError(self._id, f"session file {self.path} was deleted")
-        lock = self._lock_file()
-        try:
-            return lock.acquire()
-        except Timeout as exc:
-            raise StorageError(
-                f"timed out after {LOCK_TIMEOUT_S:.0f} s waiting for the lock {self._lock_path}"
-            ) from exc
-        except OSError as exc:
-            raise StorageError(f"cannot take the lock {self._lock_path}: {exc}") from exc
+        return self._lock.held()
 
     def _catch_up_locked(self) -> None:
         fd = self._open_read()

@@ -9,8 +9,8 @@ Design:
   :class:`~sessiontree.storage.jsonl.format.LineRecord` (id, parent, type, targets). Entries are
   validated into pydantic models lazily, only when returned, so building the context of a
   branch validates the branch and nothing else, and never re-reads the file.
-* **Several processes**: appends are serialised by a :mod:`filelock` lock file beside the log
-  (``<file>.lock``). Under the lock a writer first reads the bytes other processes appended
+* **Several processes**: appends are serialised by a lock file beside the log
+  (``<file>.lock``, held open between appends: :mod:`~sessiontree.storage.jsonl.lockfile`). Under the lock a writer first reads the bytes other processes appended
   since its last read (it tracks the byte offset it has consumed), so ``at_leaf`` appends hang
   under the true current leaf and ids are checked against the whole log. Reads pick up
   appended lines the same way (one ``fstat`` per call), without the lock.
@@ -37,7 +37,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import cast
 
-from sessiontree.entries import Entry, LeafEntry, dump_entry_json, stored_form
+from sessiontree.context import ContextStart
+from sessiontree.entries import Entry, LeafEntry, reparent, stored_form
 from sessiontree.errors import StorageError
 from sessiontree.ids import new_id
 from sessiontree.metadata import SessionMetadata
@@ -218,6 +219,18 @@ class JSONLStorage(SessionLog):
         chain = entries_of(cast(list[LineRecord], records), self.path, self._id)
         return chain if include_bookkeeping else branch_of(chain)
 
+    async def get_context_branch(self, leaf_id: str | None = None) -> list[Entry]:
+        """See :class:`~sessiontree.storage.base.ContextBranchReader`: only the records from
+        the context's start are validated."""
+        self._refresh()
+        records = trace_chain(
+            self._index.fold.leaf_id if leaf_id is None else leaf_id,
+            cast(Callable[[str], Entry | None], self._index.by_id.get),
+            session_id=self._id,
+            stop=ContextStart(lambda r: r.entry_of(self.path, self._id)),
+        )
+        return branch_of(entries_of(cast(list[LineRecord], records), self.path, self._id))
+
     async def append_entry(self, entry: Entry, *, at_leaf: bool = False) -> Entry:
         """See :meth:`SessionStorage.append_entry`: one ``os.write`` of one line, under the lock.
 
@@ -230,8 +243,7 @@ class JSONLStorage(SessionLog):
         with self._locked():
             self._catch_up_locked()
             if at_leaf and entry.parent_id != self._index.fold.leaf_id:
-                entry = entry.model_copy(update={"parent_id": self._index.fold.leaf_id})
-                data = dump_entry_json(entry)
+                entry, data = reparent(entry, data, self._index.fold.leaf_id)
             check_append(entry, self._index.type_of, session_id=self._id)
             line = data + b"\n"
             self._write_lines([line])
@@ -334,9 +346,13 @@ class JSONLStorage(SessionLog):
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self._rfd = self._wfd = None
+        self._lock.close()
 
     def __del__(self) -> None:
         for fd in (getattr(self, "_rfd", None), getattr(self, "_wfd", None)):
             if fd is not None:
                 with contextlib.suppress(OSError):
                     os.close(fd)
+        lock = getattr(self, "_lock", None)
+        if lock is not None:
+            lock.close()

@@ -28,6 +28,7 @@ from sessiontree.entries import (
     MessageEntry,
     dump_entry_json,
     parse_entry_json,
+    reparent,
 )
 from sessiontree.fold import LogFold
 from sessiontree.messages import message_text
@@ -166,7 +167,7 @@ def plan_append(
         known_types: ``id → type`` of the stored entries among :func:`lookup_ids`.
         at_leaf: re-parent the (single) entry under ``state.leaf_id`` first.
         bodies: the JSON of each entry (:func:`~sessiontree.entries.stored_form`), reused
-            unless the entry is re-parented; ``None``: dumped here.
+            (re-parented by :func:`~sessiontree.entries.reparent`); ``None``: dumped here.
 
     Raises:
         DuplicateEntryError, EntryNotFoundError, InvalidEntryError: docs/tree.md (via
@@ -184,8 +185,10 @@ def plan_append(
     for i, entry in enumerate(entries):
         body = None if bodies is None else bodies[i]
         if at_leaf and entry.parent_id != fold.leaf_id:
-            entry = entry.model_copy(update={"parent_id": fold.leaf_id})
-            body = None
+            if body is None:
+                entry = entry.model_copy(update={"parent_id": fold.leaf_id})
+            else:
+                entry, body = reparent(entry, body, fold.leaf_id)
         check_append(entry, staged.get, session_id=session_id)
         staged[entry.id] = entry.type
         text: str | None = None
@@ -322,6 +325,27 @@ class SQLEngine(Protocol):
         """
         ...
 
+    async def fork_session(
+        self,
+        source_id: str,
+        session_id: str,
+        metadata: SessionMetadata,
+        entries: Sequence[Entry],
+        bodies: Sequence[bytes | None],
+    ) -> None:
+        """Create session ``session_id`` holding ``entries`` in one transaction (a fork).
+
+        ``bodies[i]`` is the JSON to store for ``entries[i]`` (:func:`~sessiontree.entries.stored_form`),
+        or ``None`` for an entry stored unchanged in ``source_id``, whose row is copied in
+        the database (same JSON, same text index). The entries are validated as an append
+        to an empty session (:func:`plan_append`); on any error nothing is created.
+
+        Raises:
+            SessionExistsError: the id is taken. SessionNotFoundError: the source went away.
+            DuplicateEntryError, EntryNotFoundError, InvalidEntryError: as :meth:`append`.
+        """
+        ...
+
     async def load_metadata(self, session_id: str) -> str | None:
         """The session's metadata JSON, ``None`` when there is no such session."""
         ...
@@ -352,6 +376,13 @@ class SQLEngine(Protocol):
         One recursive query, bounded by the session's entry count (a cycle cannot loop); rows
         come in walk order, leaf (depth 0) first. ``[]`` when the leaf names no entry.
         """
+        ...
+
+    async def get_chain_until(
+        self, session_id: str, leaf_id: str | None, stop_type: str | None, stop_id: str | None
+    ) -> list[tuple[str, str | None, str, str, int]]:
+        """:meth:`get_chain`, ending also after the first row of type ``stop_type`` or with id
+        ``stop_id`` (``None``: no such end). The rows up to and including that one."""
         ...
 
     async def append(

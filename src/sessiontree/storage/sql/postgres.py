@@ -96,9 +96,15 @@ _CAS_ONE_SQL = (
     " to_tsvector('simple', %(text)s::text) FROM upd"
 )
 _INSERT_SQL = f"{_INSERT_COLUMNS} SELECT %(sid)s, {_ROW_VALUES} {_ROWS}"
+# a fork's copied rows, in the fork's order, with their tsvector as it is
+_COPY_ROWS_SQL = (
+    f"{_INSERT_COLUMNS} SELECT %(sid)s, c.seq, e.id, e.parent_id, e.type, e.timestamp,"
+    " e.target_id, e.body, e.fts FROM unnest(%(id)s::text[], %(seq)s::bigint[]) AS c (id, seq)"
+    " JOIN entries AS e ON e.session_id = %(src)s AND e.id = c.id"
+)
 _UPDATE_SQL = f"{_UPDATE_SET} WHERE id = %(sid)s"
 
-_CHAIN_SQL = """
+_CHAIN_TEMPLATE = """
 WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
     SELECT id, parent_id, type, body, 0 FROM entries
      WHERE session_id = %(sid)s
@@ -107,9 +113,16 @@ WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
     SELECT e.id, e.parent_id, e.type, e.body, c.depth + 1
       FROM chain AS c JOIN entries AS e ON e.session_id = %(sid)s AND e.id = c.parent_id
      WHERE c.depth < (SELECT entry_count FROM sessions WHERE id = %(sid)s)
-)
+{until})
 SELECT id, parent_id, type, body::text, depth FROM chain
 """
+_CHAIN_SQL = _CHAIN_TEMPLATE.format(until="")
+# the same walk, also ending after a row of type stype or with id stop (either may be
+# NULL: no such end)
+_CHAIN_UNTIL_SQL = _CHAIN_TEMPLATE.format(
+    until="       AND (%(stype)s::text IS NULL OR c.type <> %(stype)s::text)\n"
+    "       AND (%(stop)s::text IS NULL OR c.id <> %(stop)s::text)\n"
+)
 
 
 def _clean(text: str | None) -> str | None:
@@ -129,6 +142,28 @@ def _meta_text(text: str) -> str:
     cleaned = _clean(text) or ""
     data = cleaned.encode()
     return cleaned if len(data) <= META_MAX_BYTES else "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+async def _insert_session(conn: Any, session_id: str, metadata: SessionMetadata, now: int) -> None:
+    """The new session's row and its metadata lookup rows (inside the caller's transaction)."""
+    await conn.execute(
+        "INSERT INTO sessions (id, metadata, created_us, modified_us,"
+        " parent_session_id) VALUES (%s, %s::json, %s, %s, %s)",
+        (
+            session_id,
+            metadata.model_dump_json(by_alias=True, exclude_unset=True),
+            now,
+            now,
+            _clean(metadata.parent_session_id),
+        ),
+    )
+    rows = meta_rows(session_id, metadata)
+    if rows:
+        async with conn.cursor() as cur:
+            await cur.executemany(
+                "INSERT INTO session_meta (key, value, session_id) VALUES (%s, %s, %s)",
+                [(_meta_text(k), _meta_text(v), sid) for k, v, sid in rows],
+            )
 
 
 class PostgresEngine(PostgresConnection):
@@ -153,24 +188,7 @@ class PostgresEngine(PostgresConnection):
         pool = self._pool or await self._get_pool()
         try:
             async with pool.connection() as conn, conn.transaction():
-                await conn.execute(
-                    "INSERT INTO sessions (id, metadata, created_us, modified_us,"
-                    " parent_session_id) VALUES (%s, %s::json, %s, %s, %s)",
-                    (
-                        session_id,
-                        metadata.model_dump_json(by_alias=True, exclude_unset=True),
-                        now,
-                        now,
-                        _clean(metadata.parent_session_id),
-                    ),
-                )
-                rows = meta_rows(session_id, metadata)
-                if rows:
-                    async with conn.cursor() as cur:
-                        await cur.executemany(
-                            "INSERT INTO session_meta (key, value, session_id) VALUES (%s, %s, %s)",
-                            [(_meta_text(k), _meta_text(v), sid) for k, v, sid in rows],
-                        )
+                await _insert_session(conn, session_id, metadata, now)
         except self._psycopg.Error as exc:
             error = self._error(exc, session_id)
             if isinstance(error, DuplicateEntryError):
@@ -178,6 +196,50 @@ class PostgresEngine(PostgresConnection):
                     "a session with this id already exists", session_id=session_id
                 ) from exc
             raise error from exc
+
+    async def fork_session(
+        self,
+        source_id: str,
+        session_id: str,
+        metadata: SessionMetadata,
+        entries: Sequence[Entry],
+        bodies: Sequence[bytes | None],
+    ) -> None:
+        """See :class:`SQLEngine`: one transaction; copied rows by ``INSERT … SELECT``."""
+        pool = self._pool or await self._get_pool()
+        now = now_us()
+        try:
+            async with pool.connection() as conn, conn.transaction():
+                await _insert_session(conn, session_id, metadata, now)
+                empty = SessionState(None, 0, 0, False)
+                plan = plan_append(
+                    session_id, empty, entries, {}, at_leaf=False, bodies=[b or b"" for b in bodies]
+                )
+                rows = list(zip(plan.rows, bodies, strict=True))
+                copied = [r for r, b in rows if b is None]
+                if copied:
+                    cur = await conn.execute(
+                        _COPY_ROWS_SQL,
+                        {
+                            "sid": session_id,
+                            "src": source_id,
+                            "id": [r.id for r in copied],
+                            "seq": [r.seq for r in copied],
+                        },
+                    )
+                    if cur.rowcount != len(copied):
+                        raise SessionNotFoundError(source_id, "session was deleted during the fork")
+                written = [r for r, b in rows if b is not None]
+                for start in range(0, len(written), CAS_CHUNK):
+                    chunk = written[start : start + CAS_CHUNK]
+                    await conn.execute(_INSERT_SQL, self._params(session_id, plan, chunk))
+                await conn.execute(_UPDATE_SQL, self._params(session_id, plan, ()))
+        except self._psycopg.errors.UniqueViolation as exc:
+            raise SessionExistsError(
+                "a session with this id already exists", session_id=session_id
+            ) from exc
+        except self._psycopg.Error as exc:
+            raise self._error(exc, session_id) from exc
 
     async def load_metadata(self, session_id: str) -> str | None:
         """See :class:`SQLEngine`."""
@@ -271,6 +333,13 @@ class PostgresEngine(PostgresConnection):
     ) -> list[tuple[str, str | None, str, str, int]]:
         """See :class:`SQLEngine` (no ORDER BY: a sort would spill the bodies to disk)."""
         return await self._fetch(_CHAIN_SQL, {"sid": session_id, "leaf": leaf_id}, session_id)
+
+    async def get_chain_until(
+        self, session_id: str, leaf_id: str | None, stop_type: str | None, stop_id: str | None
+    ) -> list[tuple[str, str | None, str, str, int]]:
+        """See :class:`SQLEngine`."""
+        params = {"sid": session_id, "leaf": leaf_id, "stype": stop_type, "stop": stop_id}
+        return await self._fetch(_CHAIN_UNTIL_SQL, params, session_id)
 
     async def get_label_body(self, session_id: str, entry_id: str) -> str | None:
         """See :class:`SQLEngine`."""

@@ -44,6 +44,7 @@ from sessiontree.storage.sql.sqlite_open import (
     sqlite_path_from_url,
     write_transaction,
 )
+from sessiontree.tree import entry_refs
 
 __all__ = ["INDEX_BACKLOG", "SQLiteEngine", "sqlite_path_from_url"]
 
@@ -51,7 +52,7 @@ INDEX_BACKLOG = 256
 """An append that leaves this many ``entries`` rows (or more) above the search index watermark
 indexes them all before it commits, so the rows a search has to index first stay few."""
 
-_CHAIN_SQL = """
+_CHAIN_TEMPLATE = """
 WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
     SELECT id, parent_id, type, body, 0 FROM entries
      WHERE session_id = :sid
@@ -60,8 +61,24 @@ WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
     SELECT e.id, e.parent_id, e.type, e.body, c.depth + 1
       FROM chain AS c JOIN entries AS e ON e.session_id = :sid AND e.id = c.parent_id
      WHERE c.depth < (SELECT entry_count FROM sessions WHERE id = :sid)
-)
+{until})
 SELECT id, parent_id, type, body, depth FROM chain
+"""
+_CHAIN_SQL = _CHAIN_TEMPLATE.format(until="")
+# the same walk, also ending after a row of type stype or with id stop (either may be
+# NULL: no such end)
+_CHAIN_UNTIL_SQL = _CHAIN_TEMPLATE.format(
+    until="       AND (:stype IS NULL OR c.type <> :stype) AND (:stop IS NULL OR c.id <> :stop)\n"
+)
+
+
+# a fork's copied rows, in the fork's order: json_each over [[id, seq], ...]
+_COPY_ROWS = """
+INSERT INTO entries (session_id, seq, id, parent_id, type, timestamp, target_id, body)
+SELECT ?1, json_extract(j.value, '$[1]'), e.id, e.parent_id, e.type, e.timestamp, e.target_id,
+       e.body
+  FROM json_each(?3) AS j CROSS JOIN entries AS e
+    ON e.session_id = ?2 AND e.id = json_extract(j.value, '$[0]')
 """
 
 _INSERT_ENTRY = (
@@ -79,6 +96,27 @@ _UPDATE_SESSION = (
 )
 
 
+def _insert_session(
+    conn: sqlite3.Connection, session_id: str, metadata: SessionMetadata, now: int
+) -> None:
+    """The new session's row and its metadata lookup rows (inside the caller's transaction)."""
+    conn.execute(
+        "INSERT INTO sessions (id, metadata, created_us, modified_us, parent_session_id)"
+        " VALUES (?, ?, ?, ?, ?)",
+        (
+            session_id,
+            metadata.model_dump_json(by_alias=True, exclude_unset=True),
+            now,
+            now,
+            metadata.parent_session_id,
+        ),
+    )
+    conn.executemany(
+        "INSERT INTO session_meta (key, value, session_id) VALUES (?, ?, ?)",
+        meta_rows(session_id, metadata),
+    )
+
+
 class SQLiteEngine(SQLiteConnection):
     """The :class:`~sessiontree.storage.sql.plan.SQLEngine` over one SQLite file.
 
@@ -94,20 +132,68 @@ class SQLiteEngine(SQLiteConnection):
         now = now_us()
         try:
             with write_transaction(conn):
-                conn.execute(
-                    "INSERT INTO sessions (id, metadata, created_us, modified_us, parent_session_id)"
-                    " VALUES (?, ?, ?, ?, ?)",
-                    (
-                        session_id,
-                        metadata.model_dump_json(by_alias=True, exclude_unset=True),
-                        now,
-                        now,
-                        metadata.parent_session_id,
-                    ),
+                _insert_session(conn, session_id, metadata, now)
+        except sqlite3.IntegrityError as exc:
+            raise SessionExistsError(
+                "a session with this id already exists", session_id=session_id
+            ) from exc
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+
+    async def fork_session(
+        self,
+        source_id: str,
+        session_id: str,
+        metadata: SessionMetadata,
+        entries: Sequence[Entry],
+        bodies: Sequence[bytes | None],
+    ) -> None:
+        """See :class:`SQLEngine`: one transaction; copied rows by ``INSERT … SELECT``.
+
+        The copies' search index is filled like an append's: lazily, above the watermark.
+        """
+        conn = self._db()
+        now = now_us()
+        try:
+            with write_transaction(conn):
+                _insert_session(conn, session_id, metadata, now)
+                empty = SessionState(None, 0, 0, False)
+                plan = plan_append(
+                    session_id, empty, entries, {}, bodies=[b or b"" for b in bodies]
                 )
+                pairs = [[r.id, r.seq] for r, b in zip(plan.rows, bodies, strict=True) if b is None]
+                if pairs:
+                    copied = conn.execute(_COPY_ROWS, (session_id, source_id, orjson.dumps(pairs)))
+                    if copied.rowcount != len(pairs):
+                        raise SessionNotFoundError(source_id, "session was deleted during the fork")
                 conn.executemany(
-                    "INSERT INTO session_meta (key, value, session_id) VALUES (?, ?, ?)",
-                    meta_rows(session_id, metadata),
+                    _INSERT_ENTRY,
+                    [
+                        (
+                            session_id,
+                            r.seq,
+                            r.id,
+                            r.parent_id,
+                            r.type,
+                            r.timestamp,
+                            r.target_id,
+                            r.body,
+                        )
+                        for r, b in zip(plan.rows, bodies, strict=True)
+                        if b is not None
+                    ],
+                )
+                conn.execute(
+                    _UPDATE_SESSION,
+                    (
+                        plan.leaf_id,
+                        plan.entry_count,
+                        plan.message_count,
+                        now,
+                        plan.first_message,
+                        plan.name,
+                        session_id,
+                    ),
                 )
         except sqlite3.IntegrityError as exc:
             raise SessionExistsError(
@@ -144,6 +230,7 @@ class SQLiteEngine(SQLiteConnection):
                     "UPDATE search_index_state SET indexed_upto = min(indexed_upto,"
                     " (SELECT coalesce(max(rowid), 0) FROM entries))"
                 )
+                self._leaf_types.pop(session_id, None)
                 found = conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount
         except sqlite3.Error as exc:
             raise self._error(exc) from exc
@@ -226,6 +313,15 @@ class SQLiteEngine(SQLiteConnection):
         """See :class:`SQLEngine` (no ORDER BY: a sort would spill the bodies to disk)."""
         return self._query(_CHAIN_SQL, {"sid": session_id, "leaf": leaf_id})
 
+    async def get_chain_until(
+        self, session_id: str, leaf_id: str | None, stop_type: str | None, stop_id: str | None
+    ) -> list[tuple[str, str | None, str, str, int]]:
+        """See :class:`SQLEngine`."""
+        return self._query(
+            _CHAIN_UNTIL_SQL,
+            {"sid": session_id, "leaf": leaf_id, "stype": stop_type, "stop": stop_id},
+        )
+
     async def get_label_body(self, session_id: str, entry_id: str) -> str | None:
         """See :class:`SQLEngine`."""
         rows = self._query(
@@ -255,15 +351,45 @@ class SQLiteEngine(SQLiteConnection):
         """See :class:`SQLEngine`: one ``BEGIN IMMEDIATE`` transaction, validation inside it."""
         conn = self._db()
         try:
-            with write_transaction(conn):
-                stored = self._append_locked(conn, session_id, entries, at_leaf, bodies)
+            try:
+                with write_transaction(conn):
+                    stored = self._append_locked(conn, session_id, entries, at_leaf, bodies, True)
+            except sqlite3.IntegrityError:
+                # the fast path trusts the UNIQUE constraint for the new id; the full path
+                # (rolled back and run again) names the duplicate as check_append does
+                self._leaf_types.pop(session_id, None)
+                with write_transaction(conn):
+                    stored = self._append_locked(conn, session_id, entries, at_leaf, bodies)
         except sqlite3.IntegrityError as exc:
             raise DuplicateEntryError(
                 f"entry id already used ({exc})", session_id=session_id
             ) from exc
         except sqlite3.Error as exc:
+            self._leaf_types.pop(session_id, None)
             raise self._error(exc) from exc
+        except BaseException:
+            self._leaf_types.pop(session_id, None)
+            raise
         return stored
+
+    def _known_types(
+        self, session_id: str, state: SessionState, entries: Sequence[Entry], at_leaf: bool
+    ) -> dict[str, str] | None:
+        """The types the planner needs, from this engine's last append, without a query.
+
+        Only for one entry whose only reference is its parent, which is the stored leaf (the
+        leaf this engine wrote last: entries never change, so its type is still known). The
+        new id's own uniqueness is left to the ``UNIQUE`` constraint.
+        """
+        known = self._leaf_types.get(session_id)
+        if known is None or len(entries) != 1 or known[0] != state.leaf_id:
+            return None
+        entry = entries[0]
+        if not at_leaf and entry.parent_id != state.leaf_id:
+            return None
+        if any(what != "parentId" for what, _ in entry_refs(entry)):
+            return None
+        return {} if known[0] is None else {known[0]: known[1]}
 
     def _append_locked(
         self,
@@ -272,26 +398,39 @@ class SQLiteEngine(SQLiteConnection):
         entries: Sequence[Entry],
         at_leaf: bool,
         bodies: Sequence[bytes] | None = None,
+        fast: bool = False,
     ) -> list[Entry]:
         row = conn.execute(_SESSION_ROW, (session_id,)).fetchone()
         if row is None:
             raise SessionNotFoundError(session_id)
         state = SessionState(row[0], row[1], row[2], bool(row[3]))
-        # the type of every id the entries refer to: one indexed lookup per id, one statement
-        # (no OR in the WHERE clause: it would make SQLite scan the whole session)
-        ids = lookup_ids(entries, state.leaf_id if at_leaf else None)
-        if len(ids) <= 32:
-            match = f"IN ({', '.join('?' * len(ids))})"
-            params: tuple[Any, ...] = (session_id, *ids)
-        else:
-            match = "IN (SELECT value FROM json_each(?))"
-            params = (session_id, orjson.dumps(ids).decode())
-        found = dict(
-            conn.execute(
-                f"SELECT id, type FROM entries WHERE session_id = ? AND id {match}", params
-            ).fetchall()
-        )
+        found = self._known_types(session_id, state, entries, at_leaf) if fast else None
+        if found is None:
+            # the type of every id the entries refer to: one indexed lookup per id, one
+            # statement (no OR in the WHERE clause: it would make SQLite scan the session)
+            ids = lookup_ids(entries, state.leaf_id if at_leaf else None)
+            if len(ids) <= 32:
+                match = f"IN ({', '.join('?' * len(ids))})"
+                params: tuple[Any, ...] = (session_id, *ids)
+            else:
+                match = "IN (SELECT value FROM json_each(?))"
+                params = (session_id, orjson.dumps(ids).decode())
+            found = dict(
+                conn.execute(
+                    f"SELECT id, type FROM entries WHERE session_id = ? AND id {match}", params
+                ).fetchall()
+            )
         plan = plan_append(session_id, state, entries, found, at_leaf=at_leaf, bodies=bodies)
+        # the leaf after this append and its type, for the next one (remembered before the
+        # COMMIT: append() forgets it when the transaction fails)
+        leaf = plan.leaf_id
+        leaf_type = next((e.type for e in plan.entries if e.id == leaf), None) or found.get(
+            leaf or ""
+        )
+        if leaf is None or leaf_type is not None:
+            self._leaf_types[session_id] = (leaf, leaf_type or "")
+        else:
+            self._leaf_types.pop(session_id, None)
         if not plan.rows:
             return plan.entries
         indexed_upto, top = row[4], row[5] or 0

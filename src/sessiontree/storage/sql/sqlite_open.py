@@ -103,6 +103,8 @@ class SQLiteConnection:
             raise StorageError(f"timeout must be a number of seconds in {url!r}") from None
         self._conn: sqlite3.Connection | None = None
         self._closed = False
+        self._leaf_types: dict[str, tuple[str | None, str]] = {}
+        """Per session: the leaf this connection's last append left and its type."""
 
     def _error(self, exc: BaseException) -> SessionTreeError:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

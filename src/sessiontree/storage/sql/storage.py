@@ -23,6 +23,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
+from sessiontree.context import context_start
 from sessiontree.entries import (
     BOOKKEEPING_TYPES,
     Entry,
@@ -41,7 +42,7 @@ from sessiontree.errors import (
 )
 from sessiontree.ids import check_session_id, new_id
 from sessiontree.metadata import SessionMetadata
-from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage
+from sessiontree.storage.base import EntryCursor, SessionStorage, fork_plan
 from sessiontree.storage.sql.plan import SQLEngine, metadata_from_json
 from sessiontree.tree import ForkPosition
 
@@ -126,6 +127,13 @@ def make_engine(url: str) -> SQLEngine:
         f"unknown SQL URL scheme {scheme!r} in {url!r}: use sqlite:///file.db or "
         "postgresql://user@host:port/db"
     )
+
+
+def _in_walk_order(rows: list[tuple[str, str | None, str, str, int]]) -> list[Any]:
+    """Rows of a recursive walk, leaf (depth 0) first (they come so; sorted if not)."""
+    if any(r[4] != i for i, r in enumerate(rows)):
+        return sorted(rows, key=lambda r: r[4])
+    return rows
 
 
 class SQLStorage:
@@ -309,6 +317,35 @@ class SQLStorage:
             return [parse(r[0], r[3]) for r in rows]
         return [parse(r[0], r[3]) for r in rows if r[2] not in BOOKKEEPING_TYPES]
 
+    async def get_context_branch(self, leaf_id: str | None = None) -> list[Entry]:
+        """See :class:`~sessiontree.storage.base.ContextBranchReader`: at most two recursive
+        queries, leaf → newest compaction, then on to its
+        :func:`~sessiontree.context.context_start` (or to the root when that is ``None``).
+
+        Anything unexpected on the way (no rows, a walk that ends on a missing parent or in a
+        cycle) is left to :meth:`get_branch`, which reads the whole branch and raises what it
+        finds.
+        """
+        rows = _in_walk_order(
+            await self._engine.get_chain_until(self._id, leaf_id, "compaction", None)
+        )
+        if not rows:
+            return await self.get_branch(leaf_id)
+        last = rows[-1]
+        start: str | None = None
+        if last[2] == "compaction":
+            start = context_start(self._parse(last[0], last[3]))
+            if start != last[0] and last[1] is not None:  # on to the start (None: the root)
+                rows = rows + _in_walk_order(
+                    await self._engine.get_chain_until(self._id, last[1], None, start)
+                )
+        end = rows[-1]
+        if end[1] is not None and (start is None or end[0] != start):
+            return await self.get_branch(leaf_id)  # neither the root nor the start reached
+        rows.reverse()
+        parse = self._parse
+        return [parse(r[0], r[3]) for r in rows if r[2] not in BOOKKEEPING_TYPES]
+
     def _raise_broken_chain(self, rows: Sequence[tuple[str, str | None, str, Any, int]]) -> None:
         """The root row still has a parent: a cycle (the walk hit its bound) or a missing parent.
 
@@ -364,15 +401,27 @@ class SQLStorage:
         return await self.append_entry(LeafEntry(target_id=target_id), at_leaf=True)
 
     async def fork(self, target_id: str, position: ForkPosition = "at") -> SessionStorage:
-        """See :meth:`SessionStorage.fork`: the new session lives in the same database."""
+        """See :meth:`SessionStorage.fork`: one transaction in the same database.
 
-        async def create(meta: SessionMetadata) -> SessionStorage:
-            new = new_id()
-            await self._engine.create_session(new, meta)
-            return SQLStorage(self._engine, new, meta, parse_cache=self._parse_cache)
-
+        Entries copied unchanged (the very objects this storage parsed from their rows) are
+        copied row by row inside the database; the rest (new labels, copies whose references
+        :func:`~sessiontree.tree.fork_chain` changed) are written from their JSON.
+        """
         await self._missing_session_check()
-        return await fork_storage(self, target_id, position, create)
+        meta, entries = await fork_plan(self, target_id, position)
+        stored: list[Entry] = []
+        bodies: list[bytes | None] = []
+        for entry in entries:
+            if self._cached(entry.id) is entry:
+                stored.append(entry)
+                bodies.append(None)
+            else:
+                checked, body = stored_form(entry)
+                stored.append(checked)
+                bodies.append(body)
+        new = new_id()
+        await self._engine.fork_session(self._id, new, meta, stored, bodies)
+        return SQLStorage(self._engine, new, meta, parse_cache=self._parse_cache)
 
     async def delete(self) -> None:
         """See :meth:`SessionStorage.delete`: entries, search index and session row, in one transaction."""

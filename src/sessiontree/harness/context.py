@@ -1,25 +1,28 @@
-"""``AgentHarness``: the context-window loop an agent runs around a session (docs/api.md).
+"""``ContextHarness``: the context-window keeping an agent runs around a session.
 
-An agent asks the harness for the context before every model call;
+:class:`~sessiontree.harness.agent.AgentHarness` builds on it and also calls the model. An
+agent that calls its model itself asks the harness for the context before every model call;
 :meth:`AgentHarness.prepare_context` builds it, estimates its size
 (:func:`~sessiontree.compaction.estimate_context_tokens`) and, when
 :func:`~sessiontree.compaction.should_compact` says the window is nearly full, compacts first
 and builds again. :meth:`AgentHarness.navigate_tree` moves through the tree, optionally
 summarising the branch left. Typical use::
 
-    harness = AgentHarness(session, context_window=200_000)
+    harness = ContextHarness(session, context_window=200_000)
     ctx = await harness.prepare_context()
     reply = await call_model(ctx.system_prompt, to_llm_messages(ctx.messages))
     await harness.append_message(reply)
 
 Failures surface as :class:`~sessiontree.errors.AgentHarnessError` with a ``code``
-(``compaction``, ``branch_summary``); the session is unchanged when one is raised.
+(``compaction``, ``context_too_large``, ``branch_summary``); the session is unchanged when
+one is raised, except that a compaction that was made stays.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 from sessiontree.compaction import (
     CompactionMode,
@@ -30,7 +33,7 @@ from sessiontree.compaction import (
     compact,
     estimate_context_tokens,
     estimate_tokens,
-    should_compact,
+    prepare_compaction,
 )
 from sessiontree.context import EntryProjector, SessionContext
 from sessiontree.entries import CompactionEntry
@@ -38,11 +41,12 @@ from sessiontree.errors import AgentHarnessError, CompactionError, SummaryError
 from sessiontree.messages import AgentMessage
 from sessiontree.session import Session
 from sessiontree.summarizers.base import Summarizer
+from sessiontree.tree import ForkPosition
 
-__all__ = ["AgentHarness"]
+__all__ = ["ContextHarness"]
 
 
-class AgentHarness:
+class ContextHarness:
     """Keeps a :class:`Session` inside a model's context window.
 
     Args:
@@ -119,7 +123,7 @@ class AgentHarness:
         self.last_context_tokens = 0
 
     def __repr__(self) -> str:
-        return f"AgentHarness({self.session!r}, context_window={self.context_window})"
+        return f"{type(self).__name__}({self.session!r}, context_window={self.context_window})"
 
     async def _build(self) -> SessionContext:
         return await self.session.build_context(
@@ -129,11 +133,11 @@ class AgentHarness:
     async def prepare_context(self, *, instructions: str | None = None) -> SessionContext:
         """The context for the next model call, compacted first when the window is nearly full.
 
-        When the built context exceeds ``context_window - reserve_tokens`` (and compaction is
-        enabled), one compaction is appended and the context is built again. When nothing can
-        be compacted (everything fits ``keep_recent_tokens``), the context is returned as is;
-        a summary that would not shrink the context is an error (swallowed, it would leave the
-        context over the window and re-run the summariser on every turn).
+        The context returned always fits ``context_window - reserve_tokens`` (estimated with
+        the token counter). When the built context does not (and compaction is enabled), one
+        compaction is appended and the context built again; when that still does not fit
+        (the tail ``keep_recent_tokens`` keeps holds a large tool batch), a second compaction
+        keeps only what cannot be cut (the newest turn from its nearest cut point).
 
         Args:
             instructions: passed to the summariser if a compaction runs.
@@ -143,30 +147,88 @@ class AgentHarness:
 
         Raises:
             AgentHarnessError: ``compaction`` — the summariser failed, its summary would not
-                shrink the context, or the leaf moved; the session is unchanged and the
-                original error is ``__cause__``.
+                shrink the context, or the leaf moved (the original error is ``__cause__``);
+                ``context_too_large`` — even after compacting, what cannot be summarised (the
+                newest messages from the last cut point: a user message or an assistant
+                message with its tool results) exceeds the window, or compaction is disabled.
         """
         ctx = await self._build()
         tokens = estimate_context_tokens(ctx.messages, counter=self.token_counter)
-        if should_compact(tokens, self.context_window, self.settings):
+        limit = self.context_window - self.settings.reserve_tokens
+        if tokens <= limit:
+            self.last_context_tokens = tokens
+            return ctx
+        floor = await self._uncuttable_tokens(tokens)
+        if not self.settings.enabled or floor > limit:
+            self._too_large(tokens, floor, limit)
+        # The keep budget first; when what it keeps still does not fit (a large tool batch
+        # in the kept tail), keep only what no compaction can cut.
+        budgets = (self.settings.keep_recent_tokens, 0)
+        for attempt, keep in enumerate(budgets):
+            if tokens <= limit:
+                break
             try:
-                self.last_compaction = await self._compact(instructions)
+                self.last_compaction = await self._compact(instructions, keep_recent_tokens=keep)
             except CompactionError as exc:
-                if exc.code != "nothing_to_compact":
-                    raise AgentHarnessError(
-                        "compaction", f"compaction failed: {exc.detail}", session_id=self.session.id
-                    ) from exc
-            else:
-                ctx = await self._build()
-                tokens = estimate_context_tokens(ctx.messages, counter=self.token_counter)
+                tighter_left = attempt < len(budgets) - 1
+                if exc.code == "nothing_to_compact" or (
+                    exc.code == "summary_not_smaller" and tighter_left
+                ):
+                    continue
+                raise AgentHarnessError(
+                    "compaction", f"compaction failed: {exc.detail}", session_id=self.session.id
+                ) from exc
+            ctx = await self._build()
+            tokens = estimate_context_tokens(ctx.messages, counter=self.token_counter)
+        if tokens > limit:
+            self._too_large(tokens, floor, limit)
         self.last_context_tokens = tokens
         return ctx
 
-    async def _compact(self, instructions: str | None) -> CompactionEntry:
-        """:func:`compact` with this harness's settings, summariser, mode and counters."""
+    async def _uncuttable_tokens(self, tokens: int) -> int:
+        """Tokens of what no compaction can take out of the context: the messages from the
+        newest valid cut point to the leaf (a tool batch stays whole with its call);
+        ``tokens`` when there is no cut point at all."""
+        settings = dataclasses.replace(self.settings, keep_recent_tokens=0)
+        try:
+            plan = prepare_compaction(
+                await self.session.get_branch(),
+                settings,
+                token_counter=self.token_counter,
+                entry_projectors=self.entry_projectors,
+                session_id=self.session.id,
+            )
+        except CompactionError:
+            return tokens
+        return plan.kept_tokens
+
+    def _too_large(self, tokens: int, floor: int, limit: int) -> NoReturn:
+        if not self.settings.enabled:
+            why = "compaction is disabled"
+        else:
+            why = (
+                f"the newest messages, which no compaction can cut (a user message, or an "
+                f"assistant message with its tool results, and what follows), take {floor} "
+                "tokens alone; shorten the tool output or use a model with a larger window"
+            )
+        raise AgentHarnessError(
+            "context_too_large",
+            f"the context takes {tokens} tokens, over the {limit} that fit (context_window "
+            f"{self.context_window} - reserve_tokens {self.settings.reserve_tokens}): {why}",
+            session_id=self.session.id,
+        )
+
+    async def _compact(
+        self, instructions: str | None, *, keep_recent_tokens: int | None = None
+    ) -> CompactionEntry:
+        """:func:`compact` with this harness's settings (``keep_recent_tokens`` overriding the
+        kept budget), summariser, mode and counters."""
+        settings = self.settings
+        if keep_recent_tokens is not None and keep_recent_tokens != settings.keep_recent_tokens:
+            settings = dataclasses.replace(settings, keep_recent_tokens=keep_recent_tokens)
         return await compact(
             self.session,
-            settings=self.settings,
+            settings=settings,
             summarizer=self.summarizer,
             mode=self.compaction_mode,
             instructions=instructions,
@@ -174,9 +236,46 @@ class AgentHarness:
             token_counter=self.token_counter,
         )
 
+    @property
+    def busy(self) -> bool:
+        """Whether an agent run owns the leaf (never, for a harness that runs no model)."""
+        return False
+
+    def _check_idle(self, what: str) -> None:
+        if self.busy:
+            raise AgentHarnessError(
+                "busy",
+                f"{what} while the agent is running; await wait_for_idle() first",
+                session_id=self.session.id,
+            )
+
     async def append_message(self, message: AgentMessage | Mapping[str, Any]) -> str:
-        """Append a message under the leaf (see :meth:`Session.append_message`); returns its id."""
+        """Append a message under the leaf (see :meth:`Session.append_message`); returns its id.
+
+        Raises:
+            AgentHarnessError: ``busy`` — a run is active (its messages own the leaf).
+            InvalidEntryError: the message does not validate or is provider-shaped.
+        """
+        self._check_idle("append_message")
         return await self.session.append_message(message)
+
+    async def append_label(self, target_id: str, label: str | None) -> str:
+        """Label an entry (see :meth:`Session.append_label`); returns the label entry's id."""
+        return await self.session.append_label(target_id, label)
+
+    async def append_custom_entry(self, custom_type: str, data: Any) -> str:
+        """Store application state the model never sees; returns the entry's id.
+
+        Raises:
+            AgentHarnessError: ``busy`` — a run is active.
+        """
+        self._check_idle("append_custom_entry")
+        return await self.session.append_custom_entry(custom_type, data)
+
+    async def fork(self, target_id: str, position: ForkPosition = "at") -> Session:
+        """A new session holding the path to ``target_id`` (see :meth:`Session.fork`); run it
+        with ``AgentHarness(forked, model=...)``."""
+        return await self.session.fork(target_id, position)
 
     async def compact(self, *, instructions: str | None = None) -> CompactionEntry:
         """Compact now, whatever the context size (a user's ``/compact``).
@@ -184,6 +283,7 @@ class AgentHarness:
         Raises:
             AgentHarnessError: ``nothing_to_compact`` or ``compaction`` (cause attached).
         """
+        self._check_idle("compact")
         try:
             entry = await self._compact(instructions)
         except CompactionError as exc:
@@ -198,19 +298,22 @@ class AgentHarness:
         *,
         summarize: bool = False,
         instructions: str | None = None,
+        label: str | None = None,
     ) -> str | None:
-        """Move the leaf to ``target_id``; with ``summarize``, summarise the branch left (docs/branching.md).
+        """Move the leaf to ``target_id``; with ``summarize``, summarise the branch left (docs/branching.md);
+        with ``label``, label the target.
 
         Returns:
             The id of the ``branch_summary`` appended, else ``None``.
 
         Raises:
-            AgentHarnessError: ``branch_summary`` — the summariser failed; nothing changed, so
-                the caller may retry with ``summarize=False``.
+            AgentHarnessError: ``busy``; ``branch_summary`` — the summariser failed; nothing
+                changed, so the caller may retry with ``summarize=False``.
             EntryNotFoundError / InvalidEntryError: a bad target.
         """
+        self._check_idle("navigate_tree")
         try:
-            return await self.session.navigate(
+            summary_id = await self.session.navigate(
                 target_id,
                 summarize=summarize,
                 summarizer=self.summarizer,
@@ -223,3 +326,6 @@ class AgentHarness:
                 session_id=self.session.id,
                 entry_id=target_id,
             ) from exc
+        if label is not None and target_id is not None:
+            await self.session.append_label(target_id, label)
+        return summary_id

@@ -1,0 +1,160 @@
+"""``sessiontree chat``: continue a stored session with a model, streaming the reply.
+
+Any session works — one made here, or an imported Claude Code, Codex or pi session: the
+context is built from its leaf as for any other, and the replies are appended under it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import click
+
+from sessiontree.cli._common import EXIT_ERROR, App, repo_command
+from sessiontree.errors import AgentHarnessError
+from sessiontree.messages import AssistantMessage
+
+__all__ = ["chat_cmd"]
+
+MODEL_ENV = "SESSIONTREE_MODEL"
+"""The environment variable naming the model when ``--model`` is not given."""
+
+
+def _model_name(given: str | None, recorded: Any) -> str:
+    if given:
+        return given
+    if os.environ.get(MODEL_ENV):
+        return os.environ[MODEL_ENV]
+    if recorded is not None and recorded.provider in ("openai", "anthropic"):
+        return f"{recorded.provider}/{recorded.model_id}"
+    hint = f" (the session last used {recorded.provider}/{recorded.model_id})" if recorded else ""
+    raise click.UsageError(
+        f"which model? Give --model provider/model (e.g. openai/gpt-4.1 or "
+        f"anthropic/claude-sonnet-4-5) or set ${MODEL_ENV}{hint}"
+    )
+
+
+class _Printer:
+    """Prints the streamed reply: text as it arrives, thinking dimmed, errors on stderr."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self.open = False
+
+    def __call__(self, event: Any) -> None:
+        out = self.app.out
+        if event.type == "message_update":
+            text = getattr(event.delta, "text", None)
+            thinking = getattr(event.delta, "thinking", None)
+            if text:
+                out.print(text, end="", markup=False, highlight=False)
+                self.open = True
+            elif thinking:
+                out.print(thinking, end="", style="dim italic", markup=False, highlight=False)
+                self.open = True
+        elif event.type == "message_end" and isinstance(event.message, AssistantMessage):
+            if self.open:
+                out.print()
+                self.open = False
+            message = event.message
+            if message.stop_reason == "error":
+                self.app.err.print(f"error: {message.error_message}", markup=False)
+            elif message.stop_reason == "aborted":
+                self.app.err.print("(aborted)", style="dim")
+        elif event.type == "compaction_start":
+            self.app.err.print("(compacting the context…)", style="dim")
+        elif event.type == "retry_scheduled":
+            self.app.err.print(
+                f"(retrying in {event.data['delay_s']:.1f} s: {event.data['error']})",
+                style="dim",
+                markup=False,
+            )
+
+
+@click.command("chat")
+@click.argument("session", required=False)
+@click.option(
+    "--model",
+    "model_name",
+    metavar="PROVIDER/MODEL",
+    default=None,
+    help=f"openai/<model> (any OpenAI-compatible server with --base-url) or anthropic/<model>. "
+    f"Default: ${MODEL_ENV}, else the model the session last used.",
+)
+@click.option(
+    "--base-url",
+    default=None,
+    metavar="URL",
+    help="The API root, e.g. http://localhost:11434/v1 for Ollama. Keys come from "
+    "OPENAI_API_KEY / ANTHROPIC_API_KEY.",
+)
+@click.option(
+    "-m",
+    "--message",
+    "messages",
+    multiple=True,
+    metavar="TEXT",
+    help="Send TEXT and exit (repeat for several turns); without it, an interactive prompt.",
+)
+@click.option("--system", "system_prompt", default=None, help="A system prompt for this chat.")
+@repo_command
+async def chat_cmd(
+    app: App,
+    session: str | None,
+    model_name: str | None,
+    base_url: str | None,
+    messages: tuple[str, ...],
+    system_prompt: str | None,
+) -> int | None:
+    """Continue SESSION (an id prefix or name; a new session when left out) with a model.
+
+    The reply streams as it is written; every message is stored in the session as it
+    completes, so a chat can be resumed, forked or shown later. End an interactive chat
+    with Ctrl-D or /exit.
+    """
+    from sessiontree.harness import AgentHarness
+    from sessiontree.models import resolve_model
+
+    if session is not None:
+        target = await app.session(session)
+    else:
+        target = await app.repo.create()
+        app.sessions.append(target)
+    recorded = (await target.build_context()).model
+    name = _model_name(model_name, recorded)
+    options: dict[str, Any] = {"base_url": base_url} if base_url else {}
+    model: Any = resolve_model(name, **options)
+    try:
+        harness = AgentHarness(target, model=model, system_prompt=system_prompt)
+        if recorded is None or (recorded.provider, recorded.model_id) != (
+            model.provider,
+            model.model_id,
+        ):
+            await harness.set_model(model)
+        harness.subscribe(_Printer(app))
+        app.err.print(f"session {target.id} · {name}", style="dim", markup=False)
+        last: AssistantMessage | None = None
+        if messages:
+            for text in messages:
+                last = await harness.prompt(text)
+        else:
+            while True:
+                try:
+                    text = app.out.input("[bold]> [/bold]")
+                except EOFError:
+                    app.out.print()
+                    break
+                if text.strip() in ("/exit", "/quit"):
+                    break
+                if text.strip():
+                    last = await harness.prompt(text)
+    except AgentHarnessError as exc:
+        if exc.code == "auth":
+            raise click.ClickException(
+                f"{exc} — set OPENAI_API_KEY / ANTHROPIC_API_KEY or check --base-url"
+            ) from exc
+        raise
+    finally:
+        await model.aclose()
+    return EXIT_ERROR if last is not None and last.stop_reason == "error" else None

@@ -1,0 +1,331 @@
+"""Tools an agent's model may call: :class:`Tool`, the :func:`tool` decorator, and running them.
+
+A tool has a name, a description, a JSON schema of its arguments (from a pydantic model, a
+typed function, or given as is) and an ``execute`` callable (async or sync) that returns
+text or content blocks. :func:`run_tool` never raises for what the model got wrong or what
+the tool did: invalid arguments, an unknown tool, an exception or a timeout become a
+``toolResult`` with ``isError: true`` that says what went wrong, so the model can correct
+itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import re
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, get_type_hints
+
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError, create_model
+
+from sessiontree.messages import (
+    ContentBlock,
+    ImageContent,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+)
+from sessiontree.models.base import ToolSchema
+
+__all__ = ["Tool", "ToolBatch", "ToolOutput", "error_result", "run_tool", "tool"]
+
+ToolOutput = str | Sequence[ContentBlock | Mapping[str, Any]] | ToolResultMessage
+"""What ``execute`` may return: text, content blocks, or a whole result (for ``details``)."""
+
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool the model may call.
+
+    Attributes:
+        name: ``[A-Za-z0-9_-]{1,64}`` (what every provider accepts).
+        description: what the tool does; the model reads it.
+        parameters: a pydantic model class, or a JSON schema (``{"type": "object", ...}``).
+        execute: ``execute(**arguments)``, async or sync, returning text, content blocks or a
+            :class:`~sessiontree.messages.ToolResultMessage`. With a pydantic ``parameters``
+            class the validated fields are passed as keyword arguments.
+        timeout_s: seconds a call may take before it becomes an error result (``None`` = no
+            limit).
+        sequential: when ``True`` a batch containing this tool runs one call at a time.
+
+    Raises:
+        ValueError: a name providers refuse, or a ``parameters`` that is neither.
+    """
+
+    name: str
+    description: str
+    parameters: type[BaseModel] | Mapping[str, Any]
+    execute: Callable[..., Any]
+    timeout_s: float | None = None
+    sequential: bool = False
+    _validator: Callable[[dict[str, Any]], dict[str, Any]] | None = field(
+        default=None, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _NAME.match(self.name):
+            raise ValueError(f"tool name {self.name!r} must match [A-Za-z0-9_-]{{1,64}}")
+        params = self.parameters
+        if isinstance(params, type) and issubclass(params, BaseModel):
+            model = params
+
+            def validate(args: dict[str, Any]) -> dict[str, Any]:
+                parsed = model.model_validate(args)
+                return {name: getattr(parsed, name) for name in type(parsed).model_fields}
+
+            object.__setattr__(self, "_validator", validate)
+        elif not isinstance(params, Mapping) or params.get("type", "object") != "object":
+            raise ValueError(
+                f"tool {self.name!r}: parameters must be a pydantic model class or a JSON "
+                "schema of type 'object'"
+            )
+
+    def json_schema(self) -> dict[str, Any]:
+        """The arguments' JSON schema (``type: object``)."""
+        params = self.parameters
+        if isinstance(params, type) and issubclass(params, BaseModel):
+            schema = params.model_json_schema()
+            schema.pop("title", None)
+            return schema
+        return dict(params)
+
+    def schema(self) -> ToolSchema:
+        """What the model is offered."""
+        return ToolSchema(self.name, self.description, self.json_schema())
+
+    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """The arguments to call ``execute`` with.
+
+        Raises:
+            ValueError: they do not match the schema (pydantic's ``ValidationError`` for a
+                model class; for a JSON schema, missing required keys or a non-object).
+        """
+        if self._validator is not None:
+            return self._validator(dict(arguments))
+        schema = self.json_schema()
+        missing = [k for k in schema.get("required", ()) if k not in arguments]
+        if missing:
+            raise ValueError(f"missing required argument(s): {', '.join(missing)}")
+        return dict(arguments)
+
+
+def _docstring_parts(fn: Callable[..., Any]) -> tuple[str, dict[str, str]]:
+    """The summary of a Google-style docstring and its ``Args:`` descriptions."""
+    doc = inspect.getdoc(fn) or ""
+    summary_lines: list[str] = []
+    args: dict[str, str] = {}
+    section = "summary"
+    current: str | None = None
+    for line in doc.splitlines():
+        stripped = line.strip()
+        if stripped in ("Args:", "Arguments:", "Parameters:"):
+            section = "args"
+            continue
+        if stripped.endswith(":") and stripped[:-1] in ("Returns", "Raises", "Yields", "Example"):
+            section = "other"
+            continue
+        if section == "summary":
+            summary_lines.append(stripped)
+        elif section == "args" and stripped:
+            match = re.match(r"^(\w+)(?:\s*\([^)]*\))?:\s*(.*)$", stripped)
+            if match and line.startswith(("    ", "\t")) and not line.startswith("        "):
+                current = match.group(1)
+                args[current] = match.group(2)
+            elif current:
+                args[current] += " " + stripped
+    return " ".join(" ".join(summary_lines).split()), args
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    timeout_s: float | None = None,
+    sequential: bool = False,
+) -> Any:
+    """Make a :class:`Tool` of a typed function (async or sync).
+
+    The arguments' schema comes from the type hints (through pydantic, so any type pydantic
+    knows works, defaults included), the description from the docstring's summary, and each
+    argument's description from its ``Args:`` section. Usable bare (``@tool``) or with
+    options (``@tool(timeout_s=10)``)::
+
+        @tool
+        async def read(path: str, limit: int = 100) -> str:
+            '''Read a text file.
+
+            Args:
+                path: the file to read.
+                limit: the most lines returned.
+            '''
+
+    Raises:
+        ValueError: a parameter without a type hint, or ``*args``/``**kwargs``.
+    """
+
+    def build(func: Callable[..., Any]) -> Tool:
+        summary, arg_docs = _docstring_parts(func)
+        hints = get_type_hints(func)
+        fields: dict[str, Any] = {}
+        for pname, param in inspect.signature(func).parameters.items():
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                raise ValueError(f"tool {func.__name__!r}: *args/**kwargs cannot be described")
+            if pname not in hints:
+                raise ValueError(f"tool {func.__name__!r}: parameter {pname!r} has no type hint")
+            default = ... if param.default is param.empty else param.default
+            fields[pname] = (hints[pname], Field(default, description=arg_docs.get(pname)))
+        model = create_model(f"{func.__name__}_arguments", **fields)
+        return Tool(
+            name=name or func.__name__,
+            description=description or summary or func.__name__,
+            parameters=model,
+            execute=func,
+            timeout_s=timeout_s,
+            sequential=sequential,
+        )
+
+    return build(fn) if fn is not None else build
+
+
+_BLOCKS: TypeAdapter[list[ContentBlock]] = TypeAdapter(list[ContentBlock])
+
+
+def _result(call: ToolCall, output: Any) -> ToolResultMessage:
+    if isinstance(output, ToolResultMessage):
+        return output.model_copy(update={"tool_call_id": call.id, "tool_name": call.name})
+    if output is None:
+        content: list[ContentBlock] = []
+    elif isinstance(output, str):
+        content = [TextContent(text=output)]
+    elif isinstance(output, TextContent | ImageContent):
+        content = [output]
+    elif isinstance(output, Sequence):
+        content = _BLOCKS.validate_python(list(output))
+    else:
+        content = [TextContent(text=str(output))]
+    return ToolResultMessage(tool_call_id=call.id, tool_name=call.name, content=content)
+
+
+def error_result(call: ToolCall, text: str) -> ToolResultMessage:
+    """An ``isError`` result for ``call`` saying ``text``."""
+    return ToolResultMessage(
+        tool_call_id=call.id, tool_name=call.name, content=[TextContent(text=text)], is_error=True
+    )
+
+
+async def run_tool(call: ToolCall, tools: Mapping[str, Tool]) -> ToolResultMessage:
+    """Run one tool call; every failure becomes an ``isError`` result (never an exception).
+
+    Cancellation (an abort) is not a failure and propagates.
+    """
+    found = tools.get(call.name)
+    if found is None:
+        known = ", ".join(sorted(tools)) or "none"
+        return error_result(call, f"Tool {call.name!r} does not exist. Available tools: {known}.")
+    raw = (call.model_extra or {}).get("rawArguments")
+    if raw is not None:
+        return error_result(
+            call, f"The arguments of {call.name!r} are not a JSON object: {str(raw)[:500]}"
+        )
+    try:
+        arguments = found.validate(call.arguments)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
+        )
+        return error_result(call, f"Invalid arguments for {call.name!r}: {problems}")
+    except ValueError as exc:
+        return error_result(call, f"Invalid arguments for {call.name!r}: {exc}")
+    try:
+        async with asyncio.timeout(found.timeout_s):
+            if inspect.iscoroutinefunction(found.execute):
+                output = await found.execute(**arguments)
+            else:  # a plain function runs in a worker thread, so it cannot stall the loop
+                output = await asyncio.to_thread(found.execute, **arguments)
+                if inspect.isawaitable(output):
+                    output = await output
+    except TimeoutError:
+        return error_result(call, f"Tool {call.name!r} timed out after {found.timeout_s} s.")
+    except Exception as exc:
+        return error_result(call, f"Tool {call.name!r} failed: {type(exc).__name__}: {exc}")
+    try:
+        return _result(call, output)
+    except ValueError as exc:
+        return error_result(
+            call, f"Tool {call.name!r} returned something that is not content: {exc}"
+        )
+
+
+ABORTED_TEXT = "The run was aborted before this tool call finished."
+NOT_RUN_TEXT = "The run was aborted before this tool call started."
+TRUNCATED_TEXT = (
+    "The answer was cut off at the output-token limit, so this call's arguments may be "
+    "incomplete; it was not run. Call it again with complete arguments."
+)
+
+
+class ToolBatch:
+    """The tool calls of one assistant message, run concurrently or one at a time.
+
+    Args:
+        calls: the calls, in call order.
+        tools: the tools that may be called, by name (others are "unknown tool" errors).
+        sequential: one call at a time (also when any called tool is marked ``sequential``).
+        truncated: the answer was cut at the output cap: no call runs, each gets an error.
+        emit: ``await emit(type, tool_call=..., result=...)`` for ``tool_execution_*`` events.
+    """
+
+    def __init__(
+        self,
+        calls: Sequence[ToolCall],
+        tools: Mapping[str, Tool],
+        *,
+        sequential: bool,
+        truncated: bool,
+        emit: Callable[..., Awaitable[None]],
+    ) -> None:
+        self.calls = list(calls)
+        self.tools = tools
+        self.sequential = sequential or any(
+            tools[c.name].sequential for c in calls if c.name in tools
+        )
+        self.truncated = truncated
+        self._emit = emit
+        self._done: dict[str, ToolResultMessage] = {}
+        self._started: set[str] = set()
+
+    async def _one(self, call: ToolCall) -> None:
+        self._started.add(call.id)
+        await self._emit("tool_execution_start", tool_call=call)
+        if self.truncated:
+            result = error_result(call, TRUNCATED_TEXT)
+        else:
+            result = await run_tool(call, self.tools)
+        stamped = result.model_copy(update={"timestamp": int(time.time() * 1000)})
+        self._done[call.id] = stamped
+        await self._emit("tool_execution_end", tool_call=call, result=stamped)
+
+    async def run(self) -> None:
+        """Run every call; cancellation (an abort) stops the calls still running."""
+        if self.sequential:
+            for call in self.calls:
+                await self._one(call)
+        else:
+            await asyncio.gather(*(self._one(c) for c in self.calls))
+
+    def results(self) -> list[ToolResultMessage]:
+        """One result per call, in call order: an interrupted call's says it was aborted
+        while running, a call never started says it did not run."""
+        out = []
+        for call in self.calls:
+            result = self._done.get(call.id)
+            if result is None:
+                text = ABORTED_TEXT if call.id in self._started else NOT_RUN_TEXT
+                result = error_result(call, text)
+            out.append(result)
+        return out

@@ -1,0 +1,212 @@
+"""``AnthropicModel``: Anthropic Messages, streamed, with extended thinking.
+
+Built on the official ``anthropic`` SDK (``AsyncAnthropic``), imported when a model is
+constructed. The raw server-sent events are read (``message_start``, ``content_block_*``,
+``message_delta``, ``message_stop``), so text, thinking (with its signature) and tool-call
+input arrive as deltas. The SDK's own retries are off: the harness retries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from sessiontree.errors import MissingExtraError, ModelError
+from sessiontree.messages import AssistantMessage, Usage
+from sessiontree.models.base import (
+    Accumulator,
+    Done,
+    ModelEvent,
+    ModelRequest,
+    Prices,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    model_error,
+    priced,
+)
+from sessiontree.summarizers._prompt import resolve_endpoint
+from sessiontree.wire.anthropic import to_anthropic
+
+if TYPE_CHECKING:
+    import anthropic
+
+__all__ = ["THINKING_BUDGETS", "AnthropicModel"]
+
+DEFAULT_MAX_OUTPUT_TOKENS = 8192
+"""``max_tokens`` sent when neither the request nor the model sets one (the API needs one)."""
+THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 32000}
+"""Thinking tokens allowed per level (``budget_tokens``); ``max_tokens`` is raised above it."""
+_STOP_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "max_tokens": "length",
+    "tool_use": "toolUse",
+    "refusal": "error",
+}
+
+
+class AnthropicModel:
+    """A :class:`~sessiontree.models.base.Model` over Anthropic Messages, streamed.
+
+    Args:
+        model_id: ``claude-sonnet-4-5``, ...
+        base_url: the API root without ``/v1``; ``None`` → ``ANTHROPIC_BASE_URL`` or Anthropic's.
+        api_key: ``None`` → ``ANTHROPIC_API_KEY``, else a placeholder for a local server.
+        client: a ready ``anthropic.AsyncAnthropic``.
+        context_window: the window (tokens) the harness keeps the context inside.
+        max_output_tokens: ``max_tokens`` of every request (default 8192).
+        prices: dollars per million tokens, to record ``usage.cost``.
+        timeout: seconds per request phase.
+
+    Raises:
+        MissingExtraError: the ``anthropic`` package is not installed.
+    """
+
+    def __init__(
+        self,
+        model_id: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        client: anthropic.AsyncAnthropic | None = None,
+        context_window: int | None = None,
+        max_output_tokens: int | None = None,
+        prices: Prices | None = None,
+        timeout: float = 600.0,
+    ) -> None:
+        try:
+            import anthropic
+        except ImportError as exc:
+            raise MissingExtraError("anthropic", "anthropic") from exc
+        self.provider = "anthropic"
+        self.model_id = model_id
+        self.context_window = context_window
+        self.max_output_tokens = max_output_tokens
+        self.prices = prices
+        if client is None:
+            url, key = resolve_endpoint(
+                base_url, api_key, url_env="ANTHROPIC_BASE_URL", key_env="ANTHROPIC_API_KEY"
+            )
+            client = anthropic.AsyncAnthropic(
+                api_key=key, base_url=url, max_retries=0, timeout=timeout
+            )
+        self.client = client
+        self.base_url = str(client.base_url).rstrip("/")
+
+    def __repr__(self) -> str:
+        return f"AnthropicModel({self.model_id!r}, base_url={self.base_url!r})"
+
+    def _who(self) -> str:
+        return f"Anthropic model {self.model_id!r}"
+
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        """The keyword arguments of ``messages.create`` for ``request``."""
+        system, messages = to_anthropic(
+            request.messages, system_prompt=request.system_prompt, model=self.model_id
+        )
+        cap = request.max_output_tokens or self.max_output_tokens or DEFAULT_MAX_OUTPUT_TOKENS
+        body: dict[str, Any] = {"model": self.model_id, "messages": messages, "stream": True}
+        if system:
+            body["system"] = system
+        if request.tools:
+            body["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": dict(t.parameters)}
+                for t in request.tools
+            ]
+        if request.thinking_level != "off":
+            budget = THINKING_BUDGETS[request.thinking_level]
+            body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+            cap = max(cap, budget + 1024)
+        body["max_tokens"] = cap
+        return body
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Stream one answer (see :class:`~sessiontree.models.base.Model`).
+
+        Raises:
+            ModelError: the call failed, an ``error`` event arrived, or the stream ended
+                before ``message_stop`` (``connection``).
+        """
+        import anthropic
+
+        acc = Accumulator()
+        counts = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
+        stop: str | None = None
+        finished = False
+        model_name = self.model_id
+        kinds: dict[int, str] = {}
+        try:
+            stream = await self.client.messages.create(**self.request_body(request))
+            async for event in stream:
+                kind = event.type
+                if kind == "message_start":
+                    model_name = event.message.model or model_name
+                    self._count(counts, event.message.usage)
+                elif kind == "content_block_start":
+                    block = event.content_block
+                    kinds[event.index] = block.type
+                    if block.type == "tool_use":
+                        acc.tool(event.index, block.id, block.name, "")
+                        yield ToolCallDelta(event.index, block.id, block.name, "")
+                    elif block.type == "text" and block.text:
+                        acc.text(block.text)
+                        yield TextDelta(block.text)
+                    elif block.type == "thinking":
+                        acc.thinking(block.thinking or "", block.signature or None)
+                elif kind == "content_block_delta":
+                    delta = event.delta
+                    if delta.type == "text_delta":
+                        acc.text(delta.text)
+                        yield TextDelta(delta.text)
+                    elif delta.type == "thinking_delta":
+                        acc.thinking(delta.thinking)
+                        yield ThinkingDelta(delta.thinking)
+                    elif delta.type == "signature_delta":
+                        acc.thinking("", delta.signature)
+                    elif delta.type == "input_json_delta":
+                        acc.tool(event.index, None, None, delta.partial_json)
+                        yield ToolCallDelta(event.index, None, None, delta.partial_json)
+                elif kind == "message_delta":
+                    stop = event.delta.stop_reason or stop
+                    self._count(counts, event.usage)
+                elif kind == "message_stop":
+                    finished = True
+        except Exception as exc:
+            raise model_error(exc, anthropic, self._who()) from exc
+        if not finished:
+            raise ModelError("connection", f"{self._who()}: the stream ended before message_stop")
+        usage = Usage(**counts, total_tokens=sum(counts.values()))
+        reason = _STOP_REASONS.get(stop or "end_turn", "stop")
+        failure = {"error_message": f"stop_reason {stop!r}"} if reason == "error" else {}
+        yield Done(
+            AssistantMessage(
+                content=acc.content(),
+                api="anthropic-messages",
+                provider=self.provider,
+                model=model_name,
+                usage=priced(usage, self.prices),
+                stop_reason=reason,
+                **failure,
+            )
+        )
+
+    @staticmethod
+    def _count(counts: dict[str, int], usage: Any) -> None:
+        """Take the usage numbers an event reports (``message_delta`` repeats them cumulatively)."""
+        if usage is None:
+            return
+        for ours, theirs in (
+            ("input", "input_tokens"),
+            ("output", "output_tokens"),
+            ("cache_read", "cache_read_input_tokens"),
+            ("cache_write", "cache_creation_input_tokens"),
+        ):
+            value = getattr(usage, theirs, None)
+            if value:
+                counts[ours] = int(value)
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections of the client."""
+        await self.client.close()

@@ -1,0 +1,131 @@
+"""The lock file that serialises appends to one session log, held open between appends.
+
+Opening, locking, unlocking and closing a lock file on every append (what a per-call lock
+object does) took half of a JSONL append. :class:`LogLock` opens ``<log>.lock`` once and then
+takes an exclusive ``flock`` on that descriptor for each append, released right after it:
+two system calls per append. ``flock`` belongs to the open file description, so every other
+:class:`LogLock` — in this process or another — excludes it, and a ``threading.Lock``
+excludes threads sharing this one.
+
+It stays correct when the descriptor goes stale: a forked child (which shares the parent's
+open file description, hence its lock) opens its own, and when the lock file on disk is no
+longer the one held open (removed, or replaced by a session written again under the same
+id), the lock is taken again on the file that is there now.
+Where ``fcntl`` does not exist (Windows), :mod:`filelock` does the same job per append.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from sessiontree.errors import StorageError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["LogLock"]
+
+_POLL_S = 0.001
+
+
+class LogLock:
+    """An exclusive lock on ``path`` (created 0600 on first use), kept open until :meth:`close`."""
+
+    def __init__(self, path: Path, timeout_s: float) -> None:
+        self.path = path
+        self.timeout_s = timeout_s
+        self._fd: int | None = None
+        self._pid = os.getpid()
+        self._threads = threading.Lock()
+
+    def _after_fork(self) -> None:
+        """In a forked child: the descriptor is the parent's open file description (and so
+        shares its lock), and the thread lock may have been held by the parent; start anew."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)  # the child's copy only: the parent's lock stays held
+        self._threads = threading.Lock()
+        self._pid = os.getpid()
+
+    def _open(self) -> int:
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        return self._fd
+
+    def _flock(self, fd: int) -> None:
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise StorageError(
+                        f"timed out after {self.timeout_s:.0f} s waiting for the lock {self.path}"
+                    ) from None
+                time.sleep(_POLL_S)
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold the lock for the ``with`` block.
+
+        Raises:
+            StorageError: the lock cannot be taken in time, or the lock file cannot be opened.
+        """
+        if fcntl is None:  # pragma: no cover - Windows
+            yield from self._held_filelock()
+            return
+        if self._pid != os.getpid():
+            self._after_fork()
+        with self._threads:
+            try:
+                while True:
+                    fd = self._open()
+                    self._flock(fd)
+                    try:
+                        current = os.stat(self.path).st_ino == os.fstat(fd).st_ino
+                    except FileNotFoundError:
+                        current = False
+                    if current:
+                        break
+                    # the file held open is not the lock file there now: lock that one instead
+                    self.close()
+            except OSError as exc:
+                raise StorageError(f"cannot take the lock {self.path}: {exc}") from exc
+            try:
+                yield
+            finally:
+                with contextlib.suppress(OSError):
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def _held_filelock(self) -> Iterator[None]:  # pragma: no cover - Windows
+        from filelock import FileLock, Timeout
+
+        lock = FileLock(self.path, timeout=self.timeout_s, mode=0o600, preserve_lock_file=True)
+        try:
+            lock.acquire()
+        except Timeout as exc:
+            raise StorageError(
+                f"timed out after {self.timeout_s:.0f} s waiting for the lock {self.path}"
+            ) from exc
+        except OSError as exc:
+            raise StorageError(f"cannot take the lock {self.path}: {exc}") from exc
+        try:
+            yield
+        finally:
+            lock.release()
+
+    def close(self) -> None:
+        """Close the descriptor (releasing nothing held: the lock is released after each use)."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)

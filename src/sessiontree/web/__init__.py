@@ -1,0 +1,33 @@
+"""A local web viewer and single-file exports (optional extra ``sessiontree[web]``).
+
+* :mod:`~sessiontree.web.app` — the Starlette app of ``sessiontree serve``;
+* :mod:`~sessiontree.web.tree` — the tree page, paged through ``get_entries``;
+* :mod:`~sessiontree.web.views` — the context, diff, stats and entry views, read through the
+  public :class:`~sessiontree.Session` methods;
+* :mod:`~sessiontree.web.render` — messages to safe HTML (Markdown without raw HTML);
+* :mod:`~sessiontree.web.export` — ``sessiontree export --format html|markdown``;
+* :mod:`~sessiontree.web.server` — uvicorn on a bound socket, in the foreground or a thread.
+
+Importing this package imports none of Starlette, uvicorn, Jinja2 or markdown-it-py; the
+modules above do, and say so with :class:`~sessiontree.errors.MissingExtraError` when the
+extra is not installed (:func:`require_web`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+from sessiontree.errors import MissingExtraError
+
+__all__ = ["require_web"]
+
+
+def require_web() -> None:
+    """Check that the ``web`` extra is installed.
+
+    Raises:
+        MissingExtraError: starlette, uvicorn, jinja2 or markdown-it-py is missing.
+    """
+    for module in ("starlette", "uvicorn", "jinja2", "markdown_it"):
+        if importlib.util.find_spec(module) is None:
+            raise MissingExtraError("web", module)

@@ -1,0 +1,90 @@
+"""Builders shared by the agent-harness tests (not a test module): models on a local server,
+request checks per provider, scripted tools."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from llm_servers import Fail, FakeLLMServer, ReceivedRequest, context_length_message
+from sessiontree.harness import AgentHarness, RetryPolicy, tool
+from sessiontree.models.base import Model
+from wire_check import check_anthropic_messages, check_openai_messages
+
+APIS = ("openai", "anthropic")
+
+FAST_RETRY = RetryPolicy(max_attempts=3, base_delay_s=0.001, max_delay_s=0.5)
+
+
+OPEN_MODELS: list[Any] = []
+"""Models made by :func:`make_model` whose HTTP clients the ``close_models`` fixture closes."""
+
+
+def make_model(api: str, server: FakeLLMServer, **options: Any) -> Model:
+    """A model of ``api`` talking to ``server`` through the official SDK."""
+    model: Model
+    if api == "openai":
+        from sessiontree.models.openai_chat import OpenAIChatModel
+
+        model = OpenAIChatModel("fake-model", base_url=f"{server.url}/v1", api_key="k", **options)
+    else:
+        from sessiontree.models.anthropic import AnthropicModel
+
+        model = AnthropicModel("fake-claude", base_url=server.url, api_key="k", **options)
+    OPEN_MODELS.append(model)
+    return model
+
+
+@pytest.fixture(autouse=True)
+async def close_models() -> AsyncIterator[None]:
+    """Close the HTTP clients of the models the test made (import it into a test module)."""
+    yield
+    while OPEN_MODELS:
+        await OPEN_MODELS.pop().aclose()
+
+
+def overflow(api: str) -> Fail:
+    """The API's context-length error."""
+    return Fail(400, context_length_message(anthropic=api == "anthropic"))
+
+
+def check_request(api: str, request: ReceivedRequest) -> None:
+    """The request is one the provider accepts: typed exactly, pairs intact, roles alternating."""
+    body = request.body
+    assert isinstance(body, dict)
+    if api == "openai":
+        assert request.path == "/v1/chat/completions"
+        check_openai_messages(body["messages"])
+    else:
+        assert request.path == "/v1/messages"
+        check_anthropic_messages(body.get("system"), body["messages"])
+
+
+def check_all(api: str, server: FakeLLMServer) -> None:
+    for request in server.requests:
+        check_request(api, request)
+
+
+def last_messages(api: str, request: ReceivedRequest) -> list[dict[str, Any]]:
+    return list(request.body["messages"])
+
+
+@tool
+async def add(a: int, b: int) -> str:
+    """Add two integers.
+
+    Args:
+        a: the first.
+        b: the second.
+    """
+    await asyncio.sleep(0)
+    return str(a + b)
+
+
+def harness(session: Any, model: Model, **kw: Any) -> AgentHarness:
+    kw.setdefault("retry", FAST_RETRY)
+    kw.setdefault("tools", [add])
+    return AgentHarness(session, model=model, **kw)

@@ -1,0 +1,108 @@
+"""A process killed (SIGKILL) between a tool call and its result leaves a session whose next
+prompt — from a new process, over the reopened session — sends a valid request.
+
+Runs on the backends that outlive a process (JSONL, SQLite, PostgreSQL) and both APIs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from _agent_support import APIS, check_all, close_models, harness, make_model
+from backends import BACKENDS
+from llm_servers import FakeLLMServer, Say
+from sessiontree.entries import MessageEntry
+
+__all__ = ["close_models"]
+
+CHILD = textwrap.dedent(
+    """
+    import asyncio, sys
+    from pathlib import Path
+    from sessiontree import open_repo
+    from sessiontree.harness import AgentHarness, tool
+    from sessiontree.models import resolve_model
+
+    url, session_id, model, base_url, marker = sys.argv[1:6]
+
+    @tool
+    async def deploy(target: str) -> str:
+        '''Deploy, slowly.
+
+        Args:
+            target: where to.
+        '''
+        Path(marker).write_text("running")
+        await asyncio.sleep(600)
+        return "deployed"
+
+    async def main():
+        repo = open_repo(url)
+        session = await repo.open(session_id)
+        h = AgentHarness(session, model=resolve_model(model, base_url=base_url, api_key="k"),
+                         tools=[deploy])
+        await h.prompt("deploy to staging")
+
+    asyncio.run(main())
+    """
+)
+
+
+def kill_when_the_tool_runs(args: list[str], marker: Path) -> None:
+    """Start the child agent, wait until its tool runs, then SIGKILL it."""
+    child = subprocess.Popen([sys.executable, "-c", CHILD, *args], stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists():
+            assert child.poll() is None, child.stderr.read() if child.stderr else ""
+            assert time.monotonic() < deadline, "the tool never started"
+            time.sleep(0.02)
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+        assert child.returncode == -signal.SIGKILL
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        if child.stderr:
+            child.stderr.close()
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("backend", ["jsonl", "sqlite", "postgres"])
+async def test_a_run_killed_between_tool_call_and_result_resumes_with_a_valid_request(
+    backend: str, api: str, tmp_path: Path
+) -> None:
+    async with BACKENDS[backend].open(tmp_path) as repo:
+        session = await repo.create()
+        marker = tmp_path / "tool-started"
+        with FakeLLMServer(
+            Say(text="deploying", tool_calls=(("k1", "deploy", {"target": "staging"}),)),
+            Say(text="the deploy was interrupted; retrying is safe"),
+        ) as server:
+            model = "openai/fake-model" if api == "openai" else "anthropic/fake-claude"
+            base = f"{server.url}/v1" if api == "openai" else server.url
+            args = [repo.url, session.id, model, base, str(marker)]
+            await asyncio.to_thread(kill_when_the_tool_runs, args, marker)
+
+            reopened = await repo.open(session.id)
+            stored = [e.message for e in await reopened.get_branch() if isinstance(e, MessageEntry)]
+            assert [m.role for m in stored] == ["user", "assistant"]
+            assert stored[1].tool_calls()[0].id == "k1"
+
+            h = harness(reopened, make_model(api, server))
+            reply = await h.prompt("what happened?")
+            assert reply.stop_reason == "stop"
+            assert len(server.requests) == 2
+            check_all(api, server)  # the lost result is paired in the request
+            sent = str(server.requests[1].body["messages"])
+            assert "was lost" in sent and "what happened?" in sent
