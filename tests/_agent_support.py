@@ -10,7 +10,15 @@ from typing import Any
 import pytest
 
 from llm_servers import Fail, FakeLLMServer, ReceivedRequest, context_length_message
+from sessiontree.entries import Entry, MessageEntry
 from sessiontree.harness import AgentHarness, RetryPolicy, tool
+from sessiontree.messages import (
+    AgentMessage,
+    AssistantMessage,
+    ContentBlock,
+    TextContent,
+    ToolResultMessage,
+)
 from sessiontree.models.base import Model
 from wire_check import check_anthropic_messages, check_openai_messages
 
@@ -88,3 +96,27 @@ def harness(session: Any, model: Model, **kw: Any) -> AgentHarness:
     kw.setdefault("retry", FAST_RETRY)
     kw.setdefault("tools", [add])
     return AgentHarness(session, model=model, **kw)
+
+
+def message_of(entry: Entry) -> AgentMessage:
+    """The message ``entry`` stores; fails the test unless it is a message entry."""
+    assert isinstance(entry, MessageEntry), entry
+    return entry.message
+
+
+def as_assistant(message: AgentMessage) -> AssistantMessage:
+    """``message`` as an assistant message; fails the test if it is any other kind."""
+    assert isinstance(message, AssistantMessage), message
+    return message
+
+
+def as_tool_result(message: AgentMessage) -> ToolResultMessage:
+    """``message`` as a tool result; fails the test if it is any other kind."""
+    assert isinstance(message, ToolResultMessage), message
+    return message
+
+
+def text_of(block: ContentBlock | str) -> str:
+    """The text of a text block; fails the test if ``block`` is anything else."""
+    assert isinstance(block, TextContent), block
+    return block.text

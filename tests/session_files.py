@@ -9,6 +9,8 @@ there, and when the collection is absent the test skips locally and fails with `
 
 from __future__ import annotations
 
+import json
+from datetime import datetime
 from pathlib import Path
 
 from backends import unavailable
@@ -73,3 +75,19 @@ def format_of(relative: str) -> str:
 def vendored_files() -> list[Path]:
     """The session files shipped in the repository (``SOURCES.md`` aside)."""
     return sorted(p for p in VENDORED.rglob("*") if p.is_file() and p.name != "SOURCES.md")
+
+
+def file_times(path: Path) -> tuple[datetime, datetime]:
+    """The first and newest record times of a JSONL session file, read from the file itself:
+    every line's ``timestamp`` (a line without one, e.g. a Claude Code summary, has none to
+    give) except a pi header's (the session line, not an entry), and a Codex
+    ``session_meta``'s own ``payload.timestamp`` (when the session started)."""
+    stamps = []
+    for raw in path.read_bytes().splitlines():
+        obj = json.loads(raw)
+        if obj.get("type") != "session" and "timestamp" in obj:
+            stamps.append(obj["timestamp"])
+        if obj.get("type") == "session_meta":
+            stamps.append(obj["payload"]["timestamp"])
+    instants = [datetime.fromisoformat(s.replace("Z", "+00:00")) for s in stamps]
+    return min(instants), max(instants)

@@ -7,13 +7,22 @@ from typing import Any
 
 import pytest
 
-from _agent_support import APIS, close_models, harness, make_model
+from _agent_support import (
+    APIS,
+    as_assistant,
+    close_models,
+    harness,
+    make_model,
+    message_of,
+    text_of,
+)
 from llm_servers import FakeLLMServer, Say
 from sessiontree import AgentHarnessError, MemoryRepo
 from sessiontree.entries import (
     ActiveToolsChangeEntry,
     BranchSummaryEntry,
     CompactionEntry,
+    MessageEntry,
     ModelChangeEntry,
     ThinkingLevelChangeEntry,
 )
@@ -152,8 +161,8 @@ async def test_cancelling_the_prompt_task_keeps_the_partial_reply() -> None:
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        last = (await session.get_branch())[-1].message  # type: ignore[union-attr]
-        assert last.stop_reason == "aborted" and last.content[0].text.startswith("part")
+        last = as_assistant(message_of((await session.get_branch())[-1]))
+        assert last.stop_reason == "aborted" and text_of(last.content[0]).startswith("part")
 
 
 @pytest.mark.parametrize("mode", ["parallel", "sequential"])
@@ -188,9 +197,9 @@ async def test_abort_during_a_tool_batch_gives_every_call_a_result(mode: str) ->
         results = [
             e.message
             for e in await session.get_branch()
-            if isinstance(getattr(e, "message", None), ToolResultMessage)
+            if isinstance(e, MessageEntry) and isinstance(e.message, ToolResultMessage)
         ]
-        texts = [r.content[0].text for r in results]
+        texts = [text_of(r.content[0]) for r in results]
         assert [r.tool_call_id for r in results] == ["w1", "w2"] and all(
             r.is_error for r in results
         )

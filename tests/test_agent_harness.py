@@ -12,12 +12,29 @@ from typing import Any
 
 import pytest
 
-from _agent_support import APIS, add, check_all, close_models, harness, make_model, overflow
+from _agent_support import (
+    APIS,
+    add,
+    as_assistant,
+    as_tool_result,
+    check_all,
+    close_models,
+    harness,
+    make_model,
+    overflow,
+    text_of,
+)
 from llm_servers import Fail, FakeLLMServer, Say
-from sessiontree import AgentHarnessError, SessionRepo
+from sessiontree import AgentHarnessError, Session, SessionRepo
 from sessiontree.entries import CompactionEntry, MessageEntry
 from sessiontree.harness import RetryPolicy, tool
-from sessiontree.messages import AssistantMessage, ToolResultMessage, UserMessage
+from sessiontree.messages import (
+    AgentMessage,
+    AssistantMessage,
+    ThinkingContent,
+    ToolResultMessage,
+    UserMessage,
+)
 from sessiontree.models import Prices
 
 __all__ = ["close_models"]  # the autouse fixture that closes the models' HTTP clients
@@ -28,11 +45,11 @@ def api(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-async def messages_of(session: Any) -> list[Any]:
+async def messages_of(session: Session) -> list[AgentMessage]:
     return [e.message for e in await session.get_branch() if isinstance(e, MessageEntry)]
 
 
-def roles(messages: list[Any]) -> list[str]:
+def roles(messages: list[AgentMessage]) -> list[str]:
     return [m.role for m in messages]
 
 
@@ -50,7 +67,7 @@ async def test_a_multi_step_tool_run_is_persisted_in_order(repo: SessionRepo, ap
         h = harness(session, make_model(api, server, prices=prices))
         reply = await h.prompt("add things")
         assert reply.stop_reason == "stop"
-        assert [b.text for b in reply.content if b.type == "text"] == ["1+2=3, 3+4=7, 3+7=10"]
+        assert [text_of(b) for b in reply.content if b.type == "text"] == ["1+2=3, 3+4=7, 3+7=10"]
         stored = await messages_of(await repo.open(session.id))
         assert roles(stored) == [
             "user",
@@ -66,7 +83,7 @@ async def test_a_multi_step_tool_run_is_persisted_in_order(repo: SessionRepo, ap
             "c2",
             "c3",
         ]
-        assert [r.content[0].text for r in stored if isinstance(r, ToolResultMessage)] == [
+        assert [text_of(r.content[0]) for r in stored if isinstance(r, ToolResultMessage)] == [
             "3",
             "7",
             "10",
@@ -189,7 +206,7 @@ async def test_a_stream_cut_midway_is_retried(repo: SessionRepo, api: str) -> No
         session = await repo.create()
         h = harness(session, make_model(api, server))
         reply = await h.prompt("hi")
-        assert [b.text for b in reply.content] == ["whole"]
+        assert [text_of(b) for b in reply.content] == ["whole"]
         assert roles(await messages_of(session)) == ["user", "assistant"]
         assert len(server.requests) == 2
 
@@ -228,7 +245,9 @@ async def test_abort_during_streaming_persists_the_partial_reply(
         reply = await run
         assert cleared == {"steering": [], "follow_up": []}
         assert reply.stop_reason == "aborted"
-        assert reply.content[0].text == "".join(deltas) and reply.content[0].text.startswith("the ")
+        assert text_of(reply.content[0]) == "".join(deltas) and text_of(
+            reply.content[0]
+        ).startswith("the ")
         assert (await messages_of(session))[-1] == reply
         assert not h.busy
         after = await h.prompt("go on")
@@ -263,7 +282,7 @@ async def test_steering_during_a_tool_batch_is_delivered_before_the_next_call(
         h = harness(session, make_model(api, server), tools=[slow, add])
         holder["h"] = h
         reply = await h.prompt("work")
-        assert gate.is_set() and reply.content[0].text == "summary"
+        assert gate.is_set() and text_of(reply.content[0]) == "summary"
         stored = await messages_of(session)
         assert roles(stored) == [
             "user",
@@ -275,8 +294,9 @@ async def test_steering_during_a_tool_batch_is_delivered_before_the_next_call(
             "user",
             "assistant",
         ]
-        assert stored[4].content == "also check the tests"
-        assert stored[6].content == "and summarise at the end"
+        steered, followed = stored[4], stored[6]
+        assert isinstance(steered, UserMessage) and steered.content == "also check the tests"
+        assert isinstance(followed, UserMessage) and followed.content == "and summarise at the end"
         second = server.requests[1].body["messages"]
         last_text = str(second[-1]["content"])
         assert "also check the tests" in last_text
@@ -306,8 +326,8 @@ async def test_thinking_is_streamed_stored_and_sent_back(repo: SessionRepo, api:
         session = await repo.create()
         h = harness(session, make_model(api, server), thinking_level="high")
         await h.prompt("think")
-        first = (await messages_of(session))[1]
-        thinking = [b for b in first.content if b.type == "thinking"]
+        first = as_assistant((await messages_of(session))[1])
+        thinking = [b for b in first.content if isinstance(b, ThinkingContent)]
         assert thinking and thinking[0].thinking == "let me think"
         body = server.requests[0].body
         if api == "anthropic":
@@ -338,7 +358,7 @@ async def test_only_active_tools_are_offered(repo: SessionRepo, api: str) -> Non
         await h.prompt("go")
         offered = server.requests[0].body["tools"]
         assert "other" not in str(offered) and "add" in str(offered)
-        result = (await messages_of(session))[2]
-        assert result.is_error and "does not exist" in result.content[0].text
+        result = as_tool_result((await messages_of(session))[2])
+        assert result.is_error and "does not exist" in text_of(result.content[0])
         reopened = harness(await repo.open(session.id), make_model(api, server), tools=[add, other])
         assert [t.name for t in (await reopened._request()).tools] == ["add"]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from _agent_support import APIS, check_all, close_models, harness, make_model
+from _agent_support import APIS, as_assistant, check_all, close_models, harness, make_model
 from backends import BACKENDS
 from llm_servers import FakeLLMServer, Say
 from sessiontree.entries import MessageEntry
@@ -97,7 +97,7 @@ async def test_a_run_killed_between_tool_call_and_result_resumes_with_a_valid_re
             reopened = await repo.open(session.id)
             stored = [e.message for e in await reopened.get_branch() if isinstance(e, MessageEntry)]
             assert [m.role for m in stored] == ["user", "assistant"]
-            assert stored[1].tool_calls()[0].id == "k1"
+            assert as_assistant(stored[1]).tool_calls()[0].id == "k1"
 
             h = harness(reopened, make_model(api, server))
             reply = await h.prompt("what happened?")

@@ -16,7 +16,7 @@ from llm_servers import Fail, FakeLLMServer, Say
 from session_files import VENDORED
 from sessiontree import open_repo
 from sessiontree.cli import cli
-from sessiontree.entries import MessageEntry, ModelChangeEntry
+from sessiontree.entries import Entry, MessageEntry, ModelChangeEntry
 
 PI_SESSION = VENDORED / "pi" / "agent-sessions_pi-small.v3.jsonl"
 CLAUDE_SESSION = VENDORED / "claude-code" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
@@ -33,11 +33,11 @@ def run(store: str, *args: str, code: int = 0, input: str | None = None) -> Resu
     return result
 
 
-def messages(store: str) -> list[list[object]]:
-    async def read() -> list[list[object]]:
+def messages(store: str) -> list[list[Entry]]:
+    async def read() -> list[list[Entry]]:
         repo = open_repo(store)
         try:
-            out = []
+            out: list[list[Entry]] = []
             for info in await repo.list():
                 session = await repo.open(info.id)
                 out.append([e for e in await session.get_branch()])

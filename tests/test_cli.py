@@ -11,6 +11,7 @@ import asyncio
 import os
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ import orjson
 import pytest
 from click.testing import CliRunner, Result
 
-from session_files import VENDORED
+from session_files import VENDORED, file_times
 from sessiontree import open_repo
 from sessiontree.cli import cli
 
@@ -112,6 +113,24 @@ def test_import_real_pi_file_then_list(run: Cli) -> None:
     assert rows[0]["firstMessage"] == users[0]["message"]["content"][0]["text"]
     table = run("list").stdout
     assert PI_SMALL_ID in table and "Read hello.py" in table
+
+
+def test_list_shows_the_imported_files_own_dates(run: Cli) -> None:
+    # imported newest file first: the listing's order and dates are the files', not the import's
+    files = [PI_SMALL, CLAUDE_DANGLING, SESSIONS / "pi" / "pi-mono_large-session.v1.jsonl"]
+    times = {run.import_one(path): file_times(path) for path in files}
+    rows = run.json("list")
+    assert [r["id"] for r in rows] == sorted(times, key=lambda sid: times[sid][1], reverse=True)
+    for r in rows:
+        first, newest = times[r["id"]]
+        assert datetime.fromisoformat(r["createdAt"]) == first
+        assert datetime.fromisoformat(r["modifiedAt"]) == newest
+    table = run("list").stdout
+    shown = [newest.strftime("%Y-%m-%d %H:%M") for _, newest in times.values()]
+    assert all(when in table for when in shown), (shown, table)
+    assert [table.index(when) for when in sorted(shown, reverse=True)] == sorted(
+        table.index(when) for when in shown
+    )
 
 
 def test_import_directory_reports_dangling_parent_and_custom_lines(

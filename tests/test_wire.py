@@ -7,8 +7,10 @@ from typing import Any
 
 import pytest
 
+from _agent_support import as_assistant, as_tool_result, text_of
 from sessiontree import InvalidEntryError, MemoryRepo
 from sessiontree.messages import (
+    AgentMessage,
     AssistantMessage,
     BashExecutionMessage,
     CompactionSummaryMessage,
@@ -25,7 +27,7 @@ from wire_check import check_anthropic_messages, check_openai_messages
 PNG = "iVBORw0KGgo="
 
 
-def conversation() -> list[Any]:
+def conversation() -> list[AgentMessage]:
     return [
         CompactionSummaryMessage(summary="## Goal\nfix the bug", tokens_before=5000),
         UserMessage(
@@ -129,7 +131,7 @@ def test_a_context_starting_with_an_assistant_gets_a_user_turn_first() -> None:
 
 
 def test_calls_without_results_get_error_results_in_every_converter() -> None:
-    msgs = [
+    msgs: list[AgentMessage] = [
         UserMessage(content="go"),
         AssistantMessage(
             content=[ToolCall(id="c1", name="run", arguments={})], stop_reason="toolUse"
@@ -158,10 +160,11 @@ def test_from_openai_chat_inverts_to_openai_chat() -> None:
         "assistant",
         "user",
     ]
-    assert back[2].tool_calls()[0] == ToolCall(
+    assert as_assistant(back[2]).tool_calls()[0] == ToolCall(
         id="call.1|x", name="read", arguments={"path": "a.py"}
     )
-    assert back[3].tool_name == "read" and back[3].content[0].text == "print(1)"
+    result = as_tool_result(back[3])
+    assert result.tool_name == "read" and text_of(result.content[0]) == "print(1)"
     assert to_openai_chat(back, system_prompt=system) == to_openai_chat(msgs, system_prompt="sys")
 
 
@@ -178,8 +181,10 @@ def test_from_anthropic_inverts_to_anthropic() -> None:
         "assistant",
         "user",
     ]
-    assert back[1].content[0] == ThinkingContent(thinking="plan", thinking_signature="sig")
-    assert back[2].tool_name == "read"
+    assert as_assistant(back[1]).content[0] == ThinkingContent(
+        thinking="plan", thinking_signature="sig"
+    )
+    assert as_tool_result(back[2]).tool_name == "read"
     assert to_anthropic(back, model="m1")[1] == wire
 
 
@@ -253,7 +258,7 @@ async def test_append_message_still_keeps_unknown_roles_and_blocks() -> None:
 def test_a_call_id_reused_by_a_later_turn_keeps_both_results() -> None:
     from sessiontree.context import find_tool_pair_problems, repair_tool_pairs
 
-    turn = [
+    turn: list[AgentMessage] = [
         UserMessage(content="count"),
         AssistantMessage(
             content=[ToolCall(id="call_1", name="count", arguments={})], stop_reason="toolUse"
@@ -263,7 +268,7 @@ def test_a_call_id_reused_by_a_later_turn_keeps_both_results() -> None:
         ),
         AssistantMessage(content=[TextContent(text="4 words")], stop_reason="stop"),
     ]
-    again = [
+    again: list[AgentMessage] = [
         UserMessage(content="count again"),
         AssistantMessage(
             content=[ToolCall(id="call_1", name="count", arguments={})], stop_reason="toolUse"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -19,6 +19,7 @@ __all__ = [
     "SessionStats",
     "matches_where",
     "metadata_pairs",
+    "session_time",
     "where_pairs",
 ]
 
@@ -46,7 +47,8 @@ class SessionInfo:
     Attributes:
         id: session id.
         name: newest ``session_info`` name, else ``None``.
-        created_at / modified_at: aware UTC datetimes (creation; last append).
+        created_at / modified_at: aware UTC datetimes (creation; last append). An imported
+            session has its source's first and newest entry times until its next append.
         entry_count: entries of every type; message_count: ``message`` entries.
         first_message: the first user message's text, at most 200 characters.
         parent_session_id: set on forks.
@@ -62,6 +64,20 @@ class SessionInfo:
     first_message: str | None
     parent_session_id: str | None
     metadata: SessionMetadata
+
+
+def session_time(value: object, what: str) -> datetime:
+    """A session's ``created_at``/``modified_at`` argument as an aware UTC datetime.
+
+    Raises:
+        InvalidMetadataError: not a ``datetime``, or a naive one (no time zone: which instant
+            it names is unknown); ``what`` names the argument.
+    """
+    if not isinstance(value, datetime):
+        raise InvalidMetadataError(f"{what} must be a datetime, not {type(value).__name__}")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise InvalidMetadataError(f"{what} must be an aware datetime (with a time zone): {value}")
+    return value.astimezone(UTC)
 
 
 @dataclass(frozen=True)

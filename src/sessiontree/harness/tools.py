@@ -16,7 +16,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, get_type_hints
+from typing import Any, get_type_hints, overload
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError, create_model
 
@@ -140,6 +140,21 @@ def _docstring_parts(fn: Callable[..., Any]) -> tuple[str, dict[str, str]]:
     return " ".join(" ".join(summary_lines).split()), args
 
 
+@overload
+def tool(fn: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
+def tool(
+    fn: None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    timeout_s: float | None = None,
+    sequential: bool = False,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
 def tool(
     fn: Callable[..., Any] | None = None,
     *,
@@ -147,7 +162,7 @@ def tool(
     description: str | None = None,
     timeout_s: float | None = None,
     sequential: bool = False,
-) -> Any:
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a :class:`Tool` of a typed function (async or sync).
 
     The arguments' schema comes from the type hints (through pydantic, so any type pydantic
@@ -163,6 +178,10 @@ def tool(
                 path: the file to read.
                 limit: the most lines returned.
             '''
+
+    Returns:
+        The :class:`Tool` when ``fn`` is given (bare ``@tool``); otherwise a decorator that
+        makes one with the given options.
 
     Raises:
         ValueError: a parameter without a type hint, or ``*args``/``**kwargs``.

@@ -15,6 +15,7 @@ import hashlib
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -360,16 +361,33 @@ def _metadata(meta: Mapping[str, Any], path: Path) -> SessionMetadata:
         raise CorruptSessionError(f"session metadata does not validate: {exc}", path=path) from exc
 
 
-def _with_source_times(meta: dict[str, Any], entries: list[Entry]) -> dict[str, Any]:
+def _source_times(entries: list[Entry]) -> tuple[str, str] | None:
+    """The first and newest entry timestamps of the source (by the instant they name; a
+    timestamp that is not ISO 8601 is left out), ``None`` when there is none."""
+    dated: list[tuple[int, str]] = []
+    for e in entries:
+        try:
+            dated.append((ms_from_iso(e.timestamp), e.timestamp))
+        except ValueError:
+            continue
+    if not dated:
+        return None
+    return min(dated)[1], max(dated)[1]
+
+
+def _with_source_times(meta: dict[str, Any], times: tuple[str, str] | None) -> dict[str, Any]:
     """``meta`` with the source's first and newest entry times (ISO 8601) in ``importedFrom``
     (``createdAt``, ``modifiedAt``), so the session's own dates survive the import."""
-    stamps = sorted(e.timestamp for e in entries)
-    if not stamps:
+    if times is None:
         return meta
     imported = meta.get("importedFrom")
     imported = dict(imported) if isinstance(imported, dict) else {}
-    imported.update(createdAt=stamps[0], modifiedAt=stamps[-1])
+    imported.update(createdAt=times[0], modifiedAt=times[1])
     return {**meta, "importedFrom": imported}
+
+
+def _instant(timestamp: str) -> datetime:
+    return datetime.fromtimestamp(ms_from_iso(timestamp) / 1000, UTC)
 
 
 async def store(
@@ -407,7 +425,8 @@ async def store(
             f"a leaf entry moves the leaf to {want!r}"
         )
         leaf = want
-    metadata = _metadata(_with_source_times(converted.metadata, entries), path)
+    times = _source_times(entries)
+    metadata = _metadata(_with_source_times(converted.metadata, times), path)
 
     wanted = session_id
     if wanted is None and converted.session_id:
@@ -419,7 +438,9 @@ async def store(
                 "([A-Za-z0-9_-]{1,128}); the session gets a new id"
             )
     try:
-        session = await repo.create(id=wanted, metadata=metadata)
+        session = await repo.create(
+            id=wanted, metadata=metadata, created_at=None if times is None else _instant(times[0])
+        )
     except DuplicateEntryError as exc:
         report.entries_imported = len(entries)
         raise AlreadyImportedError(
@@ -430,6 +451,9 @@ async def store(
         ) from exc
     try:
         await session.storage.append_entries(entries)
+        if times is not None:
+            # the session lists by its own dates: the append just moved modified_at to now
+            await session.storage.set_modified_at(_instant(times[1]))
     except BaseException:
         await session.delete()
         raise

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Mapping
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from sessiontree import _json as exact_json
@@ -26,12 +27,22 @@ class SessionRepo(Protocol):
     """Where the store lives, as accepted by :func:`open_repo`."""
 
     async def create(
-        self, id: str | None = None, metadata: SessionMetadata | Mapping[str, Any] | None = None
+        self,
+        id: str | None = None,
+        metadata: SessionMetadata | Mapping[str, Any] | None = None,
+        *,
+        created_at: datetime | None = None,
     ) -> Session:
         """Create an empty session (a new UUID v7 id unless given).
 
+        ``created_at`` (an aware datetime; default now) is the session's ``created_at`` in
+        :meth:`list`, and its ``modified_at`` until the first append: an import gives the
+        source's first entry time, then sets the newest with
+        :meth:`~sessiontree.storage.base.SessionStorage.set_modified_at`.
+
         Raises:
             SessionExistsError: the id is taken. InvalidSessionIdError: a bad id.
+            InvalidMetadataError: ``created_at`` is not an aware datetime.
         """
         ...
 

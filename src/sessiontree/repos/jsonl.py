@@ -41,6 +41,7 @@ from sessiontree.metadata import (
     SessionInfo,
     SessionMetadata,
     matches_where,
+    session_time,
     where_pairs,
 )
 from sessiontree.repos.base import coerce_metadata
@@ -145,9 +146,14 @@ class JSONLRepo:
         return storage
 
     async def create(
-        self, id: str | None = None, metadata: SessionMetadata | Mapping[str, Any] | None = None
+        self,
+        id: str | None = None,
+        metadata: SessionMetadata | Mapping[str, Any] | None = None,
+        *,
+        created_at: datetime | None = None,
     ) -> Session:
-        """See :meth:`SessionRepo.create`: a new directory holding a header-only log.
+        """See :meth:`SessionRepo.create`: a new directory holding a header-only log
+        (``created_at``: the header's ``timestamp`` and the log's modification time).
 
         Raises:
             InvalidSessionIdError: an id outside ``[A-Za-z0-9_-]{1,128}``.
@@ -156,6 +162,7 @@ class JSONLRepo:
         """
         session_id = new_id() if id is None else check_session_id(id)
         meta = coerce_metadata(metadata)
+        when = None if created_at is None else session_time(created_at, "created_at")
         directory = self.root / session_id
         duplicate = SessionExistsError(
             "a session with this id already exists", session_id=session_id
@@ -174,7 +181,9 @@ class JSONLRepo:
         except OSError as exc:
             raise StorageError(f"cannot create session directory {directory}: {exc}") from exc
         try:
-            create_session_file(directory / LOG_NAME, session_id, meta, self.durability)
+            create_session_file(
+                directory / LOG_NAME, session_id, meta, self.durability, created_at=when
+            )
             self._layout.created(directory / LOG_NAME, self.durability)
         except FileExistsError:
             raise duplicate from None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from sessiontree.entries import MessageEntry
@@ -15,6 +16,7 @@ from sessiontree.metadata import (
     SessionInfo,
     SessionMetadata,
     matches_where,
+    session_time,
     where_pairs,
 )
 from sessiontree.repos.base import coerce_metadata
@@ -63,15 +65,24 @@ class MemoryRepo:
         self._sessions.pop(session_id, None)
 
     async def create(
-        self, id: str | None = None, metadata: SessionMetadata | Mapping[str, Any] | None = None
+        self,
+        id: str | None = None,
+        metadata: SessionMetadata | Mapping[str, Any] | None = None,
+        *,
+        created_at: datetime | None = None,
     ) -> Session:
         """See :meth:`SessionRepo.create`."""
+        when = None if created_at is None else session_time(created_at, "created_at")
         if id is not None:
             check_session_id(id)
             if id in self._sessions:
                 raise SessionExistsError("a session with this id already exists", session_id=id)
         storage = MemoryStorage(
-            id, coerce_metadata(metadata), on_create=self._register, on_delete=self._forget
+            id,
+            coerce_metadata(metadata),
+            created_at=when,
+            on_create=self._register,
+            on_delete=self._forget,
         )
         self._register(storage)
         return Session(storage)

@@ -10,15 +10,22 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from sessiontree._gc import gc_paused
 from sessiontree.errors import SessionNotFoundError
 from sessiontree.ids import check_session_id, new_id
-from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata, where_pairs
+from sessiontree.metadata import (
+    SearchHit,
+    SessionInfo,
+    SessionMetadata,
+    session_time,
+    where_pairs,
+)
 from sessiontree.repos.base import coerce_metadata
 from sessiontree.session import Session
-from sessiontree.storage.sql.plan import metadata_from_json
+from sessiontree.storage.sql.plan import metadata_from_json, us_from_datetime
 from sessiontree.storage.sql.storage import ParseCache, SQLStorage, make_engine
 from sessiontree.tree import ForkPosition
 
@@ -66,7 +73,11 @@ class SQLRepo:
         await self.close()
 
     async def create(
-        self, id: str | None = None, metadata: SessionMetadata | Mapping[str, Any] | None = None
+        self,
+        id: str | None = None,
+        metadata: SessionMetadata | Mapping[str, Any] | None = None,
+        *,
+        created_at: datetime | None = None,
     ) -> Session:
         """See :meth:`SessionRepo.create`.
 
@@ -77,7 +88,10 @@ class SQLRepo:
         """
         session_id = new_id() if id is None else check_session_id(id)
         meta = coerce_metadata(metadata)
-        await self._engine.create_session(session_id, meta)
+        created_us = (
+            None if created_at is None else us_from_datetime(session_time(created_at, "created_at"))
+        )
+        await self._engine.create_session(session_id, meta, created_us=created_us)
         return Session(SQLStorage(self._engine, session_id, meta, parse_cache=self._parse_cache))
 
     async def open(self, id: str) -> Session:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 from sessiontree.entries import Entry, LabelEntry, is_path_entry
@@ -140,6 +141,19 @@ class SessionStorage(Protocol):
 
         Raises:
             DuplicateEntryError, EntryNotFoundError, InvalidEntryError: nothing appended.
+        """
+        ...
+
+    async def set_modified_at(self, modified_at: datetime) -> None:
+        """Set the session's ``modified_at`` as :meth:`SessionRepo.list` shows and sorts it.
+
+        An import sets its source's newest entry time once after its batch append, so the
+        session lists by its own dates; the next append moves ``modified_at`` to now again.
+        Appends nothing and changes no entry.
+
+        Raises:
+            InvalidMetadataError: not an aware datetime.
+            SessionNotFoundError: the session was deleted.
         """
         ...
 

@@ -9,7 +9,7 @@ from sessiontree.context import ContextStart
 from sessiontree.entries import Entry, LeafEntry, stored_form
 from sessiontree.errors import SessionNotFoundError
 from sessiontree.ids import new_id
-from sessiontree.metadata import SessionMetadata
+from sessiontree.metadata import SessionMetadata, session_time
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage, select_entries
 from sessiontree.tree import ForkPosition, TreeIndex, branch_of, check_append, trace_chain
 
@@ -121,6 +121,12 @@ class MemoryStorage:
             self.index.add(e)
         if parsed:
             self.modified_at = datetime.now(UTC)
+
+    async def set_modified_at(self, modified_at: datetime) -> None:
+        """See :meth:`SessionStorage.set_modified_at`."""
+        when = session_time(modified_at, "modified_at")
+        self._alive()
+        self.modified_at = when
 
     async def get_label(self, entry_id: str) -> str | None:
         """See :meth:`SessionStorage.get_label`."""

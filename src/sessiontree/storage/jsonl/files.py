@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Literal, Protocol
 
-from sessiontree.ids import new_id, now_iso
+from sessiontree.ids import iso_from_ms, new_id, now_iso
 from sessiontree.metadata import SessionMetadata
 from sessiontree.storage.jsonl.format import build_header, parse_header
 
@@ -25,6 +26,7 @@ __all__ = [
     "fsync_dir",
     "lock_path",
     "remove_session_log",
+    "set_mtime",
 ]
 
 Durability = Literal["none", "flush", "fsync"]
@@ -49,13 +51,33 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def set_mtime(path: Path, when: datetime) -> None:
+    """Set the file's modification time (what listing reads as ``modified_at``) to ``when``
+    (aware), keeping its access time.
+
+    Raises:
+        OSError: the file cannot be changed.
+    """
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, (when - _EPOCH) // timedelta(microseconds=1) * 1000))
+
+
 def create_session_file(
-    path: Path, session_id: str, metadata: SessionMetadata, durability: Durability = "flush"
+    path: Path,
+    session_id: str,
+    metadata: SessionMetadata,
+    durability: Durability = "flush",
+    *,
+    created_at: datetime | None = None,
 ) -> None:
     """Create a session file holding only its header, atomically and exclusively (mode 0600).
 
     The header is written to a temporary file in the same directory and hard-linked into
-    place, so the file never exists without a whole header.
+    place, so the file never exists without a whole header. ``created_at`` (aware; default
+    now) is the header's ``timestamp`` (milliseconds) and the file's modification time.
 
     Raises:
         FileExistsError: ``path`` exists.
@@ -65,17 +87,24 @@ def create_session_file(
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         try:
-            os.write(fd, build_header(session_id, metadata, now_iso()))
+            stamp = now_iso() if created_at is None else iso_from_ms(_ms(created_at))
+            os.write(fd, build_header(session_id, metadata, stamp))
             if durability != "none":
                 os.fsync(fd)
         finally:
             os.close(fd)
+        if created_at is not None:
+            set_mtime(tmp, created_at)
         os.link(tmp, path)
     finally:
         with contextlib.suppress(OSError):
             tmp.unlink()
     if durability != "none":
         fsync_dir(path.parent)
+
+
+def _ms(when: datetime) -> int:
+    return (when - _EPOCH) // timedelta(milliseconds=1)
 
 
 def check_session_log(path: Path) -> None:

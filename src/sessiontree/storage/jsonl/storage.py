@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import cast
 
@@ -41,7 +42,7 @@ from sessiontree.context import ContextStart
 from sessiontree.entries import Entry, LeafEntry, reparent, stored_form
 from sessiontree.errors import StorageError
 from sessiontree.ids import new_id
-from sessiontree.metadata import SessionMetadata
+from sessiontree.metadata import SessionMetadata, session_time
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage, select_entries
 from sessiontree.storage.jsonl.files import (
     STANDALONE,
@@ -51,6 +52,7 @@ from sessiontree.storage.jsonl.files import (
     create_session_file,
     fsync_dir,
     remove_session_log,
+    set_mtime,
 )
 from sessiontree.storage.jsonl.format import (
     LineRecord,
@@ -279,6 +281,24 @@ class JSONLStorage(SessionLog):
             self._write_lines(lines)
             records = [LineRecord.of_entry(e, self._next_line + i) for i, e in enumerate(parsed)]
             self._after_write(records, sum(len(line) for line in lines))
+
+    async def set_modified_at(self, modified_at: datetime) -> None:
+        """See :meth:`SessionStorage.set_modified_at`: the log's modification time, which
+        listing reads as ``modified_at`` (set under the append lock, so it never lands in the
+        middle of an append).
+
+        Raises:
+            StorageError: the file's time cannot be set.
+        """
+        when = session_time(modified_at, "modified_at")
+        self._open_read()
+        with self._locked():
+            try:
+                set_mtime(self.path, when)
+            except OSError as exc:
+                raise StorageError(
+                    f"cannot set the modification time of {self.path}: {exc}"
+                ) from exc
 
     async def get_label(self, entry_id: str) -> str | None:
         """See :meth:`SessionStorage.get_label`."""

@@ -51,6 +51,7 @@ __all__ = [
     "lookup_ids",
     "meta_rows",
     "now_us",
+    "us_from_datetime",
     "plan_append",
     "search_terms",
     "where_clause",
@@ -84,6 +85,11 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 def datetime_from_us(us: int) -> datetime:
     """An aware UTC datetime from Unix microseconds."""
     return _EPOCH + timedelta(0, 0, us)
+
+
+def us_from_datetime(when: datetime) -> int:
+    """Unix microseconds of an aware datetime (exact: no float on the way)."""
+    return (when - _EPOCH) // timedelta(microseconds=1)
 
 
 def index_text(text: str) -> str | None:
@@ -317,8 +323,11 @@ class SQLEngine(Protocol):
 
     url: str
 
-    async def create_session(self, session_id: str, metadata: SessionMetadata) -> None:
-        """Insert an empty session.
+    async def create_session(
+        self, session_id: str, metadata: SessionMetadata, *, created_us: int | None = None
+    ) -> None:
+        """Insert an empty session; ``created_us`` (Unix µs, default now) is its ``created_us``
+        and ``modified_us``.
 
         Raises:
             SessionExistsError: the id is taken.
@@ -344,6 +353,10 @@ class SQLEngine(Protocol):
             SessionExistsError: the id is taken. SessionNotFoundError: the source went away.
             DuplicateEntryError, EntryNotFoundError, InvalidEntryError: as :meth:`append`.
         """
+        ...
+
+    async def set_modified(self, session_id: str, modified_us: int) -> bool:
+        """Set the session row's ``modified_us``; ``False`` when there is no such session."""
         ...
 
     async def load_metadata(self, session_id: str) -> str | None:

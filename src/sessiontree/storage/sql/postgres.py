@@ -182,9 +182,11 @@ class PostgresEngine(PostgresConnection):
 
     # ------------------------------------------------------------------ sessions
 
-    async def create_session(self, session_id: str, metadata: SessionMetadata) -> None:
+    async def create_session(
+        self, session_id: str, metadata: SessionMetadata, *, created_us: int | None = None
+    ) -> None:
         """See :class:`SQLEngine`."""
-        now = now_us()
+        now = now_us() if created_us is None else created_us
         pool = self._pool or await self._get_pool()
         try:
             async with pool.connection() as conn, conn.transaction():
@@ -240,6 +242,15 @@ class PostgresEngine(PostgresConnection):
             ) from exc
         except self._psycopg.Error as exc:
             raise self._error(exc, session_id) from exc
+
+    async def set_modified(self, session_id: str, modified_us: int) -> bool:
+        """See :class:`SQLEngine`."""
+        found = await self._execute(
+            "UPDATE sessions SET modified_us = %s WHERE id = %s",
+            (modified_us, session_id),
+            session_id,
+        )
+        return found > 0
 
     async def load_metadata(self, session_id: str) -> str | None:
         """See :class:`SQLEngine`."""

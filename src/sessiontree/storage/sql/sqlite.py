@@ -126,10 +126,12 @@ class SQLiteEngine(SQLiteConnection):
 
     # ------------------------------------------------------------------ sessions
 
-    async def create_session(self, session_id: str, metadata: SessionMetadata) -> None:
+    async def create_session(
+        self, session_id: str, metadata: SessionMetadata, *, created_us: int | None = None
+    ) -> None:
         """See :class:`SQLEngine`."""
         conn = self._db()
-        now = now_us()
+        now = now_us() if created_us is None else created_us
         try:
             with write_transaction(conn):
                 _insert_session(conn, session_id, metadata, now)
@@ -201,6 +203,18 @@ class SQLiteEngine(SQLiteConnection):
             ) from exc
         except sqlite3.Error as exc:
             raise self._error(exc) from exc
+
+    async def set_modified(self, session_id: str, modified_us: int) -> bool:
+        """See :class:`SQLEngine`."""
+        conn = self._db()
+        try:
+            with write_transaction(conn):
+                found = conn.execute(
+                    "UPDATE sessions SET modified_us = ? WHERE id = ?", (modified_us, session_id)
+                ).rowcount
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+        return bool(found)
 
     async def load_metadata(self, session_id: str) -> str | None:
         """See :class:`SQLEngine`."""

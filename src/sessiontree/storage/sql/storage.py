@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from sessiontree.context import context_start
@@ -41,9 +42,9 @@ from sessiontree.errors import (
     StorageError,
 )
 from sessiontree.ids import check_session_id, new_id
-from sessiontree.metadata import SessionMetadata
+from sessiontree.metadata import SessionMetadata, session_time
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_plan
-from sessiontree.storage.sql.plan import SQLEngine, metadata_from_json
+from sessiontree.storage.sql.plan import SQLEngine, metadata_from_json, us_from_datetime
 from sessiontree.tree import ForkPosition
 
 __all__ = ["ENTRY_CACHE_BYTES", "ENTRY_CACHE_SIZE", "ParseCache", "SQLStorage", "make_engine"]
@@ -399,6 +400,12 @@ class SQLStorage:
     async def set_leaf_id(self, target_id: str | None) -> Entry:
         """See :meth:`SessionStorage.set_leaf_id`."""
         return await self.append_entry(LeafEntry(target_id=target_id), at_leaf=True)
+
+    async def set_modified_at(self, modified_at: datetime) -> None:
+        """See :meth:`SessionStorage.set_modified_at`: the session row's ``modified_us``."""
+        us = us_from_datetime(session_time(modified_at, "modified_at"))
+        if not await self._engine.set_modified(self._id, us):
+            raise SessionNotFoundError(self._id)
 
     async def fork(self, target_id: str, position: ForkPosition = "at") -> SessionStorage:
         """See :meth:`SessionStorage.fork`: one transaction in the same database.

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any, ClassVar
 
 import pytest
 
-from sessiontree.errors import InvalidEntryError
+from sessiontree.entries import MessageEntry
+from sessiontree.errors import InvalidEntryError, InvalidMetadataError, SessionNotFoundError
 from sessiontree.repos.base import SessionRepo
 from sessiontree.testing.builders import assistant, tool_call, tool_result, user
 from sessiontree.testing.conformance._base import (
     Conformance,
+    Reopen,
+    snapshot,
 )
 
 __all__ = ["ListingConformance"]
@@ -37,6 +41,74 @@ class ListingConformance(Conformance):
         page2 = await repo.list(limit=2, offset=2)
         page3 = await repo.list(limit=2, offset=4)
         assert [i.id for i in page1 + page2 + page3] == [i.id for i in infos]
+
+    async def test_given_times_are_the_listing_times_until_the_next_append(
+        self, repo: SessionRepo, reopen: Reopen
+    ) -> None:
+        # what an import does: the source's first time at create, its newest after the batch
+        # append; created in another order than the sources' dates, to see list() sort by them
+        years = {"y2021": 2021, "y2023": 2023, "y2022": 2022}
+        made = {}
+        for sid, year in years.items():
+            first = datetime(year, 3, 4, 5, 6, 7, 123000, tzinfo=UTC)
+            newest = first + timedelta(days=40, milliseconds=456)
+            s = await repo.create(id=sid, created_at=first)
+            (info,) = [i for i in await repo.list() if i.id == sid]
+            assert (info.created_at, info.modified_at) == (first, first)  # nothing appended yet
+            q = MessageEntry(message=user(f"from {year}"))
+            a = MessageEntry(message=assistant("ok"), parent_id=q.id)
+            await s.storage.append_entries([q, a])
+            await s.storage.set_modified_at(newest)
+            made[sid] = (first, newest)
+        fresh = await repo.create()
+        await fresh.append_message(user("today"))
+        async with reopen() as other:
+            infos = await other.list()
+        assert [i.id for i in infos] == [fresh.id, "y2023", "y2022", "y2021"]
+        for i in infos[1:]:
+            assert (i.created_at, i.modified_at) == made[i.id]
+            assert i.entry_count == 2 and i.first_message == f"from {years[i.id]}"
+        assert infos[0].created_at > datetime(2026, 1, 1, tzinfo=UTC)
+        assert [i.id for i in await repo.list(limit=2, offset=1)] == ["y2023", "y2022"]
+
+        # a later append is a new modification: now, and the session lists first again
+        old = await repo.open("y2021")
+        await old.append_message(user("back again"))
+        async with reopen() as other:
+            infos = await other.list()
+        assert infos[0].id == "y2021"
+        assert infos[0].created_at == made["y2021"][0]
+        assert infos[0].modified_at >= infos[1].modified_at >= made["y2023"][1]
+
+    async def test_times_with_another_zone_are_the_same_instant(self, repo: SessionRepo) -> None:
+        east = timezone(timedelta(hours=5, minutes=30))
+        when = datetime(2024, 2, 29, 23, 59, 59, 999000, tzinfo=east)
+        s = await repo.create(created_at=when)
+        await s.storage.append_entries([MessageEntry(message=user("q"))])
+        await s.storage.set_modified_at(when + timedelta(hours=1))
+        (info,) = await repo.list()
+        assert info.created_at == when and info.created_at.utcoffset() == timedelta(0)
+        assert info.modified_at == when + timedelta(hours=1)
+
+    async def test_naive_or_wrong_times_are_refused(self, repo: SessionRepo) -> None:
+        naive = datetime(2024, 1, 1, 12, 0, 0)
+        for bad in (naive, "2024-01-01T12:00:00Z", 1704110400):
+            with pytest.raises(InvalidMetadataError, match="created_at"):
+                await repo.create(id="refused", created_at=bad)  # type: ignore[arg-type]
+        assert await repo.list() == []
+        s = await repo.create()
+        await s.append_message(user("q"))
+        (before,) = await repo.list()
+        kept = await snapshot(s)
+        for bad in (naive, "2024-01-01T12:00:00Z"):
+            with pytest.raises(InvalidMetadataError, match="modified_at"):
+                await s.storage.set_modified_at(bad)  # type: ignore[arg-type]
+        assert await repo.list() == [before]
+        assert await snapshot(s) == kept
+        await s.delete()
+        with pytest.raises(SessionNotFoundError):
+            await s.storage.set_modified_at(datetime(2024, 1, 1, tzinfo=UTC))
+        assert await repo.list() == []
 
     async def test_list_where_filters_on_metadata_keys(self, repo: SessionRepo) -> None:
         u1a = await repo.create(metadata={"userId": "u1", "appName": "support", "tier": 2})
