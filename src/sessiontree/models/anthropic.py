@@ -12,16 +12,16 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from sessiontree.errors import MissingExtraError, ModelError
-from sessiontree.messages import AssistantMessage, Usage
+from sessiontree.messages import Usage
 from sessiontree.models.base import (
     Accumulator,
-    Done,
     ModelEvent,
     ModelRequest,
     Prices,
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
+    final_reply,
     model_error,
     priced,
 )
@@ -178,18 +178,14 @@ class AnthropicModel:
         if not finished:
             raise ModelError("connection", f"{self._who()}: the stream ended before message_stop")
         usage = Usage(**counts, total_tokens=sum(counts.values()))
-        reason = _STOP_REASONS.get(stop or "end_turn", "stop")
-        failure = {"error_message": f"stop_reason {stop!r}"} if reason == "error" else {}
-        yield Done(
-            AssistantMessage(
-                content=acc.content(),
-                api="anthropic-messages",
-                provider=self.provider,
-                model=model_name,
-                usage=priced(usage, self.prices),
-                stop_reason=reason,
-                **failure,
-            )
+        yield final_reply(
+            acc,
+            api="anthropic-messages",
+            provider=self.provider,
+            model=model_name,
+            usage=priced(usage, self.prices),
+            stop_reason=_STOP_REASONS.get(stop or "end_turn", "stop"),
+            vendor_reason=f"stop_reason {stop!r}",
         )
 
     @staticmethod
