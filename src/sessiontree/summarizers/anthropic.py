@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from sessiontree.errors import MissingExtraError, SummaryError
 from sessiontree.messages import Usage
-from sessiontree.summarizers._prompt import SummaryPrompt
+from sessiontree.summarizers._prompt import SummaryPrompt, summary_from_text
 from sessiontree.summarizers.base import SummaryResult
 from sessiontree.summarizers.llm import (
     DEFAULT_MAX_OUTPUT_TOKENS,
@@ -149,7 +149,5 @@ class AnthropicSummarizer(LLMSummarizer):
             for b in blocks
             if getattr(b, "type", None) == "text" and isinstance(getattr(b, "text", None), str)
         ]
-        text = "\n".join(texts).strip()
-        if not text:
-            raise SummaryError(f"{self._who()}: the model returned an empty answer")
-        return SummaryResult(text=text, usage=anthropic_usage(getattr(answer, "usage", None)))
+        usage = anthropic_usage(getattr(answer, "usage", None))
+        return summary_from_text("\n".join(texts), usage, self._who())

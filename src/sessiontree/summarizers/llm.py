@@ -30,6 +30,7 @@ from sessiontree.summarizers._prompt import (
     describe_failure,
     resolve_endpoint,
     timeout_seconds,
+    unchanged_summary,
 )
 from sessiontree.summarizers.base import SummaryPurpose, SummaryResult
 
@@ -181,9 +182,7 @@ class LLMSummarizer:
             max_input_tokens=self.max_input_tokens,
         )
         if prompt is None:
-            if previous_summary and previous_summary.strip():
-                return SummaryResult(text=previous_summary, usage=None)
-            raise SummaryError(f"{self._who()}: there is nothing to summarise")
+            return unchanged_summary(previous_summary, self._who())
         try:
             answer = await self._request(prompt)
         except Exception as exc:  # vendor errors never escape (the Summarizer protocol)

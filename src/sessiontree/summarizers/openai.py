@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from sessiontree.errors import MissingExtraError, SummaryError
 from sessiontree.messages import Usage
-from sessiontree.summarizers._prompt import SummaryPrompt
+from sessiontree.summarizers._prompt import SummaryPrompt, summary_from_text
 from sessiontree.summarizers.base import SummaryResult
 from sessiontree.summarizers.llm import (
     DEFAULT_MAX_OUTPUT_TOKENS,
@@ -131,7 +131,6 @@ class OpenAISummarizer(LLMSummarizer):
         if finish == "content_filter":
             raise SummaryError(f"{self._who()}: the answer was withheld by a content filter")
         content = getattr(message, "content", None)
-        text = _THINK_BLOCK.sub("", content).strip() if isinstance(content, str) else ""
-        if not text:
-            raise SummaryError(f"{self._who()}: the model returned an empty answer")
-        return SummaryResult(text=text, usage=openai_usage(getattr(completion, "usage", None)))
+        text = _THINK_BLOCK.sub("", content) if isinstance(content, str) else ""
+        usage = openai_usage(getattr(completion, "usage", None))
+        return summary_from_text(text, usage, self._who())
