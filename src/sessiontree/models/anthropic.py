@@ -26,6 +26,7 @@ from sessiontree.models.base import (
     priced,
 )
 from sessiontree.summarizers._prompt import resolve_endpoint
+from sessiontree.summarizers.anthropic import anthropic_usage
 from sessiontree.wire.anthropic import to_anthropic
 
 if TYPE_CHECKING:
@@ -190,18 +191,17 @@ class AnthropicModel:
 
     @staticmethod
     def _count(counts: dict[str, int], usage: Any) -> None:
-        """Take the usage numbers an event reports (``message_delta`` repeats them cumulatively)."""
-        if usage is None:
+        """Take the usage numbers an event reports (``message_delta`` repeats them cumulatively).
+
+        A number the event leaves out or reports as ``0`` keeps the one taken before.
+        """
+        reported = anthropic_usage(usage)
+        if reported is None:
             return
-        for ours, theirs in (
-            ("input", "input_tokens"),
-            ("output", "output_tokens"),
-            ("cache_read", "cache_read_input_tokens"),
-            ("cache_write", "cache_creation_input_tokens"),
-        ):
-            value = getattr(usage, theirs, None)
+        for ours in counts:
+            value = getattr(reported, ours)
             if value:
-                counts[ours] = int(value)
+                counts[ours] = value
 
     async def aclose(self) -> None:
         """Close the HTTP connections of the client."""
