@@ -137,10 +137,7 @@ class AnthropicSummarizer(LLMSummarizer):
     def _result(self, answer: Any) -> SummaryResult:
         stop = getattr(answer, "stop_reason", None)
         if stop == "max_tokens":
-            raise SummaryError(
-                f"{self._who()}: the summary was cut off at max_output_tokens="
-                f"{self.max_output_tokens}; raise it"
-            )
+            raise self._cut_off()
         if stop == "refusal":
             raise SummaryError(f"{self._who()}: the model refused to summarise")
         blocks = getattr(answer, "content", None) or []

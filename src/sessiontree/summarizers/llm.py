@@ -193,6 +193,13 @@ class LLMSummarizer:
     def _who(self) -> str:
         return f"{self._VENDOR} summariser (model {self.model!r} at {self.base_url})"
 
+    def _cut_off(self) -> SummaryError:
+        """The error for an answer the server stopped at :attr:`max_output_tokens`."""
+        return SummaryError(
+            f"{self._who()}: the summary was cut off at max_output_tokens="
+            f"{self.max_output_tokens}; raise it"
+        )
+
     async def aclose(self) -> None:
         """Close the HTTP connections of the client this summariser created (idempotent)."""
         if self._owns_client:

@@ -124,10 +124,7 @@ class OpenAISummarizer(LLMSummarizer):
             raise SummaryError(f"{self._who()}: the model refused: {refusal}")
         finish = getattr(choice, "finish_reason", None)
         if finish == "length":
-            raise SummaryError(
-                f"{self._who()}: the summary was cut off at max_output_tokens="
-                f"{self.max_output_tokens}; raise it"
-            )
+            raise self._cut_off()
         if finish == "content_filter":
             raise SummaryError(f"{self._who()}: the answer was withheld by a content filter")
         content = getattr(message, "content", None)
