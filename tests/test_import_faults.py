@@ -16,7 +16,13 @@ from sessiontree.context import LOST_RESULT_TEXT, find_tool_pair_problems
 from sessiontree.entries import CompactionEntry, CustomEntry, LeafEntry, MessageEntry
 from sessiontree.errors import CorruptSessionError, DuplicateEntryError
 from sessiontree.interop import DanglingParent
-from sessiontree.messages import CompactionSummaryMessage, OpaqueMessage, ToolResultMessage
+from sessiontree.messages import (
+    AssistantMessage,
+    CompactionSummaryMessage,
+    OpaqueMessage,
+    TextContent,
+    ToolResultMessage,
+)
 
 SESSIONS = VENDORED
 CLAUDE = SESSIONS / "claude-code"
@@ -534,3 +540,128 @@ async def test_a_refused_reimport_carries_what_the_file_holds(tmp_path: Path) ->
     assert caught.value.session_id == first.id
     assert caught.value.report.entries_imported == 3
     assert len(await first.get_entries()) == 2  # nothing merged
+
+
+SWE_TRAJ = SESSIONS / "swe-agent-traj" / "function_calling_simple.traj"
+
+
+@pytest.mark.parametrize("damage", ["torn", "a line put in"])
+async def test_a_damaged_trajectory_names_the_json_error_and_its_line(
+    tmp_path: Path, damage: str
+) -> None:
+    lines = SWE_TRAJ.read_bytes().split(b"\n")
+    if damage == "torn":
+        data, bad_line = b"\n".join(lines[:30]), 30
+    else:  # an object written in as line 3: the comma after it is missing
+        data, bad_line = b"\n".join([*lines[:2], b'{"x": 1}', *lines[2:]]), 4
+    path = tmp_path / "task.traj"
+    path.write_bytes(data)
+    repo = MemoryRepo()
+    with pytest.raises(CorruptSessionError, match="JSON document that does not parse") as info:
+        await import_session(path, repo)
+    assert info.value.path == path
+    assert info.value.line_number == bad_line
+    assert await repo.list() == []
+
+
+@pytest.mark.parametrize(
+    ("data", "message", "line"),
+    [
+        ((PI / "agent-sessions_pi-small.v3.jsonl").read_text().encode("utf-16"), "UTF-16", None),
+        (b'\n{"type": "session", "id": "caf\xe9", "version": 3}\n', r"not UTF-8 \(byte 0xe9\)", 2),
+    ],
+    ids=["utf-16", "latin-1 header"],
+)
+async def test_a_file_not_in_utf8_says_so(
+    tmp_path: Path, data: bytes, message: str, line: int | None
+) -> None:
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(data)
+    with pytest.raises(CorruptSessionError, match=message) as info:
+        await import_session(path, MemoryRepo())
+    assert info.value.line_number == line
+    assert "tried pi" in str(info.value)
+
+
+@pytest.mark.parametrize("stamp", [2**70, -(2**62), 1e300])
+async def test_a_timestamp_beyond_year_9999_falls_back_instead_of_crashing(
+    tmp_path: Path, stamp: float
+) -> None:
+    lines = (SESSIONS / "codex" / "sample_codex_session_simonw.jsonl").read_bytes().split(b"\n")
+    meta = json.loads(lines[0])
+    meta["payload"]["timestamp"] = stamp
+    path = tmp_path / "rollout.jsonl"
+    path.write_bytes(b"\n".join([json.dumps(meta).encode(), *lines[1:]]))
+    session, report = await import_session(path, MemoryRepo())
+    assert report.entries_imported == len(await session.get_entries()) > 0
+
+
+async def test_a_pi_line_whose_type_is_not_a_string_is_kept_as_custom(tmp_path: Path) -> None:
+    lines = (PI / "agent-sessions_pi-small.v3.jsonl").read_bytes().split(b"\n")
+    entry = json.loads(lines[1])
+    entry["type"] = [None]
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"\n".join([lines[0], json.dumps(entry).encode(), *lines[2:]]))
+    session, report = await import_session(path, MemoryRepo())
+    assert [c.line for c in report.custom_lines] == [2]
+    kept = await session.get_entry(entry["id"])
+    assert isinstance(kept, CustomEntry) and kept.data["type"] == [None]
+
+
+async def test_a_cline_time_beyond_year_9999_falls_back_instead_of_crashing(
+    tmp_path: Path,
+) -> None:
+    history = [
+        {"role": "user", "content": [{"type": "text", "text": "hi"}], "ts": 2**70},
+        {"role": "assistant", "content": [{"type": "text", "text": "hello"}], "ts": 10**15},
+    ]
+    path = tmp_path / "api_conversation_history.json"
+    path.write_text(json.dumps(history))
+    session, _report = await import_session(path, MemoryRepo())
+    assert [e.message.role for e in await session.get_branch() if isinstance(e, MessageEntry)] == [
+        "user",
+        "assistant",
+    ]
+
+
+async def test_a_claude_reply_line_whose_content_is_not_a_list_keeps_it_as_text(
+    tmp_path: Path,
+) -> None:
+    source = CLAUDE / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
+    rows = _lines(source)
+    # the last of the lines of one reply (same message.id) gets a number for its content
+    reply = next(
+        r
+        for r in rows
+        if r.get("type") == "assistant"
+        and sum((x.get("message") or {}).get("id") == r["message"]["id"] for x in rows) > 1
+    )
+    last = [r for r in rows if (r.get("message") or {}).get("id") == reply["message"]["id"]][-1]
+    last["message"]["content"] = -1
+    path = tmp_path / "session.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    session, _report = await import_session(path, MemoryRepo())
+    entry = await session.get_entry(_entry_of(rows, last))
+    assert isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage)
+    assert [b.text for b in entry.message.content if isinstance(b, TextContent)][-1] == "-1"
+
+
+async def test_a_line_whose_type_is_a_list_does_not_stop_detection(tmp_path: Path) -> None:
+    header, *rest = (PI / "agent-sessions_pi-small.v3.jsonl").read_bytes().split(b"\n")
+    damaged = json.loads(header)
+    damaged["type"] = []
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"\n".join([json.dumps(damaged).encode(), *rest]))
+    with pytest.raises(CorruptSessionError, match="not a session file"):
+        await import_session(path, MemoryRepo())
+
+
+@pytest.mark.parametrize("doc", [{"history": []}, {"history": [], "info": {}}])
+async def test_an_empty_trajectory_history_is_imported_empty_with_a_warning(
+    tmp_path: Path, doc: dict[str, Any]
+) -> None:
+    path = tmp_path / "task.traj"
+    path.write_text(json.dumps(doc))
+    session, report = await import_session(path, MemoryRepo())
+    assert [w for w in report.warnings if "'history' is an empty list" in w]
+    assert [e for e in await session.get_entries() if isinstance(e, MessageEntry)] == []

@@ -119,6 +119,25 @@ async def test_loaded_lines_are_copies_and_bad_lines_are_refused(repo: SessionRe
     assert await store.load(KEY) == [{"type": "x", "uuid": "u1", "data": {"n": [1, 2]}}]
 
 
+@pytest.mark.parametrize("line", ["text", None, ["a", "b"]])
+async def test_a_line_that_is_not_an_object_is_refused_naming_its_index(
+    repo: SessionRepo, line: Any
+) -> None:
+    store = SessionTreeStore(repo=repo)
+    await store.append(KEY, [{"type": "x", "uuid": "u1"}])
+    with pytest.raises(InvalidEntryError, match="line 1 of the batch"):
+        await store.append(KEY, [{"type": "x", "uuid": "u2"}, line])
+    assert await store.load(KEY) == [{"type": "x", "uuid": "u1"}]
+
+
+async def test_a_line_time_beyond_year_9999_is_stored_and_loads_equal(repo: SessionRepo) -> None:
+    store = SessionTreeStore(repo=repo)
+    line: Any = {"type": "user", "uuid": "u1", "parentUuid": None, "timestamp": 2**70,
+                 "message": {"role": "user", "content": "hi"}}  # fmt: skip
+    await store.append(KEY, [line])
+    assert await store.load(KEY) == [line]
+
+
 async def test_lines_without_uuid_hang_under_the_previous_line(repo: SessionRepo) -> None:
     store = SessionTreeStore(repo=repo)
     lines = transcript()[:3]

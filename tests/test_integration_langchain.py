@@ -31,6 +31,7 @@ from langchain_core.runnables.history import RunnableWithMessageHistory
 from backends import BACKENDS, throwaway_pg_database
 from sessiontree import (
     AssistantMessage,
+    InvalidEntryError,
     MessageEntry,
     SessionRepo,
     ToolResultMessage,
@@ -276,3 +277,14 @@ def test_messages_round_trip_exactly(
             return await SessionTreeChatMessageHistory("prop", repo=repo).aget_messages()
 
     assert asyncio.run(run()) == [m for b in batches for m in b]
+
+
+@pytest.mark.parametrize("item", ["not a message", None, {"role": "user", "content": "hi"}])
+async def test_an_item_that_is_not_a_message_is_refused_naming_its_index(
+    repo: SessionRepo, item: Any
+) -> None:
+    ours = SessionTreeChatMessageHistory("chat-1", repo=repo)
+    await ours.aadd_messages([HumanMessage("kept")])
+    with pytest.raises(InvalidEntryError, match="message 1 of the batch"):
+        await ours.aadd_messages([HumanMessage("not kept"), item])
+    assert [m.content for m in await ours.aget_messages()] == ["kept"]

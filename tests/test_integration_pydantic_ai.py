@@ -313,3 +313,10 @@ def test_model_messages_round_trip_exactly(
             )
 
     same(asyncio.run(run()), history)
+
+
+def test_a_lone_surrogate_in_a_part_is_a_typed_error_naming_the_message() -> None:
+    good = pa.ModelRequest(parts=[pa.UserPromptPart(content="hi")])
+    bad = pa.ModelRequest(parts=[pa.UserPromptPart(content="cut mid-emoji \ud83d")])
+    with pytest.raises(InvalidEntryError, match="message 1 cannot be written as JSON"):
+        from_model_messages([good, bad])

@@ -16,8 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from backends import BACKENDS, throwaway_pg_database
-from sessiontree import open_repo
+from sessiontree import SessionRepo, open_repo
 from sessiontree.cli import cli
+from sessiontree.errors import InvalidMetadataError
 from sessiontree.repos.sql import SQLRepo
 from sessiontree.storage.sql.schema import SCHEMA_VERSION
 from test_sql import _exec
@@ -66,6 +67,48 @@ async def test_a_store_of_the_previous_version_is_migrated_and_filled(store_url:
     assert versions[-1] == (SCHEMA_VERSION,)
 
 
+# 20,000 characters that do not compress (a B-tree index row holds about 2,700 bytes)
+LONG_TEXT = "".join(chr(0x4E00 + (i * 7919) % 20000) for i in range(20000))
+
+
+async def test_where_on_a_long_system_prompt_or_key(repo: SessionRepo) -> None:
+    """A long string value (a system prompt) or key is stored and filtered on like any other."""
+    s = await repo.create(metadata={"systemPrompt": LONG_TEXT, LONG_TEXT: "v"})
+    other = await repo.create(metadata={"systemPrompt": LONG_TEXT[:-1] + "x"})
+    assert [i.id for i in await repo.list(where={"systemPrompt": LONG_TEXT})] == [s.id]
+    assert [i.id for i in await repo.list(where={LONG_TEXT: "v"})] == [s.id]
+    assert {i.id for i in await repo.list()} == {s.id, other.id}
+
+
+async def test_where_with_nul_in_a_key_finds_the_session(repo: SessionRepo) -> None:
+    s = await repo.create(metadata={"a\x00b": "x", "userId": "u\x00"})
+    await repo.create(metadata={"userId": "u"})
+    assert [i.id for i in await repo.list(where={"a\x00b": "x"})] == [s.id]
+    assert [i.id for i in await repo.list(where={"userId": "u\x00"})] == [s.id]
+
+
+@pytest.mark.parametrize("where", [{"userId": "\ud83d"}, {"\ud83d": "x"}])
+async def test_where_with_a_lone_surrogate_is_a_typed_error(
+    repo: SessionRepo, where: dict[str, Any]
+) -> None:
+    await repo.create(metadata={"userId": "u1"})
+    with pytest.raises(InvalidMetadataError, match="surrogate"):
+        await repo.list(where=where)
+
+
+async def test_a_previous_version_store_with_a_long_value_is_migrated(store_url: str) -> None:
+    async with SQLRepo(store_url) as repo:
+        s = await repo.create(metadata={"systemPrompt": LONG_TEXT, "userId": "u1"})
+    _exec(
+        store_url,
+        "DROP TABLE session_meta",
+        f"DELETE FROM schema_version WHERE version = {SCHEMA_VERSION}",
+    )
+    async with SQLRepo(store_url) as repo:
+        assert [i.id for i in await repo.list(where={"systemPrompt": LONG_TEXT})] == [s.id]
+        assert [i.id for i in await repo.list(where={"userId": "u1"})] == [s.id]
+
+
 def test_cli_list_where(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'store.db'}"
 
@@ -95,6 +138,12 @@ def test_cli_list_where(tmp_path: Path) -> None:
     assert listed("--where", "userId=u1") == [ids[2], ids[0]]
     assert listed("--where", "userId=u1", "--where", "tier:=2") == [ids[0]]
     assert listed("--where", "tier=2") == []  # the string "2" is not the number 2
+    none = runner.invoke(
+        cli, ["--store", url, "list", "--where", "userId=[u9]"], env={"SESSIONTREE_URL": None}
+    )
+    assert none.exit_code == 0
+    assert "no sessions match --where userId=[u9]" in none.stderr
+    assert "no sessions in this store" not in none.stderr
     bad = runner.invoke(
         cli, ["--store", url, "list", "--where", "userId"], env={"SESSIONTREE_URL": None}
     )

@@ -165,6 +165,16 @@ def test_bad_items_are_refused_with_their_index() -> None:
         from_openai_responses(["text"])
 
 
+@pytest.mark.parametrize("content", [None, 5])
+def test_a_message_of_mistyped_content_is_refused_naming_the_key(content: Any) -> None:
+    with pytest.raises(
+        InvalidEntryError,
+        match=r"item 0 \('message'\) has a value of the wrong "
+        r"type .*'content': '" + type(content).__name__,
+    ):
+        from_openai_responses([{"role": "assistant", "content": content}])
+
+
 def test_sdk_output_objects_are_read() -> None:
     from openai.types.responses import ResponseFunctionToolCall
 

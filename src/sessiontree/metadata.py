@@ -146,8 +146,8 @@ def where_pairs(where: Mapping[str, Any] | None) -> dict[str, str]:
     Keys are the metadata's camelCase wire keys (``userId``, ``cwd``, ``parentSessionId``).
 
     Raises:
-        InvalidMetadataError: not a mapping, a key that is not a string, or a value that is
-            not a string, integer, boolean or ``None``.
+        InvalidMetadataError: not a mapping, a key that is not a string, a value that is
+            not a string, integer, boolean or ``None``, or a string with a lone surrogate.
     """
     if where is None:
         return {}
@@ -157,14 +157,30 @@ def where_pairs(where: Mapping[str, Any] | None) -> dict[str, str]:
         )
     pairs: dict[str, str] = {}
     for key, value in where.items():
-        text = _scalar_json(value)
-        if not isinstance(key, str) or text is None:
+        if not isinstance(key, str) or not (value is None or isinstance(value, str | int)):
             raise InvalidMetadataError(
                 f"where filters on metadata keys (str) equal to a string, integer, boolean or "
                 f"None; got {key!r}: {value!r}"
             )
+        # a lone surrogate cannot be stored as metadata, so no session can match it
+        if not _is_utf8(key) or (isinstance(value, str) and not _is_utf8(value)):
+            raise InvalidMetadataError(
+                f"where condition {key!r}: {value!r} holds a lone surrogate, which no stored "
+                f"metadata can hold"
+            )
+        text = _scalar_json(value)
+        assert text is not None  # a str, int, bool or None by the checks above
         pairs[key] = text
     return pairs
+
+
+def _is_utf8(text: str) -> bool:
+    """Whether ``text`` encodes as UTF-8 (no lone surrogates)."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def matches_where(metadata: SessionMetadata, pairs: Mapping[str, str]) -> bool:

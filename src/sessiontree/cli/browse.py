@@ -165,7 +165,11 @@ async def list_cmd(
         )
         return
     if not infos:
-        if offset:  # past the end of a store that has sessions: not "the store is empty"
+        if where:  # a filter that keeps nothing: the store need not be empty
+            conditions = " ".join(f"--where {c}" for c in where)
+            skipped = f" after the first {offset:,}" if offset else ""
+            app.err.print(f"no sessions match {conditions}{skipped}", markup=False)
+        elif offset:  # past the end of a store that has sessions: not "the store is empty"
             app.err.print(f"no sessions after the first {offset:,}")
         else:
             app.err.print("no sessions in this store (import some with `sessiontree import PATH`)")

@@ -131,6 +131,12 @@ class SessionTreeStore:
         """
         if not entries:
             return
+        for index, line in enumerate(entries):
+            if not isinstance(line, Mapping):
+                raise InvalidEntryError(
+                    f"transcript line {index} of the batch is a {type(line).__name__}, "
+                    "not a JSON object"
+                )
         await self._handle.run(self._append(key, [dict(e) for e in entries]))
 
     async def _append(self, key: Mapping[str, Any], lines: list[dict[str, Any]]) -> None:

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sessiontree.context import to_llm_messages
+from sessiontree.errors import InvalidEntryError
 from sessiontree.ids import now_ms
 from sessiontree.integrations._common import (
     LoopLocks,
@@ -117,7 +118,12 @@ class SessionTreeChatMessageHistory(BaseChatMessageHistory):
         return await self._handle.run(self._get())
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
-        """Append messages under the leaf, one entry each, all or nothing."""
+        """Append messages under the leaf, one entry each, all or nothing.
+
+        Raises:
+            InvalidEntryError: an item that is not a ``BaseMessage``, or a message JSON
+                cannot carry (nothing appended).
+        """
         if messages:
             await self._handle.run(self._add(list(messages)))
 
@@ -149,6 +155,12 @@ class SessionTreeChatMessageHistory(BaseChatMessageHistory):
         return [m for message in context.messages for m in _langchain_of(message)]
 
     async def _add(self, messages: list[BaseMessage]) -> None:
+        for index, message in enumerate(messages):
+            if not isinstance(message, BaseMessage):
+                raise InvalidEntryError(
+                    f"message {index} of the batch is a {type(message).__name__}, "
+                    "not a langchain-core BaseMessage"
+                )
         stamp = now_ms()
         stored = [
             with_original(from_langchain(m), MESSAGE_KEY, message_to_dict(m), stamp)

@@ -79,7 +79,8 @@ def from_model_messages(model_messages: Sequence[pa.ModelMessage]) -> list[Agent
     """pydantic-ai ``ModelMessage`` objects (e.g. ``result.all_messages()``) → AgentMessages.
 
     Raises:
-        InvalidEntryError: an object that is not a ``ModelRequest`` or ``ModelResponse``.
+        InvalidEntryError: an object that is not a ``ModelRequest`` or ``ModelResponse``, or
+            one JSON cannot carry (a string with a lone surrogate).
     """
     out: list[AgentMessage] = []
     for index, model_message in enumerate(model_messages):
@@ -88,7 +89,12 @@ def from_model_messages(model_messages: Sequence[pa.ModelMessage]) -> list[Agent
                 f"pydantic-ai message {index} is a {type(model_message).__name__}, "
                 "not a ModelRequest or ModelResponse"
             )
-        data = _dump(model_message)
+        try:
+            data = _dump(model_message)
+        except ValueError as exc:  # PydanticSerializationError: a lone surrogate, say
+            raise InvalidEntryError(
+                f"pydantic-ai message {index} cannot be written as JSON: {exc}"
+            ) from exc
         part_json = data.pop("parts")
         group = new_id()
 

@@ -154,12 +154,25 @@ class AlreadyImportedError(DuplicateEntryError):
         self.report = report
 
 
+MIN_MS = -62_135_596_800_000
+"""0001-01-01T00:00:00Z in Unix ms: the earliest time an entry timestamp can show."""
+MAX_MS = 253_402_300_799_999
+"""9999-12-31T23:59:59.999Z in Unix ms: the latest time an entry timestamp can show."""
+
+
+def is_ms(value: Any) -> bool:
+    """Whether ``value`` is a number of Unix ms a timestamp can show (not a bool, NaN, or a
+    number beyond years 1-9999, which a damaged file can hold and ``datetime`` refuses)."""
+    return (
+        isinstance(value, int | float) and not isinstance(value, bool) and MIN_MS <= value <= MAX_MS
+    )
+
+
 def ms_or(value: Any, default: int) -> int:
-    """Unix ms from an ISO 8601 string or a number of ms; ``default`` when neither."""
-    if isinstance(value, bool):
-        return default
+    """Unix ms from an ISO 8601 string or a number of ms (:func:`is_ms`); ``default`` when
+    neither."""
     if isinstance(value, int | float):
-        return int(value)
+        return int(value) if is_ms(value) else default
     if isinstance(value, str):
         try:
             return ms_from_iso(value)

@@ -213,8 +213,9 @@ def convert_claude_code(
     first_node: dict[str, Any] | None = None
     for line, obj in rows:
         msg = obj.get("message")
-        if obj.get("type") == "assistant" and isinstance(msg, dict):
-            for b in msg.get("content") or []:
+        content = msg.get("content") if isinstance(msg, dict) else None
+        if obj.get("type") == "assistant" and isinstance(content, list):
+            for b in content:
                 if isinstance(b, dict) and b.get("type") == "tool_use":
                     tool_names[str(b.get("id", ""))] = str(b.get("name", ""))
         uuid = _uuid(obj)

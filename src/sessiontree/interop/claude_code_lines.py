@@ -186,6 +186,8 @@ def assistant_entry(lines: list[tuple[int, dict[str, Any]]], uuid: str, ts: str,
             blocks.extend(block(b) for b in content)
         elif isinstance(content, str) and content:
             blocks.append(TextContent(text=content))
+        elif not (content is None or isinstance(content, str)):
+            blocks.append(TextContent(text=str(content)))  # as user lines and results keep it
         if model is None and isinstance(msg.get("model"), str):
             model = msg["model"]
         if isinstance(msg.get("stop_reason"), str):

@@ -33,7 +33,7 @@ from sessiontree import _json as exact_json
 from sessiontree.entries import Entry, MessageEntry
 from sessiontree.errors import CorruptSessionError
 from sessiontree.ids import iso_from_ms
-from sessiontree.interop._common import Converted, Draft, IdMaker, unreadable
+from sessiontree.interop._common import Converted, Draft, IdMaker, is_ms, unreadable
 from sessiontree.interop.claude_code_lines import block, result_content
 from sessiontree.interop.detect import strip_bom
 from sessiontree.interop.lenient_json import load_document
@@ -65,9 +65,11 @@ def ui_times(ui: Any) -> dict[int, int]:
         if not isinstance(event, dict):
             continue
         ts, index = event.get("ts"), event.get("conversationHistoryIndex")
-        if isinstance(ts, int) and isinstance(index, int) and index + 1 not in times:
+        if not (isinstance(ts, int) and is_ms(ts)):
+            continue
+        if isinstance(index, int) and index + 1 not in times:
             times[index + 1] = ts
-        if isinstance(ts, int) and 0 not in times:
+        if 0 not in times:
             times[0] = ts
     return times
 
@@ -197,7 +199,7 @@ def convert_cline(
     for index, msg in enumerate(doc):
         where = f"message {index}"
         stamp = msg.get("ts") if isinstance(msg, dict) else None
-        ms = max(ms, stamp if isinstance(stamp, int) else times.get(index, ms))
+        ms = max(ms, stamp if isinstance(stamp, int) and is_ms(stamp) else times.get(index, ms))
         if not isinstance(msg, dict) or msg.get("role") not in ("user", "assistant"):
             unreadable(
                 report,

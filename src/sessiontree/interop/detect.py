@@ -39,6 +39,8 @@ _PROBE_LINES = 50
 
 def _classify(obj: dict[str, Any]) -> Format | None:
     kind = obj.get("type")
+    if not (kind is None or isinstance(kind, str)):  # a damaged line: only uuids can tell
+        kind = ""
     if kind == "session" and ("id" in obj or "version" in obj or "cwd" in obj):
         return "pi"
     if kind in _CODEX_TYPES and "payload" in obj:
@@ -112,8 +114,9 @@ def detect_format_bytes(data: bytes, path: Path) -> Format:
     them are passed over (the importer then reports them).
 
     Raises:
-        CorruptSessionError: the content is none of these (names the file and the formats
-            tried); a Cline ``ui_messages.json`` (names the file to import instead).
+        CorruptSessionError: the content is none of these (names the file, the formats
+            tried, and the line of a JSON document that does not parse or of the first byte
+            that is not UTF-8); a Cline ``ui_messages.json`` (names the file to import instead).
     """
     data = strip_bom(data)
     stripped = data.lstrip()
@@ -129,11 +132,11 @@ def detect_format_bytes(data: bytes, path: Path) -> Format:
                 "same task (its times are read from this file)",
                 path=path,
             )
+    whole_document = False
     if stripped.startswith(b"{"):
         first_line = stripped.split(b"\n", 1)[0]
         try:
             orjson.loads(first_line)
-            whole_document = False
         except orjson.JSONDecodeError:
             whole_document = True
         if whole_document:
@@ -145,9 +148,33 @@ def detect_format_bytes(data: bytes, path: Path) -> Format:
         fmt = _probe_lines(data)
         if fmt is not None:
             return fmt
+    reason, line = _why_unknown(data, whole_document)
     raise CorruptSessionError(
-        f"not a session file of a known format (tried {', '.join(FORMATS)})", path=path
+        f"{reason}not a session file of a known format (tried {', '.join(FORMATS)})",
+        path=path,
+        line_number=line,
     )
+
+
+def _why_unknown(data: bytes, whole_document: bool) -> tuple[str, int | None]:
+    """What is visibly wrong with bytes of no known format, as a message prefix, and the
+    1-based line at fault: UTF-16 text, bytes that are not UTF-8, or a JSON document (a
+    SWE-agent trajectory, say) that does not parse (torn, or lines doubled by hand)."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "UTF-16 text (session files are UTF-8); ", None
+    try:
+        data.decode()
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return f"not UTF-8 (byte 0x{data[exc.start]:02x}); ", line
+    if whole_document:
+        try:
+            orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            return f"a JSON document that does not parse ({exc.msg}, column {exc.colno}); ", (
+                exc.lineno
+            )
+    return "", None
 
 
 def _probe_lines(data: bytes) -> Format | None:

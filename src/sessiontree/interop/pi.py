@@ -107,7 +107,8 @@ def convert_pi(data: bytes, path: Path, report: ImportReport, *, lenient: bool) 
     index_ids: dict[int, str] = {}  # v1: position among parsed lines (header = 0) -> entry id
     prev_id: str | None = None
     for position, (line, obj) in enumerate(rows[1:], 1):
-        etype = obj.get("type")
+        kind = obj.get("type")  # a damaged line can hold any JSON value here
+        etype = kind if isinstance(kind, str) else f"<{type(kind).__name__}>"
         if version < 2:
             obj = dict(obj)
             obj["id"] = ids.make(ms_or(obj.get("timestamp"), 0), line)

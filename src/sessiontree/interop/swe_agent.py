@@ -187,7 +187,8 @@ def convert_swe_agent(
             "not a SWE-agent trajectory: no 'history' or 'trajectory' list", path=path
         )
     report.lines_read = 1
-    use_history = isinstance(history, list) and bool(history)
+    # the history, unless it is empty and a trajectory list is there to read instead
+    use_history = isinstance(history, list) and (bool(history) or not isinstance(trajectory, list))
     ts = iso_from_ms(mtime_ms)
     out = Converted()
     meta: dict[str, Any] = {}
@@ -225,6 +226,8 @@ def convert_swe_agent(
     tool_names: dict[str, str] = {}
     items = history if use_history else trajectory
     assert isinstance(items, list)
+    if not items:
+        report.warnings.append(f"'{used_key}' is an empty list: the session holds no messages")
     for index, item in enumerate(items):
         where = f"{used_key}[{index}]"
         if not isinstance(item, dict):

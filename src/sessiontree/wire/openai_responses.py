@@ -290,9 +290,13 @@ def read_items(items: Iterable[Mapping[str, Any] | Any], *, first_index: int) ->
                 )
             else:
                 out.append(OpaqueMessage(role=OPAQUE_ROLE, item=copy.deepcopy(item)))
-        except (KeyError, TypeError) as exc:
+        except KeyError as exc:
+            raise InvalidEntryError(f"Responses item {index} ({kind!r}) lacks {exc}") from exc
+        except TypeError as exc:  # e.g. "content": None or a number
+            shown = {k: type(v).__name__ for k, v in item.items()}
             raise InvalidEntryError(
-                f"Responses item {index} ({kind!r}) lacks or mistypes {exc}"
+                f"Responses item {index} ({kind!r}) has a value of the wrong type ({exc}); "
+                f"its keys and value types: {shown}"
             ) from exc
     flush()
     return out

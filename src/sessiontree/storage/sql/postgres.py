@@ -14,6 +14,7 @@ hang an entry under a leaf that moved. Large batches (imports, forks) take the s
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import random
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -129,6 +130,20 @@ def _clean(text: str | None) -> str | None:
     return text if text is None or "\x00" not in text else text.replace("\x00", "\ufffd")
 
 
+META_MAX_BYTES = 1000
+"""``session_meta`` keys and values longer than this (UTF-8) are stored as their SHA-256: a
+B-tree index row holds at most about 2,700 bytes, and a long ``systemPrompt`` is common."""
+
+
+def _meta_text(text: str) -> str:
+    """A ``session_meta`` key or value as stored and looked up: NUL-free, and at most
+    :data:`META_MAX_BYTES` long or else ``sha256:<hex>`` of its UTF-8 (no JSON text, which
+    the values are, starts with ``s``). Written with the row and applied to every ``where``."""
+    cleaned = _clean(text) or ""
+    data = cleaned.encode()
+    return cleaned if len(data) <= META_MAX_BYTES else "sha256:" + hashlib.sha256(data).hexdigest()
+
+
 async def _insert_session(conn: Any, session_id: str, metadata: SessionMetadata, now: int) -> None:
     """The new session's row and its metadata lookup rows (inside the caller's transaction)."""
     await conn.execute(
@@ -147,7 +162,7 @@ async def _insert_session(conn: Any, session_id: str, metadata: SessionMetadata,
         async with conn.cursor() as cur:
             await cur.executemany(
                 "INSERT INTO session_meta (key, value, session_id) VALUES (%s, %s, %s)",
-                [tuple(_clean(v) for v in row) for row in rows],
+                [(_meta_text(k), _meta_text(v), sid) for k, v, sid in rows],
             )
 
 
@@ -262,7 +277,9 @@ class PostgresEngine(PostgresConnection):
     ) -> list[SessionInfo]:
         """See :class:`SQLEngine`."""
         columns = LIST_COLUMNS.replace("metadata", "metadata::text")
-        condition, params = where_clause(where, "%s")
+        condition, params = where_clause(
+            {_meta_text(k): _meta_text(v) for k, v in where.items()}, "%s"
+        )
         rows = await self._fetch(
             f"SELECT {columns} FROM sessions{condition} ORDER BY modified_us DESC, id DESC"
             " LIMIT %s OFFSET %s",

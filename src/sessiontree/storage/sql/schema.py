@@ -173,8 +173,15 @@ _V3_POSTGRES = (
         PRIMARY KEY (key, value, session_id)
     )""",
     "CREATE INDEX session_meta_by_session ON session_meta (session_id)",
+    # keys and values over 1000 bytes as their SHA-256 (postgres.META_MAX_BYTES, _meta_text)
     """INSERT INTO session_meta (key, value, session_id)
-        SELECT j.key, j.value::text, s.id
+        SELECT CASE WHEN octet_length(j.key) > 1000
+                THEN 'sha256:' || encode(sha256(convert_to(j.key, 'UTF8')), 'hex')
+                ELSE j.key END,
+            CASE WHEN octet_length(j.value::text) > 1000
+                THEN 'sha256:' || encode(sha256(convert_to(j.value::text, 'UTF8')), 'hex')
+                ELSE j.value::text END,
+            s.id
         FROM sessions AS s, json_each(s.metadata) AS j
         WHERE json_typeof(j.value) IN ('string', 'boolean', 'null')
             OR (json_typeof(j.value) = 'number' AND j.value::text ~ '^-?[0-9]+$')""",
