@@ -31,6 +31,7 @@ kept as attributes (``session_id``, ``entry_id``, ``path``, ``line_number``, ``c
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 __all__ = [
     "AgentHarnessError",
@@ -162,12 +163,20 @@ class MissingExtraError(SessionTreeError, ImportError):
         self.module = module
 
 
-class CompactionError(SessionTreeError, RuntimeError):
-    """Compaction could not run (docs/compaction.md).
+if TYPE_CHECKING:
+    _CodedBase = SessionTreeError
+else:
+    _CodedBase = object
+
+
+class _Coded(_CodedBase):
+    """The ``code`` of an error that has one; ``str(exc)`` starts with ``[code]``.
+
+    A mixin placed before :class:`SessionTreeError` in the bases (``object`` at run time, so
+    it is no branch of the tree above); its ``super()`` is that ``SessionTreeError``.
 
     Attributes:
-        code: ``nothing_to_compact``, ``summary_not_smaller``, ``summarization_failed``,
-            ``invalid_settings``, ``leaf_moved``.
+        code: a short snake_case name the caller can branch on.
     """
 
     def __init__(
@@ -176,6 +185,15 @@ class CompactionError(SessionTreeError, RuntimeError):
         super().__init__(f"[{code}] {message}", session_id=session_id, entry_id=entry_id)
         self.detail = message
         self.code = code
+
+
+class CompactionError(_Coded, SessionTreeError, RuntimeError):
+    """Compaction could not run (docs/compaction.md).
+
+    Attributes:
+        code: ``nothing_to_compact``, ``summary_not_smaller``, ``summarization_failed``,
+            ``invalid_settings``, ``leaf_moved``.
+    """
 
 
 class SummaryError(SessionTreeError, RuntimeError):
@@ -215,12 +233,5 @@ class ModelError(SessionTreeError, RuntimeError):
         return self.kind in self.TRANSIENT
 
 
-class AgentHarnessError(SessionTreeError, RuntimeError):
+class AgentHarnessError(_Coded, SessionTreeError, RuntimeError):
     """An agent-harness operation failed; ``code`` says which (e.g. ``branch_summary``)."""
-
-    def __init__(
-        self, code: str, message: str, *, session_id: str | None = None, entry_id: str | None = None
-    ) -> None:
-        super().__init__(f"[{code}] {message}", session_id=session_id, entry_id=entry_id)
-        self.detail = message
-        self.code = code

@@ -13,7 +13,12 @@ from typing import Any, TypeVar
 import orjson
 
 from sessiontree.entries import MessageEntry, stored_form
-from sessiontree.errors import DuplicateEntryError, MissingExtraError, SessionNotFoundError
+from sessiontree.errors import (
+    DuplicateEntryError,
+    InvalidEntryError,
+    MissingExtraError,
+    SessionNotFoundError,
+)
 from sessiontree.ids import check_session_id
 from sessiontree.messages import AgentMessage, parse_message
 from sessiontree.repos import SessionRepo, default_url
@@ -24,6 +29,7 @@ __all__ = [
     "LoopLocks",
     "RepoHandle",
     "append_chain",
+    "check_batch",
     "import_extra",
     "open_or_create",
     "original_of",
@@ -32,6 +38,25 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+
+def check_batch(items: Sequence[object], kind: type, *, item: str, expected: str) -> None:
+    """Reject a batch holding anything but ``kind`` before any of it is stored.
+
+    Args:
+        items: what the framework handed over.
+        kind: the class every item must be an instance of.
+        item: the items' name in the message (``message``, ``transcript line``).
+        expected: what an item should be, with its article (``a JSON object``).
+
+    Raises:
+        InvalidEntryError: the first item that is not a ``kind``, by its index.
+    """
+    for index, value in enumerate(items):
+        if not isinstance(value, kind):
+            raise InvalidEntryError(
+                f"{item} {index} of the batch is a {type(value).__name__}, not {expected}"
+            )
 
 
 class RepoHandle:

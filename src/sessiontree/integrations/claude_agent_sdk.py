@@ -33,7 +33,13 @@ from typing import TYPE_CHECKING, Any
 from sessiontree.entries import CustomEntry, Entry, MessageEntry
 from sessiontree.errors import InvalidEntryError, SessionNotFoundError
 from sessiontree.ids import new_id, now_ms
-from sessiontree.integrations._common import LoopLocks, RepoHandle, import_extra, open_or_create
+from sessiontree.integrations._common import (
+    LoopLocks,
+    RepoHandle,
+    check_batch,
+    import_extra,
+    open_or_create,
+)
 from sessiontree.interop._common import iso_or, ms_or
 from sessiontree.interop.claude_code_lines import block as _block
 from sessiontree.interop.claude_code_lines import result_content as _result_content
@@ -131,12 +137,7 @@ class SessionTreeStore:
         """
         if not entries:
             return
-        for index, line in enumerate(entries):
-            if not isinstance(line, Mapping):
-                raise InvalidEntryError(
-                    f"transcript line {index} of the batch is a {type(line).__name__}, "
-                    "not a JSON object"
-                )
+        check_batch(entries, Mapping, item="transcript line", expected="a JSON object")
         await self._handle.run(self._append(key, [dict(e) for e in entries]))
 
     async def _append(self, key: Mapping[str, Any], lines: list[dict[str, Any]]) -> None:

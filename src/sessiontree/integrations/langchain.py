@@ -18,12 +18,12 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sessiontree.context import to_llm_messages
-from sessiontree.errors import InvalidEntryError
 from sessiontree.ids import now_ms
 from sessiontree.integrations._common import (
     LoopLocks,
     RepoHandle,
     append_chain,
+    check_batch,
     import_extra,
     open_or_create,
     original_of,
@@ -155,12 +155,7 @@ class SessionTreeChatMessageHistory(BaseChatMessageHistory):
         return [m for message in context.messages for m in _langchain_of(message)]
 
     async def _add(self, messages: list[BaseMessage]) -> None:
-        for index, message in enumerate(messages):
-            if not isinstance(message, BaseMessage):
-                raise InvalidEntryError(
-                    f"message {index} of the batch is a {type(message).__name__}, "
-                    "not a langchain-core BaseMessage"
-                )
+        check_batch(messages, BaseMessage, item="message", expected="a langchain-core BaseMessage")
         stamp = now_ms()
         stored = [
             with_original(from_langchain(m), MESSAGE_KEY, message_to_dict(m), stamp)

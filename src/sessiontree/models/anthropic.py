@@ -12,20 +12,21 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from sessiontree.errors import MissingExtraError, ModelError
-from sessiontree.messages import AssistantMessage, Usage
+from sessiontree.messages import Usage
 from sessiontree.models.base import (
     Accumulator,
-    Done,
     ModelEvent,
     ModelRequest,
     Prices,
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
+    final_reply,
     model_error,
     priced,
 )
 from sessiontree.summarizers._prompt import resolve_endpoint
+from sessiontree.summarizers.anthropic import anthropic_usage
 from sessiontree.wire.anthropic import to_anthropic
 
 if TYPE_CHECKING:
@@ -178,34 +179,29 @@ class AnthropicModel:
         if not finished:
             raise ModelError("connection", f"{self._who()}: the stream ended before message_stop")
         usage = Usage(**counts, total_tokens=sum(counts.values()))
-        reason = _STOP_REASONS.get(stop or "end_turn", "stop")
-        failure = {"error_message": f"stop_reason {stop!r}"} if reason == "error" else {}
-        yield Done(
-            AssistantMessage(
-                content=acc.content(),
-                api="anthropic-messages",
-                provider=self.provider,
-                model=model_name,
-                usage=priced(usage, self.prices),
-                stop_reason=reason,
-                **failure,
-            )
+        yield final_reply(
+            acc,
+            api="anthropic-messages",
+            provider=self.provider,
+            model=model_name,
+            usage=priced(usage, self.prices),
+            stop_reason=_STOP_REASONS.get(stop or "end_turn", "stop"),
+            vendor_reason=f"stop_reason {stop!r}",
         )
 
     @staticmethod
     def _count(counts: dict[str, int], usage: Any) -> None:
-        """Take the usage numbers an event reports (``message_delta`` repeats them cumulatively)."""
-        if usage is None:
+        """Take the usage numbers an event reports (``message_delta`` repeats them cumulatively).
+
+        A number the event leaves out or reports as ``0`` keeps the one taken before.
+        """
+        reported = anthropic_usage(usage)
+        if reported is None:
             return
-        for ours, theirs in (
-            ("input", "input_tokens"),
-            ("output", "output_tokens"),
-            ("cache_read", "cache_read_input_tokens"),
-            ("cache_write", "cache_creation_input_tokens"),
-        ):
-            value = getattr(usage, theirs, None)
+        for ours in counts:
+            value = getattr(reported, ours)
             if value:
-                counts[ours] = int(value)
+                counts[ours] = value
 
     async def aclose(self) -> None:
         """Close the HTTP connections of the client."""

@@ -34,6 +34,7 @@ __all__ = [
     "ToolSchema",
     "is_overflow_message",
     "model_error",
+    "final_reply",
     "retry_after_seconds",
 ]
 
@@ -222,6 +223,43 @@ class Accumulator:
                     call["rawArguments"] = block[3]
                 out.append(call)
         return out
+
+
+def final_reply(
+    acc: Accumulator,
+    *,
+    api: str,
+    provider: str,
+    model: str,
+    usage: Usage,
+    stop_reason: str,
+    vendor_reason: str,
+) -> Done:
+    """The :class:`Done` event that ends a complete stream.
+
+    Args:
+        acc: the content streamed.
+        api: the wire protocol (``anthropic-messages``, ``openai-completions``).
+        provider: the provider name written on the message.
+        model: the model the server says answered.
+        usage: the answer's usage, priced.
+        stop_reason: sessiontree's stop reason (``stop``, ``length``, ``toolUse``, ``error``).
+        vendor_reason: the server's own reason, as ``"<field> <value>"``
+            (``stop_reason 'refusal'``); it is the ``error_message`` when ``stop_reason``
+            is ``error``.
+    """
+    failure = {"error_message": vendor_reason} if stop_reason == "error" else {}
+    return Done(
+        AssistantMessage(
+            content=acc.content(),
+            api=api,
+            provider=provider,
+            model=model,
+            usage=usage,
+            stop_reason=stop_reason,
+            **failure,
+        )
+    )
 
 
 _OVERFLOW = re.compile(

@@ -13,16 +13,16 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from sessiontree.errors import MissingExtraError, ModelError
-from sessiontree.messages import AssistantMessage, Usage
+from sessiontree.messages import Usage
 from sessiontree.models.base import (
     Accumulator,
-    Done,
     ModelEvent,
     ModelRequest,
     Prices,
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
+    final_reply,
     model_error,
     priced,
 )
@@ -188,18 +188,15 @@ class OpenAIChatModel:
             raise model_error(exc, openai, self._who()) from exc
         if finish is None:
             raise ModelError("connection", f"{self._who()}: the stream ended without a finish")
-        stop = _STOP_REASONS.get(finish, "error")
-        failure = {"error_message": f"finish_reason {finish!r}"} if stop == "error" else {}
-        message = AssistantMessage(
-            content=acc.content(),
+        yield final_reply(
+            acc,
             api="openai-completions",
             provider=self.provider,
             model=model_name,
             usage=_usage(usage, self.prices),
-            stop_reason=stop,
-            **failure,
+            stop_reason=_STOP_REASONS.get(finish, "error"),
+            vendor_reason=f"finish_reason {finish!r}",
         )
-        yield Done(message)
 
     async def aclose(self) -> None:
         """Close the HTTP connections of the client."""

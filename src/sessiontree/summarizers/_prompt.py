@@ -39,6 +39,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from sessiontree import _json as exact_json
+from sessiontree.errors import SummaryError
 from sessiontree.messages import (
     AgentMessage,
     AssistantMessage,
@@ -52,9 +53,10 @@ from sessiontree.messages import (
     ThinkingContent,
     ToolCall,
     ToolResultMessage,
+    Usage,
     UserMessage,
 )
-from sessiontree.summarizers.base import SUMMARY_SECTIONS, SummaryPurpose
+from sessiontree.summarizers.base import SUMMARY_SECTIONS, SummaryPurpose, SummaryResult
 
 __all__ = [
     "BASH_OUTPUT_CHARS",
@@ -73,6 +75,8 @@ __all__ = [
     "SummaryPrompt",
     "TranscriptLimits",
     "build_prompt",
+    "summary_from_text",
+    "unchanged_summary",
     "describe_failure",
     "is_local_url",
     "serialize_messages",
@@ -398,6 +402,32 @@ def build_prompt(
         return None
     parts = [f"<conversation>\n{transcript}\n</conversation>", *rest]
     return SummaryPrompt(system=SYSTEM_PROMPT, user="\n\n".join(parts))
+
+
+def unchanged_summary(previous_summary: str | None, who: str) -> SummaryResult:
+    """The answer of a model summariser when :func:`build_prompt` found nothing to send.
+
+    ``previous_summary`` is returned unchanged (no model call, ``usage`` ``None``) when it
+    holds something besides whitespace; with nothing at all there is no summary to make.
+
+    Raises:
+        SummaryError: neither messages nor a previous summary; ``who`` names the summariser.
+    """
+    if previous_summary and previous_summary.strip():
+        return SummaryResult(text=previous_summary, usage=None)
+    raise SummaryError(f"{who}: there is nothing to summarise")
+
+
+def summary_from_text(text: str, usage: Usage | None, who: str) -> SummaryResult:
+    """The summary in a model's answer text, stripped.
+
+    Raises:
+        SummaryError: the text is empty or only whitespace; ``who`` names the summariser.
+    """
+    text = text.strip()
+    if not text:
+        raise SummaryError(f"{who}: the model returned an empty answer")
+    return SummaryResult(text=text, usage=usage)
 
 
 # --------------------------------------------------------------------------- shared plumbing

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from sessiontree.errors import MissingExtraError, SummaryError
 from sessiontree.messages import Usage
-from sessiontree.summarizers._prompt import SummaryPrompt
+from sessiontree.summarizers._prompt import SummaryPrompt, summary_from_text
 from sessiontree.summarizers.base import SummaryResult
 from sessiontree.summarizers.llm import (
     DEFAULT_MAX_OUTPUT_TOKENS,
@@ -137,10 +137,7 @@ class AnthropicSummarizer(LLMSummarizer):
     def _result(self, answer: Any) -> SummaryResult:
         stop = getattr(answer, "stop_reason", None)
         if stop == "max_tokens":
-            raise SummaryError(
-                f"{self._who()}: the summary was cut off at max_output_tokens="
-                f"{self.max_output_tokens}; raise it"
-            )
+            raise self._cut_off()
         if stop == "refusal":
             raise SummaryError(f"{self._who()}: the model refused to summarise")
         blocks = getattr(answer, "content", None) or []
@@ -149,7 +146,5 @@ class AnthropicSummarizer(LLMSummarizer):
             for b in blocks
             if getattr(b, "type", None) == "text" and isinstance(getattr(b, "text", None), str)
         ]
-        text = "\n".join(texts).strip()
-        if not text:
-            raise SummaryError(f"{self._who()}: the model returned an empty answer")
-        return SummaryResult(text=text, usage=anthropic_usage(getattr(answer, "usage", None)))
+        usage = anthropic_usage(getattr(answer, "usage", None))
+        return summary_from_text("\n".join(texts), usage, self._who())

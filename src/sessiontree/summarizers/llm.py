@@ -30,6 +30,7 @@ from sessiontree.summarizers._prompt import (
     describe_failure,
     resolve_endpoint,
     timeout_seconds,
+    unchanged_summary,
 )
 from sessiontree.summarizers.base import SummaryPurpose, SummaryResult
 
@@ -181,9 +182,7 @@ class LLMSummarizer:
             max_input_tokens=self.max_input_tokens,
         )
         if prompt is None:
-            if previous_summary and previous_summary.strip():
-                return SummaryResult(text=previous_summary, usage=None)
-            raise SummaryError(f"{self._who()}: there is nothing to summarise")
+            return unchanged_summary(previous_summary, self._who())
         try:
             answer = await self._request(prompt)
         except Exception as exc:  # vendor errors never escape (the Summarizer protocol)
@@ -193,6 +192,13 @@ class LLMSummarizer:
 
     def _who(self) -> str:
         return f"{self._VENDOR} summariser (model {self.model!r} at {self.base_url})"
+
+    def _cut_off(self) -> SummaryError:
+        """The error for an answer the server stopped at :attr:`max_output_tokens`."""
+        return SummaryError(
+            f"{self._who()}: the summary was cut off at max_output_tokens="
+            f"{self.max_output_tokens}; raise it"
+        )
 
     async def aclose(self) -> None:
         """Close the HTTP connections of the client this summariser created (idempotent)."""

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from sessiontree.errors import ModelError, SummaryError
 from sessiontree.messages import AgentMessage, AssistantMessage, TextContent, UserMessage
 from sessiontree.models.base import Done, Model, ModelRequest
-from sessiontree.summarizers._prompt import build_prompt
+from sessiontree.summarizers._prompt import build_prompt, summary_from_text, unchanged_summary
 from sessiontree.summarizers.base import SummaryPurpose, SummaryResult
 
 __all__ = ["ModelSummarizer"]
@@ -71,9 +71,7 @@ class ModelSummarizer:
         )
         who = f"summary by {self.model.provider}/{self.model.model_id}"
         if prompt is None:
-            if previous_summary and previous_summary.strip():
-                return SummaryResult(text=previous_summary, usage=None)
-            raise SummaryError(f"{who}: there is nothing to summarise")
+            return unchanged_summary(previous_summary, who)
         request = ModelRequest(
             system_prompt=prompt.system,
             messages=[UserMessage(content=prompt.user)],
@@ -94,7 +92,5 @@ class ModelSummarizer:
             )
         if reply.stop_reason == "error":
             raise SummaryError(f"{who} failed: {reply.error_message}")
-        text = "".join(b.text for b in reply.content if isinstance(b, TextContent)).strip()
-        if not text:
-            raise SummaryError(f"{who}: the model returned an empty answer")
-        return SummaryResult(text=text, usage=reply.usage)
+        text = "".join(b.text for b in reply.content if isinstance(b, TextContent))
+        return summary_from_text(text, reply.usage, who)

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from sessiontree.errors import MissingExtraError, SummaryError
 from sessiontree.messages import Usage
-from sessiontree.summarizers._prompt import SummaryPrompt
+from sessiontree.summarizers._prompt import SummaryPrompt, summary_from_text
 from sessiontree.summarizers.base import SummaryResult
 from sessiontree.summarizers.llm import (
     DEFAULT_MAX_OUTPUT_TOKENS,
@@ -124,14 +124,10 @@ class OpenAISummarizer(LLMSummarizer):
             raise SummaryError(f"{self._who()}: the model refused: {refusal}")
         finish = getattr(choice, "finish_reason", None)
         if finish == "length":
-            raise SummaryError(
-                f"{self._who()}: the summary was cut off at max_output_tokens="
-                f"{self.max_output_tokens}; raise it"
-            )
+            raise self._cut_off()
         if finish == "content_filter":
             raise SummaryError(f"{self._who()}: the answer was withheld by a content filter")
         content = getattr(message, "content", None)
-        text = _THINK_BLOCK.sub("", content).strip() if isinstance(content, str) else ""
-        if not text:
-            raise SummaryError(f"{self._who()}: the model returned an empty answer")
-        return SummaryResult(text=text, usage=openai_usage(getattr(completion, "usage", None)))
+        text = _THINK_BLOCK.sub("", content) if isinstance(content, str) else ""
+        usage = openai_usage(getattr(completion, "usage", None))
+        return summary_from_text(text, usage, self._who())
