@@ -255,7 +255,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "metadata",
         "snippets",
     ),
-    ("tree", "context", "fold", "wire"),  # the pure core over entries and messages
+    ("tree", "tool_pairs", "context", "fold", "wire"),  # the pure core over entries and messages
     ("summarizers", "compaction", "models"),
     ("storage",),
     # what reads a session through its storage; verify also needs the JSONL line rule

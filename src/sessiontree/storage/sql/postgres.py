@@ -42,6 +42,16 @@ from sessiontree.storage.sql.plan import (
     where_clause,
 )
 from sessiontree.storage.sql.postgres_pool import PostgresConnection, clean_text, import_drivers
+from sessiontree.storage.sql.postgres_sql import (
+    CAS_ONE_SQL,
+    CAS_SQL,
+    CHAIN_SQL,
+    CHAIN_UNTIL_SQL,
+    COPY_ROWS_SQL,
+    INSERT_SQL,
+    LOOKUP_SQL,
+    UPDATE_SQL,
+)
 from sessiontree.tree import entry_refs
 
 __all__ = ["PostgresEngine", "import_drivers"]
@@ -50,76 +60,6 @@ CAS_CHUNK = 1000
 """Batches up to this many entries are one compare-and-set statement; larger ones lock."""
 MAX_ATTEMPTS = 200
 """Compare-and-set retries before an append gives up (StorageError)."""
-
-_LOOKUP_SQL = """
-SELECT s.leaf_id, s.entry_count, s.message_count, s.first_message IS NOT NULL,
-       (SELECT json_object_agg(e.id, e.type) FROM entries AS e
-         WHERE e.session_id = s.id AND e.id = ANY(array_append(%(ids)s::text[], s.leaf_id)))
-  FROM sessions AS s WHERE s.id = %(sid)s
-"""
-
-# arrays go in binary (``%b``): the text format escapes every quote of the JSON bodies in Python
-_ROWS = (
-    "FROM unnest(%(seq)b::bigint[], %(id)b::text[], %(parent)b::text[], %(type)b::text[],"
-    " %(ts)b::text[], %(target)b::text[], %(body)b::text[], %(text)b::text[])"
-    " AS r (seq, id, parent_id, type, ts, target_id, body, text)"
-)
-_INSERT_COLUMNS = (
-    "INSERT INTO entries (session_id, seq, id, parent_id, type, timestamp, target_id, body,"
-    " search_text)"
-)
-_ROW_VALUES = "r.seq, r.id, r.parent_id, r.type, r.ts, r.target_id, r.body::json, r.text"
-_UPDATE_SET = (
-    "UPDATE sessions SET leaf_id = %(leaf)s, entry_count = %(count)s, message_count = %(msgs)s,"
-    " modified_us = %(now)s, first_message = COALESCE(first_message, %(first)s),"
-    " name = COALESCE(%(name)s, name)"
-)
-# the session row as the plan read it: same count AND same leaf. The count alone passed when
-# another process deleted the session and made it again with as many entries (found in
-# review: the entry went under a parent of the old session, which no longer existed)
-_UNCHANGED = (
-    "id = %(sid)s AND entry_count = %(old)s AND leaf_id IS NOT DISTINCT FROM %(old_leaf)s::text"
-)
-_CAS_SQL = (
-    f"WITH upd AS ({_UPDATE_SET} WHERE {_UNCHANGED} RETURNING id)"
-    f" {_INSERT_COLUMNS} SELECT upd.id, {_ROW_VALUES} FROM upd, ({'SELECT * ' + _ROWS}) AS r"
-)
-# one row (every append an agent loop makes): scalar parameters; psycopg's per-element array
-# dumping was a fifth of the append's time for a one-element array
-_CAS_ONE_SQL = (
-    f"WITH upd AS ({_UPDATE_SET} WHERE {_UNCHANGED} RETURNING id)"
-    f" {_INSERT_COLUMNS} SELECT upd.id, %(seq)s::bigint, %(id)s::text, %(parent)s::text,"
-    " %(type)s::text, %(ts)s::text, %(target)s::text, %(body)s::json, %(text)s::text FROM upd"
-)
-_INSERT_SQL = f"{_INSERT_COLUMNS} SELECT %(sid)s, {_ROW_VALUES} {_ROWS}"
-# a fork's copied rows, in the fork's order, with their search text as it is
-_COPY_ROWS_SQL = (
-    f"{_INSERT_COLUMNS} SELECT %(sid)s, c.seq, e.id, e.parent_id, e.type, e.timestamp,"
-    " e.target_id, e.body, e.search_text FROM unnest(%(id)s::text[], %(seq)s::bigint[]) AS c (id, seq)"
-    " JOIN entries AS e ON e.session_id = %(src)s AND e.id = c.id"
-)
-_UPDATE_SQL = f"{_UPDATE_SET} WHERE id = %(sid)s"
-
-_CHAIN_TEMPLATE = """
-WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
-    SELECT id, parent_id, type, body, 0 FROM entries
-     WHERE session_id = %(sid)s
-       AND id = COALESCE(%(leaf)s::text, (SELECT leaf_id FROM sessions WHERE id = %(sid)s))
-    UNION ALL
-    SELECT e.id, e.parent_id, e.type, e.body, c.depth + 1
-      FROM chain AS c JOIN entries AS e ON e.session_id = %(sid)s AND e.id = c.parent_id
-     WHERE c.depth < (SELECT entry_count FROM sessions WHERE id = %(sid)s)
-{until})
-SELECT id, parent_id, type, body::text, depth FROM chain
-"""
-_CHAIN_SQL = _CHAIN_TEMPLATE.format(until="")
-# the same walk, also ending after a row of type stype or with id stop (either may be
-# NULL: no such end)
-_CHAIN_UNTIL_SQL = _CHAIN_TEMPLATE.format(
-    until="       AND (%(stype)s::text IS NULL OR c.type <> %(stype)s::text)\n"
-    "       AND (%(stop)s::text IS NULL OR c.id <> %(stop)s::text)\n"
-)
-
 
 _clean = clean_text
 
@@ -233,7 +173,7 @@ class PostgresEngine(PostgresConnection):
                 copied = [r for r, b in rows if b is None]
                 if copied:
                     cur = await conn.execute(
-                        _COPY_ROWS_SQL,
+                        COPY_ROWS_SQL,
                         {
                             "sid": session_id,
                             "src": source_id,
@@ -246,8 +186,8 @@ class PostgresEngine(PostgresConnection):
                 written = [r for r, b in rows if b is not None]
                 for start in range(0, len(written), CAS_CHUNK):
                     chunk = written[start : start + CAS_CHUNK]
-                    await conn.execute(_INSERT_SQL, self._params(session_id, plan, chunk))
-                await conn.execute(_UPDATE_SQL, self._params(session_id, plan, ()))
+                    await conn.execute(INSERT_SQL, self._params(session_id, plan, chunk))
+                await conn.execute(UPDATE_SQL, self._params(session_id, plan, ()))
         except self._psycopg.errors.UniqueViolation as exc:
             raise SessionExistsError(
                 "a session with this id already exists", session_id=session_id
@@ -360,14 +300,14 @@ class PostgresEngine(PostgresConnection):
         self, session_id: str, leaf_id: str | None
     ) -> list[tuple[str, str | None, str, str, int]]:
         """See :class:`SQLEngine` (no ORDER BY: a sort would spill the bodies to disk)."""
-        return await self._fetch(_CHAIN_SQL, {"sid": session_id, "leaf": leaf_id}, session_id)
+        return await self._fetch(CHAIN_SQL, {"sid": session_id, "leaf": leaf_id}, session_id)
 
     async def get_chain_until(
         self, session_id: str, leaf_id: str | None, stop_type: str | None, stop_id: str | None
     ) -> list[tuple[str, str | None, str, str, int]]:
         """See :class:`SQLEngine`."""
         params = {"sid": session_id, "leaf": leaf_id, "stype": stop_type, "stop": stop_id}
-        return await self._fetch(_CHAIN_UNTIL_SQL, params, session_id)
+        return await self._fetch(CHAIN_UNTIL_SQL, params, session_id)
 
     async def get_label_body(self, session_id: str, entry_id: str) -> str | None:
         """See :class:`SQLEngine`."""
@@ -391,7 +331,7 @@ class PostgresEngine(PostgresConnection):
 
     @staticmethod
     def _session_params(session_id: str, plan: AppendPlan) -> dict[str, Any]:
-        """The ``sessions`` row values after ``plan`` (the ``_UPDATE_SET`` parameters)."""
+        """The ``sessions`` row values after ``plan`` (the ``UPDATE_SET`` parameters)."""
         return {
             "sid": session_id,
             "leaf": plan.leaf_id,
@@ -421,9 +361,9 @@ class PostgresEngine(PostgresConnection):
         """The compare-and-set statement and its parameters (scalars for one row)."""
         unchanged = {"old": old.entry_count, "old_leaf": old.leaf_id}
         if len(plan.rows) != 1:
-            return _CAS_SQL, self._params(session_id, plan, plan.rows) | unchanged
+            return CAS_SQL, self._params(session_id, plan, plan.rows) | unchanged
         r = plan.rows[0]
-        return _CAS_ONE_SQL, self._session_params(session_id, plan) | unchanged | {
+        return CAS_ONE_SQL, self._session_params(session_id, plan) | unchanged | {
             "seq": r.seq,
             "id": r.id,
             "parent": r.parent_id,
@@ -471,7 +411,7 @@ class PostgresEngine(PostgresConnection):
             for attempt in range(MAX_ATTEMPTS):
                 async with pool.connection() as conn:
                     cur = await conn.execute(
-                        _LOOKUP_SQL, {"sid": session_id, "ids": lookup_ids(entries)}
+                        LOOKUP_SQL, {"sid": session_id, "ids": lookup_ids(entries)}
                     )
                     row = await cur.fetchone()
                     if row is None:
@@ -589,6 +529,6 @@ class PostgresEngine(PostgresConnection):
         )
         for start in range(0, len(plan.rows), CAS_CHUNK):
             chunk = plan.rows[start : start + CAS_CHUNK]
-            await conn.execute(_INSERT_SQL, self._params(session_id, plan, chunk))
-        await conn.execute(_UPDATE_SQL, self._params(session_id, plan, ()))
+            await conn.execute(INSERT_SQL, self._params(session_id, plan, chunk))
+        await conn.execute(UPDATE_SQL, self._params(session_id, plan, ()))
         return plan.entries

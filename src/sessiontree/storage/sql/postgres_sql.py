@@ -1,0 +1,88 @@
+"""The PostgreSQL engine's statements (:mod:`~sessiontree.storage.sql.postgres`).
+
+The compare-and-set append inserts its rows and updates the session row in one statement,
+only while the session row is still the one the plan read; rows travel as binary arrays.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CAS_ONE_SQL",
+    "CAS_SQL",
+    "CHAIN_SQL",
+    "CHAIN_UNTIL_SQL",
+    "COPY_ROWS_SQL",
+    "INSERT_SQL",
+    "LOOKUP_SQL",
+    "UPDATE_SET",
+    "UPDATE_SQL",
+]
+
+LOOKUP_SQL = """
+SELECT s.leaf_id, s.entry_count, s.message_count, s.first_message IS NOT NULL,
+       (SELECT json_object_agg(e.id, e.type) FROM entries AS e
+         WHERE e.session_id = s.id AND e.id = ANY(array_append(%(ids)s::text[], s.leaf_id)))
+  FROM sessions AS s WHERE s.id = %(sid)s
+"""
+
+# arrays go in binary (``%b``): the text format escapes every quote of the JSON bodies in Python
+ROWS = (
+    "FROM unnest(%(seq)b::bigint[], %(id)b::text[], %(parent)b::text[], %(type)b::text[],"
+    " %(ts)b::text[], %(target)b::text[], %(body)b::text[], %(text)b::text[])"
+    " AS r (seq, id, parent_id, type, ts, target_id, body, text)"
+)
+INSERT_COLUMNS = (
+    "INSERT INTO entries (session_id, seq, id, parent_id, type, timestamp, target_id, body,"
+    " search_text)"
+)
+ROW_VALUES = "r.seq, r.id, r.parent_id, r.type, r.ts, r.target_id, r.body::json, r.text"
+UPDATE_SET = (
+    "UPDATE sessions SET leaf_id = %(leaf)s, entry_count = %(count)s, message_count = %(msgs)s,"
+    " modified_us = %(now)s, first_message = COALESCE(first_message, %(first)s),"
+    " name = COALESCE(%(name)s, name)"
+)
+# the session row as the plan read it: same count AND same leaf. The count alone would pass
+# when another process deleted the session and made it again with as many entries, and the
+# entry would go under a parent that no longer exists
+UNCHANGED = (
+    "id = %(sid)s AND entry_count = %(old)s AND leaf_id IS NOT DISTINCT FROM %(old_leaf)s::text"
+)
+CAS_SQL = (
+    f"WITH upd AS ({UPDATE_SET} WHERE {UNCHANGED} RETURNING id)"
+    f" {INSERT_COLUMNS} SELECT upd.id, {ROW_VALUES} FROM upd, ({'SELECT * ' + ROWS}) AS r"
+)
+# one row (every append an agent loop makes): scalar parameters; psycopg's per-element array
+# dumping was a fifth of the append's time for a one-element array
+CAS_ONE_SQL = (
+    f"WITH upd AS ({UPDATE_SET} WHERE {UNCHANGED} RETURNING id)"
+    f" {INSERT_COLUMNS} SELECT upd.id, %(seq)s::bigint, %(id)s::text, %(parent)s::text,"
+    " %(type)s::text, %(ts)s::text, %(target)s::text, %(body)s::json, %(text)s::text FROM upd"
+)
+INSERT_SQL = f"{INSERT_COLUMNS} SELECT %(sid)s, {ROW_VALUES} {ROWS}"
+# a fork's copied rows, in the fork's order, with their search text as it is
+COPY_ROWS_SQL = (
+    f"{INSERT_COLUMNS} SELECT %(sid)s, c.seq, e.id, e.parent_id, e.type, e.timestamp,"
+    " e.target_id, e.body, e.search_text FROM unnest(%(id)s::text[], %(seq)s::bigint[]) AS c (id, seq)"
+    " JOIN entries AS e ON e.session_id = %(src)s AND e.id = c.id"
+)
+UPDATE_SQL = f"{UPDATE_SET} WHERE id = %(sid)s"
+
+CHAIN_TEMPLATE = """
+WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
+    SELECT id, parent_id, type, body, 0 FROM entries
+     WHERE session_id = %(sid)s
+       AND id = COALESCE(%(leaf)s::text, (SELECT leaf_id FROM sessions WHERE id = %(sid)s))
+    UNION ALL
+    SELECT e.id, e.parent_id, e.type, e.body, c.depth + 1
+      FROM chain AS c JOIN entries AS e ON e.session_id = %(sid)s AND e.id = c.parent_id
+     WHERE c.depth < (SELECT entry_count FROM sessions WHERE id = %(sid)s)
+{until})
+SELECT id, parent_id, type, body::text, depth FROM chain
+"""
+CHAIN_SQL = CHAIN_TEMPLATE.format(until="")
+# the same walk, also ending after a row of type stype or with id stop (either may be
+# NULL: no such end)
+CHAIN_UNTIL_SQL = CHAIN_TEMPLATE.format(
+    until="       AND (%(stype)s::text IS NULL OR c.type <> %(stype)s::text)\n"
+    "       AND (%(stop)s::text IS NULL OR c.id <> %(stop)s::text)\n"
+)
