@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -17,6 +21,7 @@ from session_files import VENDORED
 from sessiontree import open_repo
 from sessiontree.cli import cli
 from sessiontree.entries import Entry, MessageEntry, ModelChangeEntry
+from sessiontree.messages import AssistantMessage
 
 PI_SESSION = VENDORED / "pi" / "agent-sessions_pi-small.v3.jsonl"
 CLAUDE_SESSION = VENDORED / "claude-code" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
@@ -190,3 +195,100 @@ def test_chat_runs_as_a_command(tmp_path: Path) -> None:
         )
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == "streamed through a real process"
+
+
+class _Output:
+    """Everything a process writes to one pipe, read by a thread so the test can wait on it."""
+
+    def __init__(self, pipe: Any) -> None:
+        self.text = ""
+        self._changed = threading.Condition()
+        self._thread = threading.Thread(target=self._read, args=(pipe,), daemon=True)
+        self._thread.start()
+
+    def _read(self, pipe: Any) -> None:
+        while chunk := pipe.read1(4096):
+            with self._changed:
+                self.text += chunk.decode("utf-8", "replace")
+                self._changed.notify_all()
+
+    def join(self) -> None:
+        """Wait until the pipe is closed (the process ended) and read to its end."""
+        self._thread.join(timeout=30)
+
+    def wait_for(self, needle: str, *, after: int = 0, timeout: float = 30) -> int:
+        """Wait until ``needle`` appears at or after offset ``after``; returns where it ends."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while (at := self.text.find(needle, after)) < 0:
+                left = deadline - time.monotonic()
+                assert left > 0, f"{needle!r} never came; got {self.text!r}"
+                self._changed.wait(left)
+            return at + len(needle)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child is POSIX")
+def test_ctrl_c_aborts_only_the_streaming_reply_and_ctrl_c_at_the_prompt_ends_the_chat(
+    tmp_path: Path,
+) -> None:
+    store = f"sqlite:///{tmp_path / 'st.db'}"
+    with FakeLLMServer(
+        Say(text="partial words that never finish", chunk=4, hang_after=3),
+        Say(text="the second reply"),
+    ) as server:
+        env = {
+            **os.environ,
+            "SESSIONTREE_URL": store,
+            "SESSIONTREE_MODEL": "openai/fake-model",
+            "PYTHONUNBUFFERED": "1",
+            "COLUMNS": "200",
+        }
+        with subprocess.Popen(
+            [sys.executable, "-m", "sessiontree", "chat", "--base-url", f"{server.url}/v1"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        ) as chat:
+            try:
+                assert chat.stdin is not None
+                out, err = _Output(chat.stdout), _Output(chat.stderr)
+                at = out.wait_for("> ")
+                chat.stdin.write(b"first\n")
+                chat.stdin.flush()
+                at = out.wait_for("part", after=at)  # the reply is streaming, then hangs
+                chat.send_signal(signal.SIGINT)
+                err.wait_for("(aborted)")
+                at = out.wait_for("> ", after=at)  # the prompt is back; the process runs on
+                assert chat.poll() is None
+                chat.stdin.write(b"second\n")
+                chat.stdin.flush()
+                at = out.wait_for("the second reply", after=at)
+                out.wait_for("> ", after=at)
+                chat.send_signal(signal.SIGINT)  # at the empty prompt: the chat ends
+                assert chat.wait(timeout=30) == 0, err.text
+                out.join()
+                err.join()
+            except BaseException:  # leave no chat process behind a failed check
+                chat.kill()
+                raise
+        assert len(server.requests) == 2
+        check_all("openai", server)
+        assert server.requests[1].body["messages"][-1]["content"] == "second"
+    [branch] = messages(store)
+    stored = [e.message for e in branch if isinstance(e, MessageEntry)]
+    assert [m.role for m in stored] == ["user", "assistant", "user", "assistant"]
+    aborted, finished = stored[1], stored[3]
+    assert isinstance(aborted, AssistantMessage) and aborted.stop_reason == "aborted"
+    partial = "".join(getattr(b, "text", "") for b in aborted.content)
+    assert partial.startswith("part") and "partial words that never finish".startswith(partial)
+    assert isinstance(finished, AssistantMessage) and finished.stop_reason == "stop"
+
+
+def test_eof_at_the_prompt_ends_an_interactive_chat(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'st.db'}"
+    with FakeLLMServer(Say(text="only reply")) as server:
+        result = run(
+            store, "chat", "--model", "openai/m", "--base-url", f"{server.url}/v1", input="hi\n"
+        )
+        assert "only reply" in result.stdout and len(server.requests) == 1

@@ -6,7 +6,11 @@ context is built from its leaf as for any other, and the replies are appended un
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
+import signal
+from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -72,6 +76,53 @@ class _Printer:
             )
 
 
+@contextlib.contextmanager
+def _ctrl_c_aborts(harness: Any) -> Iterator[None]:
+    """While the block runs, Ctrl-C (SIGINT) aborts the harness's current reply instead of
+    ending the process; :meth:`AgentHarness.abort` persists the partial reply.
+
+    Where the loop cannot take the signal (not the main thread, or no signal support) Ctrl-C
+    keeps its default behaviour.
+    """
+    loop = asyncio.get_running_loop()
+    aborts: set[asyncio.Task[Any]] = set()  # held so a running abort is not collected
+
+    def on_sigint() -> None:
+        task = loop.create_task(harness.abort())
+        aborts.add(task)
+        task.add_done_callback(aborts.discard)
+
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+    except (NotImplementedError, RuntimeError, ValueError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        if previous is not None:  # asyncio.run's own handler, which cancels the command
+            signal.signal(signal.SIGINT, previous)
+
+
+def _read_line(app: App) -> str | None:
+    """The next line typed at the prompt; ``None`` when the user ends the chat (EOF, or
+    Ctrl-C at the prompt)."""
+    try:
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    except ValueError:  # not the main thread: Ctrl-C is not ours to handle
+        previous = None
+    try:
+        return app.out.input("[bold]> [/bold]")
+    except (EOFError, KeyboardInterrupt):
+        app.out.print()
+        return None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
 @click.command("chat")
 @click.argument("session", required=False)
 @click.option(
@@ -110,8 +161,9 @@ async def chat_cmd(
     """Continue SESSION (an id prefix or name; a new session when left out) with a model.
 
     The reply streams as it is written; every message is stored in the session as it
-    completes, so a chat can be resumed, forked or shown later. End an interactive chat
-    with Ctrl-D or /exit.
+    completes, so a chat can be resumed, forked or shown later. In an interactive chat
+    Ctrl-C during a reply stops that reply (what was written so far is kept, marked
+    aborted) and the prompt comes back; Ctrl-C or Ctrl-D at the prompt, or /exit, ends it.
     """
     from sessiontree.harness import AgentHarness
     from sessiontree.models import resolve_model
@@ -139,16 +191,12 @@ async def chat_cmd(
             for text in messages:
                 last = await harness.prompt(text)
         else:
-            while True:
-                try:
-                    text = app.out.input("[bold]> [/bold]")
-                except EOFError:
-                    app.out.print()
+            while (line := _read_line(app)) is not None:
+                if line.strip() in ("/exit", "/quit"):
                     break
-                if text.strip() in ("/exit", "/quit"):
-                    break
-                if text.strip():
-                    last = await harness.prompt(text)
+                if line.strip():
+                    with _ctrl_c_aborts(harness):
+                        last = await harness.prompt(line)
     except AgentHarnessError as exc:
         if exc.code == "auth":
             raise click.ClickException(

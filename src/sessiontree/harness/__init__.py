@@ -10,7 +10,7 @@ from sessiontree.harness.agent import DEFAULT_CONTEXT_WINDOW, AgentHarness
 from sessiontree.harness.context import ContextHarness
 from sessiontree.harness.events import EVENT_TYPES, AgentEvent
 from sessiontree.harness.retry import RetryPolicy
-from sessiontree.harness.tools import Tool, tool
+from sessiontree.harness.tools import Tool, UpdateCallback, tool
 
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
@@ -20,5 +20,6 @@ __all__ = [
     "ContextHarness",
     "RetryPolicy",
     "Tool",
+    "UpdateCallback",
     "tool",
 ]

@@ -50,7 +50,9 @@ class AgentEvent:
             last assistant message of ``turn_end``/``agent_end``.
         delta: the model's delta of a ``message_update`` (text, thinking or tool call).
         tool_call: the call of ``tool_execution_*`` events.
-        result: the result of ``tool_execution_end``.
+        result: the result of ``tool_execution_end``; for ``tool_execution_update`` the
+            partial content the tool reported through ``on_update`` (a result message with
+            the call's id and tool name, ``content`` the partial blocks, never persisted).
         data: more facts: ``retry_scheduled`` has ``attempt``, ``delay_s``, ``error``;
             ``compaction_*`` have ``reason`` (``threshold``/``overflow``) and
             ``compaction_end`` the ``entry_id`` or ``error``.

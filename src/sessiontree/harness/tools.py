@@ -6,6 +6,12 @@ text or content blocks. :func:`run_tool` never raises for what the model got wro
 the tool did: invalid arguments, an unknown tool, an exception or a timeout become a
 ``toolResult`` with ``isError: true`` that says what went wrong, so the model can correct
 itself.
+
+A tool reports progress by declaring a keyword parameter ``on_update``: the harness then
+passes ``on_update(partial)`` (a plain function, callable from async code and from a sync
+tool's worker thread alike; ``partial`` is text or content blocks), and every call becomes a
+``tool_execution_update`` event, in call order, between the call's start and end events.
+A tool without that parameter is called exactly as before.
 """
 
 from __future__ import annotations
@@ -29,10 +35,35 @@ from sessiontree.messages import (
 )
 from sessiontree.models.base import ToolSchema
 
-__all__ = ["Tool", "ToolBatch", "ToolOutput", "error_result", "run_tool", "tool"]
+__all__ = [
+    "UPDATE_PARAMETER",
+    "Tool",
+    "ToolBatch",
+    "ToolOutput",
+    "UpdateCallback",
+    "error_result",
+    "run_tool",
+    "tool",
+]
 
 ToolOutput = str | Sequence[ContentBlock | Mapping[str, Any]] | ToolResultMessage
 """What ``execute`` may return: text, content blocks, or a whole result (for ``details``)."""
+
+UpdateCallback = Callable[[str | Sequence[ContentBlock | Mapping[str, Any]]], None]
+"""``on_update(partial)``: report progress (text or content blocks) of a running tool call."""
+
+UPDATE_PARAMETER = "on_update"
+"""The keyword parameter through which ``execute`` asks for an :data:`UpdateCallback`."""
+
+
+def _wants_update(fn: Callable[..., Any]) -> bool:
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # a builtin or C callable without a signature
+        return False
+    param = params.get(UPDATE_PARAMETER)
+    return param is not None and param.kind in (param.KEYWORD_ONLY, param.POSITIONAL_OR_KEYWORD)
+
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -47,7 +78,10 @@ class Tool:
         parameters: a pydantic model class, or a JSON schema (``{"type": "object", ...}``).
         execute: ``execute(**arguments)``, async or sync, returning text, content blocks or a
             :class:`~sessiontree.messages.ToolResultMessage`. With a pydantic ``parameters``
-            class the validated fields are passed as keyword arguments.
+            class the validated fields are passed as keyword arguments. When ``execute``
+            has a parameter ``on_update`` it also receives an :data:`UpdateCallback`;
+            each ``on_update(partial)`` becomes a ``tool_execution_update`` event. That
+            parameter is never part of the arguments' schema, and a model cannot set it.
         timeout_s: seconds a call may take before it becomes an error result (``None`` = no
             limit).
         sequential: when ``True`` a batch containing this tool runs one call at a time.
@@ -65,10 +99,12 @@ class Tool:
     _validator: Callable[[dict[str, Any]], dict[str, Any]] | None = field(
         default=None, repr=False, compare=False
     )
+    _wants_update: bool = field(default=False, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.match(self.name):
             raise ValueError(f"tool name {self.name!r} must match [A-Za-z0-9_-]{{1,64}}")
+        object.__setattr__(self, "_wants_update", _wants_update(self.execute))
         params = self.parameters
         if isinstance(params, type) and issubclass(params, BaseModel):
             model = params
@@ -167,7 +203,9 @@ def tool(
 
     The arguments' schema comes from the type hints (through pydantic, so any type pydantic
     knows works, defaults included), the description from the docstring's summary, and each
-    argument's description from its ``Args:`` section. Usable bare (``@tool``) or with
+    argument's description from its ``Args:`` section. A parameter named ``on_update``
+    is left out of the schema: the harness passes it an :data:`UpdateCallback` to report
+    progress with (``on_update("3 of 10 files read")``). Usable bare (``@tool``) or with
     options (``@tool(timeout_s=10)``)::
 
         @tool
@@ -192,6 +230,8 @@ def tool(
         hints = get_type_hints(func)
         fields: dict[str, Any] = {}
         for pname, param in inspect.signature(func).parameters.items():
+            if pname == UPDATE_PARAMETER:
+                continue
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 raise ValueError(f"tool {func.__name__!r}: *args/**kwargs cannot be described")
             if pname not in hints:
@@ -230,6 +270,10 @@ def _result(call: ToolCall, output: Any) -> ToolResultMessage:
     return ToolResultMessage(tool_call_id=call.id, tool_name=call.name, content=content)
 
 
+def _ignore_update(partial: Any) -> None:
+    """The ``on_update`` of a call nobody listens to."""
+
+
 def error_result(call: ToolCall, text: str) -> ToolResultMessage:
     """An ``isError`` result for ``call`` saying ``text``."""
     return ToolResultMessage(
@@ -237,8 +281,16 @@ def error_result(call: ToolCall, text: str) -> ToolResultMessage:
     )
 
 
-async def run_tool(call: ToolCall, tools: Mapping[str, Tool]) -> ToolResultMessage:
+async def run_tool(
+    call: ToolCall, tools: Mapping[str, Tool], *, on_update: UpdateCallback | None = None
+) -> ToolResultMessage:
     """Run one tool call; every failure becomes an ``isError`` result (never an exception).
+
+    Args:
+        call: the model's call.
+        tools: the tools by name.
+        on_update: passed as ``on_update`` to a tool whose ``execute`` asks for it (a
+            no-op is passed when this is ``None``).
 
     Cancellation (an abort) is not a failure and propagates.
     """
@@ -260,6 +312,9 @@ async def run_tool(call: ToolCall, tools: Mapping[str, Tool]) -> ToolResultMessa
         return error_result(call, f"Invalid arguments for {call.name!r}: {problems}")
     except ValueError as exc:
         return error_result(call, f"Invalid arguments for {call.name!r}: {exc}")
+    arguments.pop(UPDATE_PARAMETER, None)
+    if found._wants_update:
+        arguments[UPDATE_PARAMETER] = on_update or _ignore_update
     try:
         async with asyncio.timeout(found.timeout_s):
             if inspect.iscoroutinefunction(found.execute):
@@ -278,6 +333,59 @@ async def run_tool(call: ToolCall, tools: Mapping[str, Tool]) -> ToolResultMessa
         return error_result(
             call, f"Tool {call.name!r} returned something that is not content: {exc}"
         )
+
+
+class _Updates:
+    """The ``on_update`` of one running call: queues each partial and emits it, in order,
+    as a ``tool_execution_update`` from a task on the event loop.
+
+    Calls from a worker thread reach the queue through ``call_soon_threadsafe``, which runs
+    callbacks in the order they were scheduled; ``asyncio.to_thread`` hands its result back
+    the same way, so every update of a sync tool is queued before ``run_tool`` returns, and
+    :meth:`drain` emits all of them before the call's end event.
+    """
+
+    def __init__(self, call: ToolCall, emit: Callable[..., Awaitable[None]]) -> None:
+        self._call = call
+        self._emit = emit
+        self._loop = asyncio.get_running_loop()
+        self._queue: asyncio.Queue[ToolResultMessage | None] = asyncio.Queue()
+        self._pump: asyncio.Task[None] | None = None
+        self._closed = False
+
+    def __call__(self, partial: str | Sequence[ContentBlock | Mapping[str, Any]]) -> None:
+        message = _result(self._call, partial)  # ValueError: not content, raised to the tool
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is self._loop:
+            self._put(message)
+        else:
+            self._loop.call_soon_threadsafe(self._put, message)
+
+    def _put(self, message: ToolResultMessage) -> None:
+        if self._closed:  # a timed-out sync tool's thread runs on; its end was emitted
+            return
+        if self._pump is None:
+            self._pump = self._loop.create_task(self._run())
+        self._queue.put_nowait(message)
+
+    async def _run(self) -> None:
+        while (message := await self._queue.get()) is not None:
+            await self._emit("tool_execution_update", tool_call=self._call, result=message)
+
+    async def drain(self) -> None:
+        """Emit every queued update; returns once the last one's listeners ran."""
+        if self._pump is not None:
+            self._queue.put_nowait(None)
+            await self._pump
+
+    def close(self) -> None:
+        """Stop emitting (after :meth:`drain`, or when the call was cancelled)."""
+        self._closed = True
+        if self._pump is not None and not self._pump.done():
+            self._pump.cancel()
 
 
 ABORTED_TEXT = "The run was aborted before this tool call finished."
@@ -324,7 +432,12 @@ class ToolBatch:
         if self.truncated:
             result = error_result(call, TRUNCATED_TEXT)
         else:
-            result = await run_tool(call, self.tools)
+            updates = _Updates(call, self._emit)
+            try:
+                result = await run_tool(call, self.tools, on_update=updates)
+                await updates.drain()
+            finally:
+                updates.close()
         stamped = result.model_copy(update={"timestamp": int(time.time() * 1000)})
         self._done[call.id] = stamped
         await self._emit("tool_execution_end", tool_call=call, result=stamped)
