@@ -369,12 +369,11 @@ def stored_form(obj: Any) -> tuple[Entry, bytes]:
     ``obj`` is a dict or an entry model (:func:`parse_entry`). The JSON
     (:func:`dump_entry_json`) is validated back into an entry (~8 µs), and that entry — not
     the caller's object — is what the backend checks (docs/tree.md), indexes, labels and searches,
-    so the writing process sees what every later reader sees. Found in review: an
+    so the writing process sees what every later reader sees. Without the read-back, an
     ``OpaqueEntry(type="message")`` or ``(type="label")``, an ``OpaqueBlock(type="text")``
-    put in by ``model_copy(update=...)`` (which does not validate), plain dicts where models
-    belong, or a tool argument nested deeper than the JSON reader goes, were all appended as
-    given; the session then failed to open, or the writer's context, labels and search index
-    differed from the file's.
+    put in by ``model_copy(update=...)`` (which does not validate), or plain dicts where
+    models belong would be stored as given: the session would then fail to open, or the
+    writer's context, labels and search index would differ from the file's.
 
     Raises:
         InvalidEntryError: not a valid entry, an id longer than

@@ -153,7 +153,7 @@ class SessionLog:
 
         Another tool may end a pi file without the last newline; a line that parses is then
         complete, not torn (a torn write cannot parse: the object only closes at its end).
-        Found in review: such a line was ignored, and the next append cut it off the file.
+        Ignoring it would let the next append cut it off the file.
         It is read exactly as the same line with its newline would be (a bad entry line is a
         :class:`CorruptSessionError`, or skipped with ``skip_bad_lines``), and the newline is
         written under the lock before the next append (:meth:`_write_lines`).
