@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
@@ -303,6 +303,37 @@ def hit_from_row(session_id: str, entry_id: str, body: str | bytes, query: str) 
     entry = parse_entry_json(body)
     text = message_text(entry.message) if isinstance(entry, MessageEntry) else ""
     return SearchHit(session_id, entry_id, make_snippet(text, query))
+
+
+def entries_page_sql(
+    session_id: str,
+    cursor: EntryCursor,
+    after_seq: int | None,
+    *,
+    mark: str,
+    body: str,
+    types_in: Callable[[list[str]], tuple[str, list[Any]]],
+) -> tuple[str, list[Any]]:
+    """The query of one page of a session's entries in ``seq`` order, and its parameters.
+
+    ``mark`` is the dialect's placeholder (``?`` or ``%s``), ``body`` the selected body
+    expression, ``types_in(types)`` the dialect's ``type`` filter for sorted ``types``
+    (clause, parameters). Rows are ``(id, body)``; a negative limit reads nothing.
+    """
+    sql = [f"SELECT id, {body} FROM entries WHERE session_id = {mark}"]
+    params: list[Any] = [session_id]
+    if after_seq is not None:
+        sql.append(f"AND seq < {mark}" if cursor.reverse else f"AND seq > {mark}")
+        params.append(after_seq)
+    if cursor.types is not None:
+        clause, values = types_in(sorted(cursor.types))
+        sql.append(clause)
+        params.extend(values)
+    sql.append("ORDER BY seq DESC" if cursor.reverse else "ORDER BY seq")
+    if cursor.limit is not None:
+        sql.append(f"LIMIT {mark}")
+        params.append(max(cursor.limit, 0))
+    return " ".join(sql), params
 
 
 class SQLEngine(Protocol):

@@ -33,6 +33,7 @@ from sessiontree.storage.sql.plan import (
     LIST_COLUMNS,
     AppendPlan,
     SessionState,
+    entries_page_sql,
     hit_from_row,
     info_from_row,
     lookup_ids,
@@ -282,19 +283,15 @@ class PostgresEngine(PostgresConnection):
         self, session_id: str, cursor: EntryCursor, after_seq: int | None
     ) -> list[tuple[str, str]]:
         """See :class:`SQLEngine`."""
-        sql = ["SELECT id, body::text FROM entries WHERE session_id = %s"]
-        params: list[Any] = [session_id]
-        if after_seq is not None:
-            sql.append("AND seq < %s" if cursor.reverse else "AND seq > %s")
-            params.append(after_seq)
-        if cursor.types is not None:
-            sql.append("AND type = ANY(%s::text[])")
-            params.append(sorted(cursor.types))
-        sql.append("ORDER BY seq DESC" if cursor.reverse else "ORDER BY seq")
-        if cursor.limit is not None:
-            sql.append("LIMIT %s")
-            params.append(max(cursor.limit, 0))
-        return await self._fetch(" ".join(sql), params, session_id)
+        sql, params = entries_page_sql(
+            session_id,
+            cursor,
+            after_seq,
+            mark="%s",
+            body="body::text",
+            types_in=lambda types: ("AND type = ANY(%s::text[])", [types]),
+        )
+        return await self._fetch(sql, params, session_id)
 
     async def get_chain(
         self, session_id: str, leaf_id: str | None

@@ -24,6 +24,7 @@ from sessiontree.storage.search import search_needle
 from sessiontree.storage.sql.plan import (
     LIST_COLUMNS,
     SessionState,
+    entries_page_sql,
     hit_from_row,
     info_from_row,
     lookup_ids,
@@ -325,19 +326,15 @@ class SQLiteEngine(SQLiteConnection):
         self, session_id: str, cursor: EntryCursor, after_seq: int | None
     ) -> list[tuple[str, str]]:
         """See :class:`SQLEngine`."""
-        sql = ["SELECT id, body FROM entries WHERE session_id = ?"]
-        params: list[Any] = [session_id]
-        if after_seq is not None:
-            sql.append("AND seq < ?" if cursor.reverse else "AND seq > ?")
-            params.append(after_seq)
-        if cursor.types is not None:
-            sql.append(f"AND type IN ({', '.join('?' * len(cursor.types))})")
-            params.extend(sorted(cursor.types))
-        sql.append("ORDER BY seq DESC" if cursor.reverse else "ORDER BY seq")
-        if cursor.limit is not None:
-            sql.append("LIMIT ?")
-            params.append(max(cursor.limit, 0))
-        return self._query(" ".join(sql), params)
+        sql, params = entries_page_sql(
+            session_id,
+            cursor,
+            after_seq,
+            mark="?",
+            body="body",
+            types_in=lambda types: (f"AND type IN ({', '.join('?' * len(types))})", types),
+        )
+        return self._query(sql, params)
 
     async def get_chain(
         self, session_id: str, leaf_id: str | None
