@@ -24,11 +24,13 @@ from sessiontree.errors import (
     DuplicateEntryError,
     SessionExistsError,
     SessionNotFoundError,
+    SessionTreeError,
     StorageError,
 )
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.storage.base import EntryCursor
 from sessiontree.storage.search import search_needle
+from sessiontree.storage.sql.fork import ForkPlan
 from sessiontree.storage.sql.plan import (
     LIST_COLUMNS,
     AppendPlan,
@@ -48,7 +50,8 @@ from sessiontree.storage.sql.postgres_sql import (
     CAS_SQL,
     CHAIN_SQL,
     CHAIN_UNTIL_SQL,
-    COPY_ROWS_SQL,
+    FORK_CHAIN_SQL,
+    FORK_SQL,
     INSERT_SQL,
     LOOKUP_SQL,
     UPDATE_SQL,
@@ -146,55 +149,34 @@ class PostgresEngine(PostgresConnection):
             raise error from exc
 
     async def fork_session(
-        self,
-        source_id: str,
-        session_id: str,
-        metadata: SessionMetadata,
-        entries: Sequence[Entry],
-        bodies: Sequence[bytes | None],
+        self, source_id: str, session_id: str, metadata: SessionMetadata, plan: ForkPlan
     ) -> None:
-        """See :class:`SQLEngine`: one transaction; copied rows by ``INSERT … SELECT``."""
+        """See :class:`SQLEngine`: one statement (``FORK_SQL``), so one transaction and one
+        round trip; copied rows by ``INSERT … SELECT``."""
         self._writable(session_id)
-        pool = self._pool or await self._get_pool()
         now = now_us()
+        meta = [(_meta_text(k), _meta_text(v)) for k, v, _ in meta_rows(session_id, metadata)]
+        params = self._params(session_id, plan, plan.rows) | {
+            "now": now,
+            "src": source_id,
+            "copy_id": [i for i, _ in plan.copies],
+            "copy_seq": [seq for _, seq in plan.copies],
+            "copies": len(plan.copies),
+            "meta": metadata.model_dump_json(by_alias=True, exclude_unset=True),
+            "parent_session": _clean(metadata.parent_session_id),
+            "meta_key": [k for k, _ in meta],
+            "meta_value": [v for _, v in meta],
+        }
         try:
-            async with pool.connection() as conn, conn.transaction():
-                await _insert_session(conn, session_id, metadata, now)
-                empty = SessionState(None, 0, 0, False)
-                plan = plan_append(
-                    session_id,
-                    empty,
-                    entries,
-                    {},
-                    at_leaf=False,
-                    bodies=[b or b"" for b in bodies],
-                    keep_unknown=True,
-                )
-                rows = list(zip(plan.rows, bodies, strict=True))
-                copied = [r for r, b in rows if b is None]
-                if copied:
-                    cur = await conn.execute(
-                        COPY_ROWS_SQL,
-                        {
-                            "sid": session_id,
-                            "src": source_id,
-                            "id": [r.id for r in copied],
-                            "seq": [r.seq for r in copied],
-                        },
-                    )
-                    if cur.rowcount != len(copied):
-                        raise SessionNotFoundError(source_id, "session was deleted during the fork")
-                written = [r for r, b in rows if b is not None]
-                for start in range(0, len(written), CAS_CHUNK):
-                    chunk = written[start : start + CAS_CHUNK]
-                    await conn.execute(INSERT_SQL, self._params(session_id, plan, chunk))
-                await conn.execute(UPDATE_SQL, self._params(session_id, plan, ()))
-        except self._psycopg.errors.UniqueViolation as exc:
-            raise SessionExistsError(
-                "a session with this id already exists", session_id=session_id
-            ) from exc
-        except self._psycopg.Error as exc:
-            raise self._error(exc, session_id) from exc
+            rows = await self._fetch(FORK_SQL, params, session_id)
+        except SessionTreeError as exc:
+            if isinstance(exc, DuplicateEntryError):
+                raise SessionExistsError(
+                    "a session with this id already exists", session_id=session_id
+                ) from exc.__cause__
+            raise
+        if not rows or not rows[0][0]:
+            raise SessionNotFoundError(source_id, "session was deleted during the fork")
 
     async def set_modified(self, session_id: str, modified_us: int) -> bool:
         """See :class:`SQLEngine`."""
@@ -306,6 +288,23 @@ class PostgresEngine(PostgresConnection):
         params = {"sid": session_id, "leaf": leaf_id, "stype": stop_type, "stop": stop_id}
         return await self._fetch(CHAIN_UNTIL_SQL, params, session_id)
 
+    async def get_fork_chain(
+        self, session_id: str, leaf_id: str
+    ) -> list[tuple[str, str | None, str, str | None, int]]:
+        """See :class:`SQLEngine`."""
+        return await self._fetch(FORK_CHAIN_SQL, {"sid": session_id, "leaf": leaf_id}, session_id)
+
+    async def get_bodies(self, session_id: str, entry_ids: Sequence[str]) -> dict[str, str]:
+        """See :class:`SQLEngine`."""
+        if not entry_ids:
+            return {}
+        rows = await self._fetch(
+            "SELECT id, body::text FROM entries WHERE session_id = %s AND id = ANY(%s::text[])",
+            (session_id, list(entry_ids)),
+            session_id,
+        )
+        return dict(rows)
+
     async def get_label_body(self, session_id: str, entry_id: str) -> str | None:
         """See :class:`SQLEngine`."""
         rows = await self._fetch(
@@ -327,7 +326,7 @@ class PostgresEngine(PostgresConnection):
         return rows[0][0] if rows else None
 
     @staticmethod
-    def _session_params(session_id: str, plan: AppendPlan) -> dict[str, Any]:
+    def _session_params(session_id: str, plan: AppendPlan | ForkPlan) -> dict[str, Any]:
         """The ``sessions`` row values after ``plan`` (the ``UPDATE_SET`` parameters)."""
         return {
             "sid": session_id,
@@ -340,7 +339,9 @@ class PostgresEngine(PostgresConnection):
         }
 
     @classmethod
-    def _params(cls, session_id: str, plan: AppendPlan, rows: Sequence[Any]) -> dict[str, Any]:
+    def _params(
+        cls, session_id: str, plan: AppendPlan | ForkPlan, rows: Sequence[Any]
+    ) -> dict[str, Any]:
         return cls._session_params(session_id, plan) | {
             "seq": [r.seq for r in rows],
             "id": [r.id for r in rows],

@@ -11,7 +11,8 @@ __all__ = [
     "CAS_SQL",
     "CHAIN_SQL",
     "CHAIN_UNTIL_SQL",
-    "COPY_ROWS_SQL",
+    "FORK_CHAIN_SQL",
+    "FORK_SQL",
     "INSERT_SQL",
     "LOOKUP_SQL",
     "UPDATE_SET",
@@ -59,13 +60,29 @@ CAS_ONE_SQL = (
     " %(type)s::text, %(ts)s::text, %(target)s::text, %(body)s::json, %(text)s::text FROM upd"
 )
 INSERT_SQL = f"{INSERT_COLUMNS} SELECT %(sid)s, {ROW_VALUES} {ROWS}"
-# a fork's copied rows, in the fork's order, with their search text as it is
-COPY_ROWS_SQL = (
-    f"{INSERT_COLUMNS} SELECT %(sid)s, c.seq, e.id, e.parent_id, e.type, e.timestamp,"
-    " e.target_id, e.body, e.search_text FROM unnest(%(id)s::text[], %(seq)s::bigint[]) AS c (id, seq)"
-    " JOIN entries AS e ON e.session_id = %(src)s AND e.id = c.id"
-)
 UPDATE_SQL = f"{UPDATE_SET} WHERE id = %(sid)s"
+
+# a whole fork in one statement (so one implicit transaction: all of it or nothing): the new
+# session row with its final counters, its metadata rows, the copied rows (by id from the
+# source, in the fork's order, with their search text) and the rows written from JSON. Every
+# insert reads the session row the first one returned, which is only inserted when every row
+# to copy is still in the source: a source deleted meanwhile leaves nothing at all
+FORK_SQL = (
+    "WITH src AS (SELECT c.seq, e.id, e.parent_id, e.type, e.timestamp, e.target_id, e.body,"
+    " e.search_text FROM unnest(%(copy_id)s::text[], %(copy_seq)s::bigint[]) AS c (id, seq)"
+    " JOIN entries AS e ON e.session_id = %(src)s AND e.id = c.id),"
+    " s AS (INSERT INTO sessions (id, metadata, created_us, modified_us, parent_session_id,"
+    " leaf_id, entry_count, message_count, first_message, name)"
+    " SELECT %(sid)s, %(meta)s::json, %(now)s, %(now)s, %(parent_session)s, %(leaf)s,"
+    " %(count)s, %(msgs)s, %(first)s, %(name)s"
+    " WHERE (SELECT count(*) FROM src) = %(copies)s RETURNING id),"
+    " m AS (INSERT INTO session_meta (key, value, session_id) SELECT k.key, k.value, s.id"
+    " FROM s, unnest(%(meta_key)s::text[], %(meta_value)s::text[]) AS k (key, value)),"
+    f" cp AS ({INSERT_COLUMNS} SELECT s.id, src.seq, src.id, src.parent_id, src.type,"
+    " src.timestamp, src.target_id, src.body, src.search_text FROM s, src),"
+    f" w AS ({INSERT_COLUMNS} SELECT s.id, {ROW_VALUES} FROM s, ({'SELECT * ' + ROWS}) AS r)"
+    " SELECT count(*) FROM s"
+)
 
 CHAIN_TEMPLATE = """
 WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
@@ -80,6 +97,12 @@ WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
 SELECT id, parent_id, type, body::text, depth FROM chain
 """
 CHAIN_SQL = CHAIN_TEMPLATE.format(until="")
+# the walk a fork plans from: the JSON of the fork.PARSED_TYPES rows only
+FORK_CHAIN_SQL = CHAIN_SQL.replace(
+    "SELECT id, parent_id, type, body::text, depth FROM chain",
+    "SELECT id, parent_id, type, CASE WHEN type IN ('label', 'branch_summary', 'session_info')"
+    " THEN body::text END, depth FROM chain",
+)
 # the same walk, also ending after a row of type stype or with id stop (either may be
 # NULL: no such end)
 CHAIN_UNTIL_SQL = CHAIN_TEMPLATE.format(

@@ -21,6 +21,7 @@ from sessiontree.errors import DuplicateEntryError, SessionExistsError, SessionN
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.storage.base import EntryCursor
 from sessiontree.storage.search import search_needle
+from sessiontree.storage.sql.fork import PARSED_TYPES, ForkPlan
 from sessiontree.storage.sql.plan import (
     LIST_COLUMNS,
     SessionState,
@@ -66,6 +67,13 @@ WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
 SELECT id, parent_id, type, body, depth FROM chain
 """
 _CHAIN_SQL = _CHAIN_TEMPLATE.format(until="")
+# the walk a fork plans from: the JSON of the fork.PARSED_TYPES rows only
+_FORK_CHAIN_SQL = _CHAIN_SQL.replace(
+    "SELECT id, parent_id, type, body, depth FROM chain",
+    "SELECT id, parent_id, type,"
+    f" CASE WHEN type IN ({', '.join(repr(t) for t in PARSED_TYPES)}) THEN body END, depth"
+    " FROM chain",
+)
 # the same walk, also ending after a row of type stype or with id stop (either may be
 # NULL: no such end)
 _CHAIN_UNTIL_SQL = _CHAIN_TEMPLATE.format(
@@ -153,12 +161,7 @@ class SQLiteEngine(SQLiteConnection):
             raise self._error(exc) from exc
 
     async def fork_session(
-        self,
-        source_id: str,
-        session_id: str,
-        metadata: SessionMetadata,
-        entries: Sequence[Entry],
-        bodies: Sequence[bytes | None],
+        self, source_id: str, session_id: str, metadata: SessionMetadata, plan: ForkPlan
     ) -> None:
         """See :class:`SQLEngine`: one transaction; copied rows by ``INSERT … SELECT``.
 
@@ -169,19 +172,11 @@ class SQLiteEngine(SQLiteConnection):
         try:
             with self.writing(conn):
                 _insert_session(conn, session_id, metadata, now)
-                empty = SessionState(None, 0, 0, False)
-                plan = plan_append(
-                    session_id,
-                    empty,
-                    entries,
-                    {},
-                    bodies=[b or b"" for b in bodies],
-                    keep_unknown=True,
-                )
-                pairs = [[r.id, r.seq] for r, b in zip(plan.rows, bodies, strict=True) if b is None]
-                if pairs:
-                    copied = conn.execute(_COPY_ROWS, (session_id, source_id, orjson.dumps(pairs)))
-                    if copied.rowcount != len(pairs):
+                if plan.copies:
+                    copied = conn.execute(
+                        _COPY_ROWS, (session_id, source_id, orjson.dumps(plan.copies))
+                    )
+                    if copied.rowcount != len(plan.copies):
                         raise SessionNotFoundError(source_id, "session was deleted during the fork")
                 conn.executemany(
                     _INSERT_ENTRY,
@@ -196,8 +191,7 @@ class SQLiteEngine(SQLiteConnection):
                             r.target_id,
                             r.body,
                         )
-                        for r, b in zip(plan.rows, bodies, strict=True)
-                        if b is not None
+                        for r in plan.rows
                     ],
                 )
                 conn.execute(
@@ -350,6 +344,23 @@ class SQLiteEngine(SQLiteConnection):
             _CHAIN_UNTIL_SQL,
             {"sid": session_id, "leaf": leaf_id, "stype": stop_type, "stop": stop_id},
         )
+
+    async def get_fork_chain(
+        self, session_id: str, leaf_id: str
+    ) -> list[tuple[str, str | None, str, str | None, int]]:
+        """See :class:`SQLEngine`."""
+        return self._query(_FORK_CHAIN_SQL, {"sid": session_id, "leaf": leaf_id})
+
+    async def get_bodies(self, session_id: str, entry_ids: Sequence[str]) -> dict[str, str]:
+        """See :class:`SQLEngine`."""
+        if not entry_ids:
+            return {}
+        rows = self._query(
+            "SELECT id, body FROM entries WHERE session_id = ? AND id IN (SELECT value FROM"
+            " json_each(?))",
+            (session_id, orjson.dumps(list(entry_ids)).decode()),
+        )
+        return dict(rows)
 
     async def get_label_body(self, session_id: str, entry_id: str) -> str | None:
         """See :class:`SQLEngine`."""

@@ -44,6 +44,13 @@ from sessiontree.errors import (
 from sessiontree.ids import check_session_id, new_id
 from sessiontree.metadata import SessionMetadata, session_time
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_plan
+from sessiontree.storage.sql.fork import (
+    FIRST_MESSAGES,
+    ChainRow,
+    ForkPlan,
+    plan_fork,
+    plan_from_entries,
+)
 from sessiontree.storage.sql.plan import SQLEngine, metadata_from_json, us_from_datetime
 from sessiontree.tree import ForkPosition
 
@@ -132,11 +139,11 @@ def make_engine(url: str, *, read_only: bool = False) -> SQLEngine:
     )
 
 
-def _in_walk_order(rows: list[tuple[str, str | None, str, str, int]]) -> list[Any]:
+def _in_walk_order(rows: Sequence[tuple[str, str | None, str, str | None, int]]) -> list[Any]:
     """Rows of a recursive walk, leaf (depth 0) first (they come so; sorted if not)."""
     if any(r[4] != i for i, r in enumerate(rows)):
         return sorted(rows, key=lambda r: r[4])
-    return rows
+    return list(rows)
 
 
 class SQLStorage:
@@ -412,25 +419,61 @@ class SQLStorage:
     async def fork(self, target_id: str, position: ForkPosition = "at") -> SessionStorage:
         """See :meth:`SessionStorage.fork`: one transaction in the same database.
 
-        Entries copied unchanged (the very objects this storage parsed from their rows) are
-        copied row by row inside the database; the rest (new labels, copies whose references
-        :func:`~sessiontree.tree.fork_chain` changed) are written from their JSON.
+        Planned from the chain's columns (:func:`~sessiontree.storage.sql.fork.plan_fork`):
+        the rows copied unchanged are copied inside the database and never parsed; the rest
+        (new labels, copies whose references :func:`~sessiontree.tree.fork_chain` changed) are
+        written from their JSON. A chain that plan cannot take (a target that is not a path
+        entry, a broken chain, an unknown target) goes the generic way
+        (:func:`~sessiontree.storage.base.fork_plan`), which raises what every backend raises.
         """
-        await self._missing_session_check()
-        meta, entries = await fork_plan(self, target_id, position)
-        stored: list[Entry] = []
-        bodies: list[bytes | None] = []
-        for entry in entries:
-            if self._cached(entry.id) is entry:
-                stored.append(entry)
-                bodies.append(None)
-            else:
-                checked, body = stored_form(entry)
-                stored.append(checked)
-                bodies.append(body)
+        meta = self._metadata.model_copy(
+            update={"parent_session_id": self._id, "forked_from_entry_id": target_id}
+        )
+        meta.__pydantic_fields_set__.update({"parent_session_id", "forked_from_entry_id"})
+        plan = await self._fork_plan(target_id, position)
+        if plan is None:
+            await self._missing_session_check()
+            meta, entries = await fork_plan(self, target_id, position)
+            plan = plan_from_entries(self._id, entries, lambda e: self._cached(e.id) is e)
         new = new_id()
-        await self._engine.fork_session(self._id, new, meta, stored, bodies)
+        await self._engine.fork_session(self._id, new, meta, plan)
         return SQLStorage(self._engine, new, meta, parse_cache=self._parse_cache)
+
+    async def _fork_plan(self, target_id: str, position: ForkPosition) -> ForkPlan | None:
+        """:func:`~sessiontree.storage.sql.fork.plan_fork` over this session's rows; ``None``
+        when the generic path must run."""
+        if position not in ("at", "before"):
+            return None
+        rows = _in_walk_order(await self._engine.get_fork_chain(self._id, target_id))
+        if not rows:
+            return None
+        rows.reverse()  # root first
+        chain = [ChainRow(r[0], r[1], r[2], r[3]) for r in rows]
+        labels = await self.get_entries(EntryCursor(types=frozenset({"label"})))
+        bodies: dict[str, str] = {}
+
+        async def message_bodies(ids: list[str]) -> None:
+            bodies.update(await self._engine.get_bodies(self._id, ids))
+
+        # the fold asks for message bodies synchronously: fetch the likely ones first
+        first = [r.id for r in chain if r.type == "message"][:FIRST_MESSAGES]
+        await message_bodies(first)
+        missing: list[str] = []
+
+        def fetch(ids: list[str]) -> dict[str, str]:
+            got = {i: bodies[i] for i in ids if i in bodies}
+            missing.extend(i for i in ids if i not in bodies)
+            return got
+
+        plan = plan_fork(self._id, chain, self._parse, labels, fetch, position)
+        while missing:  # no user message among the first ones: fetch the next and plan again
+            known = len(bodies)
+            await message_bodies(list(dict.fromkeys(missing)))
+            missing.clear()
+            if len(bodies) == known:  # deleted meanwhile: the copy will find the rows gone
+                break
+            plan = plan_fork(self._id, chain, self._parse, labels, fetch, position)
+        return plan
 
     async def delete(self) -> None:
         """See :meth:`SessionStorage.delete`: entries, search index and session row, in one transaction."""
