@@ -36,20 +36,29 @@ from sessiontree.messages import message_text
 from sessiontree.storage.sql.plan import EntryRow, SessionState, index_text, plan_append
 from sessiontree.tree import ForkPosition, check_append, fork_chain, labels_of
 
-__all__ = ["PARSED_TYPES", "ChainRow", "ForkPlan", "plan_fork", "plan_from_entries"]
+__all__ = [
+    "FIRST_MESSAGES",
+    "PARSED_TYPES",
+    "ChainRow",
+    "ForkPlan",
+    "plan_fork",
+    "plan_from_entries",
+]
 
 PARSED_TYPES = ("label", "branch_summary", "session_info")
 """Chain rows whose JSON :func:`plan_fork` reads (the fork query returns their bodies)."""
 
 FIRST_MESSAGES = 3
-"""Root-most message rows of the copy whose bodies are fetched at once for the first user
-message (more one by one if none of them is a user message)."""
+"""Root-most message rows of the chain whose JSON the fork query returns too: the first user
+message is nearly always among them (the rest are fetched :data:`FIRST_MESSAGES` at a time
+when it is not)."""
 
 
 @dataclass(frozen=True)
 class ChainRow:
     """One row of the fork's chain query: the columns of an ``entries`` row, and its JSON only
-    for the :data:`PARSED_TYPES`."""
+    for the :data:`PARSED_TYPES` and the first :data:`FIRST_MESSAGES` messages (``None``
+    otherwise: such a row is copied unparsed)."""
 
     id: str
     parent_id: str | None

@@ -385,8 +385,10 @@ class SQLEngine(Protocol):
     async def get_fork_chain(
         self, session_id: str, leaf_id: str
     ) -> list[tuple[str, str | None, str, str | None, int]]:
-        """:meth:`get_chain` from ``leaf_id``, with the JSON of the
-        :data:`~sessiontree.storage.sql.fork.PARSED_TYPES` rows only (``None`` for the rest)."""
+        """:meth:`get_chain` from ``leaf_id`` (walk order), with the JSON of the
+        :data:`~sessiontree.storage.sql.fork.PARSED_TYPES` rows and of the
+        :data:`~sessiontree.storage.sql.fork.FIRST_MESSAGES` root-most messages only
+        (``None`` for the rest)."""
         ...
 
     async def get_bodies(self, session_id: str, entry_ids: Sequence[str]) -> dict[str, str]:

@@ -45,6 +45,7 @@ from sessiontree.storage.sql.plan import (
     where_clause,
 )
 from sessiontree.storage.sql.postgres_pool import PostgresConnection, clean_text, import_drivers
+from sessiontree.storage.sql.postgres_search import SEARCH_SQL, catch_up, like_pattern, pending_hits
 from sessiontree.storage.sql.postgres_sql import (
     CAS_ONE_SQL,
     CAS_SQL,
@@ -227,19 +228,31 @@ class PostgresEngine(PostgresConnection):
         """See :class:`SQLEngine`: a case-insensitive substring
         (:mod:`sessiontree.storage.search`): ``search_text LIKE '%needle%'`` over the
         lower-cased text, through the ``pg_trgm`` GIN index; newest sessions first, then
-        append order."""
+        append order. Fork copies still without search text are resolved first
+        (:mod:`~sessiontree.storage.sql.postgres_search`), or matched in Python by an engine
+        that may not write."""
         needle = search_needle(query)
         if needle is None or limit <= 0:
             return []
-        escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        rows = await self._fetch(
-            "SELECT e.session_id, e.id, e.body::text FROM entries AS e"
-            " JOIN sessions AS s ON s.id = e.session_id"
-            " WHERE e.search_text LIKE %s ESCAPE '\\'"
-            " ORDER BY s.modified_us DESC, e.session_id, e.seq LIMIT %s",
-            ("%" + (_clean(escaped) or "") + "%", limit),
-        )
-        return [hit_from_row(sid, eid, body, query) for sid, eid, body in rows]
+        pool = self._pool or await self._get_pool()
+        errors = self._psycopg.errors
+        try:
+            async with pool.connection() as conn:
+                pending: list[Any] = []
+                if self.read_only:
+                    pending = await pending_hits(conn, needle)
+                else:
+                    try:
+                        await catch_up(conn)
+                    except (errors.InsufficientPrivilege, errors.ReadOnlySqlTransaction):
+                        pending = await pending_hits(conn, needle)
+                cur = await conn.execute(SEARCH_SQL, (like_pattern(needle), limit))
+                rows = await cur.fetchall()
+        except self._psycopg.Error as exc:
+            raise self._error(exc) from exc
+        if pending:
+            rows = sorted([*rows, *pending], key=lambda r: (-r[3], r[0], r[4]))[:limit]
+        return [hit_from_row(r[0], r[1], r[2], query) for r in rows]
 
     # ------------------------------------------------------------------ entries
 

@@ -6,6 +6,8 @@ only while the session row is still the one the plan read; rows travel as binary
 
 from __future__ import annotations
 
+from sessiontree.storage.sql.fork import FIRST_MESSAGES, PARSED_TYPES
+
 __all__ = [
     "CAS_ONE_SQL",
     "CAS_SQL",
@@ -64,12 +66,14 @@ UPDATE_SQL = f"{UPDATE_SET} WHERE id = %(sid)s"
 
 # a whole fork in one statement (so one implicit transaction: all of it or nothing): the new
 # session row with its final counters, its metadata rows, the copied rows (by id from the
-# source, in the fork's order, with their search text) and the rows written from JSON. Every
-# insert reads the session row the first one returned, which is only inserted when every row
-# to copy is still in the source: a source deleted meanwhile leaves nothing at all
+# source, in the fork's order) and the rows written from JSON. Every insert reads the session
+# row the first one returned, which is only inserted when every row to copy is still in the
+# source: a source deleted meanwhile leaves nothing at all. The copies get no search text
+# (each would put its every trigram in the GIN index again) but a search_pending row, which
+# the next search resolves (postgres_search.catch_up)
 FORK_SQL = (
-    "WITH src AS (SELECT c.seq, e.id, e.parent_id, e.type, e.timestamp, e.target_id, e.body,"
-    " e.search_text FROM unnest(%(copy_id)s::text[], %(copy_seq)s::bigint[]) AS c (id, seq)"
+    "WITH src AS (SELECT c.seq, e.id, e.parent_id, e.type, e.timestamp, e.target_id, e.body"
+    " FROM unnest(%(copy_id)b::text[], %(copy_seq)b::bigint[]) AS c (id, seq)"
     " JOIN entries AS e ON e.session_id = %(src)s AND e.id = c.id),"
     " s AS (INSERT INTO sessions (id, metadata, created_us, modified_us, parent_session_id,"
     " leaf_id, entry_count, message_count, first_message, name)"
@@ -77,9 +81,11 @@ FORK_SQL = (
     " %(count)s, %(msgs)s, %(first)s, %(name)s"
     " WHERE (SELECT count(*) FROM src) = %(copies)s RETURNING id),"
     " m AS (INSERT INTO session_meta (key, value, session_id) SELECT k.key, k.value, s.id"
-    " FROM s, unnest(%(meta_key)s::text[], %(meta_value)s::text[]) AS k (key, value)),"
+    " FROM s, unnest(%(meta_key)b::text[], %(meta_value)b::text[]) AS k (key, value)),"
     f" cp AS ({INSERT_COLUMNS} SELECT s.id, src.seq, src.id, src.parent_id, src.type,"
-    " src.timestamp, src.target_id, src.body, src.search_text FROM s, src),"
+    " src.timestamp, src.target_id, src.body, NULL FROM s, src),"
+    " p AS (INSERT INTO search_pending (session_id, source_id) SELECT s.id, %(src)s FROM s"
+    " WHERE %(copies)s > 0),"
     f" w AS ({INSERT_COLUMNS} SELECT s.id, {ROW_VALUES} FROM s, ({'SELECT * ' + ROWS}) AS r)"
     " SELECT count(*) FROM s"
 )
@@ -97,12 +103,27 @@ WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
 SELECT id, parent_id, type, body::text, depth FROM chain
 """
 CHAIN_SQL = CHAIN_TEMPLATE.format(until="")
-# the walk a fork plans from: the JSON of the fork.PARSED_TYPES rows only
-FORK_CHAIN_SQL = CHAIN_SQL.replace(
-    "SELECT id, parent_id, type, body::text, depth FROM chain",
-    "SELECT id, parent_id, type, CASE WHEN type IN ('label', 'branch_summary', 'session_info')"
-    " THEN body::text END, depth FROM chain",
+# the walk a fork plans from (fork.plan_fork), root first: no JSON carried along, only that
+# of the fork.PARSED_TYPES rows and of the fork.FIRST_MESSAGES root-most messages
+FORK_CHAIN_SQL = f"""
+WITH RECURSIVE chain (id, parent_id, type, depth) AS (
+    SELECT id, parent_id, type, 0 FROM entries WHERE session_id = %(sid)s AND id = %(leaf)s
+    UNION ALL
+    SELECT e.id, e.parent_id, e.type, c.depth + 1
+      FROM chain AS c JOIN entries AS e ON e.session_id = %(sid)s AND e.id = c.parent_id
+     WHERE c.depth < (SELECT entry_count FROM sessions WHERE id = %(sid)s)
+), ranked AS (
+    SELECT id, parent_id, type, depth,
+           row_number() OVER (PARTITION BY type = 'message' ORDER BY depth DESC) AS nth
+      FROM chain
 )
+SELECT r.id, r.parent_id, r.type,
+       CASE WHEN r.type IN ({", ".join(repr(t) for t in PARSED_TYPES)})
+                 OR (r.type = 'message' AND r.nth <= {FIRST_MESSAGES})
+            THEN (SELECT body::text FROM entries WHERE session_id = %(sid)s AND id = r.id) END,
+       r.depth
+  FROM ranked AS r ORDER BY r.depth
+"""
 # the same walk, also ending after a row of type stype or with id stop (either may be
 # NULL: no such end)
 CHAIN_UNTIL_SQL = CHAIN_TEMPLATE.format(

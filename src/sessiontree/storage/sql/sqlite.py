@@ -21,7 +21,7 @@ from sessiontree.errors import DuplicateEntryError, SessionExistsError, SessionN
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.storage.base import EntryCursor
 from sessiontree.storage.search import search_needle
-from sessiontree.storage.sql.fork import PARSED_TYPES, ForkPlan
+from sessiontree.storage.sql.fork import FIRST_MESSAGES, PARSED_TYPES, ForkPlan
 from sessiontree.storage.sql.plan import (
     LIST_COLUMNS,
     SessionState,
@@ -67,13 +67,27 @@ WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
 SELECT id, parent_id, type, body, depth FROM chain
 """
 _CHAIN_SQL = _CHAIN_TEMPLATE.format(until="")
-# the walk a fork plans from: the JSON of the fork.PARSED_TYPES rows only
-_FORK_CHAIN_SQL = _CHAIN_SQL.replace(
-    "SELECT id, parent_id, type, body, depth FROM chain",
-    "SELECT id, parent_id, type,"
-    f" CASE WHEN type IN ({', '.join(repr(t) for t in PARSED_TYPES)}) THEN body END, depth"
-    " FROM chain",
+# the walk a fork plans from (fork.plan_fork), root first: no JSON carried along, only that
+# of the fork.PARSED_TYPES rows and of the FIRST_MESSAGES root-most messages
+_FORK_CHAIN_SQL = f"""
+WITH RECURSIVE chain (id, parent_id, type, depth) AS (
+    SELECT id, parent_id, type, 0 FROM entries WHERE session_id = :sid AND id = :leaf
+    UNION ALL
+    SELECT e.id, e.parent_id, e.type, c.depth + 1
+      FROM chain AS c JOIN entries AS e ON e.session_id = :sid AND e.id = c.parent_id
+     WHERE c.depth < (SELECT entry_count FROM sessions WHERE id = :sid)
+), ranked AS (
+    SELECT id, parent_id, type, depth,
+           row_number() OVER (PARTITION BY type = 'message' ORDER BY depth DESC) AS nth
+      FROM chain
 )
+SELECT r.id, r.parent_id, r.type,
+       CASE WHEN r.type IN ({", ".join(repr(t) for t in PARSED_TYPES)})
+                 OR (r.type = 'message' AND r.nth <= {FIRST_MESSAGES})
+            THEN (SELECT body FROM entries WHERE session_id = :sid AND id = r.id) END,
+       r.depth
+  FROM ranked AS r ORDER BY r.depth
+"""
 # the same walk, also ending after a row of type stype or with id stop (either may be
 # NULL: no such end)
 _CHAIN_UNTIL_SQL = _CHAIN_TEMPLATE.format(

@@ -45,7 +45,6 @@ from sessiontree.ids import check_session_id, new_id
 from sessiontree.metadata import SessionMetadata, session_time
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_plan
 from sessiontree.storage.sql.fork import (
-    FIRST_MESSAGES,
     ChainRow,
     ForkPlan,
     plan_fork,
@@ -449,18 +448,16 @@ class SQLStorage:
             return None
         rows.reverse()  # root first
         chain = [ChainRow(r[0], r[1], r[2], r[3]) for r in rows]
-        labels = await self.get_entries(EntryCursor(types=frozenset({"label"})))
+        label_rows = await self._engine.get_entries(
+            self._id, EntryCursor(types=frozenset({"label"})), None
+        )
+        labels = [self._parse(i, b) for i, b in label_rows]
         bodies: dict[str, str] = {}
-
-        async def message_bodies(ids: list[str]) -> None:
-            bodies.update(await self._engine.get_bodies(self._id, ids))
-
-        # the fold asks for message bodies synchronously: fetch the likely ones first
-        first = [r.id for r in chain if r.type == "message"][:FIRST_MESSAGES]
-        await message_bodies(first)
         missing: list[str] = []
 
         def fetch(ids: list[str]) -> dict[str, str]:
+            # the fold asks synchronously: what is not fetched yet is fetched after, then
+            # the plan made again
             got = {i: bodies[i] for i in ids if i in bodies}
             missing.extend(i for i in ids if i not in bodies)
             return got
@@ -468,7 +465,7 @@ class SQLStorage:
         plan = plan_fork(self._id, chain, self._parse, labels, fetch, position)
         while missing:  # no user message among the first ones: fetch the next and plan again
             known = len(bodies)
-            await message_bodies(list(dict.fromkeys(missing)))
+            bodies.update(await self._engine.get_bodies(self._id, list(dict.fromkeys(missing))))
             missing.clear()
             if len(bodies) == known:  # deleted meanwhile: the copy will find the rows gone
                 break
