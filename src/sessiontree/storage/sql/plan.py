@@ -382,13 +382,14 @@ class SQLEngine(Protocol):
         """
         ...
 
-    async def get_fork_chain(
+    async def get_fork_rows(
         self, session_id: str, leaf_id: str
-    ) -> list[tuple[str, str | None, str, str | None, int]]:
-        """:meth:`get_chain` from ``leaf_id`` (walk order), with the JSON of the
-        :data:`~sessiontree.storage.sql.fork.PARSED_TYPES` rows and of the
-        :data:`~sessiontree.storage.sql.fork.FIRST_MESSAGES` root-most messages only
-        (``None`` for the rest)."""
+    ) -> tuple[list[tuple[str, str | None, str, str | None, int]], list[tuple[str, str]]]:
+        """What a fork of ``session_id`` at ``leaf_id`` is planned from, in one round trip where
+        the database allows: the chain as :meth:`get_chain` returns it but root first, with
+        the JSON of the :data:`~sessiontree.storage.sql.fork.PARSED_TYPES` rows and of the
+        :data:`~sessiontree.storage.sql.fork.FIRST_MESSAGES` root-most messages only (``None``
+        for the rest); and ``(id, JSON)`` of every ``label`` entry, in append order."""
         ...
 
     async def get_bodies(self, session_id: str, entry_ids: Sequence[str]) -> dict[str, str]:

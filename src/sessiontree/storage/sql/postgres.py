@@ -52,10 +52,10 @@ from sessiontree.storage.sql.postgres_sql import (
     CHAIN_SQL,
     CHAIN_UNTIL_SQL,
     FORK_CHAIN_SQL,
-    FORK_SQL,
     INSERT_SQL,
     LOOKUP_SQL,
     UPDATE_SQL,
+    fork_sql,
 )
 from sessiontree.tree import entry_refs
 
@@ -152,8 +152,8 @@ class PostgresEngine(PostgresConnection):
     async def fork_session(
         self, source_id: str, session_id: str, metadata: SessionMetadata, plan: ForkPlan
     ) -> None:
-        """See :class:`SQLEngine`: one statement (``FORK_SQL``), so one transaction and one
-        round trip; copied rows by ``INSERT … SELECT``."""
+        """See :class:`SQLEngine`: one statement (:func:`~sessiontree.storage.sql.postgres_sql.fork_sql`),
+        so one transaction and one round trip; copied rows by ``INSERT … SELECT``."""
         self._writable(session_id)
         now = now_us()
         meta = [(_meta_text(k), _meta_text(v)) for k, v, _ in meta_rows(session_id, metadata)]
@@ -168,8 +168,9 @@ class PostgresEngine(PostgresConnection):
             "meta_key": [k for k, _ in meta],
             "meta_value": [v for _, v in meta],
         }
+        sql = fork_sql(copies=bool(plan.copies), meta=bool(meta), written=bool(plan.rows))
         try:
-            rows = await self._fetch(FORK_SQL, params, session_id)
+            rows = await self._fetch(sql, params, session_id)
         except SessionTreeError as exc:
             if isinstance(exc, DuplicateEntryError):
                 raise SessionExistsError(
@@ -301,11 +302,22 @@ class PostgresEngine(PostgresConnection):
         params = {"sid": session_id, "leaf": leaf_id, "stype": stop_type, "stop": stop_id}
         return await self._fetch(CHAIN_UNTIL_SQL, params, session_id)
 
-    async def get_fork_chain(
+    async def get_fork_rows(
         self, session_id: str, leaf_id: str
-    ) -> list[tuple[str, str | None, str, str | None, int]]:
-        """See :class:`SQLEngine`."""
-        return await self._fetch(FORK_CHAIN_SQL, {"sid": session_id, "leaf": leaf_id}, session_id)
+    ) -> tuple[list[tuple[str, str | None, str, str | None, int]], list[tuple[str, str]]]:
+        """See :class:`SQLEngine`: both queries in one round trip (a pipeline)."""
+        pool = self._pool or await self._get_pool()
+        try:
+            async with pool.connection() as conn, conn.pipeline():
+                chain = await conn.execute(FORK_CHAIN_SQL, {"sid": session_id, "leaf": leaf_id})
+                labels = await conn.execute(
+                    "SELECT id, body::text FROM entries WHERE session_id = %s AND type = 'label'"
+                    " ORDER BY seq",
+                    (session_id,),
+                )
+                return await chain.fetchall(), await labels.fetchall()
+        except self._psycopg.Error as exc:
+            raise self._error(exc, session_id) from exc
 
     async def get_bodies(self, session_id: str, entry_ids: Sequence[str]) -> dict[str, str]:
         """See :class:`SQLEngine`."""

@@ -14,7 +14,7 @@ __all__ = [
     "CHAIN_SQL",
     "CHAIN_UNTIL_SQL",
     "FORK_CHAIN_SQL",
-    "FORK_SQL",
+    "fork_sql",
     "INSERT_SQL",
     "LOOKUP_SQL",
     "UPDATE_SET",
@@ -62,6 +62,50 @@ CAS_ONE_SQL = (
     " %(type)s::text, %(ts)s::text, %(target)s::text, %(body)s::json, %(text)s::text FROM upd"
 )
 INSERT_SQL = f"{INSERT_COLUMNS} SELECT %(sid)s, {ROW_VALUES} {ROWS}"
+UPDATE_SQL = f"{UPDATE_SET} WHERE id = %(sid)s"
+
+_FORK_PARTS = {
+    "copies": "WITH src AS (SELECT c.seq, e.id, e.parent_id, e.type, e.timestamp, e.target_id,"
+    " e.body FROM unnest(%(copy_id)b::text[], %(copy_seq)b::bigint[]) AS c (id, seq)"
+    " JOIN entries AS e ON e.session_id = %(src)s AND e.id = c.id),",
+    "session": " s AS (INSERT INTO sessions (id, metadata, created_us, modified_us,"
+    " parent_session_id, leaf_id, entry_count, message_count, first_message, name)"
+    " SELECT %(sid)s, %(meta)s::json, %(now)s, %(now)s, %(parent_session)s, %(leaf)s,"
+    " %(count)s, %(msgs)s, %(first)s, %(name)s"
+    " WHERE (SELECT count(*) FROM src) = %(copies)s RETURNING id)",
+    "meta": ", m AS (INSERT INTO session_meta (key, value, session_id) SELECT k.key, k.value,"
+    " s.id FROM s, unnest(%(meta_key)b::text[], %(meta_value)b::text[]) AS k (key, value))",
+    "copy": f", cp AS ({INSERT_COLUMNS} SELECT s.id, src.seq, src.id, src.parent_id, src.type,"
+    " src.timestamp, src.target_id, src.body, NULL FROM s, src),"
+    " p AS (INSERT INTO search_pending (session_id, source_id) SELECT s.id, %(src)s FROM s)",
+    "written": f", w AS ({INSERT_COLUMNS} SELECT s.id, {ROW_VALUES} FROM s,"
+    f" ({'SELECT * ' + ROWS}) AS r)",
+}
+
+
+def fork_sql(*, copies: bool, meta: bool, written: bool) -> str:
+    """The statement of a whole fork (one statement, so one implicit transaction: all of it or
+    nothing), with only the parts it needs: the new session row with its final counters, its
+    metadata rows (``meta``), the copied rows (``copies``: by id from the source, in the
+    fork's order) and the rows written from JSON (``written``).
+
+    Every insert reads the session row the first one returned, which is only inserted when
+    every row to copy is still in the source: a source deleted meanwhile leaves nothing at all
+    (the statement then returns 0). The copies get no search text (each would put its every
+    trigram in the GIN index again) but a ``search_pending`` row, which the next search
+    resolves (:func:`~sessiontree.storage.sql.postgres_search.catch_up`).
+    """
+    head = _FORK_PARTS["copies"] if copies else "WITH src AS (SELECT 1 WHERE false),"
+    return (
+        head
+        + _FORK_PARTS["session"]
+        + (_FORK_PARTS["meta"] if meta else "")
+        + (_FORK_PARTS["copy"] if copies else "")
+        + (_FORK_PARTS["written"] if written else "")
+        + " SELECT count(*) FROM s"
+    )
+
+
 UPDATE_SQL = f"{UPDATE_SET} WHERE id = %(sid)s"
 
 # a whole fork in one statement (so one implicit transaction: all of it or nothing): the new
@@ -122,7 +166,7 @@ SELECT r.id, r.parent_id, r.type,
                  OR (r.type = 'message' AND r.nth <= {FIRST_MESSAGES})
             THEN (SELECT body::text FROM entries WHERE session_id = %(sid)s AND id = r.id) END,
        r.depth
-  FROM ranked AS r ORDER BY r.depth
+  FROM ranked AS r ORDER BY r.depth DESC
 """
 # the same walk, also ending after a row of type stype or with id stop (either may be
 # NULL: no such end)

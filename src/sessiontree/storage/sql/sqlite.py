@@ -86,7 +86,7 @@ SELECT r.id, r.parent_id, r.type,
                  OR (r.type = 'message' AND r.nth <= {FIRST_MESSAGES})
             THEN (SELECT body FROM entries WHERE session_id = :sid AND id = r.id) END,
        r.depth
-  FROM ranked AS r ORDER BY r.depth
+  FROM ranked AS r ORDER BY r.depth DESC
 """
 # the same walk, also ending after a row of type stype or with id stop (either may be
 # NULL: no such end)
@@ -359,11 +359,16 @@ class SQLiteEngine(SQLiteConnection):
             {"sid": session_id, "leaf": leaf_id, "stype": stop_type, "stop": stop_id},
         )
 
-    async def get_fork_chain(
+    async def get_fork_rows(
         self, session_id: str, leaf_id: str
-    ) -> list[tuple[str, str | None, str, str | None, int]]:
+    ) -> tuple[list[tuple[str, str | None, str, str | None, int]], list[tuple[str, str]]]:
         """See :class:`SQLEngine`."""
-        return self._query(_FORK_CHAIN_SQL, {"sid": session_id, "leaf": leaf_id})
+        chain = self._query(_FORK_CHAIN_SQL, {"sid": session_id, "leaf": leaf_id})
+        labels = self._query(
+            "SELECT id, body FROM entries WHERE session_id = ? AND type = 'label' ORDER BY seq",
+            (session_id,),
+        )
+        return chain, labels
 
     async def get_bodies(self, session_id: str, entry_ids: Sequence[str]) -> dict[str, str]:
         """See :class:`SQLEngine`."""

@@ -138,11 +138,11 @@ def make_engine(url: str, *, read_only: bool = False) -> SQLEngine:
     )
 
 
-def _in_walk_order(rows: Sequence[tuple[str, str | None, str, str | None, int]]) -> list[Any]:
+def _in_walk_order(rows: list[tuple[str, str | None, str, str, int]]) -> list[Any]:
     """Rows of a recursive walk, leaf (depth 0) first (they come so; sorted if not)."""
     if any(r[4] != i for i, r in enumerate(rows)):
         return sorted(rows, key=lambda r: r[4])
-    return list(rows)
+    return rows
 
 
 class SQLStorage:
@@ -443,14 +443,10 @@ class SQLStorage:
         when the generic path must run."""
         if position not in ("at", "before"):
             return None
-        rows = _in_walk_order(await self._engine.get_fork_chain(self._id, target_id))
+        rows, label_rows = await self._engine.get_fork_rows(self._id, target_id)
         if not rows:
             return None
-        rows.reverse()  # root first
         chain = [ChainRow(r[0], r[1], r[2], r[3]) for r in rows]
-        label_rows = await self._engine.get_entries(
-            self._id, EntryCursor(types=frozenset({"label"})), None
-        )
         labels = [self._parse(i, b) for i, b in label_rows]
         bodies: dict[str, str] = {}
         missing: list[str] = []
