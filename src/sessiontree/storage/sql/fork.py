@@ -159,8 +159,17 @@ def plan_fork(
     rows: list[EntryRow] = []
     everything: list[Any] = [*copied, *new_labels]
     for seq, item in enumerate(everything):
+        if type(item) is _Copied:
+            # what check_append asks of an entry whose only reference is its parent (no leaf
+            # rows here); a chain that fails it goes the generic way, which says why
+            if item.id in staged or (item.parent_id is not None and item.parent_id not in staged):
+                return None
+            copies.append((item.id, seq))
+            staged[item.id] = item.type
+            fold.add(item.type, item.id, _no_field, first_user.reader(item.id))
+            continue
         written: Any = item
-        unchanged = isinstance(item, _Copied) or as_read.get(item.id) is item
+        unchanged = as_read.get(item.id) is item
         if unchanged:
             copies.append((item.id, seq))
         else:
@@ -168,10 +177,7 @@ def plan_fork(
             rows.append(_row(seq, written, body))
         check_append(written, staged.get, session_id=session_id, keep_unknown=True)
         staged[written.id] = written.type
-        if isinstance(written, _Copied):
-            fold.add(written.type, written.id, _no_field, first_user.reader(written.id))
-        else:
-            fold.add_entry(written)
+        fold.add_entry(written)
     return ForkPlan(
         copies,
         rows,
