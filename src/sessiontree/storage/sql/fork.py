@@ -195,8 +195,9 @@ def _no_field(_key: str) -> None:
 
 
 class _FirstUser:
-    """The listing text of copied message rows, read while the fold looks for the first user
-    message: the bodies of the first :data:`FIRST_MESSAGES` come in one fetch."""
+    """The listing text of copied message rows whose JSON the chain query did not return, read
+    while the fold looks for the first user message (past the first :data:`FIRST_MESSAGES`
+    messages): their bodies are asked for :data:`FIRST_MESSAGES` at a time."""
 
     def __init__(
         self,
