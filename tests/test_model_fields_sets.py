@@ -8,7 +8,7 @@ import pytest
 
 from sessiontree import _model
 from sessiontree.entries import ENTRY_ADAPTER, dump_entry
-from sessiontree.messages import MESSAGE_ADAPTER, AssistantMessage, TextContent, UserMessage
+from sessiontree.messages import MESSAGE_ADAPTER, TextContent, UserMessage
 
 
 def entry(i: int, **extra: Any) -> Any:
@@ -86,12 +86,12 @@ def test_direct_construction_marks_and_shares_too() -> None:
 
 
 def test_beyond_the_bound_a_model_keeps_a_set_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(AssistantMessage, "_shared_fields_sets", [])
-    monkeypatch.setattr(_model, "_SHARED_FIELDS_SETS_PER_CLASS", 2)
+    monkeypatch.setattr(_model, "_shared_fields_sets", {})
+    monkeypatch.setattr(_model, "_MAX_SHARED_FIELDS_SETS", 3)
     first = [entry(i, **{f"k{i}": i}) for i in range(4)]
     again = [entry(i, **{f"k{i}": i}) for i in range(4)]
-    assert len(AssistantMessage._shared_fields_sets) == 2
+    assert len(_model._shared_fields_sets) == 3
     for a, b in zip(first, again, strict=True):
         assert a.message.model_fields_set == b.message.model_fields_set
-    assert first[1].message.__pydantic_fields_set__ is again[1].message.__pydantic_fields_set__
+    assert first[0].message.__pydantic_fields_set__ is again[0].message.__pydantic_fields_set__
     assert first[3].message.__pydantic_fields_set__ is not again[3].message.__pydantic_fields_set__
