@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sessiontree.entries import (
     Entry,
@@ -36,6 +36,9 @@ from sessiontree.snippets import make_snippet
 from sessiontree.storage.base import EntryCursor
 from sessiontree.storage.search import SEARCH_MAX_CHARS, text_for_search
 from sessiontree.tree import check_append, entry_refs
+
+if TYPE_CHECKING:
+    from sessiontree.storage.sql.fork import ForkPlan
 
 __all__ = [
     "FTS_MAX_CHARS",
@@ -365,24 +368,32 @@ class SQLEngine(Protocol):
         ...
 
     async def fork_session(
-        self,
-        source_id: str,
-        session_id: str,
-        metadata: SessionMetadata,
-        entries: Sequence[Entry],
-        bodies: Sequence[bytes | None],
+        self, source_id: str, session_id: str, metadata: SessionMetadata, plan: ForkPlan
     ) -> None:
-        """Create session ``session_id`` holding ``entries`` in one transaction (a fork).
+        """Create session ``session_id`` holding what ``plan`` says, in one transaction (a fork
+        of ``source_id``; :mod:`sessiontree.storage.sql.fork`).
 
-        ``bodies[i]`` is the JSON to store for ``entries[i]`` (:func:`~sessiontree.entries.stored_form`),
-        or ``None`` for an entry stored unchanged in ``source_id``, whose row is copied in
-        the database (same JSON, same text index). The entries are validated as an append
-        to an empty session (:func:`plan_append`); on any error nothing is created.
+        The rows of ``plan.copies`` are copied from ``source_id`` in the database (same JSON,
+        same search text), ``plan.rows`` written from their JSON, and the session row gets
+        the plan's counters. On any error nothing is created.
 
         Raises:
             SessionExistsError: the id is taken. SessionNotFoundError: the source went away.
-            DuplicateEntryError, EntryNotFoundError, InvalidEntryError: as :meth:`append`.
         """
+        ...
+
+    async def get_fork_rows(
+        self, session_id: str, leaf_id: str
+    ) -> tuple[list[tuple[str, str | None, str, str | None, int]], list[tuple[str, str]]]:
+        """What a fork of ``session_id`` at ``leaf_id`` is planned from, in one round trip where
+        the database allows: the chain as :meth:`get_chain` returns it but root first, with
+        the JSON of the :data:`~sessiontree.storage.sql.fork.PARSED_TYPES` rows and of the
+        :data:`~sessiontree.storage.sql.fork.FIRST_MESSAGES` root-most messages only (``None``
+        for the rest); and ``(id, JSON)`` of every ``label`` entry, in append order."""
+        ...
+
+    async def get_bodies(self, session_id: str, entry_ids: Sequence[str]) -> dict[str, str]:
+        """``id → JSON`` of those of ``entry_ids`` that the session holds (one query)."""
         ...
 
     async def set_modified(self, session_id: str, modified_us: int) -> bool:

@@ -24,11 +24,13 @@ from sessiontree.errors import (
     DuplicateEntryError,
     SessionExistsError,
     SessionNotFoundError,
+    SessionTreeError,
     StorageError,
 )
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.storage.base import EntryCursor
 from sessiontree.storage.search import search_needle
+from sessiontree.storage.sql.fork import ForkPlan
 from sessiontree.storage.sql.plan import (
     LIST_COLUMNS,
     AppendPlan,
@@ -43,15 +45,17 @@ from sessiontree.storage.sql.plan import (
     where_clause,
 )
 from sessiontree.storage.sql.postgres_pool import PostgresConnection, clean_text, import_drivers
+from sessiontree.storage.sql.postgres_search import SEARCH_SQL, catch_up, like_pattern, pending_hits
 from sessiontree.storage.sql.postgres_sql import (
     CAS_ONE_SQL,
     CAS_SQL,
     CHAIN_SQL,
     CHAIN_UNTIL_SQL,
-    COPY_ROWS_SQL,
+    FORK_CHAIN_SQL,
     INSERT_SQL,
     LOOKUP_SQL,
     UPDATE_SQL,
+    fork_sql,
 )
 from sessiontree.tree import entry_refs
 
@@ -146,55 +150,35 @@ class PostgresEngine(PostgresConnection):
             raise error from exc
 
     async def fork_session(
-        self,
-        source_id: str,
-        session_id: str,
-        metadata: SessionMetadata,
-        entries: Sequence[Entry],
-        bodies: Sequence[bytes | None],
+        self, source_id: str, session_id: str, metadata: SessionMetadata, plan: ForkPlan
     ) -> None:
-        """See :class:`SQLEngine`: one transaction; copied rows by ``INSERT … SELECT``."""
+        """See :class:`SQLEngine`: one statement (:func:`~sessiontree.storage.sql.postgres_sql.fork_sql`),
+        so one transaction and one round trip; copied rows by ``INSERT … SELECT``."""
         self._writable(session_id)
-        pool = self._pool or await self._get_pool()
         now = now_us()
+        meta = [(_meta_text(k), _meta_text(v)) for k, v, _ in meta_rows(session_id, metadata)]
+        params = self._params(session_id, plan, plan.rows) | {
+            "now": now,
+            "src": source_id,
+            "copy_id": [i for i, _ in plan.copies],
+            "copy_seq": [seq for _, seq in plan.copies],
+            "copies": len(plan.copies),
+            "meta": metadata.model_dump_json(by_alias=True, exclude_unset=True),
+            "parent_session": _clean(metadata.parent_session_id),
+            "meta_key": [k for k, _ in meta],
+            "meta_value": [v for _, v in meta],
+        }
+        sql = fork_sql(copies=bool(plan.copies), meta=bool(meta), written=bool(plan.rows))
         try:
-            async with pool.connection() as conn, conn.transaction():
-                await _insert_session(conn, session_id, metadata, now)
-                empty = SessionState(None, 0, 0, False)
-                plan = plan_append(
-                    session_id,
-                    empty,
-                    entries,
-                    {},
-                    at_leaf=False,
-                    bodies=[b or b"" for b in bodies],
-                    keep_unknown=True,
-                )
-                rows = list(zip(plan.rows, bodies, strict=True))
-                copied = [r for r, b in rows if b is None]
-                if copied:
-                    cur = await conn.execute(
-                        COPY_ROWS_SQL,
-                        {
-                            "sid": session_id,
-                            "src": source_id,
-                            "id": [r.id for r in copied],
-                            "seq": [r.seq for r in copied],
-                        },
-                    )
-                    if cur.rowcount != len(copied):
-                        raise SessionNotFoundError(source_id, "session was deleted during the fork")
-                written = [r for r, b in rows if b is not None]
-                for start in range(0, len(written), CAS_CHUNK):
-                    chunk = written[start : start + CAS_CHUNK]
-                    await conn.execute(INSERT_SQL, self._params(session_id, plan, chunk))
-                await conn.execute(UPDATE_SQL, self._params(session_id, plan, ()))
-        except self._psycopg.errors.UniqueViolation as exc:
-            raise SessionExistsError(
-                "a session with this id already exists", session_id=session_id
-            ) from exc
-        except self._psycopg.Error as exc:
-            raise self._error(exc, session_id) from exc
+            rows = await self._fetch(sql, params, session_id)
+        except SessionTreeError as exc:
+            if isinstance(exc, DuplicateEntryError):
+                raise SessionExistsError(
+                    "a session with this id already exists", session_id=session_id
+                ) from exc.__cause__
+            raise
+        if not rows or not rows[0][0]:
+            raise SessionNotFoundError(source_id, "session was deleted during the fork")
 
     async def set_modified(self, session_id: str, modified_us: int) -> bool:
         """See :class:`SQLEngine`."""
@@ -245,19 +229,31 @@ class PostgresEngine(PostgresConnection):
         """See :class:`SQLEngine`: a case-insensitive substring
         (:mod:`sessiontree.storage.search`): ``search_text LIKE '%needle%'`` over the
         lower-cased text, through the ``pg_trgm`` GIN index; newest sessions first, then
-        append order."""
+        append order. Fork copies still without search text are resolved first
+        (:mod:`~sessiontree.storage.sql.postgres_search`), or matched in Python by an engine
+        that may not write."""
         needle = search_needle(query)
         if needle is None or limit <= 0:
             return []
-        escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        rows = await self._fetch(
-            "SELECT e.session_id, e.id, e.body::text FROM entries AS e"
-            " JOIN sessions AS s ON s.id = e.session_id"
-            " WHERE e.search_text LIKE %s ESCAPE '\\'"
-            " ORDER BY s.modified_us DESC, e.session_id, e.seq LIMIT %s",
-            ("%" + (_clean(escaped) or "") + "%", limit),
-        )
-        return [hit_from_row(sid, eid, body, query) for sid, eid, body in rows]
+        pool = self._pool or await self._get_pool()
+        errors = self._psycopg.errors
+        try:
+            async with pool.connection() as conn:
+                pending: list[Any] = []
+                if self.read_only:
+                    pending = await pending_hits(conn, needle)
+                else:
+                    try:
+                        await catch_up(conn)
+                    except (errors.InsufficientPrivilege, errors.ReadOnlySqlTransaction):
+                        pending = await pending_hits(conn, needle)
+                cur = await conn.execute(SEARCH_SQL, (like_pattern(needle), limit))
+                rows = await cur.fetchall()
+        except self._psycopg.Error as exc:
+            raise self._error(exc) from exc
+        if pending:
+            rows = sorted([*rows, *pending], key=lambda r: (-r[3], r[0], r[4]))[:limit]
+        return [hit_from_row(r[0], r[1], r[2], query) for r in rows]
 
     # ------------------------------------------------------------------ entries
 
@@ -306,6 +302,34 @@ class PostgresEngine(PostgresConnection):
         params = {"sid": session_id, "leaf": leaf_id, "stype": stop_type, "stop": stop_id}
         return await self._fetch(CHAIN_UNTIL_SQL, params, session_id)
 
+    async def get_fork_rows(
+        self, session_id: str, leaf_id: str
+    ) -> tuple[list[tuple[str, str | None, str, str | None, int]], list[tuple[str, str]]]:
+        """See :class:`SQLEngine`: both queries in one round trip (a pipeline)."""
+        pool = self._pool or await self._get_pool()
+        try:
+            async with pool.connection() as conn, conn.pipeline():
+                chain = await conn.execute(FORK_CHAIN_SQL, {"sid": session_id, "leaf": leaf_id})
+                labels = await conn.execute(
+                    "SELECT id, body::text FROM entries WHERE session_id = %s AND type = 'label'"
+                    " ORDER BY seq",
+                    (session_id,),
+                )
+                return await chain.fetchall(), await labels.fetchall()
+        except self._psycopg.Error as exc:
+            raise self._error(exc, session_id) from exc
+
+    async def get_bodies(self, session_id: str, entry_ids: Sequence[str]) -> dict[str, str]:
+        """See :class:`SQLEngine`."""
+        if not entry_ids:
+            return {}
+        rows = await self._fetch(
+            "SELECT id, body::text FROM entries WHERE session_id = %s AND id = ANY(%s::text[])",
+            (session_id, list(entry_ids)),
+            session_id,
+        )
+        return dict(rows)
+
     async def get_label_body(self, session_id: str, entry_id: str) -> str | None:
         """See :class:`SQLEngine`."""
         rows = await self._fetch(
@@ -327,7 +351,7 @@ class PostgresEngine(PostgresConnection):
         return rows[0][0] if rows else None
 
     @staticmethod
-    def _session_params(session_id: str, plan: AppendPlan) -> dict[str, Any]:
+    def _session_params(session_id: str, plan: AppendPlan | ForkPlan) -> dict[str, Any]:
         """The ``sessions`` row values after ``plan`` (the ``UPDATE_SET`` parameters)."""
         return {
             "sid": session_id,
@@ -340,7 +364,9 @@ class PostgresEngine(PostgresConnection):
         }
 
     @classmethod
-    def _params(cls, session_id: str, plan: AppendPlan, rows: Sequence[Any]) -> dict[str, Any]:
+    def _params(
+        cls, session_id: str, plan: AppendPlan | ForkPlan, rows: Sequence[Any]
+    ) -> dict[str, Any]:
         return cls._session_params(session_id, plan) | {
             "seq": [r.seq for r in rows],
             "id": [r.id for r in rows],

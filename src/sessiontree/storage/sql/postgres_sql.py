@@ -6,12 +6,15 @@ only while the session row is still the one the plan read; rows travel as binary
 
 from __future__ import annotations
 
+from sessiontree.storage.sql.fork import FIRST_MESSAGES, PARSED_TYPES
+
 __all__ = [
     "CAS_ONE_SQL",
     "CAS_SQL",
     "CHAIN_SQL",
     "CHAIN_UNTIL_SQL",
-    "COPY_ROWS_SQL",
+    "FORK_CHAIN_SQL",
+    "fork_sql",
     "INSERT_SQL",
     "LOOKUP_SQL",
     "UPDATE_SET",
@@ -59,13 +62,77 @@ CAS_ONE_SQL = (
     " %(type)s::text, %(ts)s::text, %(target)s::text, %(body)s::json, %(text)s::text FROM upd"
 )
 INSERT_SQL = f"{INSERT_COLUMNS} SELECT %(sid)s, {ROW_VALUES} {ROWS}"
-# a fork's copied rows, in the fork's order, with their search text as it is
-COPY_ROWS_SQL = (
-    f"{INSERT_COLUMNS} SELECT %(sid)s, c.seq, e.id, e.parent_id, e.type, e.timestamp,"
-    " e.target_id, e.body, e.search_text FROM unnest(%(id)s::text[], %(seq)s::bigint[]) AS c (id, seq)"
-    " JOIN entries AS e ON e.session_id = %(src)s AND e.id = c.id"
-)
 UPDATE_SQL = f"{UPDATE_SET} WHERE id = %(sid)s"
+
+_FORK_PARTS = {
+    "copies": "WITH src AS (SELECT c.seq, e.id, e.parent_id, e.type, e.timestamp, e.target_id,"
+    " e.body FROM unnest(%(copy_id)b::text[], %(copy_seq)b::bigint[]) AS c (id, seq)"
+    " JOIN entries AS e ON e.session_id = %(src)s AND e.id = c.id),",
+    "session": " s AS (INSERT INTO sessions (id, metadata, created_us, modified_us,"
+    " parent_session_id, leaf_id, entry_count, message_count, first_message, name)"
+    " SELECT %(sid)s, %(meta)s::json, %(now)s, %(now)s, %(parent_session)s, %(leaf)s,"
+    " %(count)s, %(msgs)s, %(first)s, %(name)s"
+    " WHERE (SELECT count(*) FROM src) = %(copies)s RETURNING id)",
+    "meta": ", m AS (INSERT INTO session_meta (key, value, session_id) SELECT k.key, k.value,"
+    " s.id FROM s, unnest(%(meta_key)b::text[], %(meta_value)b::text[]) AS k (key, value))",
+    "copy": f", cp AS ({INSERT_COLUMNS} SELECT s.id, src.seq, src.id, src.parent_id, src.type,"
+    " src.timestamp, src.target_id, src.body, NULL FROM s, src),"
+    " p AS (INSERT INTO search_pending (session_id, source_id) SELECT s.id, %(src)s FROM s)",
+    "written": f", w AS ({INSERT_COLUMNS} SELECT s.id, {ROW_VALUES} FROM s,"
+    f" ({'SELECT * ' + ROWS}) AS r)",
+}
+
+
+def fork_sql(*, copies: bool, meta: bool, written: bool) -> str:
+    """The statement of a whole fork (one statement, so one implicit transaction: all of it or
+    nothing), with only the parts it needs: the new session row with its final counters, its
+    metadata rows (``meta``), the copied rows (``copies``: by id from the source, in the
+    fork's order) and the rows written from JSON (``written``).
+
+    Every insert reads the session row the first one returned, which is only inserted when
+    every row to copy is still in the source: a source deleted meanwhile leaves nothing at all
+    (the statement then returns 0). The copies get no search text (each would put its every
+    trigram in the GIN index again) but a ``search_pending`` row, which the next search
+    resolves (:func:`~sessiontree.storage.sql.postgres_search.catch_up`).
+    """
+    head = _FORK_PARTS["copies"] if copies else "WITH src AS (SELECT 1 WHERE false),"
+    return (
+        head
+        + _FORK_PARTS["session"]
+        + (_FORK_PARTS["meta"] if meta else "")
+        + (_FORK_PARTS["copy"] if copies else "")
+        + (_FORK_PARTS["written"] if written else "")
+        + " SELECT count(*) FROM s"
+    )
+
+
+UPDATE_SQL = f"{UPDATE_SET} WHERE id = %(sid)s"
+
+# a whole fork in one statement (so one implicit transaction: all of it or nothing): the new
+# session row with its final counters, its metadata rows, the copied rows (by id from the
+# source, in the fork's order) and the rows written from JSON. Every insert reads the session
+# row the first one returned, which is only inserted when every row to copy is still in the
+# source: a source deleted meanwhile leaves nothing at all. The copies get no search text
+# (each would put its every trigram in the GIN index again) but a search_pending row, which
+# the next search resolves (postgres_search.catch_up)
+FORK_SQL = (
+    "WITH src AS (SELECT c.seq, e.id, e.parent_id, e.type, e.timestamp, e.target_id, e.body"
+    " FROM unnest(%(copy_id)b::text[], %(copy_seq)b::bigint[]) AS c (id, seq)"
+    " JOIN entries AS e ON e.session_id = %(src)s AND e.id = c.id),"
+    " s AS (INSERT INTO sessions (id, metadata, created_us, modified_us, parent_session_id,"
+    " leaf_id, entry_count, message_count, first_message, name)"
+    " SELECT %(sid)s, %(meta)s::json, %(now)s, %(now)s, %(parent_session)s, %(leaf)s,"
+    " %(count)s, %(msgs)s, %(first)s, %(name)s"
+    " WHERE (SELECT count(*) FROM src) = %(copies)s RETURNING id),"
+    " m AS (INSERT INTO session_meta (key, value, session_id) SELECT k.key, k.value, s.id"
+    " FROM s, unnest(%(meta_key)b::text[], %(meta_value)b::text[]) AS k (key, value)),"
+    f" cp AS ({INSERT_COLUMNS} SELECT s.id, src.seq, src.id, src.parent_id, src.type,"
+    " src.timestamp, src.target_id, src.body, NULL FROM s, src),"
+    " p AS (INSERT INTO search_pending (session_id, source_id) SELECT s.id, %(src)s FROM s"
+    " WHERE %(copies)s > 0),"
+    f" w AS ({INSERT_COLUMNS} SELECT s.id, {ROW_VALUES} FROM s, ({'SELECT * ' + ROWS}) AS r)"
+    " SELECT count(*) FROM s"
+)
 
 CHAIN_TEMPLATE = """
 WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
@@ -80,6 +147,27 @@ WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
 SELECT id, parent_id, type, body::text, depth FROM chain
 """
 CHAIN_SQL = CHAIN_TEMPLATE.format(until="")
+# the walk a fork plans from (fork.plan_fork), root first: no JSON carried along, only that
+# of the fork.PARSED_TYPES rows and of the fork.FIRST_MESSAGES root-most messages
+FORK_CHAIN_SQL = f"""
+WITH RECURSIVE chain (id, parent_id, type, depth) AS (
+    SELECT id, parent_id, type, 0 FROM entries WHERE session_id = %(sid)s AND id = %(leaf)s
+    UNION ALL
+    SELECT e.id, e.parent_id, e.type, c.depth + 1
+      FROM chain AS c JOIN entries AS e ON e.session_id = %(sid)s AND e.id = c.parent_id
+     WHERE c.depth < (SELECT entry_count FROM sessions WHERE id = %(sid)s)
+), ranked AS (
+    SELECT id, parent_id, type, depth,
+           row_number() OVER (PARTITION BY type = 'message' ORDER BY depth DESC) AS nth
+      FROM chain
+)
+SELECT r.id, r.parent_id, r.type,
+       CASE WHEN r.type IN ({", ".join(repr(t) for t in PARSED_TYPES)})
+                 OR (r.type = 'message' AND r.nth <= {FIRST_MESSAGES})
+            THEN (SELECT body::text FROM entries WHERE session_id = %(sid)s AND id = r.id) END,
+       r.depth
+  FROM ranked AS r ORDER BY r.depth DESC
+"""
 # the same walk, also ending after a row of type stype or with id stop (either may be
 # NULL: no such end)
 CHAIN_UNTIL_SQL = CHAIN_TEMPLATE.format(

@@ -11,6 +11,8 @@ differ)::
                     timestamp, target_id (label/leaf targets), body (the camelCase entry JSON)
                     PRIMARY KEY (session_id, seq), UNIQUE (session_id, id)
     search_index_state  indexed_upto  (SQLite only, one row: the search index watermark)
+    search_pending  session_id, source_id  (PostgreSQL only, version 5: forks whose copies
+                    have no search text yet)
     session_meta    key, value (JSON text), session_id  -- filterable metadata (version 3)
                     PRIMARY KEY (key, value, session_id)
 
@@ -222,6 +224,16 @@ _V4_POSTGRES_AFTER = (
     "ALTER TABLE entries DROP COLUMN IF EXISTS fts",
 )
 
+# a fork's copies leave search_text NULL (copying it made PostgreSQL insert every trigram of
+# every copied message into the GIN index again: two thirds of the fork's time); a row here
+# says the session holds such copies of source_id's rows, filled by the next search
+_V5_POSTGRES = (
+    """CREATE TABLE IF NOT EXISTS search_pending (
+        session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+        source_id TEXT NOT NULL
+    )""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("sessions, entries, indexes, full-text search", _V1_SQLITE, _V1_POSTGRES),
     # PostgreSQL keeps writing its tsvector in the entry's own INSERT: nothing to change there
@@ -233,6 +245,8 @@ MIGRATIONS: tuple[Migration, ...] = (
         _V4_POSTGRES,
         _V4_POSTGRES_AFTER,
     ),
+    # SQLite's copies are above the search-index watermark already: nothing to change there
+    Migration("PostgreSQL: search text of fork copies filled by the next search", (), _V5_POSTGRES),
 )
 """Ordered schema steps; ``MIGRATIONS[i]`` brings a database from version ``i`` to ``i + 1``."""
 

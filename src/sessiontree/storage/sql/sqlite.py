@@ -21,6 +21,7 @@ from sessiontree.errors import DuplicateEntryError, SessionExistsError, SessionN
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.storage.base import EntryCursor
 from sessiontree.storage.search import search_needle
+from sessiontree.storage.sql.fork import FIRST_MESSAGES, PARSED_TYPES, ForkPlan
 from sessiontree.storage.sql.plan import (
     LIST_COLUMNS,
     SessionState,
@@ -66,6 +67,27 @@ WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
 SELECT id, parent_id, type, body, depth FROM chain
 """
 _CHAIN_SQL = _CHAIN_TEMPLATE.format(until="")
+# the walk a fork plans from (fork.plan_fork), root first: no JSON carried along, only that
+# of the fork.PARSED_TYPES rows and of the FIRST_MESSAGES root-most messages
+_FORK_CHAIN_SQL = f"""
+WITH RECURSIVE chain (id, parent_id, type, depth) AS (
+    SELECT id, parent_id, type, 0 FROM entries WHERE session_id = :sid AND id = :leaf
+    UNION ALL
+    SELECT e.id, e.parent_id, e.type, c.depth + 1
+      FROM chain AS c JOIN entries AS e ON e.session_id = :sid AND e.id = c.parent_id
+     WHERE c.depth < (SELECT entry_count FROM sessions WHERE id = :sid)
+), ranked AS (
+    SELECT id, parent_id, type, depth,
+           row_number() OVER (PARTITION BY type = 'message' ORDER BY depth DESC) AS nth
+      FROM chain
+)
+SELECT r.id, r.parent_id, r.type,
+       CASE WHEN r.type IN ({", ".join(repr(t) for t in PARSED_TYPES)})
+                 OR (r.type = 'message' AND r.nth <= {FIRST_MESSAGES})
+            THEN (SELECT body FROM entries WHERE session_id = :sid AND id = r.id) END,
+       r.depth
+  FROM ranked AS r ORDER BY r.depth DESC
+"""
 # the same walk, also ending after a row of type stype or with id stop (either may be
 # NULL: no such end)
 _CHAIN_UNTIL_SQL = _CHAIN_TEMPLATE.format(
@@ -153,12 +175,7 @@ class SQLiteEngine(SQLiteConnection):
             raise self._error(exc) from exc
 
     async def fork_session(
-        self,
-        source_id: str,
-        session_id: str,
-        metadata: SessionMetadata,
-        entries: Sequence[Entry],
-        bodies: Sequence[bytes | None],
+        self, source_id: str, session_id: str, metadata: SessionMetadata, plan: ForkPlan
     ) -> None:
         """See :class:`SQLEngine`: one transaction; copied rows by ``INSERT … SELECT``.
 
@@ -169,19 +186,11 @@ class SQLiteEngine(SQLiteConnection):
         try:
             with self.writing(conn):
                 _insert_session(conn, session_id, metadata, now)
-                empty = SessionState(None, 0, 0, False)
-                plan = plan_append(
-                    session_id,
-                    empty,
-                    entries,
-                    {},
-                    bodies=[b or b"" for b in bodies],
-                    keep_unknown=True,
-                )
-                pairs = [[r.id, r.seq] for r, b in zip(plan.rows, bodies, strict=True) if b is None]
-                if pairs:
-                    copied = conn.execute(_COPY_ROWS, (session_id, source_id, orjson.dumps(pairs)))
-                    if copied.rowcount != len(pairs):
+                if plan.copies:
+                    copied = conn.execute(
+                        _COPY_ROWS, (session_id, source_id, orjson.dumps(plan.copies))
+                    )
+                    if copied.rowcount != len(plan.copies):
                         raise SessionNotFoundError(source_id, "session was deleted during the fork")
                 conn.executemany(
                     _INSERT_ENTRY,
@@ -196,8 +205,7 @@ class SQLiteEngine(SQLiteConnection):
                             r.target_id,
                             r.body,
                         )
-                        for r, b in zip(plan.rows, bodies, strict=True)
-                        if b is not None
+                        for r in plan.rows
                     ],
                 )
                 conn.execute(
@@ -350,6 +358,28 @@ class SQLiteEngine(SQLiteConnection):
             _CHAIN_UNTIL_SQL,
             {"sid": session_id, "leaf": leaf_id, "stype": stop_type, "stop": stop_id},
         )
+
+    async def get_fork_rows(
+        self, session_id: str, leaf_id: str
+    ) -> tuple[list[tuple[str, str | None, str, str | None, int]], list[tuple[str, str]]]:
+        """See :class:`SQLEngine`."""
+        chain = self._query(_FORK_CHAIN_SQL, {"sid": session_id, "leaf": leaf_id})
+        labels = self._query(
+            "SELECT id, body FROM entries WHERE session_id = ? AND type = 'label' ORDER BY seq",
+            (session_id,),
+        )
+        return chain, labels
+
+    async def get_bodies(self, session_id: str, entry_ids: Sequence[str]) -> dict[str, str]:
+        """See :class:`SQLEngine`."""
+        if not entry_ids:
+            return {}
+        rows = self._query(
+            "SELECT id, body FROM entries WHERE session_id = ? AND id IN (SELECT value FROM"
+            " json_each(?))",
+            (session_id, orjson.dumps(list(entry_ids)).decode()),
+        )
+        return dict(rows)
 
     async def get_label_body(self, session_id: str, entry_id: str) -> str | None:
         """See :class:`SQLEngine`."""

@@ -44,6 +44,12 @@ from sessiontree.errors import (
 from sessiontree.ids import check_session_id, new_id
 from sessiontree.metadata import SessionMetadata, session_time
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_plan
+from sessiontree.storage.sql.fork import (
+    ChainRow,
+    ForkPlan,
+    plan_fork,
+    plan_from_entries,
+)
 from sessiontree.storage.sql.plan import SQLEngine, metadata_from_json, us_from_datetime
 from sessiontree.tree import ForkPosition
 
@@ -423,25 +429,55 @@ class SQLStorage:
     async def fork(self, target_id: str, position: ForkPosition = "at") -> SessionStorage:
         """See :meth:`SessionStorage.fork`: one transaction in the same database.
 
-        Entries copied unchanged (the very objects this storage parsed from their rows) are
-        copied row by row inside the database; the rest (new labels, copies whose references
-        :func:`~sessiontree.tree.fork_chain` changed) are written from their JSON.
+        Planned from the chain's columns (:func:`~sessiontree.storage.sql.fork.plan_fork`):
+        the rows copied unchanged are copied inside the database and never parsed; the rest
+        (new labels, copies whose references :func:`~sessiontree.tree.fork_chain` changed) are
+        written from their JSON. A chain that plan cannot take (a target that is not a path
+        entry, a broken chain, an unknown target) goes the generic way
+        (:func:`~sessiontree.storage.base.fork_plan`), which raises what every backend raises.
         """
-        await self._missing_session_check()
-        meta, entries = await fork_plan(self, target_id, position)
-        stored: list[Entry] = []
-        bodies: list[bytes | None] = []
-        for entry in entries:
-            if self._cached(entry.id) is entry:
-                stored.append(entry)
-                bodies.append(None)
-            else:
-                checked, body = stored_form(entry)
-                stored.append(checked)
-                bodies.append(body)
+        meta = self._metadata.model_copy(
+            update={"parent_session_id": self._id, "forked_from_entry_id": target_id}
+        )
+        meta.__pydantic_fields_set__.update({"parent_session_id", "forked_from_entry_id"})
+        plan = await self._fork_plan(target_id, position)
+        if plan is None:
+            await self._missing_session_check()
+            meta, entries = await fork_plan(self, target_id, position)
+            plan = plan_from_entries(self._id, entries, lambda e: self._cached(e.id) is e)
         new = new_id()
-        await self._engine.fork_session(self._id, new, meta, stored, bodies)
+        await self._engine.fork_session(self._id, new, meta, plan)
         return SQLStorage(self._engine, new, meta, parse_cache=self._parse_cache)
+
+    async def _fork_plan(self, target_id: str, position: ForkPosition) -> ForkPlan | None:
+        """:func:`~sessiontree.storage.sql.fork.plan_fork` over this session's rows; ``None``
+        when the generic path must run."""
+        if position not in ("at", "before"):
+            return None
+        rows, label_rows = await self._engine.get_fork_rows(self._id, target_id)
+        if not rows:
+            return None
+        chain = [ChainRow(r[0], r[1], r[2], r[3]) for r in rows]
+        labels = [self._parse(i, b) for i, b in label_rows]
+        bodies: dict[str, str] = {}
+        missing: list[str] = []
+
+        def fetch(ids: list[str]) -> dict[str, str]:
+            # the fold asks synchronously: what is not fetched yet is fetched after, then
+            # the plan made again
+            got = {i: bodies[i] for i in ids if i in bodies}
+            missing.extend(i for i in ids if i not in bodies)
+            return got
+
+        plan = plan_fork(self._id, chain, self._parse, labels, fetch, position)
+        while missing:  # no user message among the first ones: fetch the next and plan again
+            known = len(bodies)
+            bodies.update(await self._engine.get_bodies(self._id, list(dict.fromkeys(missing))))
+            missing.clear()
+            if len(bodies) == known:  # deleted meanwhile: the copy will find the rows gone
+                break
+            plan = plan_fork(self._id, chain, self._parse, labels, fetch, position)
+        return plan
 
     async def delete(self) -> None:
         """See :meth:`SessionStorage.delete`: entries, search index and session row, in one transaction."""

@@ -1,0 +1,265 @@
+"""A SQL fork planned from the rows' columns: which rows the database copies, which are written.
+
+A fork (docs/branching.md, :func:`sessiontree.storage.base.fork_plan`) copies the chain root →
+target. On SQL nearly every copied row is the stored row as it is, so the database copies it
+(``INSERT … SELECT``) and Python never parses or re-serialises it. :func:`plan_fork` works out
+the fork from the chain's ``id``/``parent_id``/``type`` columns: only the rows whose JSON the
+fork rules read are parsed — ``label``, ``branch_summary`` and ``session_info`` entries (the
+references :func:`~sessiontree.tree.fork_chain` may clear, the labels and the name) and the
+first user message (the listing's first message). The same rules run on them as on any other
+backend: :func:`~sessiontree.tree.fork_chain`, :func:`~sessiontree.tree.check_append`,
+:class:`~sessiontree.fold.LogFold`; a copied row stands in as a :class:`_Copied` (its id, parent
+and type), which they pass through unchanged (they only rewrite labels and branch summaries).
+
+A chain the rules would refuse or report (a bookkeeping target, a ``leaf`` entry on it, no
+rows, a root that still has a parent) gets no plan here: the caller takes the generic path,
+which raises the same errors as every backend. :func:`plan_from_entries` turns the generic
+path's entries into the same :class:`ForkPlan`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sessiontree.entries import (
+    BOOKKEEPING_TYPES,
+    Entry,
+    LabelEntry,
+    LeafEntry,
+    MessageEntry,
+    stored_form,
+)
+from sessiontree.fold import LogFold, first_message_text
+from sessiontree.messages import message_text
+from sessiontree.storage.sql.plan import EntryRow, SessionState, index_text, plan_append
+from sessiontree.tree import ForkPosition, check_append, fork_chain, labels_of
+
+__all__ = [
+    "FIRST_MESSAGES",
+    "PARSED_TYPES",
+    "ChainRow",
+    "ForkPlan",
+    "plan_fork",
+    "plan_from_entries",
+]
+
+PARSED_TYPES = ("label", "branch_summary", "session_info")
+"""Chain rows whose JSON :func:`plan_fork` reads (the fork query returns their bodies)."""
+
+FIRST_MESSAGES = 3
+"""Root-most message rows of the chain whose JSON the fork query returns too: the first user
+message is nearly always among them (the rest are fetched :data:`FIRST_MESSAGES` at a time
+when it is not)."""
+
+
+@dataclass(frozen=True)
+class ChainRow:
+    """One row of the fork's chain query: the columns of an ``entries`` row, and its JSON only
+    for the :data:`PARSED_TYPES` and the first :data:`FIRST_MESSAGES` messages (``None``
+    otherwise: such a row is copied unparsed)."""
+
+    id: str
+    parent_id: str | None
+    type: str
+    body: str | None
+
+
+class _Copied:
+    """A copied row as the fork rules see it: an entry that is not a label, leaf or branch
+    summary, so they only read its id, parent and type and pass it through as it is."""
+
+    __slots__ = ("id", "parent_id", "type")
+
+    def __init__(self, row: ChainRow) -> None:
+        self.id = row.id
+        self.parent_id = row.parent_id
+        self.type = row.type
+
+
+@dataclass(frozen=True)
+class ForkPlan:
+    """What a fork writes: the rows copied in the database, the rows written from JSON, and
+    the new session row's counters (as :class:`~sessiontree.storage.sql.plan.AppendPlan`).
+
+    ``copies`` are ``(id, seq)``: the source row with that id becomes row ``seq`` of the fork,
+    its JSON and search text unchanged. ``rows`` are the entries written from their JSON.
+    """
+
+    copies: list[tuple[str, int]]
+    rows: list[EntryRow]
+    leaf_id: str | None
+    entry_count: int
+    message_count: int
+    first_message: str | None
+    name: str | None
+
+
+def _row(seq: int, entry: Entry, body: bytes) -> EntryRow:
+    text = index_text(message_text(entry.message)) if isinstance(entry, MessageEntry) else None
+    target = entry.target_id if isinstance(entry, LabelEntry | LeafEntry) else None
+    return EntryRow(
+        seq, entry.id, entry.parent_id, entry.type, entry.timestamp, target, body.decode(), text
+    )
+
+
+def plan_fork(
+    session_id: str,
+    chain: Sequence[ChainRow],
+    parse: Callable[[str, str], Entry],
+    labels: Sequence[Entry],
+    message_bodies: Callable[[list[str]], Mapping[str, str]],
+    position: ForkPosition,
+) -> ForkPlan | None:
+    """Plan the fork of ``chain`` (root → target) from its columns; ``None``: take the
+    generic path (see the module).
+
+    Args:
+        session_id: the source session (named in errors).
+        chain: the chain rows, root first.
+        parse: the entry of a row from its id and JSON (the storage's cached parse).
+        labels: the source session's ``label`` entries, in append order.
+        message_bodies: the JSON of the given message rows, by id.
+        position: ``"at"`` or ``"before"`` (anything else: ``None``).
+
+    Raises:
+        InvalidEntryError: a new label entry or a changed copy cannot be written.
+    """
+    if (
+        position not in ("at", "before")
+        or not chain
+        or chain[0].parent_id is not None
+        or chain[-1].type in BOOKKEEPING_TYPES
+        or any(r.type == "leaf" for r in chain)
+    ):
+        return None
+    as_read: dict[str, Entry] = {}
+    items: list[Any] = []
+    for r in chain:
+        if r.body is not None:
+            entry = parse(r.id, r.body)
+            as_read[r.id] = entry
+            items.append(entry)
+        else:
+            items.append(_Copied(r))
+    copied: list[Any] = fork_chain(items, position)
+    leaf = next((e.id for e in reversed(copied) if e.type not in BOOKKEEPING_TYPES), None)
+    current = labels_of(labels)
+    inherited = labels_of([e for e in copied if isinstance(e, LabelEntry)])
+    new_labels: list[Any] = [
+        LabelEntry(target_id=e.id, label=current.get(e.id), parent_id=leaf)
+        for e in copied
+        if current.get(e.id) != inherited.get(e.id)
+    ]
+    first_user = _FirstUser(copied, parse, message_bodies)
+    staged: dict[str, str] = {}
+    fold = LogFold()
+    copies: list[tuple[str, int]] = []
+    rows: list[EntryRow] = []
+    everything: list[Any] = [*copied, *new_labels]
+    for seq, item in enumerate(everything):
+        if type(item) is _Copied:
+            # what check_append asks of an entry whose only reference is its parent (no leaf
+            # rows here); a chain that fails it goes the generic way, which says why
+            if item.id in staged or (item.parent_id is not None and item.parent_id not in staged):
+                return None
+            copies.append((item.id, seq))
+            staged[item.id] = item.type
+            fold.add(item.type, item.id, _no_field, first_user.reader(item.id))
+            continue
+        written: Any = item
+        unchanged = as_read.get(item.id) is item
+        if unchanged:
+            copies.append((item.id, seq))
+        else:
+            written, body = stored_form(item)
+            rows.append(_row(seq, written, body))
+        check_append(written, staged.get, session_id=session_id, keep_unknown=True)
+        staged[written.id] = written.type
+        fold.add_entry(written)
+    return ForkPlan(
+        copies,
+        rows,
+        fold.leaf_id,
+        fold.entry_count,
+        fold.message_count,
+        fold.first_message,
+        fold.name,
+    )
+
+
+def _no_field(_key: str) -> None:
+    """The fold asks a copied row for no field: it only does for labels, names and leaves."""
+    return None
+
+
+class _FirstUser:
+    """The listing text of copied message rows whose JSON the chain query did not return, read
+    while the fold looks for the first user message (past the first :data:`FIRST_MESSAGES`
+    messages): their bodies are asked for :data:`FIRST_MESSAGES` at a time."""
+
+    def __init__(
+        self,
+        copied: Sequence[Any],
+        parse: Callable[[str, str], Entry],
+        message_bodies: Callable[[list[str]], Mapping[str, str]],
+    ) -> None:
+        self._messages = [e.id for e in copied if isinstance(e, _Copied) and e.type == "message"]
+        self._parse = parse
+        self._fetch = message_bodies
+        self._bodies: dict[str, str] = {}
+
+    def reader(self, entry_id: str) -> Callable[[], str | None]:
+        """The fold's ``first_text`` of one copied row."""
+        return lambda: self.text(entry_id)
+
+    def text(self, entry_id: str) -> str | None:
+        """:func:`~sessiontree.fold.first_message_text` of the copied message ``entry_id``
+        (``None`` when its row is gone)."""
+        body = self._bodies.get(entry_id)
+        if body is None:
+            at = self._messages.index(entry_id)
+            self._bodies.update(self._fetch(self._messages[at : at + FIRST_MESSAGES]))
+            body = self._bodies.get(entry_id)
+            if body is None:  # deleted meanwhile: the fork's copy finds the rows gone
+                return None
+        entry = self._parse(entry_id, body)
+        return first_message_text(entry.message) if isinstance(entry, MessageEntry) else None
+
+
+def plan_from_entries(
+    session_id: str, entries: Sequence[Entry], copied: Callable[[Entry], bool]
+) -> ForkPlan:
+    """The :class:`ForkPlan` of the generic path's entries (:func:`~sessiontree.storage.base.fork_plan`):
+    an entry for which ``copied`` is true is copied in the database, the rest written from
+    their JSON; all validated as an append to an empty session.
+
+    Raises:
+        DuplicateEntryError, EntryNotFoundError, InvalidEntryError: as an append.
+    """
+    stored: list[Entry] = []
+    bodies: list[bytes] = []
+    kept: list[bool] = []
+    for entry in entries:
+        if copied(entry):
+            stored.append(entry)
+            bodies.append(b"")
+            kept.append(True)
+        else:
+            checked, body = stored_form(entry)
+            stored.append(checked)
+            bodies.append(body)
+            kept.append(False)
+    plan = plan_append(
+        session_id, SessionState(None, 0, 0, False), stored, {}, bodies=bodies, keep_unknown=True
+    )
+    return ForkPlan(
+        [(r.id, r.seq) for r, k in zip(plan.rows, kept, strict=True) if k],
+        [r for r, k in zip(plan.rows, kept, strict=True) if not k],
+        plan.leaf_id,
+        plan.entry_count,
+        plan.message_count,
+        plan.first_message,
+        plan.name,
+    )
