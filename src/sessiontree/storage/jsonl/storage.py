@@ -154,7 +154,7 @@ class JSONLStorage(SessionLog):
         self._stats_offset = self._offset
         with gc_paused():
             self._ingest(data[header.length :], cut=False)
-        self._ino = os.fstat(fd).st_ino
+        self._ino = self._rino
 
     def _writable(self) -> None:
         """Raise if this storage was opened read-only."""
@@ -264,17 +264,26 @@ class JSONLStorage(SessionLog):
             DuplicateEntryError, EntryNotFoundError, InvalidEntryError: docs/tree.md; nothing written.
             StorageError: the file or its lock cannot be written, or the storage is read-only.
         """
-        self._writable()
+        if self.read_only:
+            self._writable()
         self._open_read()
         entry, data = stored_form(entry)
-        with self._locked():
+        self._acquire()
+        try:
             self._catch_up_locked()
-            if at_leaf and entry.parent_id != self._index.fold.leaf_id:
-                entry, data = reparent(entry, data, self._index.fold.leaf_id)
-            check_append(entry, self._index.type_of, session_id=self._id)
+            index = self._index
+            if at_leaf and entry.parent_id != index.fold.leaf_id:
+                entry, data = reparent(entry, data, index.fold.leaf_id)
+            check_append(entry, index.type_of, session_id=self._id)
             line = data + b"\n"
-            self._write_lines([line])
-            self._after_write([LineRecord.of_entry(entry, self._next_line)], len(line))
+            self._write_line(line)
+            index.add_appended(LineRecord.of_entry(entry, self._next_line))
+            self._offset += len(line)
+            self._next_line += 1
+            if self._offset - self._stats_offset >= REFRESH_BYTES:
+                self._save_stats()
+        finally:
+            self._release()
         return entry
 
     async def append_entries(self, entries: Sequence[Entry]) -> None:
