@@ -357,14 +357,25 @@ class JSONLRepo:
         except OSError as exc:
             raise StorageError(f"cannot delete session {id}: {exc}") from exc
 
+    def _opened(self, session_id: str) -> JSONLStorage | None:
+        """A storage this repository has open on the session's current log, if any (it reads
+        what others appended before it answers, so it serves as well as a fresh one)."""
+        path = self._log_path(session_id)
+        for storage in list(self._open):
+            if storage.id == session_id and storage.path == path and storage.is_current():
+                return storage
+        return None
+
     async def fork(self, id: str, target_id: str, position: ForkPosition = "at") -> Session:
-        """See :meth:`SessionRepo.fork`.
+        """See :meth:`SessionRepo.fork` (from a storage of the session already open here, if
+        any, else from a fresh one).
 
         Raises:
             SessionNotFoundError: no such session. EntryNotFoundError: unknown target.
         """
         self._writable()
-        source = await self.open(id)
+        opened = self._opened(id)
+        source = Session(opened) if opened is not None else await self.open(id)
         fork = await source.fork(target_id, position)
         if isinstance(fork.storage, JSONLStorage):
             self._open.add(fork.storage)

@@ -83,9 +83,9 @@ def create_session_file(
     lines: Sequence[bytes] = (),
     *,
     created_at: datetime | None = None,
-) -> None:
+) -> bytes:
     """Create a session file holding its header and ``lines``, atomically and exclusively
-    (mode 0600).
+    (mode 0600); returns the header line written (with its newline).
 
     The content is written to a temporary file in the same directory and hard-linked into
     place, so the file never exists without its whole header and every line: a session made
@@ -102,7 +102,8 @@ def create_session_file(
     try:
         try:
             stamp = now_iso() if created_at is None else iso_from_ms(_ms(created_at))
-            _write_all(fd, b"".join([build_header(session_id, metadata, stamp), *lines]))
+            header = build_header(session_id, metadata, stamp)
+            _write_all(fd, b"".join([header, *lines]))
             if durability != "none":
                 os.fsync(fd)
         finally:
@@ -115,6 +116,7 @@ def create_session_file(
             tmp.unlink()
     if durability != "none":
         fsync_dir(path.parent)
+    return header
 
 
 def _ms(when: datetime) -> int:

@@ -190,10 +190,12 @@ class LineRecord:
     the tree rules need of existing entries (:func:`sessiontree.tree.check_append` asks for
     types by id; :func:`sessiontree.tree.trace_chain` follows ``parent_id``).
     ``data`` is the orjson-parsed line until :meth:`entry_of` validates it; then ``entry``
-    holds the model and ``data`` is dropped. ``seq`` is the append-order position.
+    holds the model and ``data`` is dropped. ``seq`` is the append-order position; ``start``
+    and ``end`` are the byte offsets of the line in the file (``end`` at its newline, or at
+    the end of a final line without one), so the stored line can be copied as it is.
     """
 
-    __slots__ = ("data", "entry", "id", "line_number", "parent_id", "seq", "type")
+    __slots__ = ("data", "end", "entry", "id", "line_number", "parent_id", "seq", "start", "type")
 
     def __init__(
         self,
@@ -203,6 +205,8 @@ class LineRecord:
         line_number: int,
         data: dict[str, Any] | None,
         entry: Entry | None = None,
+        start: int = -1,
+        end: int = -1,
     ) -> None:
         self.id = entry_id
         self.type = kind
@@ -210,12 +214,14 @@ class LineRecord:
         self.line_number = line_number
         self.data = data
         self.entry = entry
+        self.start = start
+        self.end = end
         self.seq = -1
 
     @classmethod
-    def of_entry(cls, entry: Entry, line_number: int) -> LineRecord:
-        """A record of an entry already validated (just appended)."""
-        return cls(entry.id, entry.type, entry.parent_id, line_number, None, entry)
+    def of_entry(cls, entry: Entry, line_number: int, start: int, end: int) -> LineRecord:
+        """A record of an entry already validated (just appended at bytes ``start:end``)."""
+        return cls(entry.id, entry.type, entry.parent_id, line_number, None, entry, start, end)
 
     def field(self, key: str) -> Any:
         """A top-level wire field (camelCase) of the line, validated or not."""
@@ -332,12 +338,14 @@ def scan_block(
     skip_bad: bool = False,
     validate: bool = False,
     session_id: str | None = None,
+    base: int = 0,
 ) -> ScanResult:
     """Scan whole lines of ``block`` (bytes that follow the last consumed line) into records.
 
     Args:
         block: file bytes from the first unread byte to the end of the file.
         first_line_number: the 1-based file line number of the block's first line.
+        base: the file offset of the block's first byte (records' ``start``/``end``).
         path: named in errors.
         skip_bad: skip (and report) bad lines instead of raising.
         validate: validate every line into an entry now (used with ``skip_bad`` so that invalid
@@ -356,8 +364,11 @@ def scan_block(
     records = result.records
     append = records.append
     line_number = first_line_number - 1
+    end = base - 1
     for i, piece in enumerate(pieces):
         line_number += 1
+        start = end + 1
+        end = start + len(piece)
         if not piece or piece.isspace():
             continue
         reason: str | None = None
@@ -374,7 +385,7 @@ def scan_block(
                 and type(kind := obj.get("type")) is str
                 and ((pid := obj.get("parentId")) is None or type(pid) is str)
             ):
-                record = LineRecord(entry_id, kind, pid, line_number, obj)
+                record = LineRecord(entry_id, kind, pid, line_number, obj, None, start, end)
                 if not validate:
                     append(record)
                     continue

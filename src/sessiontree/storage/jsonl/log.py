@@ -124,6 +124,7 @@ class SessionLog:
             skip_bad=self.skip_bad_lines,
             validate=self.skip_bad_lines,
             session_id=getattr(self, "_id", None),
+            base=self._offset,
         )
         end = self._offset + len(block)
         self._add_all(result.records, result.skipped)
@@ -170,6 +171,7 @@ class SessionLog:
             skip_bad=self.skip_bad_lines,
             validate=self.skip_bad_lines,
             session_id=getattr(self, "_id", None),
+            base=self._offset,
         )
         self._add_all(result.records, result.skipped)
         for skipped in result.skipped:
@@ -197,6 +199,15 @@ class SessionLog:
         size = os.fstat(fd).st_size
         if size > self._offset and size != self._torn_at:
             self._ingest(self._read_from(fd, self._offset), cut=False)
+
+    def is_current(self) -> bool:
+        """Whether this log is open (not deleted) on the file its path names now (one ``stat``)."""
+        if self._deleted or self._rfd is None:
+            return False
+        try:
+            return os.stat(self._name).st_ino == self._rino
+        except OSError:
+            return False
 
     def _entry(self, entry_id: str) -> Entry | None:
         record = self._index.by_id.get(entry_id)
