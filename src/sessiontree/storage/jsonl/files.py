@@ -17,6 +17,7 @@ from typing import Literal, Protocol
 from sessiontree.ids import iso_from_ms, new_id, now_iso
 from sessiontree.metadata import SessionMetadata
 from sessiontree.storage.jsonl.format import build_header, parse_header
+from sessiontree.storage.jsonl.stats import ListingFacts
 
 __all__ = [
     "STANDALONE",
@@ -183,6 +184,17 @@ class LogLayout(Protocol):
         """
         ...
 
+    def writing(self, log: Path, writer: str) -> None:
+        """Before the first write of ``writer`` (one storage object in one process) to
+        ``log``: from now until :meth:`settled` names it, the log may change at any time.
+        Best effort; raises nothing."""
+        ...
+
+    def settled(self, log: Path, writer: str | None, facts: ListingFacts | None) -> None:
+        """``writer`` is done with ``log`` (``None``: the log was just created), which then
+        showed ``facts`` (``None``: not known). Best effort; raises nothing."""
+        ...
+
 
 class _Standalone:
     """A log on its own: no sidecar; a fork is the sibling file ``<new id>.jsonl``."""
@@ -198,6 +210,12 @@ class _Standalone:
 
     def remove(self, log: Path) -> None:
         remove_session_log(log)
+
+    def writing(self, log: Path, writer: str) -> None:
+        pass
+
+    def settled(self, log: Path, writer: str | None, facts: ListingFacts | None) -> None:
+        pass
 
 
 STANDALONE: LogLayout = _Standalone()

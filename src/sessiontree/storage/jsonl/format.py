@@ -50,6 +50,7 @@ __all__ = [
     "ScanResult",
     "SkippedLine",
     "build_header",
+    "created_at_of",
     "entries_of",
     "first_user_text",
     "gc_paused",
@@ -74,12 +75,17 @@ class Header:
         created_at: the header's ``timestamp`` (aware UTC).
         metadata: the session metadata built from the header.
         length: bytes of the header line including its newline.
+        created_ms: ``created_at`` as Unix milliseconds (0 when the header has no time).
+        wire_metadata: what ``metadata`` was validated from (:func:`header_metadata`), so a
+            listing index can keep it and build the same ``metadata`` again.
     """
 
     session_id: str
     created_at: datetime
     metadata: SessionMetadata
     length: int
+    created_ms: int = 0
+    wire_metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
 def build_header(session_id: str, metadata: SessionMetadata, timestamp: str) -> bytes:
@@ -167,20 +173,31 @@ def parse_header(first_line: bytes, path: str | Path) -> Header:
             path=path,
             line_number=1,
         )
+    wire = header_metadata(obj)
     try:
-        metadata = SessionMetadata.model_validate(header_metadata(obj))
+        metadata = SessionMetadata.model_validate(wire)
     except ValidationError as exc:
         raise CorruptSessionError(
             f"session header metadata is invalid: {exc.errors()[0]['msg']}",
             path=path,
             line_number=1,
         ) from exc
-    created_at = datetime.fromtimestamp(0, UTC)
+    created_ms, created_at = 0, created_at_of(0)
     ts = obj.get("timestamp")
     if isinstance(ts, str):
         with contextlib.suppress(ValueError):
-            created_at = datetime.fromtimestamp(ms_from_iso(ts) / 1000, UTC)
-    return Header(session_id, created_at, metadata, len(first_line))
+            ms = ms_from_iso(ts)
+            created_ms, created_at = ms, created_at_of(ms)
+    return Header(session_id, created_at, metadata, len(first_line), created_ms, wire)
+
+
+def created_at_of(created_ms: int) -> datetime:
+    """A header's ``created_at`` from its Unix milliseconds (:attr:`Header.created_ms`).
+
+    Raises:
+        OverflowError, OSError, ValueError: a time out of range.
+    """
+    return datetime.fromtimestamp(created_ms / 1000, UTC)
 
 
 class LineRecord:

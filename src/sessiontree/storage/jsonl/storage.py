@@ -62,7 +62,7 @@ from sessiontree.storage.jsonl.format import (
     parse_header,
 )
 from sessiontree.storage.jsonl.log import SessionLog
-from sessiontree.storage.jsonl.stats import REFRESH_BYTES, Stats, write_stats
+from sessiontree.storage.jsonl.stats import REFRESH_BYTES, ListingFacts, Stats, write_stats
 from sessiontree.tree import ForkPosition, TreeIndex, branch_of, check_append, trace_chain
 
 __all__ = [
@@ -145,6 +145,7 @@ class JSONLStorage(SessionLog):
         # wrote so; listing showed it, opening refused it): read, finished before an append
         self._unterminated = newline < 0
         self._id = session_id or header.session_id
+        self._header = header
         self._metadata = header.metadata
         self.created_at = header.created_at
         self._offset = header.length
@@ -166,6 +167,29 @@ class JSONLStorage(SessionLog):
         self._stats_path = layout.stats_path(self.path)
         self.read_only = read_only
         self._stats_offset = 0
+        self._writer: str | None = None  # names this storage's writes to the layout
+        self._writer_pid = -1
+
+    def _begin_writing(self) -> None:
+        """Before the first write of this storage (in this process): tell the layout."""
+        self._writer_pid = os.getpid()
+        self._writer = f"{self._writer_pid}.{new_id()}"
+        self._layout.writing(self.path, self._writer)
+
+    def listing_facts(self) -> ListingFacts | None:
+        """What listing shows of the log now, if this storage has read all of it (one
+        ``fstat``), else ``None``."""
+        if self._rfd is None or self._deleted or self._unterminated:
+            return None
+        try:
+            st = os.fstat(self._rfd)
+        except OSError:
+            return None
+        if st.st_size != self._offset or st.st_ino != self._ino:
+            return None
+        return ListingFacts(
+            self.stats(), st.st_mtime_ns, self._header.created_ms, self._header.wire_metadata
+        )
 
     @classmethod
     def _written(
@@ -189,6 +213,7 @@ class JSONLStorage(SessionLog):
         self._setup(path.absolute(), durability, False, layout, False)
         header = parse_header(header_line, self.path)
         self._id = session_id
+        self._header = header
         self._metadata = header.metadata
         self.created_at = header.created_at
         offset = header.length
@@ -320,6 +345,8 @@ class JSONLStorage(SessionLog):
         self._acquire()
         try:
             self._catch_up_locked()
+            if self._writer_pid != os.getpid():
+                self._begin_writing()
             index = self._index
             if at_leaf and entry.parent_id != index.fold.leaf_id:
                 entry, data = reparent(entry, data, index.fold.leaf_id)
@@ -357,6 +384,8 @@ class JSONLStorage(SessionLog):
             return
         with self._locked():
             self._catch_up_locked()
+            if self._writer_pid != os.getpid():
+                self._begin_writing()
             staged: dict[str, str] = {}
 
             def type_of(entry_id: str) -> str | None:
@@ -387,6 +416,8 @@ class JSONLStorage(SessionLog):
         when = session_time(modified_at, "modified_at")
         self._open_read()
         with self._locked():
+            if self._writer_pid != os.getpid():
+                self._begin_writing()
             try:
                 set_mtime(self.path, when)
             except OSError as exc:
@@ -433,6 +464,7 @@ class JSONLStorage(SessionLog):
                 layout=self._layout,
             )
             fork._save_stats()  # the listing sidecar, as an append would have left it
+            self._layout.settled(path, None, fork.listing_facts())
             return fork
 
         try:
@@ -470,6 +502,9 @@ class JSONLStorage(SessionLog):
                     os.fsync(self._wfd)
             self._save_stats()
             self._dirty = False
+        if self._writer is not None and self._writer_pid == os.getpid():
+            self._layout.settled(self.path, self._writer, self.listing_facts())
+        self._writer, self._writer_pid = None, -1
         for fd in (self._rfd, self._wfd):
             if fd is not None:
                 with contextlib.suppress(OSError):
