@@ -261,3 +261,13 @@ async def test_set_modified_at_and_created_at_list_as_from_the_files(tmp_path: P
     assert got[0].id == a.id
     await repo.close()
     await check(repo)
+
+
+async def test_closing_a_writer_after_its_store_was_removed_makes_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    repo = JSONLRepo(root)
+    s = await repo.create()
+    await s.append_message(user("hi"))
+    shutil.rmtree(root)
+    await repo.close()  # the writer's closing note finds no root: it is not made again
+    assert not root.exists()

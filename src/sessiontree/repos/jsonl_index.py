@@ -45,7 +45,7 @@ from typing import Any
 import orjson
 
 from sessiontree.storage.jsonl.stats import ListingFacts
-from sessiontree.storage.private_files import make_private_dirs
+from sessiontree.storage.private_files import DIR_MODE
 
 try:
     import fcntl
@@ -157,7 +157,7 @@ class ListingIndex:
         removed, so the next listing builds it anew."""
         data = b"".join(orjson.dumps(item) + b"\n" for item in items)
         try:
-            make_private_dirs(self.directory)
+            self._make_directory()
             with self._locked():
                 try:
                     fd = os.open(self.path, os.O_RDWR | os.O_APPEND)
@@ -175,6 +175,15 @@ class ListingIndex:
             log.debug("cannot note %s in the listing index %s: %s", items, self.path, exc)
             with contextlib.suppress(OSError):
                 self.path.unlink()
+
+    def _make_directory(self) -> None:
+        """Make ``.index`` (0700) in the root if missing — never the root itself.
+
+        Raises:
+            FileNotFoundError: the root is gone. OSError: it cannot be made.
+        """
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(self.directory, DIR_MODE)
 
     def _replace(self, data: bytes) -> None:
         """Replace the index file by ``data`` (temporary file + rename), under the lock."""
@@ -259,7 +268,7 @@ class ListingIndex:
         Best effort (an ``OSError`` is logged).
         """
         try:
-            make_private_dirs(self.directory)
+            self._make_directory()
             with self._locked():
                 current = (None if fresh else self.read()) or Snapshot()
                 for state in states.values():

@@ -21,6 +21,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from sessiontree._args import MAX_ENTRY_ID_CHARS
 from sessiontree.entries import Entry, stored_form
 from sessiontree.storage.base import EntryCursor
 from sessiontree.storage.jsonl.format import LineRecord
@@ -131,7 +132,13 @@ class RecordSource:
             plan.append(data + b"\n")
             records.append(LineRecord.of_entry(entry, 0, -1, -1))
             types[entry.id] = entry.type
-        return self._read_lines(plan), records
+        lines = self._read_lines(plan)
+        for item in plan:
+            if isinstance(item, LineRecord) and len(item.id) > MAX_ENTRY_ID_CHARS:
+                # what stored_form refuses of a line it could copy: an id longer than any
+                # store keeps (the file's JSON reader already refuses lone surrogates)
+                stored_form(item.entry_of(self._storage.path, self.id))
+        return lines, records
 
     def _read_lines(self, plan: list[LineRecord | bytes]) -> list[bytes]:
         copied = [p for p in plan if isinstance(p, LineRecord)]
