@@ -271,3 +271,23 @@ async def test_closing_a_writer_after_its_store_was_removed_makes_nothing(tmp_pa
     shutil.rmtree(root)
     await repo.close()  # the writer's closing note finds no root: it is not made again
     assert not root.exists()
+
+
+async def test_a_writer_dropped_without_close_is_dropped_from_the_index(tmp_path: Path) -> None:
+    import gc
+
+    repo = JSONLRepo(tmp_path)
+    s = await repo.create()
+    sid = s.id
+    await s.append_message(user("hi"))
+    snap = ListingIndex(tmp_path).read()
+    assert snap is not None and snap.writers.get(sid)
+    await check(repo)  # its storage is alive: the writer stays
+    snap = ListingIndex(tmp_path).read()
+    assert snap is not None and snap.writers.get(sid)
+    del s
+    gc.collect()
+    got = await check(repo)
+    assert got[0].entry_count == 1
+    snap = ListingIndex(tmp_path).read()
+    assert snap is not None and not snap.writers.get(sid)

@@ -44,6 +44,7 @@ from typing import Any
 
 import orjson
 
+from sessiontree.storage.jsonl.log import writer_in_process
 from sessiontree.storage.jsonl.stats import ListingFacts
 from sessiontree.storage.private_files import DIR_MODE
 
@@ -285,7 +286,7 @@ class ListingIndex:
                     "listing",
                     _FORMAT,
                     verified_ns,
-                    list(current.states.values()),
+                    sorted(current.states.values(), key=_mtime),  # oldest first
                     {sid: ws for sid, ws in writers.items() if ws},
                 ]
                 self._replace(orjson.dumps(head) + b"\n")
@@ -309,6 +310,10 @@ class ListingIndex:
             os.close(fd)  # releases the flock
 
 
+def _mtime(state: State) -> Any:
+    return state[3]
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -329,14 +334,15 @@ def storable(wire_metadata: Mapping[str, Any]) -> bool:
 
 
 def writer_alive(writer: str) -> bool:
-    """Whether the process that wrote ``writer`` (``"<pid>.<id>"``) is still running."""
+    """Whether the writer named ``writer`` (``"<pid>.<id>"``) may still write: its process
+    runs (in this process: the storage still exists)."""
     pid_text, _, _ = writer.partition(".")
     try:
         pid = int(pid_text)
     except ValueError:
         return False
     if pid == os.getpid():
-        return True
+        return writer_in_process(writer)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

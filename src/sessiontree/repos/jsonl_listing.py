@@ -11,7 +11,6 @@ into the index (unless the repository is read-only).
 
 from __future__ import annotations
 
-import heapq
 import logging
 import os
 from collections.abc import Mapping
@@ -267,11 +266,9 @@ def _page(
     """Walk ``rows`` newest first to the page; every session looked at is ``stat``-ed, and
     when one's time moved the walk starts again in the corrected order."""
     while True:
-        if pairs or limit is None:
-            rows.sort(reverse=True)
-            ordered = rows if pairs else rows[offset:]
-        else:
-            ordered = heapq.nlargest(offset + limit, rows)[offset:]
+        # the index keeps its states oldest first, so this sort meets long ordered runs
+        rows.sort(reverse=True)
+        ordered = rows if pairs else rows[offset:]
         infos: list[SessionInfo] = []
         skip = offset
         moved = False

@@ -14,6 +14,7 @@ import contextlib
 import logging
 import os
 import time
+import weakref
 from contextlib import AbstractContextManager
 from pathlib import Path
 
@@ -24,12 +25,21 @@ from sessiontree.storage.jsonl.format import LineRecord, SkippedLine, is_whole_l
 from sessiontree.storage.jsonl.index import LineIndex
 from sessiontree.storage.jsonl.lockfile import LogLock
 
-__all__ = ["LOCK_TIMEOUT_S", "SessionLog"]
+__all__ = ["LOCK_TIMEOUT_S", "SessionLog", "writer_in_process"]
 
 log = logging.getLogger("sessiontree.storage.jsonl.log")
 
 LOCK_TIMEOUT_S = 60.0
 """Seconds a writer waits for the lock file before raising :class:`StorageError`."""
+
+_WRITERS: weakref.WeakValueDictionary[str, SessionLog] = weakref.WeakValueDictionary()
+"""The storages of this process that have announced writes and not settled, by writer name
+(a storage dropped without ``close`` leaves it by being collected)."""
+
+
+def writer_in_process(writer: str) -> bool:
+    """Whether a storage of this process still goes by the writer name ``writer``."""
+    return writer in _WRITERS
 
 
 class SessionLog:

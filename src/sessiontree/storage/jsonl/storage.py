@@ -61,7 +61,7 @@ from sessiontree.storage.jsonl.format import (
     gc_paused,
     parse_header,
 )
-from sessiontree.storage.jsonl.log import SessionLog
+from sessiontree.storage.jsonl.log import _WRITERS, SessionLog
 from sessiontree.storage.jsonl.stats import REFRESH_BYTES, ListingFacts, Stats, write_stats
 from sessiontree.tree import ForkPosition, TreeIndex, branch_of, check_append, trace_chain
 
@@ -174,6 +174,7 @@ class JSONLStorage(SessionLog):
         """Before the first write of this storage (in this process): tell the layout."""
         self._writer_pid = os.getpid()
         self._writer = f"{self._writer_pid}.{new_id()}"
+        _WRITERS[self._writer] = self
         self._layout.writing(self.path, self._writer)
 
     def listing_facts(self) -> ListingFacts | None:
@@ -504,6 +505,7 @@ class JSONLStorage(SessionLog):
             self._dirty = False
         if self._writer is not None and self._writer_pid == os.getpid():
             self._layout.settled(self.path, self._writer, self.listing_facts())
+            _WRITERS.pop(self._writer, None)
         self._writer, self._writer_pid = None, -1
         for fd in (self._rfd, self._wfd):
             if fd is not None:
