@@ -734,6 +734,14 @@ print(0, time.perf_counter() - t0)
 
 
 def whole_process(tmp: Path, msgs: list[dict[str, Any]], reps: int) -> None:
+    """Fresh processes, as a user's program starts: sessiontree's modules compiled to
+    bytecode first, as ``pip install`` leaves them (and as the peers' are), so an
+    editable checkout under ``PYTHONDONTWRITEBYTECODE`` is not timed compiling its source."""
+    import compileall
+
+    import sessiontree
+
+    compileall.compile_dir(Path(sessiontree.__file__).parent, quiet=2)
     url = f"sqlite:///{tmp / 'proc.db'}"
     sid = st_fill(url, msgs, tmp)
     lg_ok = True

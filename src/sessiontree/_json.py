@@ -132,9 +132,10 @@ def model_json(model: Any) -> bytes:
     """
     try:
         # no serializer warnings: a value of the wrong type is refused by the read-back
-        data: bytes = model.model_dump_json(
-            by_alias=True, exclude_unset=True, warnings=False
-        ).encode()
+        # the serialiser's bytes directly (model_dump_json would decode them to str)
+        data: bytes = model.__pydantic_serializer__.to_json(
+            model, by_alias=True, exclude_unset=True, warnings=False
+        )
     except (PydanticSerializationError, UnicodeError, ValueError) as exc:
         if "depth" not in str(exc):
             raise ValueError(f"holds a value JSON cannot carry: {exc}") from exc

@@ -13,7 +13,10 @@ Entries are of two kinds (docs/tree.md): **path entries** (every type but three)
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 import orjson
 from pydantic import AfterValidator, Field, TypeAdapter, ValidationError
@@ -23,8 +26,15 @@ from sessiontree import _json as exact_json
 from sessiontree._args import MAX_ENTRY_ID_CHARS
 from sessiontree._model import DEFER_BUILD, WireModel
 from sessiontree.errors import InvalidEntryError
-from sessiontree.ids import new_id, now_iso
-from sessiontree.messages import AgentMessage, ContentBlock, Usage
+from sessiontree.ids import new_id, now_iso, now_ms
+from sessiontree.messages import (
+    MESSAGE_ADAPTER,
+    MESSAGE_ROLES,
+    AgentMessage,
+    ContentBlock,
+    Usage,
+    parse_message,
+)
 
 __all__ = [
     "BOOKKEEPING_TYPES",
@@ -47,7 +57,9 @@ __all__ = [
     "ThinkingLevelChangeEntry",
     "dump_entry",
     "dump_entry_json",
+    "checked_entry",
     "is_path_entry",
+    "message_entry",
     "parse_entry",
     "parse_entry_json",
     "reparent",
@@ -363,6 +375,110 @@ def dump_entry_json(entry: Entry) -> bytes:
         raise InvalidEntryError(f"entry {exc}", entry_id=entry.id) from exc
 
 
+_checked: OrderedDict[int, tuple[Entry, bytes | None]] = OrderedDict()
+"""Entries :func:`message_entry` built from a message it validated from JSON, by ``id()``,
+each with its JSON once dumped: :func:`stored_form` takes them as they are, without the
+read-back. The value holds the entry, so its ``id()`` cannot be reused while it is here, and
+a hit must be the very object (``is``). Bounded: an entry never handed to a store is
+forgotten after :data:`_CHECKED_MAX` newer ones."""
+_checked_lock = threading.Lock()
+_M = TypeVar("_M", bound=WireModel)
+_CHECKED_MAX = 256
+
+
+def _remember_checked(entry: Entry, body: bytes | None) -> None:
+    with _checked_lock:
+        _checked[id(entry)] = (entry, body)
+        if len(_checked) > _CHECKED_MAX:
+            _checked.popitem(last=False)
+
+
+def _take_checked(obj: Any) -> tuple[Entry, bytes | None] | None:
+    with _checked_lock:
+        hit = _checked.pop(id(obj), None)
+    return hit if hit is not None and hit[0] is obj else None
+
+
+def _message_from_json(message: Any) -> AgentMessage | None:
+    """``message`` validated from its JSON, or ``None`` when that path cannot decide (then
+    :func:`parse_message` must, and raises what it raises).
+
+    A dict is written by pydantic-core's serialiser first, so Python-only values in the
+    untyped places (``details``, tool ``arguments``, unknown keys: tuples, datetimes, int
+    keys) become the JSON values every reader of a store sees; a model is written with
+    :func:`~sessiontree._json.model_json`. The message validated from that JSON is what a
+    reader gets back from the entry's stored JSON: validating its dump again gives an equal
+    message (``tests/test_entry_pipeline.py`` checks that on every real session file and on
+    generated messages), so the entry needs no read-back.
+    """
+    try:
+        if type(message) is dict:
+            data = to_json(message, inf_nan_mode="constants")
+        elif isinstance(message, WireModel):
+            data = exact_json.model_json(message)
+        else:
+            return None
+    except ValueError:  # a lone surrogate, a value no serialiser writes, too deep
+        return None
+    if b"NaN" in data or b"Infinity" in data:
+        return None  # maybe a non-finite number: the slow path refuses it, or keeps the text
+    try:
+        msg = MESSAGE_ADAPTER.validate_json(data)
+    except ValueError:
+        return None
+    if type(message) is not dict and type(msg) is not type(message):
+        return None  # e.g. an OpaqueMessage of a modelled role: the slow path refuses it
+    return msg
+
+
+def _with_timestamp(message: _M) -> _M:
+    """``message`` with the current time (Unix ms) when its class has a ``timestamp`` it
+    did not set."""
+    if "timestamp" in type(message).model_fields and "timestamp" not in message.model_fields_set:
+        message = message.model_copy(update={"timestamp": now_ms()})
+        message.__pydantic_fields_set__.add("timestamp")
+    return message
+
+
+def message_entry(message: AgentMessage | Mapping[str, Any]) -> MessageEntry:
+    """A new :class:`MessageEntry` (new id, the current time, no parent) for ``message``,
+    which is validated once.
+
+    A message of a modelled role without ``timestamp`` gets the current time (Unix ms). The
+    entry is remembered as checked: :func:`stored_form` then returns it without validating
+    its JSON again.
+
+    Raises:
+        pydantic.ValidationError: ``message`` is not a valid message.
+        ValueError: it holds a value JSON cannot carry.
+    """
+    if type(message) is dict:
+        if "timestamp" not in message and message.get("role") in MESSAGE_ROLES:
+            message = {**message, "timestamp": now_ms()}
+    elif isinstance(message, WireModel):
+        message = _with_timestamp(message)
+    msg = _message_from_json(message)
+    if msg is None:
+        msg = _with_timestamp(parse_message(message))
+        return MessageEntry(message=msg)  # an unusual message: stored_form reads it back
+    entry = MessageEntry(id=new_id(), timestamp=now_iso(), message=msg)
+    _remember_checked(entry, None)
+    return entry
+
+
+def checked_entry(obj: Any) -> Entry:
+    """:func:`stored_form`'s entry without its JSON, for a store that keeps no JSON (memory):
+    an entry from :func:`message_entry` is taken as it is.
+
+    Raises:
+        InvalidEntryError: as :func:`stored_form`.
+    """
+    hit = _take_checked(obj)
+    if hit is not None:
+        return hit[0]
+    return stored_form(obj)[0]
+
+
 def stored_form(obj: Any) -> tuple[Entry, bytes]:
     """What a backend stores for an entry to append: its JSON, and the entry read back from it.
 
@@ -380,6 +496,10 @@ def stored_form(obj: Any) -> tuple[Entry, bytes]:
             :data:`~sessiontree._args.MAX_ENTRY_ID_CHARS`, a value JSON cannot carry, or JSON
             that does not read back as an entry (names the entry and the field).
     """
+    hit = _take_checked(obj)
+    if hit is not None:
+        entry, body = hit
+        return entry, dump_entry_json(entry) if body is None else body
     entry = parse_entry(obj)
     if len(entry.id) > MAX_ENTRY_ID_CHARS:
         raise InvalidEntryError(

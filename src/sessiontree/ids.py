@@ -57,10 +57,21 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+_second: tuple[int, str] = (0, "1970-01-01T00:00:00.")
+"""The last second formatted by :func:`iso_from_ms` and its text up to the milliseconds: entries
+written in the same second share it, which makes the timestamp of an append ~10x cheaper
+than formatting a datetime. One tuple, replaced whole, so threads never see a torn pair."""
+
+
 def iso_from_ms(ms: int | float) -> str:
     """ISO 8601 UTC with milliseconds and a ``Z`` suffix, e.g. ``2026-01-02T03:04:05.678Z``."""
-    dt = datetime.fromtimestamp(int(ms) / 1000, tz=UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(ms) % 1000:03d}Z"
+    global _second
+    second, milli = divmod(int(ms), 1000)
+    cached, prefix = _second
+    if second != cached:
+        prefix = datetime.fromtimestamp(second, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.")
+        _second = (second, prefix)
+    return f"{prefix}{milli:03d}Z"
 
 
 def now_iso() -> str:

@@ -16,6 +16,7 @@ from sessiontree._model import DEFER_BUILD, WireModel
 
 __all__ = [
     "MESSAGE_ADAPTER",
+    "MESSAGE_ROLES",
     "AgentMessage",
     "AssistantMessage",
     "BashExecutionMessage",
@@ -231,7 +232,7 @@ class OpaqueMessage(_Message):
     role: str
 
 
-_ROLES = frozenset(
+MESSAGE_ROLES = frozenset(
     {
         "user",
         "assistant",
@@ -242,10 +243,11 @@ _ROLES = frozenset(
         "compactionSummary",
     }
 )
+"""The roles of the message classes this library models (each has a ``timestamp``)."""
 
 
 def _unknown_role(message: OpaqueMessage) -> OpaqueMessage:
-    if message.role in _ROLES:
+    if message.role in MESSAGE_ROLES:
         raise ValueError(f"not a valid {message.role!r} message")
     return message
 

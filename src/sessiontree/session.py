@@ -36,11 +36,11 @@ from sessiontree.entries import (
     ThinkingLevel,
     ThinkingLevelChangeEntry,
     is_path_entry,
+    message_entry,
     validation_problem,
 )
 from sessiontree.errors import EntryNotFoundError, InvalidEntryError
-from sessiontree.ids import now_ms
-from sessiontree.messages import AgentMessage, AssistantMessage, ContentBlock, Usage, parse_message
+from sessiontree.messages import AgentMessage, AssistantMessage, ContentBlock, Usage
 from sessiontree.metadata import SessionMetadata, SessionStats
 from sessiontree.storage.base import ContextBranchReader, EntryCursor, SessionStorage
 from sessiontree.summarizers.base import Summarizer
@@ -252,15 +252,11 @@ class Session:
                 (:mod:`sessiontree.wire`) that turns it into AgentMessages.
         """
         try:
-            msg = parse_message(message)
-            if "timestamp" in type(msg).model_fields and "timestamp" not in msg.model_fields_set:
-                msg = msg.model_copy(update={"timestamp": now_ms()})
-                msg.__pydantic_fields_set__.add("timestamp")
-            entry = MessageEntry(message=msg)
+            entry = message_entry(message)
         except ValueError as exc:  # pydantic's ValidationError included
             detail = validation_problem(exc) if isinstance(exc, ValidationError) else str(exc)
             raise InvalidEntryError(f"invalid message: {detail}", session_id=self.id) from exc
-        converter = provider_shape(msg)
+        converter = provider_shape(entry.message)
         if converter is not None:
             raise InvalidEntryError(
                 "this is a provider's wire message, not an AgentMessage; convert it with "

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from sessiontree.context import ContextStart
-from sessiontree.entries import Entry, LeafEntry, stored_form
+from sessiontree.entries import Entry, LeafEntry, checked_entry, stored_form
 from sessiontree.errors import SessionNotFoundError
 from sessiontree.ids import new_id
 from sessiontree.metadata import SessionMetadata, session_time
@@ -97,7 +97,7 @@ class MemoryStorage:
         """See :meth:`SessionStorage.append_entry`."""
         self._alive()
         # the entry a persistent backend would read back (parity: refused alike, held alike)
-        entry, _ = stored_form(entry)
+        entry = checked_entry(entry)
         if at_leaf and entry.parent_id != self.index.fold.leaf_id:
             entry = entry.model_copy(update={"parent_id": self.index.fold.leaf_id})
         self.index.check(entry)

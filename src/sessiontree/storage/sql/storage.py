@@ -315,10 +315,7 @@ class SQLStorage:
         rows.reverse()  # root first
         if rows[0][1] is not None:
             self._raise_broken_chain(rows)
-        parse = self._parse
-        if include_bookkeeping:
-            return [parse(r[0], r[3]) for r in rows]
-        return [parse(r[0], r[3]) for r in rows if r[2] not in BOOKKEEPING_TYPES]
+        return self._parse_rows(rows, include_bookkeeping=include_bookkeeping)
 
     async def get_context_branch(self, leaf_id: str | None = None) -> list[Entry]:
         """See :class:`~sessiontree.storage.base.ContextBranchReader`: at most two recursive
@@ -346,8 +343,22 @@ class SQLStorage:
         if end[1] is not None and (start is None or end[0] != start):
             return await self.get_branch(leaf_id)  # neither the root nor the start reached
         rows.reverse()
+        del last, end
+        return self._parse_rows(rows, include_bookkeeping=False)
+
+    def _parse_rows(self, rows: list[Any], *, include_bookkeeping: bool) -> list[Entry]:
+        """The entries of chain rows (root first), each row let go once parsed: the fetched
+        JSON of a long branch is freed while the entries are built, so the two are never
+        held whole at once (the peak is about the entries, not the entries plus their JSON).
+        ``rows`` is emptied."""
         parse = self._parse
-        return [parse(r[0], r[3]) for r in rows if r[2] not in BOOKKEEPING_TYPES]
+        entries: list[Entry] = []
+        for i, row in enumerate(rows):
+            rows[i] = None
+            if include_bookkeeping or row[2] not in BOOKKEEPING_TYPES:
+                entries.append(parse(row[0], row[3]))
+        rows.clear()
+        return entries
 
     def _raise_broken_chain(self, rows: Sequence[tuple[str, str | None, str, Any, int]]) -> None:
         """The root row still has a parent: a cycle (the walk hit its bound) or a missing parent.

@@ -1,0 +1,299 @@
+"""The append pipeline validates a message once: what it keeps equals what any reader gets back.
+
+``message_entry`` validates a message from its JSON and marks the entry as checked, so
+``stored_form`` skips the read-back. That is only sound if validating the dump of a message
+validated from JSON gives an equal message (a fixed point) and if the result equals what the
+full path (validate, dump, validate the dump) gives. Both are checked on every message of every
+real session file and on generated messages, including Python-only values in the untyped
+places (``details``, tool ``arguments``, unknown keys).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from session_files import COLLECTION, format_of, session_file
+from sessiontree import JSONLRepo, MemoryRepo, SQLRepo
+from sessiontree._gc import gc_paused
+from sessiontree.entries import (
+    ENTRY_ADAPTER,
+    MessageEntry,
+    checked_entry,
+    dump_entry_json,
+    message_entry,
+    stored_form,
+)
+from sessiontree.errors import InvalidEntryError
+from sessiontree.ids import iso_from_ms
+from sessiontree.interop import import_session
+from sessiontree.messages import MESSAGE_ADAPTER, AssistantMessage, TextContent, parse_message
+
+
+def full_path(message: Any, timestamp: Any = None) -> MessageEntry:
+    """The entry the unoptimised path stores: validate, fill in a missing ``timestamp``,
+    dump, validate the dump."""
+    msg = parse_message(message)
+    if "timestamp" in type(msg).model_fields and "timestamp" not in msg.model_fields_set:
+        msg = msg.model_copy(update={"timestamp": timestamp})
+        msg.__pydantic_fields_set__.add("timestamp")
+    entry, _ = stored_form(MessageEntry(message=msg))
+    assert isinstance(entry, MessageEntry)
+    return entry
+
+
+def assert_pipeline_equal(message: Any) -> None:
+    entry = message_entry(message)
+    stored: Any
+    stored, body = stored_form(entry)
+    reread = ENTRY_ADAPTER.validate_json(body)
+    assert reread == stored, "a reader gets what the writer holds"
+    assert reread.model_fields_set == stored.model_fields_set
+    assert dump_entry_json(reread) == body, "the stored JSON is a fixed point"
+    reference = full_path(message, getattr(stored.message, "timestamp", None))
+    assert stored.message == reference.message
+
+
+def real_messages() -> list[tuple[str, dict[str, Any]]]:
+    out: list[tuple[str, dict[str, Any]]] = []
+
+    async def run(relative: str) -> None:
+        repo = MemoryRepo()
+        session, _ = await import_session(
+            session_file(relative),
+            repo,
+            format=format_of(relative),  # type: ignore[arg-type]
+            lenient=True,
+        )
+        for e in await session.storage.get_entries():
+            if isinstance(e, MessageEntry):
+                out.append((relative, e.message.to_wire()))
+
+    for relative in COLLECTION:
+        asyncio.run(run(relative))
+    return out
+
+
+@pytest.mark.parametrize("relative", COLLECTION)
+def test_every_real_message_validated_once_equals_the_full_path(relative: str) -> None:
+    messages = [m for r, m in real_messages_cache() if r == relative]
+    assert messages, f"{relative} holds messages"
+    for message in messages:
+        assert_pipeline_equal(message)
+        assert_pipeline_equal(MESSAGE_ADAPTER.validate_python(message))
+
+
+def test_nearly_every_real_message_takes_the_validate_once_path() -> None:
+    """Only a message whose JSON holds the text ``NaN``/``Infinity`` (maybe a non-finite
+    number) or a value the serialiser cannot write goes the full way."""
+    real = real_messages_cache()
+    once = 0
+    for _, message in real:
+        entry = message_entry(message)
+        once += stored_form(entry)[0] is entry
+    assert once >= 0.99 * len(real) and len(real) > 3000
+
+
+_CACHE: list[tuple[str, dict[str, Any]]] = []
+
+
+def real_messages_cache() -> list[tuple[str, dict[str, Any]]]:
+    if not _CACHE:
+        _CACHE.extend(real_messages())
+    return _CACHE
+
+
+def _containers(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20),
+    _containers,
+    max_leaves=12,
+)
+python_values = (
+    json_values
+    | st.tuples(json_values, json_values)
+    | st.datetimes()
+    | st.binary(max_size=8).map(lambda b: b.hex().encode())
+)
+keys = st.sampled_from(
+    ["toolCallId", "tool_call_id", "extra", "x", "Type", "details", "content"]
+) | st.text(max_size=6)
+blocks = st.one_of(
+    st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=30)}),
+    st.fixed_dictionaries(
+        {
+            "type": st.just("toolCall"),
+            "id": st.text(min_size=1, max_size=8),
+            "name": st.text(max_size=8),
+        },
+        optional={"arguments": st.dictionaries(st.text(max_size=6), python_values, max_size=3)},
+    ),
+    st.fixed_dictionaries({"type": st.just("thinking"), "thinking": st.text(max_size=10)}),
+    st.fixed_dictionaries({"type": st.sampled_from(["audio", "x-new"]), "data": json_values}),
+)
+messages = st.one_of(
+    st.fixed_dictionaries(
+        {"role": st.just("user"), "content": st.text(max_size=30) | st.lists(blocks, max_size=3)},
+        optional={"timestamp": st.integers(0, 2**41) | st.floats(0, 1e13)},
+    ),
+    st.fixed_dictionaries(
+        {"role": st.just("assistant"), "content": st.lists(blocks, max_size=4)},
+        optional={
+            "usage": st.fixed_dictionaries(
+                {"input": st.integers(0, 10**6), "output": st.integers(0, 10**6)}
+            ),
+            "stopReason": st.sampled_from(["stop", "toolUse", "new-reason"]),
+            "model": st.text(max_size=8),
+        },
+    ),
+    st.fixed_dictionaries(
+        {"role": st.just("toolResult"), "toolCallId": st.text(min_size=1, max_size=8)},
+        optional={
+            "details": python_values,
+            "isError": st.booleans(),
+            "content": st.lists(blocks, max_size=2),
+        },
+    ),
+    st.fixed_dictionaries(
+        {"role": st.sampled_from(["system-note", "newRole"]), "body": json_values}
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(messages, st.dictionaries(keys, python_values, max_size=3))
+def test_generated_messages_validated_once_equal_the_full_path(
+    message: dict[str, Any], extra: dict[str, Any]
+) -> None:
+    message = {**extra, **message}
+    try:
+        entry = message_entry(message)
+        stored_form(entry)
+    except (ValueError, InvalidEntryError):
+        with pytest.raises((ValueError, InvalidEntryError)):
+            full_path(message, 0)
+        return
+    assert_pipeline_equal(message)
+
+
+def test_python_only_values_are_kept_as_their_json_on_every_store(tmp_path: Path) -> None:
+    message = {
+        "role": "toolResult",
+        "toolCallId": "c1",
+        "details": {
+            "when": datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
+            "pair": (1, 2),
+            7: "int key",
+        },
+        "content": [{"type": "toolCall", "id": "t", "name": "n", "arguments": {"t": (3, "x")}}],
+        "note": {"set": (1,)},
+    }
+
+    async def run(repo: Any) -> None:
+        s = await repo.create()
+        eid = await s.append_message(message)
+        held: Any = await s.storage.get_entry(eid)
+        await repo.close()
+        assert held.message.details == {
+            "when": "2026-01-02T03:04:05Z",
+            "pair": [1, 2],
+            "7": "int key",
+        }
+        assert held.message.model_extra == {"note": {"set": [1]}}
+        if not isinstance(repo, MemoryRepo):
+            reopened = type(repo)(*repo_args[type(repo)])
+            again = await (await reopened.open(s.id)).storage.get_entry(eid)
+            await reopened.close()
+            assert again == held
+
+    repo_args: dict[type, tuple[Any, ...]] = {
+        JSONLRepo: (tmp_path / "j",),
+        SQLRepo: (f"sqlite:///{tmp_path / 's.db'}",),
+    }
+    asyncio.run(run(MemoryRepo()))
+    for cls, args in repo_args.items():
+        asyncio.run(run(cls(*args)))
+
+
+def test_a_non_finite_number_or_lone_surrogate_is_refused_as_before() -> None:
+    for bad in (float("nan"), float("inf"), "\ud800"):
+        message = {"role": "toolResult", "toolCallId": "c", "details": {"v": bad}}
+        with pytest.raises(InvalidEntryError):
+            stored_form(message_entry(message))
+    # the text "NaN" inside a string is no number: kept
+    entry = message_entry({"role": "user", "content": "NaN and Infinity"})
+    kept: Any = stored_form(entry)[0]
+    assert kept.message.content == "NaN and Infinity"
+
+
+def test_only_the_very_entry_built_is_taken_as_checked() -> None:
+    entry = message_entry({"role": "user", "content": "hi"})
+    moved = entry.model_copy(update={"message": TextContent(text="not a message")})
+    with pytest.raises(InvalidEntryError):
+        stored_form(moved)  # a changed copy is read back and refused
+    assert checked_entry(entry) is entry
+    # taken once: a second store of the same object validates it as any other entry
+    again, _ = stored_form(entry)
+    assert again == entry and again is not entry
+
+
+def test_a_model_given_as_message_is_read_back_from_its_json() -> None:
+    bad = AssistantMessage(content=[]).model_copy(
+        update={"content": [{"type": "text", "text": "x"}]}
+    )
+    entry: Any = message_entry(bad)
+    assert entry.message.content == [TextContent(text="x")]
+    assert_pipeline_equal(AssistantMessage(content=[TextContent(text="hello")], timestamp=5))
+
+
+@given(st.integers(min_value=-(10**12), max_value=253402300799999))
+def test_entry_timestamps_format_like_datetime(ms: int) -> None:
+    dt = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    assert iso_from_ms(ms) == dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def test_objects_built_in_a_gc_pause_skip_the_young_generations() -> None:
+    gc.collect()
+    with gc_paused():
+        built = [{"i": [i]} for i in range(1000)]
+    young = {id(o) for o in gc.get_objects(generation=0)} | {
+        id(o) for o in gc.get_objects(generation=1)
+    }
+    assert not any(id(o) in young for o in built)
+    assert any(o is built[0] for o in gc.get_objects(generation=2))
+    assert gc.isenabled()
+
+
+def test_a_gc_pause_leaves_objects_the_program_froze_frozen() -> None:
+    gc.collect()
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with gc_paused():
+            _ = [{"i": [i]} for i in range(100)]
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
+
+
+def test_a_model_that_reads_back_as_another_class_is_refused() -> None:
+    from sessiontree.messages import OpaqueMessage
+
+    with pytest.raises(ValueError):
+        message_entry(OpaqueMessage(role="user", content="x"))
+    with pytest.raises(ValueError):
+        message_entry(TextContent(text="not a message"))  # type: ignore[arg-type]

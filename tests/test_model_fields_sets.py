@@ -1,0 +1,97 @@
+"""Validated models share one fields set per distinct key set, and no sharer sees another change."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from sessiontree import _model
+from sessiontree.entries import ENTRY_ADAPTER, dump_entry
+from sessiontree.messages import MESSAGE_ADAPTER, TextContent, UserMessage
+
+
+def entry(i: int, **extra: Any) -> Any:
+    return ENTRY_ADAPTER.validate_python(
+        {
+            "type": "message",
+            "id": f"e{i}",
+            "parentId": None,
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "text", "text": f"t{i}"}],
+                "usage": {
+                    "input": i,
+                    "output": 1,
+                    "cacheRead": 0,
+                    "cacheWrite": 0,
+                    "totalTokens": 1,
+                },
+                "model": "m",
+                "stopReason": "stop",
+                **extra,
+            },
+        }
+    )
+
+
+def test_models_with_the_same_keys_share_one_fields_set() -> None:
+    a, b = entry(1), entry(2)
+    assert a.__pydantic_fields_set__ is b.__pydantic_fields_set__
+    assert a.message.__pydantic_fields_set__ is b.message.__pydantic_fields_set__
+    assert a.message.usage.__pydantic_fields_set__ is b.message.usage.__pydantic_fields_set__
+    # a set of up to four names is small (216 bytes): each model keeps its own
+    assert a.message.content[0].model_fields_set == {"type", "text"}
+    c = entry(3, timestamp=5)
+    assert c.message.__pydantic_fields_set__ is not a.message.__pydantic_fields_set__
+    assert c.message.model_fields_set == {
+        "role",
+        "content",
+        "usage",
+        "model",
+        "stop_reason",
+        "timestamp",
+    }
+
+
+def test_a_copy_with_updates_leaves_the_shared_set_alone() -> None:
+    a, b = entry(1), entry(2)
+    shared = set(a.model_fields_set)
+    moved = a.model_copy(update={"parent_id": "p"})
+    moved.__pydantic_fields_set__.add("parent_id")
+    assert a.model_fields_set == shared == b.model_fields_set
+    msg = a.message.model_copy(update={"timestamp": 9})
+    msg.__pydantic_fields_set__.add("timestamp")
+    assert "timestamp" not in b.message.model_fields_set
+    assert "timestamp" in msg.model_fields_set
+    assert "timestamp" not in dump_entry(b)["message"]
+
+
+def test_models_refuse_assignment_so_no_sharer_changes_the_set() -> None:
+    a = entry(1)
+    with pytest.raises(ValueError):
+        a.message.content[0].text = "changed"
+    assert a.message.content[0].model_fields_set == {"type", "text"}
+
+
+def test_direct_construction_marks_and_shares_too() -> None:
+    x = UserMessage(content="a", timestamp=1, note=1, more=1)
+    y = UserMessage(content="b", timestamp=2, note=2, more=2)
+    assert x.model_fields_set == {"role", "content", "timestamp", "note", "more"}
+    assert x.__pydantic_fields_set__ is y.__pydantic_fields_set__
+    assert TextContent(text="a").model_fields_set == {"type", "text"}
+    m = MESSAGE_ADAPTER.validate_python({"role": "user", "content": "hi"})
+    assert isinstance(m, UserMessage) and m.to_wire() == {"role": "user", "content": "hi"}
+
+
+def test_beyond_the_bound_a_model_keeps_a_set_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_model, "_shared_fields_sets", {})
+    monkeypatch.setattr(_model, "_MAX_SHARED_FIELDS_SETS", 3)
+    first = [entry(i, **{f"k{i}": i}) for i in range(4)]
+    again = [entry(i, **{f"k{i}": i}) for i in range(4)]
+    assert len(_model._shared_fields_sets) == 3
+    for a, b in zip(first, again, strict=True):
+        assert a.message.model_fields_set == b.message.model_fields_set
+    assert first[0].message.__pydantic_fields_set__ is again[0].message.__pydantic_fields_set__
+    assert first[3].message.__pydantic_fields_set__ is not again[3].message.__pydantic_fields_set__
