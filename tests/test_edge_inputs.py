@@ -19,6 +19,7 @@ from sessiontree import (
 )
 from sessiontree.messages import message_text
 from sessiontree.repos.jsonl import JSONLRepo
+from sessiontree.repos.jsonl_index import INDEX_DIR
 from sessiontree.testing.builders import user
 from sessiontree.testing.conformance import Reopen, reopened, snapshot
 
@@ -240,7 +241,7 @@ async def test_failed_fork_leaves_no_session_behind(tmp_path: Path) -> None:
     with pytest.raises(InvalidEntryError, match="longer than"):
         await again.fork("x" * 600)
     assert [i.id for i in await repo.list()] == before
-    assert sorted(os.listdir(tmp_path)) == [s.id]
+    assert sorted(os.listdir(tmp_path)) == [INDEX_DIR, s.id]  # and the listing index
 
 
 async def test_unterminated_json_tail_is_a_line_not_a_torn_write(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sessiontree.repos.jsonl import JSONLRepo
+from sessiontree.repos.jsonl_index import INDEX_DIR
 from sessiontree.repos.jsonl_layout import LOG_NAME, STATS_NAME, RepoLayout
 from sessiontree.storage.jsonl.storage import JSONLStorage
 from sessiontree.testing.builders import user
@@ -20,7 +21,7 @@ async def test_a_fork_through_the_repository_gets_its_own_directory(tmp_path: Pa
     first = await s.append_message(user("one"))
     fork = await repo.fork("src", first)
     await repo.close()
-    assert _names(tmp_path) == {"src", fork.id}
+    assert _names(tmp_path) == {"src", fork.id, INDEX_DIR}  # INDEX_DIR: the listing index
     assert _names(tmp_path / fork.id) >= {LOG_NAME, STATS_NAME}
     await repo.delete(fork.id)
     assert not (tmp_path / fork.id).exists()

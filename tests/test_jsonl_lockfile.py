@@ -47,6 +47,43 @@ def test_a_replaced_lock_file_is_locked_anew(tmp_path: Path) -> None:
         pass
 
 
+def test_a_lock_file_renamed_over_is_locked_anew(tmp_path: Path) -> None:
+    path = tmp_path / "s.lock"
+    old = LogLock(path, 0.05)
+    with old.held():
+        pass
+    (tmp_path / "new").write_bytes(b"")
+    os.replace(tmp_path / "new", path)
+    new = LogLock(path, 5)
+    with new.held(), pytest.raises(StorageError, match="timed out"), old.held():
+        pass
+
+
+def test_a_lock_file_with_a_second_name_is_checked_by_its_name(tmp_path: Path) -> None:
+    path = tmp_path / "s.lock"
+    old = LogLock(path, 0.05)
+    with old.held():
+        pass
+    os.link(path, tmp_path / "other")
+    path.unlink()  # the file held open still has a name, but not the lock's
+    new = LogLock(path, 5)
+    with new.held(), pytest.raises(StorageError, match="timed out"), old.held():
+        pass
+    with old.held():  # locks the file there now
+        assert os.fstat(old._fd or -1).st_ino == path.stat().st_ino
+
+
+def test_acquire_and_release_pair_like_held(tmp_path: Path) -> None:
+    path = tmp_path / "s.lock"
+    a, b = LogLock(path, 5), LogLock(path, 0.05)
+    a.acquire()
+    with pytest.raises(StorageError, match="timed out"):
+        b.acquire()
+    a.release()
+    b.acquire()  # a failed acquire left nothing held
+    b.release()
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def test_a_forked_child_does_not_share_the_parents_lock(tmp_path: Path) -> None:
     path = tmp_path / "s.lock"

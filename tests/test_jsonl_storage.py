@@ -401,6 +401,40 @@ async def test_appending_to_a_session_deleted_elsewhere_is_refused(tmp_path: Pat
         await storage.get_entries()
 
 
+async def test_appending_after_the_log_was_replaced_by_a_rename_is_refused(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.jsonl"
+    write(path, line(HEADER), line(msg("a", None)))
+    storage = JSONLStorage(path)
+    await storage.append_entry(parse_entry(msg("b", "a")))  # the lock file is open now
+    other = tmp_path / "other.jsonl"
+    content = write(other, line(HEADER), line(msg("x", None)))
+    os.replace(other, path)  # an editor saving a new file over the log
+    with pytest.raises(SessionNotFoundError, match="replaced"):
+        await storage.append_entry(parse_entry(msg("c", "b")))
+    assert path.read_bytes() == content
+
+
+@pytest.mark.parametrize("remove", ["log", "link"])
+async def test_a_log_with_a_second_name_is_checked_by_its_name(tmp_path: Path, remove: str) -> None:
+    path = tmp_path / "s.jsonl"
+    write(path, line(HEADER), line(msg("a", None)))
+    storage = JSONLStorage(path)
+    await storage.append_entry(parse_entry(msg("b", "a")))
+    link = tmp_path / "backup.jsonl"
+    os.link(path, link)  # the log has two names: one link gone is not a deleted log
+    if remove == "link":
+        link.unlink()
+        await storage.append_entry(parse_entry(msg("c", "b")))
+        assert [r["id"] for r in lines_of(path)[1:]] == ["a", "b", "c"]
+        return
+    path.unlink()  # the log's own name is gone, though the file lives on as backup.jsonl
+    with pytest.raises(SessionNotFoundError, match="deleted"):
+        await storage.append_entry(parse_entry(msg("c", "b")))
+    assert [r["id"] for r in lines_of(link)[1:]] == ["a", "b"]
+
+
 async def test_each_entry_is_one_write_and_a_writer_reads_only_new_bytes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

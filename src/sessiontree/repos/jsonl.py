@@ -5,9 +5,11 @@ the log (a pi v3 file, see :mod:`sessiontree.storage.jsonl.storage`), its lock f
 sidecar (:mod:`sessiontree.storage.jsonl.stats`), as :mod:`sessiontree.repos.jsonl_layout` lays
 them out.
 
-* :meth:`JSONLRepo.list` ``stat``\\ s every log (sorting by ``modified_at`` needs every mtime) but
-  reads only the page it returns, and for each of those only the header line, the sidecar and
-  the bytes appended after the sidecar's ``covered`` offset — never every file whole.
+* :meth:`JSONLRepo.list` reads the listing index ``<root>/.index``
+  (:mod:`sessiontree.repos.jsonl_index`) and lists the root once; it calls ``stat`` only for the
+  sessions it shows and those the index does not trust, and reads a session's files (header
+  line, sidecar, the bytes appended after the sidecar) only when the index does not describe
+  it (:mod:`sessiontree.repos.jsonl_listing`).
 * :meth:`JSONLRepo.search` scans the logs (SQL backends index); a line is only parsed when a
   substring pre-check on its raw text could match.
 """
@@ -21,16 +23,16 @@ import os
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from sessiontree import _json as exact_json
+from sessiontree._gc import gc_paused
 from sessiontree.entries import Entry
 from sessiontree.errors import (
-    CorruptSessionError,
     SessionExistsError,
     SessionNotFoundError,
     StorageError,
@@ -41,16 +43,16 @@ from sessiontree.metadata import (
     SearchHit,
     SessionInfo,
     SessionMetadata,
-    matches_where,
     session_time,
     where_pairs,
 )
 from sessiontree.repos.base import check_entries, check_list_args, coerce_metadata
 from sessiontree.repos.jsonl_layout import LOG_NAME, STATS_NAME, RepoLayout
+from sessiontree.repos.jsonl_listing import list_sessions
 from sessiontree.session import Session
 from sessiontree.snippets import make_snippet
-from sessiontree.storage.jsonl.format import Header, is_whole_line, parse_header
-from sessiontree.storage.jsonl.stats import Stats, count_lines, read_stats, write_stats
+from sessiontree.storage.jsonl.format import is_whole_line
+from sessiontree.storage.jsonl.stats import write_stats
 from sessiontree.storage.jsonl.storage import (
     Durability,
     JSONLStorage,
@@ -66,12 +68,6 @@ __all__ = ["JSONLRepo"]
 
 log = logging.getLogger("sessiontree.repos.jsonl")
 
-_HEADER_PROBE = 4096
-"""Bytes read at first to find the header line (more only for a longer header)."""
-
-_STATS_REWRITE_BYTES = 64 * 1024
-"""Listing rewrites a sidecar when it had to scan at least this many new bytes."""
-
 
 @dataclass(frozen=True)
 class _Log:
@@ -80,17 +76,6 @@ class _Log:
     size: int
     mtime_ns: int
     ino: int
-
-
-def _read_header_line(fd: int) -> bytes:
-    data = os.pread(fd, _HEADER_PROBE, 0)
-    while b"\n" not in data:
-        more = os.pread(fd, _HEADER_PROBE, len(data))
-        if not more:
-            break
-        data += more
-    end = data.find(b"\n")
-    return data if end < 0 else data[: end + 1]
 
 
 class JSONLRepo:
@@ -219,6 +204,7 @@ class JSONLRepo:
             raise StorageError(f"cannot create session file in {directory}: {exc}") from exc
         storage = self._storage(session_id)
         write_stats(directory / STATS_NAME, storage.stats())
+        self._layout.settled(directory / LOG_NAME, None, storage.listing_facts())
         return Session(storage)
 
     async def open(self, id: str) -> Session:
@@ -269,69 +255,23 @@ class JSONLRepo:
     ) -> list[SessionInfo]:
         """See :meth:`SessionRepo.list`: newest ``modified_at`` (log mtime) first.
 
-        Cost: one ``stat`` per session, then for each session of the page its header line,
-        its sidecar and the log bytes appended since the sidecar was written. With ``where``,
-        also the header line of every session passed over before the page is full. A session
-        whose log has no valid header is left out (and logged).
+        Over the listing index (:mod:`sessiontree.repos.jsonl_listing` says the cost): one
+        listing of the root, one read of the index, a ``stat`` of each session shown (or
+        passed over by ``where``) and of each the index does not trust. A session whose log
+        has no valid header is left out (and logged).
         """
         check_list_args(limit, offset)
         pairs = where_pairs(where)
-        stats = self._log_stats()
-        stats.sort(reverse=True)  # newest mtime first, then session id (unique): a total order
-        if not pairs:
-            stats = stats[offset:] if limit is None else stats[offset : offset + limit]
-        infos: list[SessionInfo] = []
-        skip = offset if pairs else 0
-        for mtime_ns, name, path, size, ino in stats:
-            if limit is not None and len(infos) >= limit:
-                break
-            lg = _Log(name, Path(path), size, mtime_ns, ino)
-            try:
-                if pairs and not matches_where(self._header(lg).metadata, pairs):
-                    continue
-                if skip:
-                    skip -= 1
-                    continue
-                info = self._info(lg)
-            except (CorruptSessionError, OSError) as exc:
-                log.warning("listing skips %s: %s", lg.path, exc)
-                continue
-            infos.append(info)
-        return infos
-
-    def _header(self, lg: _Log) -> Header:
-        fd = os.open(lg.path, os.O_RDONLY)
-        try:
-            return parse_header(_read_header_line(fd), lg.path)
-        finally:
-            os.close(fd)
-
-    def _info(self, lg: _Log) -> SessionInfo:
-        fd = os.open(lg.path, os.O_RDONLY)
-        try:
-            header = parse_header(_read_header_line(fd), lg.path)
-            stats_path = lg.path.parent / STATS_NAME
-            stats = read_stats(stats_path, lg.ino, lg.size)
-            if stats is None or stats.covered < header.length:
-                stats = Stats(ino=lg.ino, covered=header.length)
-            before = stats.covered
-            if lg.size > stats.covered:
-                count_lines(stats, os.pread(fd, lg.size - stats.covered, stats.covered))
-            if stats.covered - before >= _STATS_REWRITE_BYTES and not self.read_only:
-                write_stats(stats_path, stats)
-        finally:
-            os.close(fd)
-        return SessionInfo(
-            id=lg.session_id,
-            name=stats.name,
-            created_at=header.created_at,
-            modified_at=datetime.fromtimestamp(lg.mtime_ns / 1e9, UTC),
-            entry_count=stats.entry_count,
-            message_count=stats.message_count,
-            first_message=stats.first_message,
-            parent_session_id=header.metadata.parent_session_id,
-            metadata=header.metadata,
-        )
+        self._check_root()
+        with gc_paused():  # the index is ~10,000 small lists: no collection passes over them
+            return list_sessions(
+                self.root,
+                self._layout.index,
+                read_only=self.read_only,
+                limit=limit,
+                offset=offset,
+                pairs=pairs,
+            )
 
     async def delete(self, id: str) -> None:
         """See :meth:`SessionRepo.delete`: removes the session directory.
@@ -357,14 +297,25 @@ class JSONLRepo:
         except OSError as exc:
             raise StorageError(f"cannot delete session {id}: {exc}") from exc
 
+    def _opened(self, session_id: str) -> JSONLStorage | None:
+        """A storage this repository has open on the session's current log, if any (it reads
+        what others appended before it answers, so it serves as well as a fresh one)."""
+        path = self._log_path(session_id)
+        for storage in list(self._open):
+            if storage.id == session_id and storage.path == path and storage.is_current():
+                return storage
+        return None
+
     async def fork(self, id: str, target_id: str, position: ForkPosition = "at") -> Session:
-        """See :meth:`SessionRepo.fork`.
+        """See :meth:`SessionRepo.fork` (from a storage of the session already open here, if
+        any, else from a fresh one).
 
         Raises:
             SessionNotFoundError: no such session. EntryNotFoundError: unknown target.
         """
         self._writable()
-        source = await self.open(id)
+        opened = self._opened(id)
+        source = Session(opened) if opened is not None else await self.open(id)
         fork = await source.fork(target_id, position)
         if isinstance(fork.storage, JSONLStorage):
             self._open.add(fork.storage)

@@ -2,8 +2,10 @@
 
 Each session directory (mode 0700, named by the session id) holds the log (a pi v3 file, see
 :mod:`sessiontree.storage.jsonl.storage`), its lock file ``session.jsonl.lock`` and the
-listing sidecar ``stats.json`` (:mod:`sessiontree.storage.jsonl.stats`). The storage is
-given a :class:`RepoLayout` and asks it where a fork's log goes and what to remove.
+listing sidecar ``stats.json`` (:mod:`sessiontree.storage.jsonl.stats`); ``<root>/.index``
+holds the listing index (:mod:`sessiontree.repos.jsonl_index`). The storage is given a
+:class:`RepoLayout` and asks it where a fork's log goes and what to remove, and tells it when
+it starts and stops writing a session (which the layout notes in the listing index).
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ import os
 from pathlib import Path
 
 from sessiontree.ids import check_session_id
+from sessiontree.repos.jsonl_index import ListingIndex
 from sessiontree.storage.jsonl.files import Durability, fsync_dir, remove_session_log
+from sessiontree.storage.jsonl.stats import ListingFacts
 
 __all__ = ["LOG_NAME", "STATS_NAME", "RepoLayout"]
 
@@ -34,6 +38,7 @@ class RepoLayout:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.index = ListingIndex(root)
 
     def log_path(self, session_id: str) -> Path:
         """``<root>/<session_id>/session.jsonl``.
@@ -79,3 +84,14 @@ class RepoLayout:
                 tmp.unlink(missing_ok=True)
             with contextlib.suppress(OSError):
                 directory.rmdir()  # only when empty
+            self.index.removed(directory.name)
+
+    def writing(self, log: Path, writer: str) -> None:
+        """Note in the listing index that ``writer`` is about to change the session."""
+        if log.name == LOG_NAME:
+            self.index.writing(log.parent.name, writer)
+
+    def settled(self, log: Path, writer: str | None, facts: ListingFacts | None) -> None:
+        """Note in the listing index what the session shows and that ``writer`` is done."""
+        if log.name == LOG_NAME:
+            self.index.settled(log.parent.name, writer, facts)

@@ -17,6 +17,7 @@ from typing import Literal, Protocol
 from sessiontree.ids import iso_from_ms, new_id, now_iso
 from sessiontree.metadata import SessionMetadata
 from sessiontree.storage.jsonl.format import build_header, parse_header
+from sessiontree.storage.jsonl.stats import ListingFacts
 
 __all__ = [
     "STANDALONE",
@@ -83,9 +84,9 @@ def create_session_file(
     lines: Sequence[bytes] = (),
     *,
     created_at: datetime | None = None,
-) -> None:
+) -> bytes:
     """Create a session file holding its header and ``lines``, atomically and exclusively
-    (mode 0600).
+    (mode 0600); returns the header line written (with its newline).
 
     The content is written to a temporary file in the same directory and hard-linked into
     place, so the file never exists without its whole header and every line: a session made
@@ -102,7 +103,8 @@ def create_session_file(
     try:
         try:
             stamp = now_iso() if created_at is None else iso_from_ms(_ms(created_at))
-            _write_all(fd, b"".join([build_header(session_id, metadata, stamp), *lines]))
+            header = build_header(session_id, metadata, stamp)
+            _write_all(fd, b"".join([header, *lines]))
             if durability != "none":
                 os.fsync(fd)
         finally:
@@ -115,6 +117,7 @@ def create_session_file(
             tmp.unlink()
     if durability != "none":
         fsync_dir(path.parent)
+    return header
 
 
 def _ms(when: datetime) -> int:
@@ -181,6 +184,17 @@ class LogLayout(Protocol):
         """
         ...
 
+    def writing(self, log: Path, writer: str) -> None:
+        """Before the first write of ``writer`` (one storage object in one process) to
+        ``log``: from now until :meth:`settled` names it, the log may change at any time.
+        Best effort; raises nothing."""
+        ...
+
+    def settled(self, log: Path, writer: str | None, facts: ListingFacts | None) -> None:
+        """``writer`` is done with ``log`` (``None``: the log was just created), which then
+        showed ``facts`` (``None``: not known). Best effort; raises nothing."""
+        ...
+
 
 class _Standalone:
     """A log on its own: no sidecar; a fork is the sibling file ``<new id>.jsonl``."""
@@ -196,6 +210,12 @@ class _Standalone:
 
     def remove(self, log: Path) -> None:
         remove_session_log(log)
+
+    def writing(self, log: Path, writer: str) -> None:
+        pass
+
+    def settled(self, log: Path, writer: str | None, facts: ListingFacts | None) -> None:
+        pass
 
 
 STANDALONE: LogLayout = _Standalone()

@@ -50,6 +50,7 @@ __all__ = [
     "ScanResult",
     "SkippedLine",
     "build_header",
+    "created_at_of",
     "entries_of",
     "first_user_text",
     "gc_paused",
@@ -74,12 +75,17 @@ class Header:
         created_at: the header's ``timestamp`` (aware UTC).
         metadata: the session metadata built from the header.
         length: bytes of the header line including its newline.
+        created_ms: ``created_at`` as Unix milliseconds (0 when the header has no time).
+        wire_metadata: what ``metadata`` was validated from (:func:`header_metadata`), so a
+            listing index can keep it and build the same ``metadata`` again.
     """
 
     session_id: str
     created_at: datetime
     metadata: SessionMetadata
     length: int
+    created_ms: int = 0
+    wire_metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
 def build_header(session_id: str, metadata: SessionMetadata, timestamp: str) -> bytes:
@@ -167,20 +173,31 @@ def parse_header(first_line: bytes, path: str | Path) -> Header:
             path=path,
             line_number=1,
         )
+    wire = header_metadata(obj)
     try:
-        metadata = SessionMetadata.model_validate(header_metadata(obj))
+        metadata = SessionMetadata.model_validate(wire)
     except ValidationError as exc:
         raise CorruptSessionError(
             f"session header metadata is invalid: {exc.errors()[0]['msg']}",
             path=path,
             line_number=1,
         ) from exc
-    created_at = datetime.fromtimestamp(0, UTC)
+    created_ms, created_at = 0, created_at_of(0)
     ts = obj.get("timestamp")
     if isinstance(ts, str):
         with contextlib.suppress(ValueError):
-            created_at = datetime.fromtimestamp(ms_from_iso(ts) / 1000, UTC)
-    return Header(session_id, created_at, metadata, len(first_line))
+            ms = ms_from_iso(ts)
+            created_ms, created_at = ms, created_at_of(ms)
+    return Header(session_id, created_at, metadata, len(first_line), created_ms, wire)
+
+
+def created_at_of(created_ms: int) -> datetime:
+    """A header's ``created_at`` from its Unix milliseconds (:attr:`Header.created_ms`).
+
+    Raises:
+        OverflowError, OSError, ValueError: a time out of range.
+    """
+    return datetime.fromtimestamp(created_ms / 1000, UTC)
 
 
 class LineRecord:
@@ -190,10 +207,12 @@ class LineRecord:
     the tree rules need of existing entries (:func:`sessiontree.tree.check_append` asks for
     types by id; :func:`sessiontree.tree.trace_chain` follows ``parent_id``).
     ``data`` is the orjson-parsed line until :meth:`entry_of` validates it; then ``entry``
-    holds the model and ``data`` is dropped. ``seq`` is the append-order position.
+    holds the model and ``data`` is dropped. ``seq`` is the append-order position; ``start``
+    and ``end`` are the byte offsets of the line in the file (``end`` at its newline, or at
+    the end of a final line without one), so the stored line can be copied as it is.
     """
 
-    __slots__ = ("data", "entry", "id", "line_number", "parent_id", "seq", "type")
+    __slots__ = ("data", "end", "entry", "id", "line_number", "parent_id", "seq", "start", "type")
 
     def __init__(
         self,
@@ -203,6 +222,8 @@ class LineRecord:
         line_number: int,
         data: dict[str, Any] | None,
         entry: Entry | None = None,
+        start: int = -1,
+        end: int = -1,
     ) -> None:
         self.id = entry_id
         self.type = kind
@@ -210,12 +231,14 @@ class LineRecord:
         self.line_number = line_number
         self.data = data
         self.entry = entry
+        self.start = start
+        self.end = end
         self.seq = -1
 
     @classmethod
-    def of_entry(cls, entry: Entry, line_number: int) -> LineRecord:
-        """A record of an entry already validated (just appended)."""
-        return cls(entry.id, entry.type, entry.parent_id, line_number, None, entry)
+    def of_entry(cls, entry: Entry, line_number: int, start: int, end: int) -> LineRecord:
+        """A record of an entry already validated (just appended at bytes ``start:end``)."""
+        return cls(entry.id, entry.type, entry.parent_id, line_number, None, entry, start, end)
 
     def field(self, key: str) -> Any:
         """A top-level wire field (camelCase) of the line, validated or not."""
@@ -332,12 +355,14 @@ def scan_block(
     skip_bad: bool = False,
     validate: bool = False,
     session_id: str | None = None,
+    base: int = 0,
 ) -> ScanResult:
     """Scan whole lines of ``block`` (bytes that follow the last consumed line) into records.
 
     Args:
         block: file bytes from the first unread byte to the end of the file.
         first_line_number: the 1-based file line number of the block's first line.
+        base: the file offset of the block's first byte (records' ``start``/``end``).
         path: named in errors.
         skip_bad: skip (and report) bad lines instead of raising.
         validate: validate every line into an entry now (used with ``skip_bad`` so that invalid
@@ -356,8 +381,11 @@ def scan_block(
     records = result.records
     append = records.append
     line_number = first_line_number - 1
+    end = base - 1
     for i, piece in enumerate(pieces):
         line_number += 1
+        start = end + 1
+        end = start + len(piece)
         if not piece or piece.isspace():
             continue
         reason: str | None = None
@@ -374,7 +402,7 @@ def scan_block(
                 and type(kind := obj.get("type")) is str
                 and ((pid := obj.get("parentId")) is None or type(pid) is str)
             ):
-                record = LineRecord(entry_id, kind, pid, line_number, obj)
+                record = LineRecord(entry_id, kind, pid, line_number, obj, None, start, end)
                 if not validate:
                     append(record)
                     continue

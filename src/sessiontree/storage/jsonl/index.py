@@ -66,6 +66,14 @@ class LineIndex:
             entries.append(record)
             add(record.type, record.id, record.field, record.first_message_text)
 
+    def add_appended(self, record: LineRecord) -> None:
+        """Index one record just appended (:func:`~sessiontree.tree.check_append` has
+        refused a duplicate id already); keep the fold current."""
+        record.seq = len(self.records)
+        self.by_id[record.id] = record
+        self.records.append(record)
+        self.fold.add(record.type, record.id, record.field, record.first_message_text)
+
     def type_of(self, entry_id: str) -> str | None:
         """The type of an indexed entry, ``None`` when absent (for ``check_append``)."""
         record = self.by_id.get(entry_id)

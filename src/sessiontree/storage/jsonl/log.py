@@ -14,6 +14,7 @@ import contextlib
 import logging
 import os
 import time
+import weakref
 from contextlib import AbstractContextManager
 from pathlib import Path
 
@@ -24,12 +25,21 @@ from sessiontree.storage.jsonl.format import LineRecord, SkippedLine, is_whole_l
 from sessiontree.storage.jsonl.index import LineIndex
 from sessiontree.storage.jsonl.lockfile import LogLock
 
-__all__ = ["LOCK_TIMEOUT_S", "SessionLog"]
+__all__ = ["LOCK_TIMEOUT_S", "SessionLog", "writer_in_process"]
 
 log = logging.getLogger("sessiontree.storage.jsonl.log")
 
 LOCK_TIMEOUT_S = 60.0
 """Seconds a writer waits for the lock file before raising :class:`StorageError`."""
+
+_WRITERS: weakref.WeakValueDictionary[str, SessionLog] = weakref.WeakValueDictionary()
+"""The storages of this process that have announced writes and not settled, by writer name
+(a storage dropped without ``close`` leaves it by being collected)."""
+
+
+def writer_in_process(writer: str) -> bool:
+    """Whether a storage of this process still goes by the writer name ``writer``."""
+    return writer in _WRITERS
 
 
 class SessionLog:
@@ -56,8 +66,10 @@ class SessionLog:
         self.durability: Durability = durability
         self.skip_bad_lines = skip_bad_lines
         self.skipped_lines: list[SkippedLine] = []
+        self._name = os.fspath(path)
         self._lock_path = lock_path(self.path)
         self._rfd: int | None = None
+        self._rino = -1  # inode of the file open as _rfd
         self._wfd: int | None = None
         self._lock = LogLock(self._lock_path, LOCK_TIMEOUT_S)
         self._deleted = False
@@ -73,7 +85,8 @@ class SessionLog:
             raise SessionNotFoundError(self._id, "session was deleted")
         if self._rfd is None:
             try:
-                self._rfd = os.open(self.path, os.O_RDONLY)
+                self._rfd = os.open(self._name, os.O_RDONLY)
+                self._rino = os.fstat(self._rfd).st_ino
             except FileNotFoundError as exc:
                 sid = getattr(self, "_id", None) or self.path.stem
                 raise SessionNotFoundError(sid, f"no session file at {self.path}") from exc
@@ -84,7 +97,7 @@ class SessionLog:
     def _open_write(self) -> int:
         if self._wfd is None:
             try:
-                self._wfd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+                self._wfd = os.open(self._name, os.O_WRONLY | os.O_APPEND)
             except OSError as exc:
                 raise StorageError(f"cannot write session file {self.path}: {exc}") from exc
         return self._wfd
@@ -121,6 +134,7 @@ class SessionLog:
             skip_bad=self.skip_bad_lines,
             validate=self.skip_bad_lines,
             session_id=getattr(self, "_id", None),
+            base=self._offset,
         )
         end = self._offset + len(block)
         self._add_all(result.records, result.skipped)
@@ -167,6 +181,7 @@ class SessionLog:
             skip_bad=self.skip_bad_lines,
             validate=self.skip_bad_lines,
             session_id=getattr(self, "_id", None),
+            base=self._offset,
         )
         self._add_all(result.records, result.skipped)
         for skipped in result.skipped:
@@ -195,9 +210,37 @@ class SessionLog:
         if size > self._offset and size != self._torn_at:
             self._ingest(self._read_from(fd, self._offset), cut=False)
 
+    def is_current(self) -> bool:
+        """Whether this log is open (not deleted) on the file its path names now (one ``stat``)."""
+        if self._deleted or self._rfd is None:
+            return False
+        try:
+            return os.stat(self._name).st_ino == self._rino
+        except OSError:
+            return False
+
     def _entry(self, entry_id: str) -> Entry | None:
         record = self._index.by_id.get(entry_id)
         return None if record is None else record.entry_of(self.path, self._id)
+
+    def _write_line(self, line: bytes) -> None:
+        """:meth:`_write_lines` of one line (the common append, with fewer steps)."""
+        fd = self._wfd
+        if fd is None or self._unterminated or self.durability == "fsync":
+            self._write_lines([line])
+            return
+        try:
+            written = os.write(fd, line)
+            if written != len(line):
+                raise OSError(f"short write: {written} of {len(line)} bytes")
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, self._offset)
+            raise StorageError(f"cannot append to session file {self.path}: {exc}") from exc
+        with contextlib.suppress(OSError):
+            now = time.time_ns()
+            os.utime(fd, ns=(now, now))  # exact mtime: listing sorts by it
+        self._dirty = True
 
     def _write_lines(self, lines: list[bytes]) -> None:
         """Append whole lines under the lock: one ``os.write`` per entry line; undo on failure."""
@@ -227,39 +270,64 @@ class SessionLog:
             os.utime(fd, ns=(now, now))  # exact mtime: listing sorts by it
         self._dirty = True
 
-    def _locked(self) -> AbstractContextManager[object]:
-        """Take the lock file (kept open between appends); the context manager releases it.
+    def _acquire(self) -> None:
+        """Take the lock file (kept open between appends); :meth:`_release` gives it back.
 
         Raises:
             SessionNotFoundError: the session file is gone (no lock file is created then).
             StorageError: the lock cannot be taken in time.
         """
-        if not os.path.exists(self.path):
+        if self._lock._fd is None and not os.path.exists(self._name):
+            # with the lock file open, a deleted log is found under the lock instead
+            self._deleted = True
+            raise SessionNotFoundError(self._id, f"session file {self.path} was deleted")
+        self._lock.acquire()
+
+    def _release(self) -> None:
+        self._lock.release()
+
+    def _locked(self) -> AbstractContextManager[object]:
+        """The lock held for a ``with`` block (:meth:`_acquire`, then :meth:`_release`).
+
+        Raises:
+            SessionNotFoundError: the session file is gone (no lock file is created then).
+            StorageError: the lock cannot be taken in time.
+        """
+        if not os.path.exists(self._name):
             self._deleted = True
             raise SessionNotFoundError(self._id, f"session file {self.path} was deleted")
         return self._lock.held()
 
     def _catch_up_locked(self) -> None:
+        """Under the lock: refuse a log deleted or replaced since it was opened, and read what
+        other writers appended.
+
+        One ``stat`` of the log's name tells both: the file there must be the one open (same
+        inode), and its size says what others appended.
+
+        Raises:
+            SessionNotFoundError: the log was deleted or replaced.
+            CorruptSessionError: the log shrank below what was read.
+        """
         fd = self._open_read()
-        st = os.fstat(fd)
         try:
-            on_disk = os.stat(self.path).st_ino
+            st = os.stat(self._name)
         except FileNotFoundError:
-            on_disk = None
-        if on_disk != st.st_ino:  # deleted (or replaced) since this storage opened it
-            self._deleted = on_disk is None
+            st = None
+        if st is None or st.st_ino != self._rino:  # deleted (or replaced) since it was opened
+            self._deleted = st is None
             raise SessionNotFoundError(
                 self._id,
                 f"session file {self.path} was deleted"
-                if on_disk is None
+                if st is None
                 else f"session file {self.path} was replaced; open the session again",
             )
         size = st.st_size
-        if size < self._offset:
-            raise CorruptSessionError(
-                f"the file shrank to {size} bytes below the {self._offset} bytes already read",
-                session_id=self._id,
-                path=self.path,
-            )
-        if size > self._offset:
+        if size != self._offset:
+            if size < self._offset:
+                raise CorruptSessionError(
+                    f"the file shrank to {size} bytes below the {self._offset} bytes already read",
+                    session_id=self._id,
+                    path=self.path,
+                )
             self._ingest(self._read_from(fd, self._offset), cut=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,14 @@ import orjson
 from sessiontree.fold import LogFold
 from sessiontree.storage.jsonl.format import first_user_text, is_whole_line
 
-__all__ = ["REFRESH_BYTES", "Stats", "count_lines", "read_stats", "write_stats"]
+__all__ = [
+    "REFRESH_BYTES",
+    "ListingFacts",
+    "Stats",
+    "count_lines",
+    "read_stats",
+    "write_stats",
+]
 
 REFRESH_BYTES = 256 * 1024
 """A storage rewrites its sidecar after this many bytes (of log) appended since the last write."""
@@ -49,6 +57,24 @@ class Stats:
     message_count: int = 0
     first_message: str | None = None
     name: str | None = None
+
+
+@dataclass
+class ListingFacts:
+    """What listing shows of a log, as of one state of the file: its counts and its header.
+
+    Attributes:
+        stats: the counts; ``stats.covered`` is the file's whole size.
+        mtime_ns: the file's modification time with those bytes.
+        created_ms: the header's time (:attr:`~sessiontree.storage.jsonl.format.Header.created_ms`).
+        wire_metadata: the header's metadata as validated
+            (:attr:`~sessiontree.storage.jsonl.format.Header.wire_metadata`).
+    """
+
+    stats: Stats
+    mtime_ns: int
+    created_ms: int
+    wire_metadata: Mapping[str, Any]
 
 
 def read_stats(path: Path, ino: int, size: int) -> Stats | None:

@@ -54,14 +54,15 @@ from sessiontree.storage.jsonl.files import (
     remove_session_log,
     set_mtime,
 )
+from sessiontree.storage.jsonl.fork import RecordSource
 from sessiontree.storage.jsonl.format import (
     LineRecord,
     entries_of,
     gc_paused,
     parse_header,
 )
-from sessiontree.storage.jsonl.log import SessionLog
-from sessiontree.storage.jsonl.stats import REFRESH_BYTES, Stats, write_stats
+from sessiontree.storage.jsonl.log import _WRITERS, SessionLog
+from sessiontree.storage.jsonl.stats import REFRESH_BYTES, ListingFacts, Stats, write_stats
 from sessiontree.tree import ForkPosition, TreeIndex, branch_of, check_append, trace_chain
 
 __all__ = [
@@ -132,11 +133,7 @@ class JSONLStorage(SessionLog):
                 other than the last one.
             StorageError: the file cannot be read.
         """
-        super().__init__(Path(path).absolute(), durability, skip_bad_lines)
-        self._layout = layout
-        self._stats_path = layout.stats_path(self.path)
-        self.read_only = read_only
-        self._stats_offset = 0
+        self._setup(Path(path).absolute(), durability, skip_bad_lines, layout, read_only)
         fd = self._open_read()
         try:
             data = self._read_from(fd, 0)
@@ -148,13 +145,91 @@ class JSONLStorage(SessionLog):
         # wrote so; listing showed it, opening refused it): read, finished before an append
         self._unterminated = newline < 0
         self._id = session_id or header.session_id
+        self._header = header
         self._metadata = header.metadata
         self.created_at = header.created_at
         self._offset = header.length
         self._stats_offset = self._offset
         with gc_paused():
             self._ingest(data[header.length :], cut=False)
-        self._ino = os.fstat(fd).st_ino
+        self._ino = self._rino
+
+    def _setup(
+        self,
+        path: Path,
+        durability: Durability,
+        skip_bad_lines: bool,
+        layout: LogLayout,
+        read_only: bool,
+    ) -> None:
+        SessionLog.__init__(self, path, durability, skip_bad_lines)
+        self._layout = layout
+        self._stats_path = layout.stats_path(self.path)
+        self.read_only = read_only
+        self._stats_offset = 0
+        self._writer: str | None = None  # names this storage's writes to the layout
+        self._writer_pid = -1
+
+    def _begin_writing(self) -> None:
+        """Before the first write of this storage (in this process): tell the layout."""
+        self._writer_pid = os.getpid()
+        self._writer = f"{self._writer_pid}.{new_id()}"
+        _WRITERS[self._writer] = self
+        self._layout.writing(self.path, self._writer)
+
+    def listing_facts(self) -> ListingFacts | None:
+        """What listing shows of the log now, if this storage has read all of it (one
+        ``fstat``), else ``None``."""
+        if self._rfd is None or self._deleted or self._unterminated:
+            return None
+        try:
+            st = os.fstat(self._rfd)
+        except OSError:
+            return None
+        if st.st_size != self._offset or st.st_ino != self._ino:
+            return None
+        return ListingFacts(
+            self.stats(), st.st_mtime_ns, self._header.created_ms, self._header.wire_metadata
+        )
+
+    @classmethod
+    def _written(
+        cls,
+        path: Path,
+        header_line: bytes,
+        lines: Sequence[bytes],
+        records: list[LineRecord],
+        *,
+        durability: Durability,
+        session_id: str,
+        layout: LogLayout,
+    ) -> JSONLStorage:
+        """The storage of a log this process has just created holding ``header_line`` and
+        ``lines`` (``records[i]`` is line ``i``): indexed from what was written, not re-read.
+
+        Raises:
+            SessionNotFoundError, StorageError: the new file cannot be opened.
+        """
+        self = cls.__new__(cls)
+        self._setup(path.absolute(), durability, False, layout, False)
+        header = parse_header(header_line, self.path)
+        self._id = session_id
+        self._header = header
+        self._metadata = header.metadata
+        self.created_at = header.created_at
+        offset = header.length
+        for number, (record, line) in enumerate(zip(records, lines, strict=True), start=2):
+            record.line_number = number
+            record.start = offset
+            offset += len(line)
+            record.end = offset - 1
+        self._offset = self._stats_offset = offset
+        self._next_line = 2 + len(records)
+        with gc_paused():
+            self._add_all(records, [])
+        self._open_read()
+        self._ino = self._rino
+        return self
 
     def _writable(self) -> None:
         """Raise if this storage was opened read-only."""
@@ -264,17 +339,31 @@ class JSONLStorage(SessionLog):
             DuplicateEntryError, EntryNotFoundError, InvalidEntryError: docs/tree.md; nothing written.
             StorageError: the file or its lock cannot be written, or the storage is read-only.
         """
-        self._writable()
+        if self.read_only:
+            self._writable()
         self._open_read()
         entry, data = stored_form(entry)
-        with self._locked():
+        self._acquire()
+        try:
             self._catch_up_locked()
-            if at_leaf and entry.parent_id != self._index.fold.leaf_id:
-                entry, data = reparent(entry, data, self._index.fold.leaf_id)
-            check_append(entry, self._index.type_of, session_id=self._id)
+            if self._writer_pid != os.getpid():
+                self._begin_writing()
+            index = self._index
+            if at_leaf and entry.parent_id != index.fold.leaf_id:
+                entry, data = reparent(entry, data, index.fold.leaf_id)
+            check_append(entry, index.type_of, session_id=self._id)
             line = data + b"\n"
-            self._write_lines([line])
-            self._after_write([LineRecord.of_entry(entry, self._next_line)], len(line))
+            self._write_line(line)  # after a newline that finished the last line, if needed
+            start = self._offset
+            index.add_appended(
+                LineRecord.of_entry(entry, self._next_line, start, start + len(data))
+            )
+            self._offset = start + len(line)
+            self._next_line += 1
+            if self._offset - self._stats_offset >= REFRESH_BYTES:
+                self._save_stats()
+        finally:
+            self._release()
         return entry
 
     async def append_entries(self, entries: Sequence[Entry]) -> None:
@@ -296,6 +385,8 @@ class JSONLStorage(SessionLog):
             return
         with self._locked():
             self._catch_up_locked()
+            if self._writer_pid != os.getpid():
+                self._begin_writing()
             staged: dict[str, str] = {}
 
             def type_of(entry_id: str) -> str | None:
@@ -305,9 +396,15 @@ class JSONLStorage(SessionLog):
                 check_append(e, type_of, session_id=self._id)
                 staged[e.id] = e.type
             lines = [data + b"\n" for _, data in stored]
-            self._write_lines(lines)
-            records = [LineRecord.of_entry(e, self._next_line + i) for i, e in enumerate(parsed)]
-            self._after_write(records, sum(len(line) for line in lines))
+            self._write_lines(lines)  # after a newline that finished the last line, if needed
+            records = []
+            start = self._offset
+            for i, (e, data) in enumerate(stored):
+                records.append(
+                    LineRecord.of_entry(e, self._next_line + i, start, start + len(data))
+                )
+                start += len(data) + 1
+            self._after_write(records, start - self._offset)
 
     async def set_modified_at(self, modified_at: datetime) -> None:
         """See :meth:`SessionStorage.set_modified_at`: the log's modification time, which
@@ -320,6 +417,8 @@ class JSONLStorage(SessionLog):
         when = session_time(modified_at, "modified_at")
         self._open_read()
         with self._locked():
+            if self._writer_pid != os.getpid():
+                self._begin_writing()
             try:
                 set_mtime(self.path, when)
             except OSError as exc:
@@ -342,24 +441,35 @@ class JSONLStorage(SessionLog):
 
         A repository's layout puts it into the same repository; a log opened on its own (a pi
         file opened in place) gets a sibling file ``<new id>.jsonl`` in the same directory.
+        The stored lines of the path are copied as bytes; only entries the fork changes or adds
+        are written from JSON (:mod:`~sessiontree.storage.jsonl.fork`), and the new storage is
+        indexed from what it wrote, without reading the file again.
         """
         self._writable()
         self._refresh()
+        source = RecordSource(self)
 
         async def create(meta: SessionMetadata, entries: list[Entry]) -> SessionStorage:
             session_id = new_id()
-            lines = entry_lines(entries, session_id)
+            lines, records = source.fork_lines(entries, session_id)
             path = self._layout.new_log(session_id, self.path)
-            create_session_file(path, session_id, meta, self.durability, lines)
+            header = create_session_file(path, session_id, meta, self.durability, lines)
             self._layout.created(path, self.durability)
-            fork = JSONLStorage(
-                path, durability=self.durability, session_id=session_id, layout=self._layout
+            fork = JSONLStorage._written(
+                path,
+                header,
+                lines,
+                records,
+                durability=self.durability,
+                session_id=session_id,
+                layout=self._layout,
             )
             fork._save_stats()  # the listing sidecar, as an append would have left it
+            self._layout.settled(path, None, fork.listing_facts())
             return fork
 
         try:
-            return await fork_storage(self, target_id, position, create)
+            return await fork_storage(cast(SessionStorage, source), target_id, position, create)
         except OSError as exc:
             raise StorageError(f"cannot create the fork of {self._id}: {exc}") from exc
 
@@ -393,6 +503,10 @@ class JSONLStorage(SessionLog):
                     os.fsync(self._wfd)
             self._save_stats()
             self._dirty = False
+        if self._writer is not None and self._writer_pid == os.getpid():
+            self._layout.settled(self.path, self._writer, self.listing_facts())
+            _WRITERS.pop(self._writer, None)
+        self._writer, self._writer_pid = None, -1
         for fd in (self._rfd, self._wfd):
             if fd is not None:
                 with contextlib.suppress(OSError):
