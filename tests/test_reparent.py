@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessiontree.entries import dump_entry_json, parse_entry, reparent, stored_form
+from sessiontree.entries import dump_entry_json, parse_entry, reparent, stored_form, with_parent
 
 ids = st.one_of(
     st.text(min_size=1, max_size=12),
@@ -62,3 +62,23 @@ def test_reparent_does_not_serialise_a_stored_entry_again(monkeypatch: Any) -> N
     monkeypatch.setattr(entries_module, "dump_entry_json", no_dump)
     moved, patched = reparent(entry, body, "p1")
     assert b'"parentId":"p1"' in patched and moved.parent_id == "p1"
+
+
+@settings(max_examples=300, deadline=None)
+@given(entries(), st.none() | ids)
+def test_with_parent_is_a_model_copy_with_the_new_parent(
+    obj: dict[str, Any], parent: str | None
+) -> None:
+    entry, _ = stored_form(obj)
+    moved = with_parent(entry, parent)
+    copied = entry.model_copy(update={"parent_id": parent})
+    assert type(moved) is type(entry)
+    assert moved == copied and moved.parent_id == parent
+    assert moved.model_fields_set == copied.model_fields_set
+    assert moved.model_extra == copied.model_extra
+    assert moved.model_extra is not entry.model_extra or entry.model_extra is None
+    assert dump_entry_json(moved) == dump_entry_json(copied)
+    assert entry.parent_id == obj["parentId"], "the original keeps its parent"
+    # the moved entry is a model like any other: copies and dumps work on it
+    again = moved.model_copy(update={"parent_id": "z"})
+    assert again.parent_id == "z" and moved.parent_id == parent

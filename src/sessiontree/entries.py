@@ -64,6 +64,7 @@ __all__ = [
     "parse_entry_json",
     "reparent",
     "stored_form",
+    "with_parent",
     "validation_problem",
 ]
 
@@ -383,6 +384,7 @@ a hit must be the very object (``is``). Bounded: an entry never handed to a stor
 forgotten after :data:`_CHECKED_MAX` newer ones."""
 _checked_lock = threading.Lock()
 _M = TypeVar("_M", bound=WireModel)
+_E = TypeVar("_E", bound=_EntryBase)
 _CHECKED_MAX = 256
 
 
@@ -521,6 +523,29 @@ def stored_form(obj: Any) -> tuple[Entry, bytes]:
 _PARENT_KEY = b',"parentId":'
 
 
+def with_parent(entry: _E, parent_id: str | None) -> _E:
+    """``entry`` under another parent: equal to ``entry.model_copy(update={"parent_id":
+    parent_id})``, ``parent_id`` among the fields set, in ~1 µs instead of ~5-12.
+
+    The new model gets a copy of the field values with the new parent; its fields set is the
+    entry's own (``parent_id`` is always in it, see ``_EntryBase._always_dumped``), which is
+    safe to share because no model's fields set is changed in place (``sessiontree._model``).
+    Nothing is validated: the parent is an entry id the caller checked (the store's leaf).
+    """
+    moved = object.__new__(type(entry))
+    values = entry.__dict__.copy()
+    values["parent_id"] = parent_id
+    fields_set = entry.__pydantic_fields_set__
+    if "parent_id" not in fields_set:
+        fields_set = {*fields_set, "parent_id"}
+    extra = entry.__pydantic_extra__
+    object.__setattr__(moved, "__dict__", values)
+    object.__setattr__(moved, "__pydantic_fields_set__", fields_set)
+    object.__setattr__(moved, "__pydantic_extra__", None if extra is None else dict(extra))
+    object.__setattr__(moved, "__pydantic_private__", entry.__pydantic_private__)
+    return moved
+
+
 def reparent(entry: Entry, body: bytes, parent_id: str | None) -> tuple[Entry, bytes]:
     """``entry`` under another parent, with its stored JSON, without serialising it again.
 
@@ -531,7 +556,7 @@ def reparent(entry: Entry, body: bytes, parent_id: str | None) -> tuple[Entry, b
     :func:`dump_entry_json` of the moved entry (serialising a 2 KB entry costs ~5-25 µs;
     this costs ~1 µs). A body not of that shape is dumped again.
     """
-    moved = entry.model_copy(update={"parent_id": parent_id})
+    moved = with_parent(entry, parent_id)
     old = _PARENT_KEY + to_json(entry.parent_id)
     at = body.find(_PARENT_KEY)
     end = at + len(old)

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from sessiontree.context import ContextStart
-from sessiontree.entries import Entry, LeafEntry, checked_entry, stored_form
+from sessiontree.entries import Entry, LeafEntry, checked_entry, stored_form, with_parent
 from sessiontree.errors import SessionNotFoundError
 from sessiontree.ids import new_id
 from sessiontree.metadata import SessionMetadata, session_time
@@ -99,7 +99,7 @@ class MemoryStorage:
         # the entry a persistent backend would read back (parity: refused alike, held alike)
         entry = checked_entry(entry)
         if at_leaf and entry.parent_id != self.index.fold.leaf_id:
-            entry = entry.model_copy(update={"parent_id": self.index.fold.leaf_id})
+            entry = with_parent(entry, self.index.fold.leaf_id)
         self.index.check(entry)
         self.index.add(entry)
         self.modified_at = datetime.now(UTC)
