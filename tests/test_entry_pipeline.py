@@ -297,3 +297,17 @@ def test_a_model_that_reads_back_as_another_class_is_refused() -> None:
         message_entry(OpaqueMessage(role="user", content="x"))
     with pytest.raises(ValueError):
         message_entry(TextContent(text="not a message"))  # type: ignore[arg-type]
+
+
+def test_a_new_message_entry_equals_the_validated_construction() -> None:
+    for message in ({"role": "user", "content": "hi"}, {"role": "toolResult", "toolCallId": "c"}):
+        entry = message_entry(message)
+        validated = MessageEntry(id=entry.id, timestamp=entry.timestamp, message=entry.message)
+        assert entry == validated
+        assert entry.model_fields_set == validated.model_fields_set
+        assert entry.model_extra == validated.model_extra == {}
+        assert dump_entry_json(entry) == dump_entry_json(validated)
+        assert ENTRY_ADAPTER.validate_json(dump_entry_json(entry)) == entry
+        moved = entry.model_copy(update={"parent_id": "p"})
+        assert moved.parent_id == "p" and entry.parent_id is None
+        assert "parent_id" in entry.model_fields_set
