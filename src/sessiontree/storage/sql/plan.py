@@ -114,10 +114,6 @@ def row_index_text(body: str | bytes) -> str | None:
     return index_text(message_text(entry.message)) if isinstance(entry, MessageEntry) else None
 
 
-RowConvert = Callable[[Any], Any]
-"""Maps one chain row ``(id, parent_id, type, JSON, depth)`` to what the caller keeps."""
-
-
 @dataclass(frozen=True)
 class SessionState:
     """The session row as the append planner needs it (read in the append's transaction)."""
@@ -427,25 +423,18 @@ class SQLEngine(Protocol):
         ...
 
     async def get_chain(
-        self, session_id: str, leaf_id: str | None, convert: RowConvert | None = None
-    ) -> list[Any]:
+        self, session_id: str, leaf_id: str | None
+    ) -> list[tuple[str, str | None, str, str, int]]:
         """``(id, parent_id, type, JSON, depth)`` from ``leaf_id`` (stored leaf if ``None``) up.
 
         One recursive query, bounded by the session's entry count (a cycle cannot loop); rows
         come in walk order, leaf (depth 0) first. ``[]`` when the leaf names no entry.
-        ``convert`` maps each row as it is read (SQLite: as the cursor yields it, so a row's
-        JSON can be let go once converted; PostgreSQL: after the fetch).
         """
         ...
 
     async def get_chain_until(
-        self,
-        session_id: str,
-        leaf_id: str | None,
-        stop_type: str | None,
-        stop_id: str | None,
-        convert: RowConvert | None = None,
-    ) -> list[Any]:
+        self, session_id: str, leaf_id: str | None, stop_type: str | None, stop_id: str | None
+    ) -> list[tuple[str, str | None, str, str, int]]:
         """:meth:`get_chain`, ending also after the first row of type ``stop_type`` or with id
         ``stop_id`` (``None``: no such end). The rows up to and including that one."""
         ...

@@ -34,7 +34,6 @@ from sessiontree.storage.sql.fork import ForkPlan
 from sessiontree.storage.sql.plan import (
     LIST_COLUMNS,
     AppendPlan,
-    RowConvert,
     SessionState,
     entries_page_sql,
     hit_from_row,
@@ -291,24 +290,17 @@ class PostgresEngine(PostgresConnection):
         return await self._fetch(sql, params, session_id)
 
     async def get_chain(
-        self, session_id: str, leaf_id: str | None, convert: RowConvert | None = None
-    ) -> list[Any]:
+        self, session_id: str, leaf_id: str | None
+    ) -> list[tuple[str, str | None, str, str, int]]:
         """See :class:`SQLEngine` (no ORDER BY: a sort would spill the bodies to disk)."""
-        rows = await self._fetch(CHAIN_SQL, {"sid": session_id, "leaf": leaf_id}, session_id)
-        return rows if convert is None else [convert(r) for r in rows]
+        return await self._fetch(CHAIN_SQL, {"sid": session_id, "leaf": leaf_id}, session_id)
 
     async def get_chain_until(
-        self,
-        session_id: str,
-        leaf_id: str | None,
-        stop_type: str | None,
-        stop_id: str | None,
-        convert: RowConvert | None = None,
-    ) -> list[Any]:
+        self, session_id: str, leaf_id: str | None, stop_type: str | None, stop_id: str | None
+    ) -> list[tuple[str, str | None, str, str, int]]:
         """See :class:`SQLEngine`."""
         params = {"sid": session_id, "leaf": leaf_id, "stype": stop_type, "stop": stop_id}
-        rows = await self._fetch(CHAIN_UNTIL_SQL, params, session_id)
-        return rows if convert is None else [convert(r) for r in rows]
+        return await self._fetch(CHAIN_UNTIL_SQL, params, session_id)
 
     async def get_fork_rows(
         self, session_id: str, leaf_id: str

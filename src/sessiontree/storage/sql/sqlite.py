@@ -24,7 +24,6 @@ from sessiontree.storage.search import search_needle
 from sessiontree.storage.sql.fork import FIRST_MESSAGES, PARSED_TYPES, ForkPlan
 from sessiontree.storage.sql.plan import (
     LIST_COLUMNS,
-    RowConvert,
     SessionState,
     entries_page_sql,
     hit_from_row,
@@ -346,24 +345,18 @@ class SQLiteEngine(SQLiteConnection):
         return self._query(sql, params)
 
     async def get_chain(
-        self, session_id: str, leaf_id: str | None, convert: RowConvert | None = None
-    ) -> list[Any]:
+        self, session_id: str, leaf_id: str | None
+    ) -> list[tuple[str, str | None, str, str, int]]:
         """See :class:`SQLEngine` (no ORDER BY: a sort would spill the bodies to disk)."""
-        return self._query(_CHAIN_SQL, {"sid": session_id, "leaf": leaf_id}, convert)
+        return self._query(_CHAIN_SQL, {"sid": session_id, "leaf": leaf_id})
 
     async def get_chain_until(
-        self,
-        session_id: str,
-        leaf_id: str | None,
-        stop_type: str | None,
-        stop_id: str | None,
-        convert: RowConvert | None = None,
-    ) -> list[Any]:
+        self, session_id: str, leaf_id: str | None, stop_type: str | None, stop_id: str | None
+    ) -> list[tuple[str, str | None, str, str, int]]:
         """See :class:`SQLEngine`."""
         return self._query(
             _CHAIN_UNTIL_SQL,
             {"sid": session_id, "leaf": leaf_id, "stype": stop_type, "stop": stop_id},
-            convert,
         )
 
     async def get_fork_rows(

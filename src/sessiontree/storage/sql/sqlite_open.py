@@ -327,18 +327,9 @@ class SQLiteConnection:
             conn, self._conn = self._conn, None
             conn.close()
 
-    def _query(
-        self, sql: str, params: Any = (), convert: Callable[[Any], Any] | None = None
-    ) -> list[Any]:
-        """The rows of ``sql``; each mapped by ``convert`` as the cursor yields it, if given."""
+    def _query(self, sql: str, params: Any = ()) -> list[Any]:
         conn = self._db()
         try:
-            if convert is None:
-                return conn.execute(sql, params).fetchall()
-            cursor = conn.execute(sql, params)
-            try:
-                return [convert(row) for row in cursor]
-            finally:
-                cursor.close()
+            return conn.execute(sql, params).fetchall()
         except sqlite3.Error as exc:
             raise self._error(exc) from exc

@@ -306,9 +306,7 @@ class SQLStorage:
         self, leaf_id: str | None = None, *, include_bookkeeping: bool = False
     ) -> list[Entry]:
         """See :meth:`SessionStorage.get_branch`: one recursive query, root → leaf."""
-        rows = await self._engine.get_chain(
-            self._id, leaf_id, self._with_entry if include_bookkeeping else self._with_path_entry
-        )
+        rows = await self._engine.get_chain(self._id, leaf_id)
         if not rows:
             stored_leaf = await self._missing_session_check()
             if leaf_id is not None:
@@ -335,21 +333,17 @@ class SQLStorage:
         finds.
         """
         rows = _in_walk_order(
-            await self._engine.get_chain_until(
-                self._id, leaf_id, "compaction", None, self._with_path_entry
-            )
+            await self._engine.get_chain_until(self._id, leaf_id, "compaction", None)
         )
         if not rows:
             return await self.get_branch(leaf_id)
         last = rows[-1]
         start: str | None = None
         if last[2] == "compaction":
-            start = context_start(last[3])
+            start = context_start(self._parse(last[0], last[3]))
             if start != last[0] and last[1] is not None:  # on to the start (None: the root)
                 rows = rows + _in_walk_order(
-                    await self._engine.get_chain_until(
-                        self._id, last[1], None, start, self._with_path_entry
-                    )
+                    await self._engine.get_chain_until(self._id, last[1], None, start)
                 )
         end = rows[-1]
         if end[1] is not None and (start is None or end[0] != start):
@@ -358,22 +352,17 @@ class SQLStorage:
         del last, end
         return self._parse_rows(rows, include_bookkeeping=False)
 
-    def _with_entry(self, row: Any) -> Any:
-        """A chain row with its JSON replaced by the parsed entry. Given to the engine, which
-        converts each row as it reads it (SQLite: as the cursor yields it), so a long branch's
-        JSON is let go row by row while its entries are built: the two are never held whole
-        at once (the peak is about the entries, not the entries plus their JSON)."""
-        return (row[0], row[1], row[2], self._parse(row[0], row[3]), row[4])
-
-    def _with_path_entry(self, row: Any) -> Any:
-        """:meth:`_with_entry` for path entries; a bookkeeping row (never returned on a path)
-        is kept as it is."""
-        return row if row[2] in BOOKKEEPING_TYPES else self._with_entry(row)
-
     def _parse_rows(self, rows: list[Any], *, include_bookkeeping: bool) -> list[Entry]:
-        """The entries of chain rows (root first) that the engine converted (:meth:`_with_entry`);
+        """The entries of chain rows (root first), each row let go once parsed: the fetched
+        JSON of a long branch is freed while the entries are built, so the two are never
+        held whole at once (the peak is about the entries, not the entries plus their JSON).
         ``rows`` is emptied."""
-        entries = [row[3] for row in rows if include_bookkeeping or row[2] not in BOOKKEEPING_TYPES]
+        parse = self._parse
+        entries: list[Entry] = []
+        for i, row in enumerate(rows):
+            rows[i] = None
+            if include_bookkeeping or row[2] not in BOOKKEEPING_TYPES:
+                entries.append(parse(row[0], row[3]))
         rows.clear()
         return entries
 
