@@ -376,11 +376,11 @@ def dump_entry_json(entry: Entry) -> bytes:
         raise InvalidEntryError(f"entry {exc}", entry_id=entry.id) from exc
 
 
-_checked: OrderedDict[int, tuple[Entry, bytes | None]] = OrderedDict()
-"""Entries :func:`message_entry` built from a message it validated from JSON, by ``id()``,
-each with its JSON once dumped: :func:`stored_form` takes them as they are, without the
-read-back. The value holds the entry, so its ``id()`` cannot be reused while it is here, and
-a hit must be the very object (``is``). Bounded: an entry never handed to a store is
+_checked: OrderedDict[int, Entry] = OrderedDict()
+"""Entries :func:`message_entry` built from a message it validated from JSON, by ``id()``:
+:func:`stored_form` takes them as they are, without the read-back. The value holds the
+entry, so its ``id()`` cannot be reused while it is here, and a hit must be the very object
+(``is``). Bounded: an entry never handed to a store is
 forgotten after :data:`_CHECKED_MAX` newer ones."""
 _checked_lock = threading.Lock()
 _M = TypeVar("_M", bound=WireModel)
@@ -388,17 +388,17 @@ _E = TypeVar("_E", bound=_EntryBase)
 _CHECKED_MAX = 256
 
 
-def _remember_checked(entry: Entry, body: bytes | None) -> None:
+def _remember_checked(entry: Entry) -> None:
     with _checked_lock:
-        _checked[id(entry)] = (entry, body)
+        _checked[id(entry)] = entry
         if len(_checked) > _CHECKED_MAX:
             _checked.popitem(last=False)
 
 
-def _take_checked(obj: Any) -> tuple[Entry, bytes | None] | None:
+def _take_checked(obj: Any) -> Entry | None:
     with _checked_lock:
         hit = _checked.pop(id(obj), None)
-    return hit if hit is not None and hit[0] is obj else None
+    return hit if hit is obj else None
 
 
 def _message_from_json(message: Any) -> AgentMessage | None:
@@ -464,7 +464,7 @@ def message_entry(message: AgentMessage | Mapping[str, Any]) -> MessageEntry:
         msg = _with_timestamp(parse_message(message))
         return MessageEntry(message=msg)  # an unusual message: stored_form reads it back
     entry = _new_message_entry(msg)
-    _remember_checked(entry, None)
+    _remember_checked(entry)
     return entry
 
 
@@ -505,9 +505,7 @@ def checked_entry(obj: Any) -> Entry:
         InvalidEntryError: as :func:`stored_form`.
     """
     hit = _take_checked(obj)
-    if hit is not None:
-        return hit[0]
-    return stored_form(obj)[0]
+    return hit if hit is not None else stored_form(obj)[0]
 
 
 def stored_form(obj: Any) -> tuple[Entry, bytes]:
@@ -529,8 +527,7 @@ def stored_form(obj: Any) -> tuple[Entry, bytes]:
     """
     hit = _take_checked(obj)
     if hit is not None:
-        entry, body = hit
-        return entry, dump_entry_json(entry) if body is None else body
+        return hit, dump_entry_json(hit)
     entry = parse_entry(obj)
     if len(entry.id) > MAX_ENTRY_ID_CHARS:
         raise InvalidEntryError(
