@@ -26,6 +26,7 @@ from sessiontree.entries import (
     Entry,
     LeafEntry,
     stored_form,
+    with_parent,
 )
 from sessiontree.errors import (
     CorruptSessionError,
@@ -213,9 +214,7 @@ def custom_draft(
 
 
 def _rehome(entry: Entry) -> Entry:
-    new = entry.model_copy(update={"parent_id": None})
-    new.__pydantic_fields_set__.add("parent_id")
-    return new
+    return with_parent(entry, None)
 
 
 def finalize(

@@ -39,7 +39,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from sessiontree.entries import CompactionEntry, Entry, MessageEntry
+from sessiontree.entries import CompactionEntry, Entry, MessageEntry, with_parent
 from sessiontree.interop._common import (
     Converted,
     Draft,
@@ -297,8 +297,7 @@ def convert_claude_code(
         roots_seen = True
         for i, entry in enumerate(entries):
             link = parent if i == 0 else entries[i - 1].id
-            entry = entry.model_copy(update={"parent_id": link})
-            entry.__pydantic_fields_set__.add("parent_id")
+            entry = with_parent(entry, link)
             entries[i] = entry
             out.drafts.append(Draft(entry, line))
         last_id = entries[-1].id
