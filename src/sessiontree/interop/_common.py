@@ -213,10 +213,6 @@ def custom_draft(
     return Draft(entry, line)
 
 
-def _rehome(entry: Entry) -> Entry:
-    return with_parent(entry, None)
-
-
 def finalize(
     drafts: list[Draft], report: ImportReport, path: Path, *, lenient: bool
 ) -> list[Entry]:
@@ -291,7 +287,7 @@ def finalize(
             reason = "is a leaf entry"
         if reason is not None:
             report.dangling_parents.append(DanglingParent(d.line, d.entry.id, pid, reason))
-            usable[i] = Draft(_rehome(d.entry), d.line)
+            usable[i] = Draft(with_parent(d.entry, None), d.line)
 
     ordered = _topological(usable, report)
     staged: dict[str, str] = {}
@@ -348,7 +344,7 @@ def _topological(drafts: list[Draft], report: ImportReport) -> list[Entry]:
         report.dangling_parents.append(
             DanglingParent(head.line, head.entry.id, head.entry.parent_id, "cycle")
         )
-        place(Draft(_rehome(head.entry), head.line))
+        place(Draft(with_parent(head.entry, None), head.line))
         for d in rest[1:]:
             place(d)
     return out
