@@ -11,7 +11,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -35,22 +35,6 @@ from sessiontree.storage.sql.storage import SQLStorage, make_engine
 from sessiontree.testing.builders import assistant, user
 
 SRC = Path(__file__).resolve().parents[1] / "src"
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """The URL of an empty SQL store of each dialect."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'store.db'}"
-    else:
-        with throwaway_pg_database() as url:
-            yield url
-
-
-@pytest.fixture
-async def sql_repo(store_url: str) -> AsyncIterator[SQLRepo]:
-    async with SQLRepo(store_url) as repo:
-        yield repo
 
 
 def _pg_exec(url: str, *statements: str) -> list[Any]:

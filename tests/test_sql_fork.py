@@ -5,8 +5,7 @@ eagerly indexed copy would."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,19 +20,10 @@ from sessiontree.storage.sql.storage import SQLStorage
 from sessiontree.testing.builders import assistant, user
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'store.db'}"
-    else:
-        with throwaway_pg_database() as url:
-            yield url
-
-
 @pytest.fixture
-async def repo(store_url: str) -> AsyncIterator[SQLRepo]:
-    async with SQLRepo(store_url) as r:
-        yield r
+def repo(sql_repo: SQLRepo) -> SQLRepo:
+    """This module's tests run on each SQL dialect (conftest's ``sql_repo``)."""
+    return sql_repo
 
 
 async def _rich_session(repo: SQLRepo) -> tuple[Session, list[str]]:
