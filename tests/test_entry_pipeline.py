@@ -27,6 +27,7 @@ from sessiontree.entries import (
     ENTRY_ADAPTER,
     MessageEntry,
     checked_entry,
+    checked_under,
     dump_entry_json,
     message_entry,
     stored_form,
@@ -249,6 +250,47 @@ def test_only_the_very_entry_built_is_taken_as_checked() -> None:
     # taken once: a second store of the same object validates it as any other entry
     again, _ = stored_form(entry)
     assert again == entry and again is not entry
+
+
+def test_an_owned_entry_takes_its_parent_in_place_and_equals_the_copy() -> None:
+    message = {"role": "user", "content": "hi", "timestamp": 5}
+    owned = message_entry(message, owned=True)
+    reference = message_entry(message)
+    placed = checked_under(owned, "parent-1")
+    assert placed is owned and placed.parent_id == "parent-1"
+    expected = reference.model_copy(update={"parent_id": "parent-1", "id": owned.id})
+    expected = expected.model_copy(update={"timestamp": owned.timestamp})
+    assert placed == expected
+    assert placed.model_fields_set == expected.model_fields_set
+    assert dump_entry_json(placed) == dump_entry_json(expected)
+
+
+def test_an_entry_the_caller_holds_is_copied_under_the_leaf_not_changed() -> None:
+    async def run() -> None:
+        repo = MemoryRepo()
+        session = await repo.create()
+        leaf = await session.append_message({"role": "user", "content": "first"})
+        held = message_entry({"role": "user", "content": "second"})
+        stored = await session.storage.append_entry(held, at_leaf=True)
+        assert held.parent_id is None, "the caller's entry is never changed"
+        assert stored is not held and stored.parent_id == leaf
+        assert stored.model_copy(update={"parent_id": None}) == held
+        await repo.close()
+
+    asyncio.run(run())
+
+
+def test_session_appends_chain_each_message_under_the_last() -> None:
+    async def run() -> None:
+        repo = MemoryRepo()
+        session = await repo.create()
+        ids = [await session.append_message({"role": "user", "content": str(i)}) for i in range(5)]
+        entries = await session.storage.get_entries()
+        assert [e.id for e in entries] == ids
+        assert [e.parent_id for e in entries] == [None, *ids[:-1]]
+        await repo.close()
+
+    asyncio.run(run())
 
 
 def test_a_model_given_as_message_is_read_back_from_its_json() -> None:

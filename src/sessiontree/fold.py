@@ -124,6 +124,10 @@ class LogFold:
 
     def add_entry(self, entry: Entry) -> None:
         """Fold one validated entry."""
+        if self.first_seen and entry.type == "message":
+            # the common append: :meth:`add` asks a message for neither its fields nor its text
+            self.add("message", entry.id, _never_asked, _never_asked)
+            return
 
         def field(key: str) -> Any:
             return getattr(entry, _ENTRY_FIELDS[key], None)
@@ -132,3 +136,8 @@ class LogFold:
             return first_message_text(entry.message) if isinstance(entry, MessageEntry) else None
 
         self.add(entry.type, entry.id, field, first_text)
+
+
+def _never_asked(*_args: Any) -> Any:
+    """A :meth:`LogFold.add` argument it does not call for the entry given."""
+    raise AssertionError("LogFold.add asked for what it never needs here")

@@ -252,7 +252,7 @@ class Session:
                 (:mod:`sessiontree.wire`) that turns it into AgentMessages.
         """
         try:
-            entry = message_entry(message)
+            entry = message_entry(message, owned=True)
         except ValueError as exc:  # pydantic's ValidationError included
             detail = validation_problem(exc) if isinstance(exc, ValidationError) else str(exc)
             raise InvalidEntryError(f"invalid message: {detail}", session_id=self.id) from exc

@@ -71,7 +71,7 @@ def entry_refs(entry: Entry) -> list[tuple[str, str]]:
     refs: list[tuple[str, str]] = []
     if entry.parent_id is not None:
         refs.append(("parentId", entry.parent_id))
-    if isinstance(entry, LabelEntry | LeafEntry) and entry.target_id is not None:
+    if isinstance(entry, (LabelEntry, LeafEntry)) and entry.target_id is not None:
         refs.append(("targetId", entry.target_id))
     if isinstance(entry, BranchSummaryEntry) and entry.from_id is not None:
         refs.append(("fromId", entry.from_id))

@@ -6,7 +6,13 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from sessiontree.context import ContextStart
-from sessiontree.entries import Entry, LeafEntry, checked_entry, stored_form, with_parent
+from sessiontree.entries import (
+    Entry,
+    LeafEntry,
+    checked_entry,
+    checked_under,
+    stored_form,
+)
 from sessiontree.errors import SessionNotFoundError
 from sessiontree.ids import new_id
 from sessiontree.metadata import SessionMetadata, session_time
@@ -97,9 +103,10 @@ class MemoryStorage:
         """See :meth:`SessionStorage.append_entry`."""
         self._alive()
         # the entry a persistent backend would read back (parity: refused alike, held alike)
-        entry = checked_entry(entry)
-        if at_leaf and entry.parent_id != self.index.fold.leaf_id:
-            entry = with_parent(entry, self.index.fold.leaf_id)
+        if at_leaf:
+            entry = checked_under(entry, self.index.fold.leaf_id)
+        else:
+            entry = checked_entry(entry)
         self.index.check(entry)
         self.index.add(entry)
         self.modified_at = datetime.now(UTC)
