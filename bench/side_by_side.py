@@ -395,18 +395,23 @@ def st_fill(kind: str, msgs: list[dict[str, Any]], tmp: Path) -> str:
     return asyncio.run(run())
 
 
-def st_read(kind: str, sid: str, tmp: Path, n: int) -> float:
-    """Fresh repository object: open + build_context, µs per message."""
+def st_read(kind: str, sid: str, tmp: Path, n: int) -> tuple[float, float]:
+    """µs per message: a fresh repository object's open + build_context (cold), then the same
+    session object's next build_context (warm: what an agent pays each turn)."""
 
-    async def run() -> float:
+    async def run() -> tuple[float, float]:
         t0 = time.perf_counter()
         repo = await _st_repo(kind, tmp)
         s = await repo.open(sid)
         ctx = await s.build_context()
         us = per_msg(t0, n)
         assert len(ctx.messages) == n
+        t0 = time.perf_counter()
+        again = await s.build_context()
+        warm = per_msg(t0, n)
+        assert again.messages == ctx.messages
         await repo.close()
-        return us
+        return us, warm
 
     return asyncio.run(run())
 
@@ -963,27 +968,38 @@ def main() -> int:
                 raw_fn = lambda: raw_pg_read_fork(msgs, url)  # noqa: E731
             raws: list[tuple[float, float]] = []
             r_st: list[float] = []
+            w_st: list[float] = []
             f_st: list[float] = []
+            durables: list[float] = []
             for _ in range(reps):
-                r_st.append(st_read(st_kind, sid, tmp, n))
+                cold, warm = st_read(st_kind, sid, tmp, n)
+                r_st.append(cold)
+                w_st.append(warm)
                 f_st.append(st_fork(st_kind, sid, tmp, n))
                 raws.append(raw_fn())
+                if kind == "jsonl":
+                    durables.append(raw_jsonl_fork_durable(msgs, work.fresh()))
             read, fork = statistics.median(r_st), statistics.median(f_st)
             raw_read = statistics.median(r[0] for r in raws)
             raw_fork = statistics.median(r[1] for r in raws)
             row(f"sessiontree read, per message ({kind})", label, read)
             row(f"raw select+parse, per message ({kind})", label, raw_read)
             goal(f"2 read {kind} vs raw", read / raw_read, 2.0, label)
+            warm_read = statistics.median(w_st)
+            row(f"sessiontree warm read, per message ({kind})", label, warm_read)
+            goal(f"2 warm read {kind} vs raw", warm_read / raw_read, 1.2, label)
             row(f"sessiontree fork at middle ({kind})", label, fork)
             row(f"raw INSERT…SELECT / copy ({kind})", label, raw_fork)
-            goal(f"3 fork {kind} vs raw", fork / raw_fork, 2.0, label)
             if kind == "jsonl":
-                # what ``flush`` does for a new session: the file and both directories fsynced
-                durable = statistics.median(
-                    raw_jsonl_fork_durable(msgs, work.fresh()) for _ in range(reps)
-                )
+                # The goal is measured at equal durability: ``flush`` fsyncs a new session's
+                # file, its directory and the root (docs/storage.md); the plain copy above
+                # does none of that, so it is printed beside, not used as the limit.
+                durable = statistics.median(durables)
                 row("raw copy + fsync file, its dir, the root", "flush new file", durable)
-                print(f"  (fork vs this raw copy at equal durability: {fork / durable:.2f}x)")
+                print(f"  (fork vs the plain copy without fsync: {fork / raw_fork:.2f}x)")
+                goal("3 fork jsonl vs raw copy, equal durability", fork / durable, 2.0, label)
+            else:
+                goal(f"3 fork {kind} vs raw", fork / raw_fork, 2.0, label)
             if kind == "sqlite":
                 oai = [oai_read_fork(msgs, work.fresh()) for _ in range(reps)]
                 if oai[0] is None:

@@ -168,6 +168,10 @@ class SQLStorage:
         self._cache: OrderedDict[str, tuple[int, Entry]] = OrderedDict()
         self._cache_bytes = 0
         self._parse_cache = parse_cache if parse_cache is not None else ParseCache()
+        self._cache_full = False
+        self._context: tuple[str, list[Entry]] | None = None
+        """The last context branch read (its leaf id, its entries); see
+        :meth:`get_context_branch`."""
 
     @classmethod
     async def open(cls, url: str, session_id: str) -> SQLStorage:
@@ -252,6 +256,7 @@ class SQLStorage:
         if entry.id in cache:
             return
         if len(cache) >= ENTRY_CACHE_SIZE or self._cache_bytes + size > ENTRY_CACHE_BYTES:
+            self._cache_full = True
             return
         cache[entry.id] = (size, entry)
         self._cache_bytes += size
@@ -259,6 +264,8 @@ class SQLStorage:
     def _forget_all(self) -> None:
         self._cache.clear()
         self._cache_bytes = 0
+        self._cache_full = False
+        self._context = None
 
     async def _missing_session_check(self) -> str | None:
         exists, leaf = await self._engine.session_leaf(self._id)
@@ -332,11 +339,23 @@ class SQLStorage:
         cycle) is left to :meth:`get_branch`, which reads the whole branch and raises what it
         finds.
         """
+        known = self._context
         rows = _in_walk_order(
-            await self._engine.get_chain_until(self._id, leaf_id, "compaction", None)
+            await self._engine.get_chain_until(
+                self._id, leaf_id, "compaction", None if known is None else known[0]
+            )
         )
         if not rows:
             return await self.get_branch(leaf_id)
+        if known is not None and rows[-1][0] == known[0]:
+            # The walk reached the last context's leaf, so that leaf is an ancestor of this one
+            # (or it) with no compaction after it: the context starts where that one did and
+            # is that one plus the rows walked (a chain never changes: entries are immutable
+            # and append-only). One query of only the new rows.
+            leaf = rows[0][0]
+            rows.pop()
+            rows.reverse()
+            return self._kept(leaf, known[1] + self._parse_rows(rows, include_bookkeeping=False))
         last = rows[-1]
         start: str | None = None
         if last[2] == "compaction":
@@ -348,9 +367,17 @@ class SQLStorage:
         end = rows[-1]
         if end[1] is not None and (start is None or end[0] != start):
             return await self.get_branch(leaf_id)  # neither the root nor the start reached
+        leaf = rows[0][0]
         rows.reverse()
         del last, end
-        return self._parse_rows(rows, include_bookkeeping=False)
+        return self._kept(leaf, self._parse_rows(rows, include_bookkeeping=False))
+
+    def _kept(self, leaf: str, entries: list[Entry]) -> list[Entry]:
+        """``entries`` (the context branch of ``leaf``), kept as the last context read while the
+        entry cache holds every entry parsed (the entries are then kept anyway, so keeping the
+        list adds one reference each); the caller gets its own list."""
+        self._context = None if self._cache_full else (leaf, entries)
+        return list(entries)
 
     def _parse_rows(self, rows: list[Any], *, include_bookkeeping: bool) -> list[Entry]:
         """The entries of chain rows (root first), each row let go once parsed: the fetched
