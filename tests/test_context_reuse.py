@@ -114,7 +114,7 @@ def test_the_next_context_after_appends_reads_only_the_new_rows(store_url: str) 
                 walked.append(len(rows))
                 return rows
 
-            engine.get_chain_until = counting  # type: ignore[method-assign]
+            engine.get_chain_until = counting  # type: ignore[method-assign,assignment]
             try:
                 await session.append_message(_message(0, 31))
                 await session.append_message(_message(1, 32))
