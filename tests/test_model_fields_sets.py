@@ -41,8 +41,11 @@ def test_models_with_the_same_keys_share_one_fields_set() -> None:
     assert a.__pydantic_fields_set__ is b.__pydantic_fields_set__
     assert a.message.__pydantic_fields_set__ is b.message.__pydantic_fields_set__
     assert a.message.usage.__pydantic_fields_set__ is b.message.usage.__pydantic_fields_set__
-    # a set of up to four names is small (216 bytes): each model keeps its own
+    # small sets too: a text block's two names take 216 bytes, per block
     assert a.message.content[0].model_fields_set == {"type", "text"}
+    assert (
+        a.message.content[0].__pydantic_fields_set__ is b.message.content[0].__pydantic_fields_set__
+    )
     c = entry(3, timestamp=5)
     assert c.message.__pydantic_fields_set__ is not a.message.__pydantic_fields_set__
     assert c.message.model_fields_set == {
@@ -95,3 +98,13 @@ def test_beyond_the_bound_a_model_keeps_a_set_of_its_own(monkeypatch: pytest.Mon
         assert a.message.model_fields_set == b.message.model_fields_set
     assert first[0].message.__pydantic_fields_set__ is again[0].message.__pydantic_fields_set__
     assert first[3].message.__pydantic_fields_set__ is not again[3].message.__pydantic_fields_set__
+
+
+def test_a_class_alternating_between_key_sets_shares_each() -> None:
+    plain = [entry(i) for i in range(3)]
+    stamped = [entry(i, timestamp=i) for i in range(3)]
+    mixed = [entry(i, timestamp=i) if i % 2 else entry(i) for i in range(6)]
+    for m in mixed:
+        like = stamped[0] if "timestamp" in m.message.model_fields_set else plain[0]
+        assert m.message.__pydantic_fields_set__ is like.message.__pydantic_fields_set__
+    assert plain[1].message.model_fields_set != stamped[1].message.model_fields_set

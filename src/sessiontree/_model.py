@@ -19,6 +19,8 @@ _shared_fields_sets: dict[frozenset[str], set[str]] = {}
 _MAX_SHARED_FIELDS_SETS = 1024
 """Distinct sets shared at most (~1.5 KB each with its key); a model whose names are not
 among them once this many are keeps a set of its own."""
+_last_shared: dict[type, set[str]] = {}
+"""The shared set each class took last (tried first: one comparison)."""
 
 
 class WireModel(BaseModel):
@@ -54,26 +56,33 @@ class WireModel(BaseModel):
     def _mark_always_dumped(self) -> Any:
         """Mark the fields written even when defaulted, and share the fields set.
 
-        Sharing: a set of five or more names takes 728 bytes; an entry and its message have
-        one each, about half the memory a parsed entry takes beyond its text, and a session's
-        messages repeat a handful of key sets, so the model takes the shared equal set (or
-        lends its own, up to :data:`_MAX_SHARED_FIELDS_SETS`). Sets of up to four names
-        (216 bytes) are not worth the scan. Sharing is safe because nothing changes a model's
-        fields set in place: the models are frozen (pydantic adds to it only on attribute
-        assignment, which they refuse), and ``model_copy`` gives the copy a set of its own
-        before it adds the updated keys. Inline, one call per model: this runs for every
-        model of every entry read.
+        Sharing: a set of two names takes 216 bytes, of five or more 728; the sets of a
+        parsed entry's models take about a third of what it takes beyond its text, and a
+        session's models repeat a handful of key sets, so the model takes the shared equal
+        set (or lends its own, up to :data:`_MAX_SHARED_FIELDS_SETS`). The set a class last
+        shared is tried first (one set comparison, no ``frozenset``): most models of a class
+        have the same keys. Sharing is safe because nothing changes a model's fields set in
+        place: the models are frozen (pydantic adds to it only on attribute assignment, which
+        they refuse), ``model_copy`` gives the copy a set of its own before it adds the
+        updated keys, and the ``update`` here adds only names a shared set already holds.
+        Inline, one call per model: this runs for every model of every entry read.
         """
         fields_set = self.__pydantic_fields_set__
         if self._always_dumped:
             fields_set.update(self._always_dumped)
-        if len(fields_set) > 4:
-            key = frozenset(fields_set)
-            shared = _shared_fields_sets.get(key)
-            if shared is not None:
-                object.__setattr__(self, "__pydantic_fields_set__", shared)
-            elif len(_shared_fields_sets) < _MAX_SHARED_FIELDS_SETS:
-                _shared_fields_sets.setdefault(key, fields_set)
+        cls = type(self)
+        last = _last_shared.get(cls)
+        if last is not None and last == fields_set:
+            object.__setattr__(self, "__pydantic_fields_set__", last)
+            return self
+        key = frozenset(fields_set)
+        shared = _shared_fields_sets.get(key)
+        if shared is None:
+            if len(_shared_fields_sets) >= _MAX_SHARED_FIELDS_SETS:
+                return self
+            shared = _shared_fields_sets.setdefault(key, fields_set)
+        object.__setattr__(self, "__pydantic_fields_set__", shared)
+        _last_shared[cls] = shared
         return self
 
     def to_wire(self) -> dict[str, Any]:
