@@ -8,6 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sessiontree import tool_pairs
 from sessiontree.context import LOST_RESULT_TEXT, find_tool_pair_problems, repair_tool_pairs
 from sessiontree.messages import AgentMessage, ToolResultMessage, parse_message
 from sessiontree.testing.builders import assistant, tool_call, tool_result, user
@@ -122,3 +123,31 @@ def test_repair_and_checker_agree_whatever_the_ids(steps: list[tuple[str, int, A
     assert [m for m in after if not isinstance(m, ToolResultMessage)] == [
         m for m in before if not isinstance(m, ToolResultMessage)
     ]
+
+
+paired_turn = st.tuples(
+    st.lists(st.integers(0, 3), max_size=3),  # call ids of an assistant message
+    st.integers(0, 4),  # how many of its results follow (cut to the calls)
+    st.booleans(),  # a user message after the turn
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(paired_turn, max_size=8), st.lists(step, max_size=3), st.integers(0, 40))
+def test_the_already_paired_shortcut_gives_what_the_full_repair_gives(
+    turns: list[tuple[list[int], int, bool]], extra: list[tuple[str, int, Any]], at: int
+) -> None:
+    """Mostly well-paired histories (the shortcut's case), some with a few random messages
+    spliced in: the result equals the full repair's, message for message."""
+    steps: list[tuple[str, int, Any]] = [("user", 0, ())]
+    for calls, answered, then_user in turns:
+        steps.append(("assistant", 0, calls))
+        steps.extend(("result", c, ()) for c in calls[:answered])
+        if then_user:
+            steps.append(("user", 0, ()))
+    at = min(at, len(steps))
+    messages = build(steps[:at] + extra + steps[at:])
+    fast = repair_tool_pairs(messages)
+    assert fast == tool_pairs._repair(messages)
+    if tool_pairs._already_paired(messages):
+        assert all(a is b for a, b in zip(fast, messages, strict=True))

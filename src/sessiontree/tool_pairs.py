@@ -78,6 +78,13 @@ def repair_tool_pairs(messages: Sequence[AgentMessage]) -> list[AgentMessage]:
     such call is dropped. A call with no result gets a synthetic error result, except in the
     newest turn, whose calls may still be running. Linear in the number of messages and calls.
     """
+    if _already_paired(messages):
+        return list(messages)
+    return _repair(messages)
+
+
+def _repair(messages: Sequence[AgentMessage]) -> list[AgentMessage]:
+    """:func:`repair_tool_pairs` without its check for messages already paired."""
     turn_start = newest_turn_start(messages)
     paired = _pair_results(messages)
     out: list[AgentMessage] = []
@@ -94,6 +101,33 @@ def repair_tool_pairs(messages: Sequence[AgentMessage]) -> list[AgentMessage]:
             elif i < turn_start:
                 out.append(lost_result(call, msg.timestamp))
     return out
+
+
+def _already_paired(messages: Sequence[AgentMessage]) -> bool:
+    """Whether :func:`repair_tool_pairs` would return ``messages`` as they are (one cheap pass).
+
+    True when each ``toolResult`` answers the next unanswered call of the assistant message
+    it follows (directly, or after the results of that message's earlier calls), and every
+    call has its result before any other message comes. Then each result is the one the
+    repair pairs with that call (its own message is the nearest with an unanswered call of
+    that id, and in it the first unanswered one is this call), no result is dropped, and the
+    only calls left without a result are those of the last assistant message with nothing
+    but its results after it: no user or custom message follows them, so they are in the
+    newest turn and get no synthetic result. The repair's output is then the input order.
+    """
+    calls: list[ToolCall] = []  # calls of the last assistant message
+    answered = 0  # calls[:answered] have their result
+    for msg in messages:
+        if isinstance(msg, ToolResultMessage):
+            if answered == len(calls) or calls[answered].id != msg.tool_call_id:
+                return False
+            answered += 1
+            continue
+        if answered != len(calls):
+            return False
+        calls = msg.tool_calls() if isinstance(msg, AssistantMessage) else []
+        answered = 0
+    return True
 
 
 def lost_result(call: ToolCall, timestamp: int | float) -> ToolResultMessage:
