@@ -40,7 +40,7 @@ from sessiontree import (
     UserMessage,
 )
 from sessiontree.messages import AgentMessage
-from sessiontree.summarizers._prompt import LOCAL_API_KEY
+from sessiontree.summarizers._sdk import LOCAL_API_KEY
 from sessiontree.summarizers.base import Summarizer
 
 SUMMARY = "## Goal\nShip the parser.\n\n## Files\n- src/parser.py — modified"

@@ -49,6 +49,8 @@ def test_importing_sessiontree_and_the_summariser_modules_imports_no_sdk() -> No
         import sessiontree.summarizers.openai
         import sessiontree.summarizers.anthropic
         import sessiontree.summarizers._prompt
+        import sessiontree.summarizers._sdk
+        import sessiontree.summarizers._transcript
         names = (sessiontree.OpenAISummarizer, sessiontree.AnthropicSummarizer)
         loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("openai", "anthropic"))
         print(json.dumps({"loaded": loaded, "names": [n.__name__ for n in names]}))

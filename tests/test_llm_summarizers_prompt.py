@@ -1,4 +1,4 @@
-"""The transcript and instructions the LLM summarisers send (summarizers/_prompt.py, docs/compaction.md)."""
+"""The transcript and instructions the LLM summarisers send (summarizers/_transcript.py, _prompt.py; docs/compaction.md)."""
 
 from __future__ import annotations
 
@@ -25,16 +25,15 @@ from sessiontree.messages import (
     message_text,
     parse_message,
 )
-from sessiontree.summarizers._prompt import (
+from sessiontree.summarizers._prompt import build_prompt, summary_template
+from sessiontree.summarizers._sdk import is_local_url
+from sessiontree.summarizers._transcript import (
     BASH_OUTPUT_CHARS,
     MESSAGE_CHARS,
     THINKING_CHARS,
     TOOL_ARGUMENT_CHARS,
     TOOL_RESULT_CHARS,
-    build_prompt,
-    is_local_url,
     serialize_messages,
-    summary_template,
     truncate_middle,
 )
 from sessiontree.summarizers.base import SUMMARY_SECTIONS, SummaryPurpose

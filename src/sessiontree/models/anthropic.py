@@ -25,7 +25,7 @@ from sessiontree.models.base import (
     model_error,
     priced,
 )
-from sessiontree.summarizers._prompt import resolve_endpoint
+from sessiontree.summarizers._sdk import resolve_endpoint
 from sessiontree.summarizers.anthropic import anthropic_usage
 from sessiontree.wire.anthropic import to_anthropic
 

@@ -26,7 +26,7 @@ from sessiontree.models.base import (
     model_error,
     priced,
 )
-from sessiontree.summarizers._prompt import resolve_endpoint
+from sessiontree.summarizers._sdk import resolve_endpoint
 from sessiontree.summarizers.openai import openai_usage
 from sessiontree.wire.openai_chat import to_openai_chat
 

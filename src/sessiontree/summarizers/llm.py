@@ -22,15 +22,13 @@ from typing import Any, ClassVar, Self
 
 from sessiontree.errors import SummaryError
 from sessiontree.messages import AgentMessage
-from sessiontree.summarizers._prompt import (
-    SummaryPrompt,
+from sessiontree.summarizers._prompt import SummaryPrompt, build_prompt, unchanged_summary
+from sessiontree.summarizers._sdk import (
     adopt_client,
-    build_prompt,
     check_positive,
     describe_failure,
     resolve_endpoint,
     timeout_seconds,
-    unchanged_summary,
 )
 from sessiontree.summarizers.base import SummaryPurpose, SummaryResult
 
@@ -56,7 +54,7 @@ class LLMSummarizer:
     Args:
         model: the model name the server knows.
         base_url / api_key: the endpoint and key (see the subclass); ``None`` → the SDK's
-            environment variables; a local server (:func:`~._prompt.is_local_url`) needs no key.
+            environment variables; a local server (:func:`~._sdk.is_local_url`) needs no key.
         timeout: seconds allowed for each phase of a request (connect, send, wait for the
             whole answer); ``None`` → :data:`DEFAULT_TIMEOUT_S`, or the ``client``'s own.
         max_retries: retries after a failed attempt (``0`` = none); ``None`` →

@@ -1,0 +1,118 @@
+"""The SDK-client plumbing the OpenAI and Anthropic summarisers (and models) share.
+
+Endpoint and key resolution (a local model server needs no key: :func:`is_local_url`,
+:data:`LOCAL_API_KEY`), applying ``timeout``/``max_retries`` to a caller's client, the
+overall timeout of a client, the positivity check of token limits, and a one-line reason for
+an exception out of the ``openai`` or ``anthropic`` SDK. Neither SDK is imported here: the
+SDK module is passed in where its error classes are needed.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from types import ModuleType
+from typing import Any
+from urllib.parse import urlsplit
+
+__all__ = [
+    "LOCAL_API_KEY",
+    "adopt_client",
+    "check_positive",
+    "describe_failure",
+    "is_local_url",
+    "resolve_endpoint",
+    "timeout_seconds",
+]
+
+LOCAL_API_KEY = "sessiontree-local"
+"""The placeholder API key sent to a local model server when no key is configured."""
+
+
+def is_local_url(url: str | None) -> bool:
+    """Whether ``url`` names a server on this machine or the local network.
+
+    True for ``localhost`` (and ``*.localhost``) and for loopback, private and link-local IP
+    addresses — where llama.cpp, vLLM, Ollama or LM Studio usually run without an API key.
+    """
+    if not url:
+        return False
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        return False
+    if not host:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
+
+
+def timeout_seconds(timeout: Any) -> float | None:
+    """The overall seconds of an SDK client's timeout (a number or an ``httpx`` ``Timeout``)."""
+    if isinstance(timeout, int | float):
+        return float(timeout)
+    read = getattr(timeout, "read", None)
+    return float(read) if isinstance(read, int | float) else None
+
+
+def describe_failure(exc: BaseException, sdk: ModuleType, *, timeout_s: float | None) -> str:
+    """A one-line reason for an exception out of the ``openai`` or ``anthropic`` SDK.
+
+    Both SDKs name their errors alike: ``APIStatusError`` (HTTP status and the server's
+    message), ``APITimeoutError``, ``APIConnectionError`` (the underlying cause is shown).
+    """
+    if isinstance(exc, sdk.APIStatusError):
+        return f"HTTP {exc.status_code}: {exc.message}"
+    if isinstance(exc, sdk.APITimeoutError):
+        after = f" after {timeout_s:g} s" if timeout_s is not None else ""
+        return f"the request timed out{after}"
+    if isinstance(exc, sdk.APIConnectionError):
+        return f"cannot connect: {exc.__cause__ or exc}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def check_positive(**limits: int | None) -> None:
+    """Raise ``ValueError`` naming the first limit (tokens) that is set but not positive."""
+    for name, value in limits.items():
+        if value is not None and value <= 0:
+            raise ValueError(f"{name} must be positive, got {value}")
+
+
+def adopt_client(
+    client: Any,
+    *,
+    base_url: str | None,
+    api_key: str | None,
+    timeout: float | None,
+    max_retries: int | None,
+) -> Any:
+    """A caller's SDK client with ``timeout``/``max_retries`` applied to a copy (never mutated).
+
+    Raises:
+        ValueError: ``base_url`` or ``api_key`` passed together with a client.
+    """
+    if base_url is not None or api_key is not None:
+        raise ValueError("pass either client or base_url/api_key, not both")
+    options: dict[str, Any] = {}
+    if timeout is not None:
+        options["timeout"] = timeout
+    if max_retries is not None:
+        options["max_retries"] = max_retries
+    return client.with_options(**options) if options else client
+
+
+def resolve_endpoint(
+    base_url: str | None, api_key: str | None, *, url_env: str, key_env: str
+) -> tuple[str | None, str | None]:
+    """``(base_url, api_key)`` from the arguments, else the SDK's environment variables; a
+    local server (:func:`is_local_url`) without a key gets :data:`LOCAL_API_KEY`."""
+    url = base_url or os.environ.get(url_env) or None
+    key = api_key or os.environ.get(key_env) or None
+    if key is None and is_local_url(url):
+        key = LOCAL_API_KEY
+    return url, key
