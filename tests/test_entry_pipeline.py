@@ -23,19 +23,12 @@ from hypothesis import strategies as st
 from session_files import COLLECTION, format_of, session_file
 from sessiontree import JSONLRepo, MemoryRepo, SQLRepo
 from sessiontree._gc import gc_paused
-from sessiontree.entries import (
-    ENTRY_ADAPTER,
-    MessageEntry,
-    checked_entry,
-    checked_under,
-    dump_entry_json,
-    message_entry,
-    stored_form,
-)
+from sessiontree.entries import ENTRY_ADAPTER, MessageEntry, dump_entry_json
 from sessiontree.errors import InvalidEntryError
 from sessiontree.ids import iso_from_ms
 from sessiontree.interop import import_session
 from sessiontree.messages import MESSAGE_ADAPTER, AssistantMessage, TextContent, parse_message
+from sessiontree.stored import checked_entry, checked_under, message_entry, stored_form
 
 
 def full_path(message: Any, timestamp: Any = None) -> MessageEntry:

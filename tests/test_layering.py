@@ -250,6 +250,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "_args",
         "messages",
         "entries",
+        "stored",
         "errors",
         "ids",
         "metadata",

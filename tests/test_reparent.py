@@ -7,7 +7,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessiontree.entries import dump_entry_json, parse_entry, reparent, stored_form, with_parent
+from sessiontree.entries import dump_entry_json, parse_entry, with_parent
+from sessiontree.stored import reparent, stored_form
 
 ids = st.one_of(
     st.text(min_size=1, max_size=12),

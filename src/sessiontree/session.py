@@ -36,13 +36,13 @@ from sessiontree.entries import (
     ThinkingLevel,
     ThinkingLevelChangeEntry,
     is_path_entry,
-    message_entry,
     validation_problem,
 )
 from sessiontree.errors import EntryNotFoundError, InvalidEntryError
 from sessiontree.messages import AgentMessage, AssistantMessage, ContentBlock, Usage
 from sessiontree.metadata import SessionMetadata, SessionStats
 from sessiontree.storage.base import ContextBranchReader, EntryCursor, SessionStorage
+from sessiontree.stored import message_entry
 from sessiontree.summarizers.base import Summarizer
 from sessiontree.tree import ForkPosition, TreeNode, build_tree
 from sessiontree.wire._common import provider_shape

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from sessiontree.entries import MessageEntry, stored_form
+from sessiontree.entries import MessageEntry
 from sessiontree.errors import (
     DuplicateEntryError,
     InvalidEntryError,
@@ -23,6 +23,7 @@ from sessiontree.ids import check_session_id
 from sessiontree.messages import AgentMessage, parse_message
 from sessiontree.repos import SessionRepo, default_url
 from sessiontree.session import Session
+from sessiontree.stored import stored_form
 from sessiontree.sync import LoopThread, SyncRepo, shared_repo
 
 __all__ = [

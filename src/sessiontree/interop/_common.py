@@ -20,14 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from sessiontree import _json as exact_json
-from sessiontree.entries import (
-    BOOKKEEPING_TYPES,
-    CustomEntry,
-    Entry,
-    LeafEntry,
-    stored_form,
-    with_parent,
-)
+from sessiontree.entries import BOOKKEEPING_TYPES, CustomEntry, Entry, LeafEntry, with_parent
 from sessiontree.errors import (
     CorruptSessionError,
     DuplicateEntryError,
@@ -40,6 +33,7 @@ from sessiontree.interop.report import CustomLine, DanglingParent, ImportReport,
 from sessiontree.metadata import SessionMetadata
 from sessiontree.repos.base import SessionRepo
 from sessiontree.session import Session
+from sessiontree.stored import stored_form
 from sessiontree.tree import check_append, entry_refs, leaf_of_log
 
 __all__ = [
@@ -218,7 +212,7 @@ def finalize(
 ) -> list[Entry]:
     """Make drafts appendable in one batch; report every change (docs/interop.md).
 
-    * an entry no store can write (:func:`~sessiontree.entries.stored_form`), a second entry
+    * an entry no store can write (:func:`~sessiontree.stored.stored_form`), a second entry
       with an id already used, or a ``label``/``leaf`` target or ``fromId`` that names no
       usable entry: unreadable (fails unless ``lenient``);
     * a ``parentId`` that names no entry, names a ``leaf`` entry, or closes a cycle: the

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from sessiontree._gc import gc_paused
-from sessiontree.entries import Entry, stored_form
+from sessiontree.entries import Entry
 from sessiontree.errors import SessionNotFoundError
 from sessiontree.ids import check_session_id, new_id
 from sessiontree.metadata import (
@@ -29,6 +29,7 @@ from sessiontree.session import Session
 from sessiontree.storage.search import check_search_args
 from sessiontree.storage.sql.plan import metadata_from_json, us_from_datetime
 from sessiontree.storage.sql.storage import ParseCache, SQLStorage, make_engine
+from sessiontree.stored import stored_form
 from sessiontree.tree import ForkPosition
 
 __all__ = ["SQLRepo"]

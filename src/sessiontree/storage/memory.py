@@ -6,17 +6,12 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from sessiontree.context import ContextStart
-from sessiontree.entries import (
-    Entry,
-    LeafEntry,
-    checked_entry,
-    checked_under,
-    stored_form,
-)
+from sessiontree.entries import Entry, LeafEntry
 from sessiontree.errors import SessionNotFoundError
 from sessiontree.ids import new_id
 from sessiontree.metadata import SessionMetadata, session_time
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage, select_entries
+from sessiontree.stored import checked_entry, checked_under, stored_form
 from sessiontree.tree import ForkPosition, TreeIndex, branch_of, check_append, trace_chain
 
 __all__ = ["MemoryStorage"]

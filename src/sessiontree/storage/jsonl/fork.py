@@ -22,9 +22,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from sessiontree._args import MAX_ENTRY_ID_CHARS
-from sessiontree.entries import Entry, stored_form
+from sessiontree.entries import Entry
 from sessiontree.storage.base import EntryCursor
 from sessiontree.storage.jsonl.format import LineRecord
+from sessiontree.stored import stored_form
 from sessiontree.tree import check_append, trace_chain
 
 if TYPE_CHECKING:
@@ -94,7 +95,7 @@ class RecordSource:
         """The lines (with newlines) of the plan's ``entries`` and a record for each.
 
         A record or entry this source handed out is its stored line, copied; anything else is
-        a new entry, written as :func:`~sessiontree.entries.stored_form` writes it. Records'
+        a new entry, written as :func:`~sessiontree.stored.stored_form` writes it. Records'
         positions are left for the new log to set.
 
         Raises:

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import cast
 
 from sessiontree.context import ContextStart
-from sessiontree.entries import Entry, LeafEntry, reparent, stored_form
+from sessiontree.entries import Entry, LeafEntry
 from sessiontree.errors import StorageError
 from sessiontree.ids import new_id
 from sessiontree.metadata import SessionMetadata, session_time
@@ -63,6 +63,7 @@ from sessiontree.storage.jsonl.format import (
 )
 from sessiontree.storage.jsonl.log import _WRITERS, SessionLog
 from sessiontree.storage.jsonl.stats import REFRESH_BYTES, ListingFacts, Stats, write_stats
+from sessiontree.stored import reparent, stored_form
 from sessiontree.tree import ForkPosition, TreeIndex, branch_of, check_append, trace_chain
 
 __all__ = [

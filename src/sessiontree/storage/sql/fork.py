@@ -23,17 +23,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sessiontree.entries import (
-    BOOKKEEPING_TYPES,
-    Entry,
-    LabelEntry,
-    LeafEntry,
-    MessageEntry,
-    stored_form,
-)
+from sessiontree.entries import BOOKKEEPING_TYPES, Entry, LabelEntry, LeafEntry, MessageEntry
 from sessiontree.fold import LogFold, first_message_text
 from sessiontree.messages import message_text
 from sessiontree.storage.sql.plan import EntryRow, SessionState, index_text, plan_append
+from sessiontree.stored import stored_form
 from sessiontree.tree import ForkPosition, check_append, fork_chain, labels_of
 
 __all__ = [

@@ -26,7 +26,6 @@ from sessiontree.entries import (
     MessageEntry,
     dump_entry_json,
     parse_entry_json,
-    reparent,
 )
 from sessiontree.errors import InvalidEntryError
 from sessiontree.fold import LogFold
@@ -35,6 +34,7 @@ from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata, metada
 from sessiontree.snippets import make_snippet
 from sessiontree.storage.base import EntryCursor
 from sessiontree.storage.search import SEARCH_MAX_CHARS, text_for_search
+from sessiontree.stored import reparent
 from sessiontree.tree import check_append, entry_refs
 
 if TYPE_CHECKING:
@@ -184,8 +184,8 @@ def plan_append(
         entries: parsed entries, appended in this order.
         known_types: ``id → type`` of the stored entries among :func:`lookup_ids`.
         at_leaf: re-parent the (single) entry under ``state.leaf_id`` first.
-        bodies: the JSON of each entry (:func:`~sessiontree.entries.stored_form`), reused
-            (re-parented by :func:`~sessiontree.entries.reparent`); ``None``: dumped here.
+        bodies: the JSON of each entry (:func:`~sessiontree.stored.stored_form`), reused
+            (re-parented by :func:`~sessiontree.stored.reparent`); ``None``: dumped here.
         keep_unknown: accept entries of unknown types (a new session made from copies).
 
     Raises:
@@ -449,7 +449,7 @@ class SQLEngine(Protocol):
     ) -> list[Entry]:
         """Validate (:func:`plan_append`) and insert entries and the new session row atomically.
 
-        ``bodies``: each entry's JSON from :func:`~sessiontree.entries.stored_form`, if known.
+        ``bodies``: each entry's JSON from :func:`~sessiontree.stored.stored_form`, if known.
 
         Raises:
             SessionNotFoundError, DuplicateEntryError, EntryNotFoundError, InvalidEntryError.

@@ -32,7 +32,6 @@ from sessiontree.entries import (
     LeafEntry,
     SessionInfoEntry,
     parse_entry_json,
-    stored_form,
 )
 from sessiontree.errors import (
     CorruptSessionError,
@@ -51,6 +50,7 @@ from sessiontree.storage.sql.fork import (
     plan_from_entries,
 )
 from sessiontree.storage.sql.plan import SQLEngine, metadata_from_json, us_from_datetime
+from sessiontree.stored import stored_form
 from sessiontree.tree import ForkPosition
 
 __all__ = ["ENTRY_CACHE_BYTES", "ENTRY_CACHE_SIZE", "ParseCache", "SQLStorage", "make_engine"]

@@ -1,0 +1,256 @@
+"""What a store writes for an entry to append: its JSON and the entry read back, each message
+validated once (docs/storage.md).
+
+:func:`stored_form` is the one way an entry gets into any backend: the backend checks, indexes
+and keeps the entry read back from the JSON it writes, so the writing process sees what every
+later reader sees. :func:`message_entry` builds the entry of a new message from the message
+validated once from its JSON and marks it as checked, so :func:`stored_form` skips the
+read-back for it; :func:`checked_under` and :func:`reparent` put an entry under the store's
+leaf without serialising or validating it again.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
+from pydantic_core import to_json
+
+from sessiontree import _json as exact_json
+from sessiontree._args import MAX_ENTRY_ID_CHARS
+from sessiontree._model import WireModel
+from sessiontree.entries import (
+    Entry,
+    MessageEntry,
+    dump_entry_json,
+    parse_entry,
+    validate_entry_json,
+    validation_problem,
+    with_parent,
+)
+from sessiontree.errors import InvalidEntryError
+from sessiontree.ids import new_id, now_iso, now_ms
+from sessiontree.messages import MESSAGE_ADAPTER, MESSAGE_ROLES, AgentMessage, parse_message
+
+__all__ = ["checked_entry", "checked_under", "message_entry", "reparent", "stored_form"]
+
+
+_checked: OrderedDict[int, tuple[Entry, bool]] = OrderedDict()
+"""Entries :func:`message_entry` built from a message it validated from JSON, by ``id()``,
+each with whether its caller keeps no other reference (``owned``): :func:`stored_form` takes
+them as they are, without the read-back. The value holds the entry, so its ``id()`` cannot
+be reused while it is here, and a hit must be the very object (``is``). Bounded: an entry
+never handed to a store is forgotten after :data:`_CHECKED_MAX` newer ones."""
+_checked_lock = threading.Lock()
+_M = TypeVar("_M", bound=WireModel)
+_CHECKED_MAX = 256
+
+
+def _remember_checked(entry: Entry, owned: bool) -> None:
+    with _checked_lock:
+        _checked[id(entry)] = (entry, owned)
+        if len(_checked) > _CHECKED_MAX:
+            _checked.popitem(last=False)
+
+
+def _take_checked(obj: Any) -> tuple[Entry, bool] | None:
+    with _checked_lock:
+        hit = _checked.pop(id(obj), None)
+    return hit if hit is not None and hit[0] is obj else None
+
+
+def _message_from_json(message: Any) -> AgentMessage | None:
+    """``message`` validated from its JSON, or ``None`` when that path cannot decide (then
+    :func:`parse_message` must, and raises what it raises).
+
+    A dict is written by pydantic-core's serialiser first, so Python-only values in the
+    untyped places (``details``, tool ``arguments``, unknown keys: tuples, datetimes, int
+    keys) become the JSON values every reader of a store sees; a model is written with
+    :func:`~sessiontree._json.model_json`. The message validated from that JSON is what a
+    reader gets back from the entry's stored JSON: validating its dump again gives an equal
+    message (``tests/test_entry_pipeline.py`` checks that on every real session file and on
+    generated messages), so the entry needs no read-back.
+    """
+    try:
+        if type(message) is dict:
+            data = to_json(message, inf_nan_mode="constants")
+        elif isinstance(message, WireModel):
+            data = exact_json.model_json(message)
+        else:
+            return None
+    except ValueError:  # a lone surrogate, a value no serialiser writes, too deep
+        return None
+    # (a one-byte search is a memchr, ~20x faster than the word search it spares for the
+    # many messages without a capital N or I)
+    if (b"N" in data and b"NaN" in data) or (b"I" in data and b"Infinity" in data):
+        return None  # maybe a non-finite number: the slow path refuses it, or keeps the text
+    try:
+        msg = MESSAGE_ADAPTER.validate_json(data)
+    except ValueError:
+        return None
+    if type(message) is not dict and type(msg) is not type(message):
+        return None  # e.g. an OpaqueMessage of a modelled role: the slow path refuses it
+    return msg
+
+
+def _with_timestamp(message: _M) -> _M:
+    """``message`` with the current time (Unix ms) when its class has a ``timestamp`` it
+    did not set."""
+    if "timestamp" in type(message).model_fields and "timestamp" not in message.model_fields_set:
+        message = message.model_copy(update={"timestamp": now_ms()})
+        message.__pydantic_fields_set__.add("timestamp")
+    return message
+
+
+def message_entry(
+    message: AgentMessage | Mapping[str, Any], *, owned: bool = False
+) -> MessageEntry:
+    """A new :class:`MessageEntry` (new id, the current time, no parent) for ``message``,
+    which is validated once.
+
+    A message of a modelled role without ``timestamp`` gets the current time (Unix ms). The
+    entry is remembered as checked: :func:`stored_form` then returns it without validating
+    its JSON again. ``owned``: the caller hands the entry to one store append and keeps no
+    other reference to it, so :func:`checked_under` may set its parent in place instead of
+    copying it (what ``Session.append_message`` does).
+
+    Raises:
+        pydantic.ValidationError: ``message`` is not a valid message.
+        ValueError: it holds a value JSON cannot carry.
+    """
+    if type(message) is dict:
+        if "timestamp" not in message and message.get("role") in MESSAGE_ROLES:
+            message = {**message, "timestamp": now_ms()}
+    elif isinstance(message, WireModel):
+        message = _with_timestamp(message)
+    msg = _message_from_json(message)
+    if msg is None:
+        msg = _with_timestamp(parse_message(message))
+        return MessageEntry(message=msg)  # an unusual message: stored_form reads it back
+    entry = _new_message_entry(msg)
+    _remember_checked(entry, owned)
+    return entry
+
+
+_MESSAGE_ENTRY_FIELDS: set[str] = {"type", "id", "parent_id", "timestamp", "message"}
+"""The fields set of every entry :func:`_new_message_entry` builds (shared: never changed in
+place, see ``sessiontree._model``)."""
+
+
+def _new_message_entry(msg: AgentMessage) -> MessageEntry:
+    """``MessageEntry(id=new_id(), timestamp=now_iso(), message=msg)`` without validating the
+    parts again: ``msg`` was just validated, the id is a new UUID v7, the time is formatted
+    here. Equal to the validated construction, fields set included
+    (``tests/test_entry_pipeline.py``); ~1 µs instead of ~10-20 (validating the message
+    instance again runs its model validator)."""
+    entry = object.__new__(MessageEntry)
+    object.__setattr__(
+        entry,
+        "__dict__",
+        {
+            "type": "message",
+            "id": new_id(),
+            "parent_id": None,
+            "timestamp": now_iso(),
+            "message": msg,
+        },
+    )
+    object.__setattr__(entry, "__pydantic_fields_set__", _MESSAGE_ENTRY_FIELDS)
+    object.__setattr__(entry, "__pydantic_extra__", {})
+    object.__setattr__(entry, "__pydantic_private__", None)
+    return entry
+
+
+def checked_entry(obj: Any) -> Entry:
+    """:func:`stored_form`'s entry without its JSON, for a store that keeps no JSON (memory):
+    an entry from :func:`message_entry` is taken as it is.
+
+    Raises:
+        InvalidEntryError: as :func:`stored_form`.
+    """
+    hit = _take_checked(obj)
+    return hit[0] if hit is not None else stored_form(obj)[0]
+
+
+def checked_under(obj: Any, parent_id: str | None) -> Entry:
+    """:func:`checked_entry` of ``obj`` under the parent ``parent_id`` (the store's leaf): as
+    ``with_parent(checked_entry(obj), parent_id)``.
+
+    An entry from ``message_entry(..., owned=True)`` gets its parent set in place: nobody else
+    holds it, so no copy is needed (it is taken from the registry once, here).
+
+    Raises:
+        InvalidEntryError: as :func:`stored_form`.
+    """
+    hit = _take_checked(obj)
+    if hit is None:
+        entry = stored_form(obj)[0]
+    else:
+        entry, owned = hit
+        if owned and entry.parent_id is None:
+            entry.__dict__["parent_id"] = parent_id
+            return entry
+    return entry if entry.parent_id == parent_id else with_parent(entry, parent_id)
+
+
+def stored_form(obj: Any) -> tuple[Entry, bytes]:
+    """What a backend stores for an entry to append: its JSON, and the entry read back from it.
+
+    ``obj`` is a dict or an entry model (:func:`parse_entry`). The JSON
+    (:func:`dump_entry_json`) is validated back into an entry (~8 µs), and that entry — not
+    the caller's object — is what the backend checks (docs/tree.md), indexes, labels and searches,
+    so the writing process sees what every later reader sees. Without the read-back, an
+    ``OpaqueEntry(type="message")`` or ``(type="label")``, an ``OpaqueBlock(type="text")``
+    put in by ``model_copy(update=...)`` (which does not validate), or plain dicts where
+    models belong would be stored as given: the session would then fail to open, or the
+    writer's context, labels and search index would differ from the file's.
+
+    Raises:
+        InvalidEntryError: not a valid entry, an id longer than
+            :data:`~sessiontree._args.MAX_ENTRY_ID_CHARS`, a value JSON cannot carry, or JSON
+            that does not read back as an entry (names the entry and the field).
+    """
+    hit = _take_checked(obj)
+    if hit is not None:
+        return hit[0], dump_entry_json(hit[0])
+    entry = parse_entry(obj)
+    if len(entry.id) > MAX_ENTRY_ID_CHARS:
+        raise InvalidEntryError(
+            f"entry id of {len(entry.id):,} characters is longer than the "
+            f"{MAX_ENTRY_ID_CHARS} any store keeps",
+            entry_id=entry.id[:40] + "…",
+        )
+    data = dump_entry_json(entry)
+    try:
+        return validate_entry_json(data), data
+    except ValidationError as exc:
+        raise InvalidEntryError(
+            f"entry would not read back: {validation_problem(exc)}", entry_id=entry.id
+        ) from exc
+    except ValueError as exc:  # e.g. nested deeper than the JSON reader goes
+        raise InvalidEntryError(f"entry would not read back: {exc}", entry_id=entry.id) from exc
+
+
+_PARENT_KEY = b',"parentId":'
+
+
+def reparent(entry: Entry, body: bytes, parent_id: str | None) -> tuple[Entry, bytes]:
+    """``entry`` under another parent, with its stored JSON, without serialising it again.
+
+    ``body`` is the entry's JSON from :func:`stored_form`. The dump writes ``type``, ``id``
+    and ``parentId`` first, in that order, and a quote inside a string value is escaped, so
+    the first ``,"parentId":`` in ``body`` is the entry's own key; its value is replaced by the
+    new one, written by the same serialiser as the rest. The result is byte for byte
+    :func:`dump_entry_json` of the moved entry (serialising a 2 KB entry costs ~5-25 µs;
+    this costs ~1 µs). A body not of that shape is dumped again.
+    """
+    moved = with_parent(entry, parent_id)
+    old = _PARENT_KEY + to_json(entry.parent_id)
+    at = body.find(_PARENT_KEY)
+    end = at + len(old)
+    if body.startswith(b'{"type":') and at > 0 and end < len(body) and body.startswith(old, at):
+        return moved, body[:at] + _PARENT_KEY + to_json(parent_id) + body[end:]
+    return moved, dump_entry_json(moved)
