@@ -30,7 +30,7 @@ from sessiontree.errors import (
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.storage.base import EntryCursor
 from sessiontree.storage.search import search_needle
-from sessiontree.storage.sql.fork import ForkPlan
+from sessiontree.storage.sql.fork import ChainRow, ForkPlan, chain_in_window
 from sessiontree.storage.sql.plan import (
     LIST_COLUMNS,
     AppendPlan,
@@ -52,6 +52,7 @@ from sessiontree.storage.sql.postgres_sql import (
     CHAIN_SQL,
     CHAIN_UNTIL_SQL,
     FORK_CHAIN_SQL,
+    FORK_WINDOW_SQL,
     INSERT_SQL,
     LOOKUP_SQL,
     UPDATE_SQL,
@@ -204,10 +205,25 @@ class PostgresEngine(PostgresConnection):
         return (True, rows[0][0]) if rows else (False, None)
 
     async def delete_session(self, session_id: str) -> bool:
-        """See :class:`SQLEngine`: entries and their search text go by ``ON DELETE CASCADE``."""
+        """See :class:`SQLEngine`: the session row, then its entries, in one transaction (its
+        metadata and ``search_pending`` rows go by ``ON DELETE CASCADE``).
+
+        No entry outlives its session: every insert into ``entries`` holds the session row
+        (updated, locked or inserted in its transaction), so the first ``DELETE`` waits for
+        it to commit, and the second, a statement of its own, sees its rows; an insert
+        after it finds no session row and writes nothing.
+        """
         self._writable(session_id)
         self._known.pop(session_id, None)
-        found = await self._execute("DELETE FROM sessions WHERE id = %s", (session_id,), session_id)
+        pool = self._pool or await self._get_pool()
+        try:
+            async with pool.connection() as conn, conn.transaction():
+                cur = await conn.execute("DELETE FROM sessions WHERE id = %s", (session_id,))
+                found = int(cur.rowcount)
+                if found:
+                    await conn.execute("DELETE FROM entries WHERE session_id = %s", (session_id,))
+        except self._psycopg.Error as exc:
+            raise self._error(exc, session_id) from exc
         return found > 0
 
     async def list_sessions(
@@ -304,18 +320,26 @@ class PostgresEngine(PostgresConnection):
 
     async def get_fork_rows(
         self, session_id: str, leaf_id: str
-    ) -> tuple[list[tuple[str, str | None, str, str | None, int]], list[tuple[str, str]]]:
-        """See :class:`SQLEngine`: both queries in one round trip (a pipeline)."""
+    ) -> tuple[list[ChainRow], list[tuple[str, str]]]:
+        """See :class:`SQLEngine`: the range read and the labels in one round trip (a
+        pipeline); the recursive walk in a second when the range does not hold the chain."""
+        params = {"sid": session_id, "leaf": leaf_id}
         pool = self._pool or await self._get_pool()
         try:
-            async with pool.connection() as conn, conn.pipeline():
-                chain = await conn.execute(FORK_CHAIN_SQL, {"sid": session_id, "leaf": leaf_id})
-                labels = await conn.execute(
-                    "SELECT id, body::text FROM entries WHERE session_id = %s AND type = 'label'"
-                    " ORDER BY seq",
-                    (session_id,),
-                )
-                return await chain.fetchall(), await labels.fetchall()
+            async with pool.connection() as conn:
+                async with conn.pipeline():
+                    window = await conn.execute(FORK_WINDOW_SQL, params)
+                    labels = await conn.execute(
+                        "SELECT id, body::text FROM entries WHERE session_id = %s"
+                        " AND type = 'label' ORDER BY seq",
+                        (session_id,),
+                    )
+                    window_rows, label_rows = await window.fetchall(), await labels.fetchall()
+                chain = chain_in_window(window_rows, leaf_id)
+                if chain is None:
+                    cur = await conn.execute(FORK_CHAIN_SQL, params)
+                    chain = [ChainRow(*r[:4]) for r in await cur.fetchall()]
+                return chain, label_rows
         except self._psycopg.Error as exc:
             raise self._error(exc, session_id) from exc
 

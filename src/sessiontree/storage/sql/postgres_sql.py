@@ -6,7 +6,7 @@ only while the session row is still the one the plan read; rows travel as binary
 
 from __future__ import annotations
 
-from sessiontree.storage.sql.fork import FIRST_MESSAGES, PARSED_TYPES
+from sessiontree.storage.sql.fork import FIRST_MESSAGES, PARSED_TYPES, WINDOW_ROWS
 
 __all__ = [
     "CAS_ONE_SQL",
@@ -14,6 +14,7 @@ __all__ = [
     "CHAIN_SQL",
     "CHAIN_UNTIL_SQL",
     "FORK_CHAIN_SQL",
+    "FORK_WINDOW_SQL",
     "fork_sql",
     "INSERT_SQL",
     "LOOKUP_SQL",
@@ -106,34 +107,6 @@ def fork_sql(*, copies: bool, meta: bool, written: bool) -> str:
     )
 
 
-UPDATE_SQL = f"{UPDATE_SET} WHERE id = %(sid)s"
-
-# a whole fork in one statement (so one implicit transaction: all of it or nothing): the new
-# session row with its final counters, its metadata rows, the copied rows (by id from the
-# source, in the fork's order) and the rows written from JSON. Every insert reads the session
-# row the first one returned, which is only inserted when every row to copy is still in the
-# source: a source deleted meanwhile leaves nothing at all. The copies get no search text
-# (each would put its every trigram in the GIN index again) but a search_pending row, which
-# the next search resolves (postgres_search.catch_up)
-FORK_SQL = (
-    "WITH src AS (SELECT c.seq, e.id, e.parent_id, e.type, e.timestamp, e.target_id, e.body"
-    " FROM unnest(%(copy_id)b::text[], %(copy_seq)b::bigint[]) AS c (id, seq)"
-    " JOIN entries AS e ON e.session_id = %(src)s AND e.id = c.id),"
-    " s AS (INSERT INTO sessions (id, metadata, created_us, modified_us, parent_session_id,"
-    " leaf_id, entry_count, message_count, first_message, name)"
-    " SELECT %(sid)s, %(meta)s::json, %(now)s, %(now)s, %(parent_session)s, %(leaf)s,"
-    " %(count)s, %(msgs)s, %(first)s, %(name)s"
-    " WHERE (SELECT count(*) FROM src) = %(copies)s RETURNING id),"
-    " m AS (INSERT INTO session_meta (key, value, session_id) SELECT k.key, k.value, s.id"
-    " FROM s, unnest(%(meta_key)b::text[], %(meta_value)b::text[]) AS k (key, value)),"
-    f" cp AS ({INSERT_COLUMNS} SELECT s.id, src.seq, src.id, src.parent_id, src.type,"
-    " src.timestamp, src.target_id, src.body, NULL FROM s, src),"
-    " p AS (INSERT INTO search_pending (session_id, source_id) SELECT s.id, %(src)s FROM s"
-    " WHERE %(copies)s > 0),"
-    f" w AS ({INSERT_COLUMNS} SELECT s.id, {ROW_VALUES} FROM s, ({'SELECT * ' + ROWS}) AS r)"
-    " SELECT count(*) FROM s"
-)
-
 CHAIN_TEMPLATE = """
 WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
     SELECT id, parent_id, type, body, 0 FROM entries
@@ -167,6 +140,19 @@ SELECT r.id, r.parent_id, r.type,
             THEN (SELECT body::text FROM entries WHERE session_id = %(sid)s AND id = r.id) END,
        r.depth
   FROM ranked AS r ORDER BY r.depth DESC
+"""
+# the rows up to the fork's target when it is among the first fork.WINDOW_ROWS (none when it
+# is not, or is unknown), in no order (fork.chain_in_window walks them): JSON only for the
+# fork.PARSED_TYPES rows and the session's first fork.FIRST_MESSAGES messages
+FORK_WINDOW_SQL = f"""
+SELECT e.id, e.parent_id, e.type,
+       CASE WHEN e.type IN ({", ".join(repr(t) for t in PARSED_TYPES)})
+                 OR (e.type = 'message' AND e.seq <= f.last) THEN e.body::text END
+  FROM (SELECT seq FROM entries WHERE session_id = %(sid)s AND id = %(leaf)s) AS t,
+       (SELECT COALESCE((SELECT seq FROM entries WHERE session_id = %(sid)s AND type = 'message'
+                          ORDER BY seq LIMIT 1 OFFSET {FIRST_MESSAGES - 1}), {WINDOW_ROWS}) AS last) AS f,
+       entries AS e
+ WHERE t.seq < {WINDOW_ROWS} AND e.session_id = %(sid)s AND e.seq <= t.seq
 """
 # the same walk, also ending after a row of type stype or with id stop (either may be
 # NULL: no such end)

@@ -21,7 +21,14 @@ from sessiontree.errors import DuplicateEntryError, SessionExistsError, SessionN
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.storage.base import EntryCursor
 from sessiontree.storage.search import search_needle
-from sessiontree.storage.sql.fork import FIRST_MESSAGES, PARSED_TYPES, ForkPlan
+from sessiontree.storage.sql.fork import (
+    FIRST_MESSAGES,
+    PARSED_TYPES,
+    WINDOW_ROWS,
+    ChainRow,
+    ForkPlan,
+    chain_in_window,
+)
 from sessiontree.storage.sql.plan import (
     LIST_COLUMNS,
     SessionState,
@@ -87,6 +94,19 @@ SELECT r.id, r.parent_id, r.type,
             THEN (SELECT body FROM entries WHERE session_id = :sid AND id = r.id) END,
        r.depth
   FROM ranked AS r ORDER BY r.depth DESC
+"""
+# the rows up to the fork's target when it is among the first fork.WINDOW_ROWS (none when it
+# is not, or is unknown), in no order (fork.chain_in_window walks them): JSON only for the
+# fork.PARSED_TYPES rows and the session's first fork.FIRST_MESSAGES messages
+_FORK_WINDOW_SQL = f"""
+SELECT e.id, e.parent_id, e.type,
+       CASE WHEN e.type IN ({", ".join(repr(t) for t in PARSED_TYPES)})
+                 OR (e.type = 'message' AND e.seq <= f.last) THEN e.body END
+  FROM (SELECT seq FROM entries WHERE session_id = :sid AND id = :leaf) AS t,
+       (SELECT coalesce((SELECT seq FROM entries WHERE session_id = :sid AND type = 'message'
+                          ORDER BY seq LIMIT 1 OFFSET {FIRST_MESSAGES - 1}), {WINDOW_ROWS}) AS last) AS f,
+       entries AS e
+ WHERE t.seq < {WINDOW_ROWS} AND e.session_id = :sid AND e.seq <= t.seq
 """
 # the same walk, also ending after a row of type stype or with id stop (either may be
 # NULL: no such end)
@@ -361,9 +381,12 @@ class SQLiteEngine(SQLiteConnection):
 
     async def get_fork_rows(
         self, session_id: str, leaf_id: str
-    ) -> tuple[list[tuple[str, str | None, str, str | None, int]], list[tuple[str, str]]]:
+    ) -> tuple[list[ChainRow], list[tuple[str, str]]]:
         """See :class:`SQLEngine`."""
-        chain = self._query(_FORK_CHAIN_SQL, {"sid": session_id, "leaf": leaf_id})
+        params = {"sid": session_id, "leaf": leaf_id}
+        chain = chain_in_window(self._query(_FORK_WINDOW_SQL, params), leaf_id)
+        if chain is None:
+            chain = [ChainRow(*r[:4]) for r in self._query(_FORK_CHAIN_SQL, params)]
         labels = self._query(
             "SELECT id, body FROM entries WHERE session_id = ? AND type = 'label' ORDER BY seq",
             (session_id,),

@@ -45,7 +45,6 @@ from sessiontree.ids import check_session_id, new_id
 from sessiontree.metadata import SessionMetadata, session_time
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_plan
 from sessiontree.storage.sql.fork import (
-    ChainRow,
     ForkPlan,
     plan_fork,
     plan_from_entries,
@@ -454,10 +453,9 @@ class SQLStorage:
         when the generic path must run."""
         if position not in ("at", "before"):
             return None
-        rows, label_rows = await self._engine.get_fork_rows(self._id, target_id)
-        if not rows:
+        chain, label_rows = await self._engine.get_fork_rows(self._id, target_id)
+        if not chain:
             return None
-        chain = [ChainRow(r[0], r[1], r[2], r[3]) for r in rows]
         labels = [self._parse(i, b) for i, b in label_rows]
         bodies: dict[str, str] = {}
         missing: list[str] = []
