@@ -18,6 +18,7 @@ from backends import throwaway_pg_database
 from session_files import format_of, vendored_files
 from sessiontree import import_session
 from sessiontree.entries import Entry, LabelEntry, MessageEntry, is_path_entry
+from sessiontree.errors import SessionNotFoundError
 from sessiontree.repos.sql import SQLRepo
 from sessiontree.storage.sql import fork as sql_fork
 from sessiontree.storage.sql.fork import WINDOW_ROWS, ChainRow
@@ -46,7 +47,7 @@ async def _recursive_chain(repo: SQLRepo, session_id: str, target: str) -> list[
     try:
         for module in _engine_modules():
             module.chain_in_window = lambda rows, target_id: None
-        chain, _ = await engine.get_fork_rows(session_id, target)
+        chain, _, _ = await engine.get_fork_rows(session_id, target)
     finally:
         for module in _engine_modules():
             module.chain_in_window = real
@@ -65,7 +66,7 @@ async def _check(repo: SQLRepo, session_id: str, targets: list[str]) -> int:
     engine: Any = repo._engine
     forks = 0
     for target in targets:
-        window, _ = await engine.get_fork_rows(session_id, target)
+        window, _, _ = await engine.get_fork_rows(session_id, target)
         walked = await _recursive_chain(repo, session_id, target)
         assert [(r.id, r.parent_id, r.type) for r in window] == [
             (r.id, r.parent_id, r.type) for r in walked
@@ -267,3 +268,28 @@ async def test_a_version_5_postgres_store_keeps_every_row_and_loses_the_key() ->
             assert _pg(url, "SELECT max(version) FROM schema_version") == [(6,)]
             await repo.delete(s.id)
             assert _pg(url, "SELECT count(*) FROM entries") == [(0,)]
+
+
+async def test_a_fork_through_the_repo_reads_the_metadata_with_its_rows(
+    sql_repo: SQLRepo,
+) -> None:
+    s = await sql_repo.create(metadata={"userId": "u1", "title": "t"})
+    u = await s.append_message(user("q"))
+    await s.append_message(assistant("a"))
+    via_repo = await sql_repo.fork(s.id, u)
+    via_open = await (await sql_repo.open(s.id)).fork(u)
+    for fork in (via_repo, via_open):
+        reopened = await sql_repo.open(fork.id)
+        assert [e.id for e in await reopened.get_entries()] == [u]
+    meta_repo = await (await sql_repo.open(via_repo.id)).get_metadata()
+    meta_open = await (await sql_repo.open(via_open.id)).get_metadata()
+    assert meta_repo == meta_open
+    assert meta_repo.parent_session_id == s.id and meta_repo.forked_from_entry_id == u
+    assert {i.id for i in await sql_repo.list(where={"userId": "u1"})} == {
+        s.id,
+        via_repo.id,
+        via_open.id,
+    }
+    for position in ("at", "sideways"):
+        with pytest.raises(SessionNotFoundError):
+            await sql_repo.fork("no-such-session", u, position)  # type: ignore[arg-type]

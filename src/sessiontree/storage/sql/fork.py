@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from sessiontree.entries import (
     BOOKKEEPING_TYPES,
@@ -64,33 +64,34 @@ leaves the range (a branch point before it, a parent appended after its child) t
 recursive walk; the range read costs at most this many rows more."""
 
 
-@dataclass(frozen=True)
-class ChainRow:
+class ChainRow(NamedTuple):
     """One row of the fork's chain query: the columns of an ``entries`` row, and its JSON only
     for the :data:`PARSED_TYPES` and the first :data:`FIRST_MESSAGES` messages (``None``
-    otherwise: such a row is copied unparsed)."""
+    otherwise: such a row is copied unparsed). A tuple: the query's rows are taken as they
+    come."""
 
     id: str
     parent_id: str | None
     type: str
     body: str | None
+    seq: int
 
 
 def chain_in_window(
-    rows: Sequence[tuple[str, str | None, str, str | None]], target_id: str
+    rows: Sequence[tuple[str, str | None, str, str | None, int]], target_id: str
 ) -> list[ChainRow] | None:
-    """The chain root → ``target_id`` among ``rows`` (``(id, parent_id, type, body)`` of the
-    session's rows up to the target, any order), walked by ``parent_id`` as the recursive
+    """The chain root → ``target_id`` among ``rows`` (``(id, parent_id, type, body, seq)`` of
+    the session's rows up to the target, any order), walked by ``parent_id`` as the recursive
     query walks it; ``None`` when it does not end at a row without a parent inside ``rows``
     (the recursive walk decides then) or visits a row twice (a cycle: the same)."""
     by_id = {r[0]: r for r in rows}
-    chain: list[ChainRow] = []
+    chain: list[Any] = []
     row = by_id.pop(target_id, None)
     while row is not None:
-        chain.append(ChainRow(row[0], row[1], row[2], row[3]))
+        chain.append(row)
         if row[1] is None:
             chain.reverse()
-            return chain
+            return [ChainRow._make(r) for r in chain]
         row = by_id.pop(row[1], None)  # popped: a cycle ends the walk here
     return None
 
@@ -114,6 +115,8 @@ class ForkPlan:
 
     ``copies`` are ``(id, seq)``: the source row with that id becomes row ``seq`` of the fork,
     its JSON and search text unchanged. ``rows`` are the entries written from their JSON.
+    ``source_seqs``: ``(lowest, highest)`` source ``seq`` among the copies as the plan read
+    them (``None``: not known), so the copy need not look at the source's other rows.
     """
 
     copies: list[tuple[str, int]]
@@ -123,6 +126,7 @@ class ForkPlan:
     message_count: int
     first_message: str | None
     name: str | None
+    source_seqs: tuple[int, int] | None = None
 
 
 def _row(seq: int, entry: Entry, body: bytes) -> EntryRow:
@@ -215,6 +219,8 @@ def plan_fork(
         fold.message_count,
         fold.first_message,
         fold.name,
+        # every copy is a chain row (fork_chain only drops and rewrites them)
+        (min(r.seq for r in chain), max(r.seq for r in chain)),
     )
 
 

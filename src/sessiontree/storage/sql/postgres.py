@@ -169,7 +169,14 @@ class PostgresEngine(PostgresConnection):
             "meta_key": [k for k, _ in meta],
             "meta_value": [v for _, v in meta],
         }
-        sql = fork_sql(copies=bool(plan.copies), meta=bool(meta), written=bool(plan.rows))
+        if plan.source_seqs is not None:
+            params["lo"], params["hi"] = plan.source_seqs
+        sql = fork_sql(
+            copies=bool(plan.copies),
+            meta=bool(meta),
+            written=bool(plan.rows),
+            bounded=plan.source_seqs is not None,
+        )
         try:
             rows = await self._fetch(sql, params, session_id)
         except SessionTreeError as exc:
@@ -319,10 +326,11 @@ class PostgresEngine(PostgresConnection):
         return await self._fetch(CHAIN_UNTIL_SQL, params, session_id)
 
     async def get_fork_rows(
-        self, session_id: str, leaf_id: str
-    ) -> tuple[list[ChainRow], list[tuple[str, str]]]:
-        """See :class:`SQLEngine`: the range read and the labels in one round trip (a
-        pipeline); the recursive walk in a second when the range does not hold the chain."""
+        self, session_id: str, leaf_id: str, *, metadata: bool = False
+    ) -> tuple[list[ChainRow], list[tuple[str, str]], str | None]:
+        """See :class:`SQLEngine`: the range read, the labels and the metadata in one round
+        trip (a pipeline); the recursive walk in a second when the range does not hold the
+        chain."""
         params = {"sid": session_id, "leaf": leaf_id}
         pool = self._pool or await self._get_pool()
         try:
@@ -334,12 +342,19 @@ class PostgresEngine(PostgresConnection):
                         " AND type = 'label' ORDER BY seq",
                         (session_id,),
                     )
+                    meta = None
+                    if metadata:
+                        meta_cur = await conn.execute(
+                            "SELECT metadata::text FROM sessions WHERE id = %s", (session_id,)
+                        )
+                        meta_row = await meta_cur.fetchone()
+                        meta = None if meta_row is None else meta_row[0]
                     window_rows, label_rows = await window.fetchall(), await labels.fetchall()
                 chain = chain_in_window(window_rows, leaf_id)
                 if chain is None:
                     cur = await conn.execute(FORK_CHAIN_SQL, params)
-                    chain = [ChainRow(*r[:4]) for r in await cur.fetchall()]
-                return chain, label_rows
+                    chain = [ChainRow(*r) for r in await cur.fetchall()]
+                return chain, label_rows, meta
         except self._psycopg.Error as exc:
             raise self._error(exc, session_id) from exc
 

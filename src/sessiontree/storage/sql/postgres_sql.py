@@ -68,7 +68,8 @@ UPDATE_SQL = f"{UPDATE_SET} WHERE id = %(sid)s"
 _FORK_PARTS = {
     "copies": "WITH src AS (SELECT c.seq, e.id, e.parent_id, e.type, e.timestamp, e.target_id,"
     " e.body FROM unnest(%(copy_id)b::text[], %(copy_seq)b::bigint[]) AS c (id, seq)"
-    " JOIN entries AS e ON e.session_id = %(src)s AND e.id = c.id),",
+    " JOIN entries AS e ON e.session_id = %(src)s AND e.id = c.id{bounded}),",
+    "bounded": " AND e.seq BETWEEN %(lo)s AND %(hi)s",
     "session": " s AS (INSERT INTO sessions (id, metadata, created_us, modified_us,"
     " parent_session_id, leaf_id, entry_count, message_count, first_message, name)"
     " SELECT %(sid)s, %(meta)s::json, %(now)s, %(now)s, %(parent_session)s, %(leaf)s,"
@@ -84,11 +85,13 @@ _FORK_PARTS = {
 }
 
 
-def fork_sql(*, copies: bool, meta: bool, written: bool) -> str:
+def fork_sql(*, copies: bool, meta: bool, written: bool, bounded: bool = False) -> str:
     """The statement of a whole fork (one statement, so one implicit transaction: all of it or
     nothing), with only the parts it needs: the new session row with its final counters, its
     metadata rows (``meta``), the copied rows (``copies``: by id from the source, in the
-    fork's order) and the rows written from JSON (``written``).
+    fork's order; ``bounded``: looked for only among the source rows whose ``seq`` is from
+    ``lo`` to ``hi``, which halves the join of a fork at the middle) and the rows written
+    from JSON (``written``).
 
     Every insert reads the session row the first one returned, which is only inserted when
     every row to copy is still in the source: a source deleted meanwhile leaves nothing at all
@@ -96,7 +99,11 @@ def fork_sql(*, copies: bool, meta: bool, written: bool) -> str:
     trigram in the GIN index again) but a ``search_pending`` row, which the next search
     resolves (:func:`~sessiontree.storage.sql.postgres_search.catch_up`).
     """
-    head = _FORK_PARTS["copies"] if copies else "WITH src AS (SELECT 1 WHERE false),"
+    head = (
+        _FORK_PARTS["copies"].format(bounded=_FORK_PARTS["bounded"] if bounded else "")
+        if copies
+        else "WITH src AS (SELECT 1 WHERE false),"
+    )
     return (
         head
         + _FORK_PARTS["session"]
@@ -123,14 +130,14 @@ CHAIN_SQL = CHAIN_TEMPLATE.format(until="")
 # the walk a fork plans from (fork.plan_fork), root first: no JSON carried along, only that
 # of the fork.PARSED_TYPES rows and of the fork.FIRST_MESSAGES root-most messages
 FORK_CHAIN_SQL = f"""
-WITH RECURSIVE chain (id, parent_id, type, depth) AS (
-    SELECT id, parent_id, type, 0 FROM entries WHERE session_id = %(sid)s AND id = %(leaf)s
+WITH RECURSIVE chain (id, parent_id, type, seq, depth) AS (
+    SELECT id, parent_id, type, seq, 0 FROM entries WHERE session_id = %(sid)s AND id = %(leaf)s
     UNION ALL
-    SELECT e.id, e.parent_id, e.type, c.depth + 1
+    SELECT e.id, e.parent_id, e.type, e.seq, c.depth + 1
       FROM chain AS c JOIN entries AS e ON e.session_id = %(sid)s AND e.id = c.parent_id
      WHERE c.depth < (SELECT entry_count FROM sessions WHERE id = %(sid)s)
 ), ranked AS (
-    SELECT id, parent_id, type, depth,
+    SELECT id, parent_id, type, seq, depth,
            row_number() OVER (PARTITION BY type = 'message' ORDER BY depth DESC) AS nth
       FROM chain
 )
@@ -138,7 +145,7 @@ SELECT r.id, r.parent_id, r.type,
        CASE WHEN r.type IN ({", ".join(repr(t) for t in PARSED_TYPES)})
                  OR (r.type = 'message' AND r.nth <= {FIRST_MESSAGES})
             THEN (SELECT body::text FROM entries WHERE session_id = %(sid)s AND id = r.id) END,
-       r.depth
+       r.seq
   FROM ranked AS r ORDER BY r.depth DESC
 """
 # the rows up to the fork's target when it is among the first fork.WINDOW_ROWS (none when it
@@ -147,7 +154,8 @@ SELECT r.id, r.parent_id, r.type,
 FORK_WINDOW_SQL = f"""
 SELECT e.id, e.parent_id, e.type,
        CASE WHEN e.type IN ({", ".join(repr(t) for t in PARSED_TYPES)})
-                 OR (e.type = 'message' AND e.seq <= f.last) THEN e.body::text END
+                 OR (e.type = 'message' AND e.seq <= f.last) THEN e.body::text END,
+       e.seq
   FROM (SELECT seq FROM entries WHERE session_id = %(sid)s AND id = %(leaf)s) AS t,
        (SELECT COALESCE((SELECT seq FROM entries WHERE session_id = %(sid)s AND type = 'message'
                           ORDER BY seq LIMIT 1 OFFSET {FIRST_MESSAGES - 1}), {WINDOW_ROWS}) AS last) AS f,

@@ -77,14 +77,14 @@ _CHAIN_SQL = _CHAIN_TEMPLATE.format(until="")
 # the walk a fork plans from (fork.plan_fork), root first: no JSON carried along, only that
 # of the fork.PARSED_TYPES rows and of the FIRST_MESSAGES root-most messages
 _FORK_CHAIN_SQL = f"""
-WITH RECURSIVE chain (id, parent_id, type, depth) AS (
-    SELECT id, parent_id, type, 0 FROM entries WHERE session_id = :sid AND id = :leaf
+WITH RECURSIVE chain (id, parent_id, type, seq, depth) AS (
+    SELECT id, parent_id, type, seq, 0 FROM entries WHERE session_id = :sid AND id = :leaf
     UNION ALL
-    SELECT e.id, e.parent_id, e.type, c.depth + 1
+    SELECT e.id, e.parent_id, e.type, e.seq, c.depth + 1
       FROM chain AS c JOIN entries AS e ON e.session_id = :sid AND e.id = c.parent_id
      WHERE c.depth < (SELECT entry_count FROM sessions WHERE id = :sid)
 ), ranked AS (
-    SELECT id, parent_id, type, depth,
+    SELECT id, parent_id, type, seq, depth,
            row_number() OVER (PARTITION BY type = 'message' ORDER BY depth DESC) AS nth
       FROM chain
 )
@@ -92,7 +92,7 @@ SELECT r.id, r.parent_id, r.type,
        CASE WHEN r.type IN ({", ".join(repr(t) for t in PARSED_TYPES)})
                  OR (r.type = 'message' AND r.nth <= {FIRST_MESSAGES})
             THEN (SELECT body FROM entries WHERE session_id = :sid AND id = r.id) END,
-       r.depth
+       r.seq
   FROM ranked AS r ORDER BY r.depth DESC
 """
 # the rows up to the fork's target when it is among the first fork.WINDOW_ROWS (none when it
@@ -101,7 +101,8 @@ SELECT r.id, r.parent_id, r.type,
 _FORK_WINDOW_SQL = f"""
 SELECT e.id, e.parent_id, e.type,
        CASE WHEN e.type IN ({", ".join(repr(t) for t in PARSED_TYPES)})
-                 OR (e.type = 'message' AND e.seq <= f.last) THEN e.body END
+                 OR (e.type = 'message' AND e.seq <= f.last) THEN e.body END,
+       e.seq
   FROM (SELECT seq FROM entries WHERE session_id = :sid AND id = :leaf) AS t,
        (SELECT coalesce((SELECT seq FROM entries WHERE session_id = :sid AND type = 'message'
                           ORDER BY seq LIMIT 1 OFFSET {FIRST_MESSAGES - 1}), {WINDOW_ROWS}) AS last) AS f,
@@ -380,18 +381,18 @@ class SQLiteEngine(SQLiteConnection):
         )
 
     async def get_fork_rows(
-        self, session_id: str, leaf_id: str
-    ) -> tuple[list[ChainRow], list[tuple[str, str]]]:
+        self, session_id: str, leaf_id: str, *, metadata: bool = False
+    ) -> tuple[list[ChainRow], list[tuple[str, str]], str | None]:
         """See :class:`SQLEngine`."""
         params = {"sid": session_id, "leaf": leaf_id}
         chain = chain_in_window(self._query(_FORK_WINDOW_SQL, params), leaf_id)
         if chain is None:
-            chain = [ChainRow(*r[:4]) for r in self._query(_FORK_CHAIN_SQL, params)]
+            chain = [ChainRow(*r) for r in self._query(_FORK_CHAIN_SQL, params)]
         labels = self._query(
             "SELECT id, body FROM entries WHERE session_id = ? AND type = 'label' ORDER BY seq",
             (session_id,),
         )
-        return chain, labels
+        return chain, labels, await self.load_metadata(session_id) if metadata else None
 
     async def get_bodies(self, session_id: str, entry_ids: Sequence[str]) -> dict[str, str]:
         """See :class:`SQLEngine`."""
