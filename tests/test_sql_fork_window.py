@@ -293,3 +293,45 @@ async def test_a_fork_through_the_repo_reads_the_metadata_with_its_rows(
     for position in ("at", "sideways"):
         with pytest.raises(SessionNotFoundError):
             await sql_repo.fork("no-such-session", u, position)  # type: ignore[arg-type]
+
+
+@given(st.lists(st.tuples(st.integers(0, 40), st.integers(0, 3)), max_size=40))
+def test_copy_runs_place_every_copy_where_the_plan_put_it(steps: list[tuple[int, int]]) -> None:
+    # distinct source seqs, fork seqs going up with gaps (rows written from JSON between)
+    sources = list(dict.fromkeys(s for s, _ in steps))
+    copies: list[tuple[str, int]] = []
+    seq = 0
+    for (_, gap), source in zip(steps, sources, strict=False):
+        seq += gap
+        copies.append((f"id{source}", seq))
+        seq += 1
+    sources = sources[: len(copies)]
+    runs = sql_fork.copy_runs(copies, sources)
+    placed = [(s, s + shift) for first, last, shift in runs for s in range(first, last + 1)]
+    assert placed == [(s, c[1]) for s, c in zip(sources, copies, strict=True)]
+    assert (
+        len(runs)
+        == 1
+        + sum(
+            1
+            for i in range(1, len(copies))
+            if not (sources[i] == sources[i - 1] + 1 and copies[i][1] == copies[i - 1][1] + 1)
+        )
+        or not copies
+    )
+
+
+async def test_a_source_made_again_between_plan_and_copy_is_not_copied(sql_repo: SQLRepo) -> None:
+    s = await sql_repo.create(id="again")
+    ids = [await s.append_message(user(f"first life {i}")) for i in range(6)]
+    source = SQLStorage.for_fork(sql_repo._engine, "again")
+    plan = await source._fork_plan(ids[3], "at")
+    assert plan is not None
+    await sql_repo.delete("again")
+    again = await sql_repo.create(id="again")
+    for i in range(6):  # as many rows, at the same places, other ids
+        await again.append_message(user(f"second life {i}"))
+    before = {i.id for i in await sql_repo.list()}
+    with pytest.raises(SessionNotFoundError):
+        await sql_repo._engine.fork_session("again", "the-fork", source.metadata, plan)
+    assert {i.id for i in await sql_repo.list()} == before

@@ -8,8 +8,9 @@ fork rules read are parsed — ``label``, ``branch_summary`` and ``session_info`
 references :func:`~sessiontree.tree.fork_chain` may clear, the labels and the name) and the
 first user message (the listing's first message). The same rules run on them as on any other
 backend: :func:`~sessiontree.tree.fork_chain`, :func:`~sessiontree.tree.check_append`,
-:class:`~sessiontree.fold.LogFold`; a copied row stands in as a :class:`_Copied` (its id, parent
-and type), which they pass through unchanged (they only rewrite labels and branch summaries).
+:class:`~sessiontree.fold.LogFold`; a copied row stands in as its :class:`ChainRow` (its id,
+parent and type), which they pass through unchanged (they only rewrite labels and branch
+summaries).
 
 A chain the rules would refuse or report (a bookkeeping target, a ``leaf`` entry on it, no
 rows, a root that still has a parent) gets no plan here: the caller takes the generic path,
@@ -43,6 +44,7 @@ __all__ = [
     "ChainRow",
     "ForkPlan",
     "chain_in_window",
+    "copy_runs",
     "plan_fork",
     "plan_from_entries",
 ]
@@ -96,18 +98,6 @@ def chain_in_window(
     return None
 
 
-class _Copied:
-    """A copied row as the fork rules see it: an entry that is not a label, leaf or branch
-    summary, so they only read its id, parent and type and pass it through as it is."""
-
-    __slots__ = ("id", "parent_id", "type")
-
-    def __init__(self, row: ChainRow) -> None:
-        self.id = row.id
-        self.parent_id = row.parent_id
-        self.type = row.type
-
-
 @dataclass(frozen=True)
 class ForkPlan:
     """What a fork writes: the rows copied in the database, the rows written from JSON, and
@@ -115,8 +105,9 @@ class ForkPlan:
 
     ``copies`` are ``(id, seq)``: the source row with that id becomes row ``seq`` of the fork,
     its JSON and search text unchanged. ``rows`` are the entries written from their JSON.
-    ``source_seqs``: ``(lowest, highest)`` source ``seq`` among the copies as the plan read
-    them (``None``: not known), so the copy need not look at the source's other rows.
+    ``copy_sources``: the source row's ``seq`` of each copy, in the order of ``copies``, as
+    the plan read them (``None``: not known), so the database can copy runs of rows by their
+    place instead of looking each one up by id (see :func:`copy_runs`).
     """
 
     copies: list[tuple[str, int]]
@@ -126,7 +117,7 @@ class ForkPlan:
     message_count: int
     first_message: str | None
     name: str | None
-    source_seqs: tuple[int, int] | None = None
+    copy_sources: list[int] | None = None
 
 
 def _row(seq: int, entry: Entry, body: bytes) -> EntryRow:
@@ -167,44 +158,62 @@ def plan_fork(
         or any(r.type == "leaf" for r in chain)
     ):
         return None
+    # a row without JSON stands in for its entry as it is: the fork rules only read its id,
+    # parent and type (it is no label, leaf or branch summary) and pass it through unchanged
     as_read: dict[str, Entry] = {}
+    read_seq: dict[str, int] = {}
     items: list[Any] = []
     for r in chain:
         if r.body is not None:
             entry = parse(r.id, r.body)
             as_read[r.id] = entry
+            read_seq[r.id] = r.seq
             items.append(entry)
         else:
-            items.append(_Copied(r))
+            items.append(r)
     copied: list[Any] = fork_chain(items, position)
     leaf = next((e.id for e in reversed(copied) if e.type not in BOOKKEEPING_TYPES), None)
     current = labels_of(labels)
-    inherited = labels_of([e for e in copied if isinstance(e, LabelEntry)])
-    new_labels: list[Any] = [
-        LabelEntry(target_id=e.id, label=current.get(e.id), parent_id=leaf)
-        for e in copied
-        if current.get(e.id) != inherited.get(e.id)
-    ]
+    # only parsed rows are labels (PARSED_TYPES), and fork_chain keeps each one a label
+    labelled = any(e.type == "label" for e in as_read.values())
+    inherited = labels_of([e for e in copied if isinstance(e, LabelEntry)]) if labelled else {}
+    new_labels: list[Any] = (
+        [
+            LabelEntry(target_id=e.id, label=current.get(e.id), parent_id=leaf)
+            for e in copied
+            if current.get(e.id) != inherited.get(e.id)
+        ]
+        if current or inherited
+        else []  # no label anywhere: every entry's None equals None
+    )
     first_user = _FirstUser(copied, parse, message_bodies)
     staged: dict[str, str] = {}
     fold = LogFold()
     copies: list[tuple[str, int]] = []
+    sources: list[int] = []
     rows: list[EntryRow] = []
     everything: list[Any] = [*copied, *new_labels]
     for seq, item in enumerate(everything):
-        if type(item) is _Copied:
+        if type(item) is ChainRow:
             # what check_append asks of an entry whose only reference is its parent (no leaf
             # rows here); a chain that fails it goes the generic way, which says why
-            if item.id in staged or (item.parent_id is not None and item.parent_id not in staged):
+            item_id, kind = item.id, item.type
+            if item_id in staged or (item.parent_id is not None and item.parent_id not in staged):
                 return None
-            copies.append((item.id, seq))
-            staged[item.id] = item.type
-            fold.add(item.type, item.id, _no_field, first_user.reader(item.id))
+            copies.append((item_id, seq))
+            sources.append(item.seq)
+            staged[item_id] = kind
+            # the fold reads a message's text only until it has seen the first user message
+            needs_text = kind == "message" and not fold.first_seen
+            fold.add(
+                kind, item_id, _no_field, first_user.reader(item_id) if needs_text else _no_text
+            )
             continue
         written: Any = item
         unchanged = as_read.get(item.id) is item
         if unchanged:
             copies.append((item.id, seq))
+            sources.append(read_seq[item.id])
         else:
             written, body = stored_form(item)
             rows.append(_row(seq, written, body))
@@ -219,13 +228,42 @@ def plan_fork(
         fold.message_count,
         fold.first_message,
         fold.name,
-        # every copy is a chain row (fork_chain only drops and rewrites them)
-        (min(r.seq for r in chain), max(r.seq for r in chain)),
+        sources,
     )
+
+
+def copy_runs(
+    copies: Sequence[tuple[str, int]], sources: Sequence[int]
+) -> list[tuple[int, int, int]]:
+    """The copies as runs ``(first, last, shift)``: the source rows with ``seq`` from
+    ``first`` to ``last`` become the fork's rows ``seq + shift``, in order; consecutive
+    copies whose source and fork ``seq`` both go up by one share a run (a fork of a chain
+    that never branched is one run).
+
+    Args:
+        copies: :attr:`ForkPlan.copies` (``(id, fork seq)``).
+        sources: :attr:`ForkPlan.copy_sources`, aligned with ``copies``.
+    """
+    runs: list[tuple[int, int, int]] = []
+    first = last = shift = 0
+    for (_, seq), source in zip(copies, sources, strict=True):
+        if runs and source == last + 1 and seq - source == shift:
+            last = source
+            runs[-1] = (first, last, shift)
+        else:
+            first = last = source
+            shift = seq - source
+            runs.append((first, last, shift))
+    return runs
 
 
 def _no_field(_key: str) -> None:
     """The fold asks a copied row for no field: it only does for labels, names and leaves."""
+    return None
+
+
+def _no_text() -> None:
+    """Never called: the fold reads no text of a row after the first user message."""
     return None
 
 
@@ -240,7 +278,8 @@ class _FirstUser:
         parse: Callable[[str, str], Entry],
         message_bodies: Callable[[list[str]], Mapping[str, str]],
     ) -> None:
-        self._messages = [e.id for e in copied if isinstance(e, _Copied) and e.type == "message"]
+        self._copied = copied
+        self._messages: list[str] | None = None
         self._parse = parse
         self._fetch = message_bodies
         self._bodies: dict[str, str] = {}
@@ -254,6 +293,10 @@ class _FirstUser:
         (``None`` when its row is gone)."""
         body = self._bodies.get(entry_id)
         if body is None:
+            if self._messages is None:
+                self._messages = [
+                    e.id for e in self._copied if type(e) is ChainRow and e.type == "message"
+                ]
             at = self._messages.index(entry_id)
             self._bodies.update(self._fetch(self._messages[at : at + FIRST_MESSAGES]))
             body = self._bodies.get(entry_id)

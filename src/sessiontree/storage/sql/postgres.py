@@ -19,6 +19,8 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import orjson
+
 from sessiontree.entries import Entry
 from sessiontree.errors import (
     DuplicateEntryError,
@@ -30,7 +32,7 @@ from sessiontree.errors import (
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.storage.base import EntryCursor
 from sessiontree.storage.search import search_needle
-from sessiontree.storage.sql.fork import ChainRow, ForkPlan, chain_in_window
+from sessiontree.storage.sql.fork import ChainRow, ForkPlan, chain_in_window, copy_runs
 from sessiontree.storage.sql.plan import (
     LIST_COLUMNS,
     AppendPlan,
@@ -161,21 +163,24 @@ class PostgresEngine(PostgresConnection):
         params = self._params(session_id, plan, plan.rows) | {
             "now": now,
             "src": source_id,
-            "copy_id": [i for i, _ in plan.copies],
-            "copy_seq": [seq for _, seq in plan.copies],
             "copies": len(plan.copies),
             "meta": metadata.model_dump_json(by_alias=True, exclude_unset=True),
             "parent_session": _clean(metadata.parent_session_id),
             "meta_key": [k for k, _ in meta],
             "meta_value": [v for _, v in meta],
         }
-        if plan.source_seqs is not None:
-            params["lo"], params["hi"] = plan.source_seqs
+        runs = plan.copy_sources is not None
+        if plan.copy_sources is not None:
+            placed = copy_runs(plan.copies, plan.copy_sources)
+            params["run_first"] = [r[0] for r in placed]
+            params["run_last"] = [r[1] for r in placed]
+            params["run_shift"] = [r[2] for r in placed]
+            params["copy_ids"] = orjson.dumps([i for i, _ in plan.copies]).decode()
+        else:
+            params["copy_id"] = [i for i, _ in plan.copies]
+            params["copy_seq"] = [seq for _, seq in plan.copies]
         sql = fork_sql(
-            copies=bool(plan.copies),
-            meta=bool(meta),
-            written=bool(plan.rows),
-            bounded=plan.source_seqs is not None,
+            copies=bool(plan.copies), meta=bool(meta), written=bool(plan.rows), runs=runs
         )
         try:
             rows = await self._fetch(sql, params, session_id)

@@ -66,15 +66,21 @@ INSERT_SQL = f"{INSERT_COLUMNS} SELECT %(sid)s, {ROW_VALUES} {ROWS}"
 UPDATE_SQL = f"{UPDATE_SET} WHERE id = %(sid)s"
 
 _FORK_PARTS = {
-    "copies": "WITH src AS (SELECT c.seq, e.id, e.parent_id, e.type, e.timestamp, e.target_id,"
+    "by_id": "WITH src AS (SELECT c.seq, e.id, e.parent_id, e.type, e.timestamp, e.target_id,"
     " e.body FROM unnest(%(copy_id)b::text[], %(copy_seq)b::bigint[]) AS c (id, seq)"
-    " JOIN entries AS e ON e.session_id = %(src)s AND e.id = c.id{bounded}),",
-    "bounded": " AND e.seq BETWEEN %(lo)s AND %(hi)s",
+    " JOIN entries AS e ON e.session_id = %(src)s AND e.id = c.id),",
+    "by_id_check": "(SELECT count(*) FROM src) = %(copies)s",
+    "by_run": "WITH src AS MATERIALIZED (SELECT e.seq + r.shift AS seq, e.id, e.parent_id,"
+    " e.type, e.timestamp, e.target_id, e.body"
+    " FROM unnest(%(run_first)b::bigint[], %(run_last)b::bigint[], %(run_shift)b::bigint[])"
+    " AS r (first, last, shift)"
+    " JOIN entries AS e ON e.session_id = %(src)s AND e.seq BETWEEN r.first AND r.last),",
+    # the rows found are the planned ones, in the fork's order (so as many, too)
+    "by_run_check": "(SELECT jsonb_agg(id ORDER BY seq) FROM src) = %(copy_ids)s::jsonb",
     "session": " s AS (INSERT INTO sessions (id, metadata, created_us, modified_us,"
     " parent_session_id, leaf_id, entry_count, message_count, first_message, name)"
     " SELECT %(sid)s, %(meta)s::json, %(now)s, %(now)s, %(parent_session)s, %(leaf)s,"
-    " %(count)s, %(msgs)s, %(first)s, %(name)s"
-    " WHERE (SELECT count(*) FROM src) = %(copies)s RETURNING id)",
+    " %(count)s, %(msgs)s, %(first)s, %(name)s WHERE {check} RETURNING id)",
     "meta": ", m AS (INSERT INTO session_meta (key, value, session_id) SELECT k.key, k.value,"
     " s.id FROM s, unnest(%(meta_key)b::text[], %(meta_value)b::text[]) AS k (key, value))",
     "copy": f", cp AS ({INSERT_COLUMNS} SELECT s.id, src.seq, src.id, src.parent_id, src.type,"
@@ -85,28 +91,33 @@ _FORK_PARTS = {
 }
 
 
-def fork_sql(*, copies: bool, meta: bool, written: bool, bounded: bool = False) -> str:
+def fork_sql(*, copies: bool, meta: bool, written: bool, runs: bool = False) -> str:
     """The statement of a whole fork (one statement, so one implicit transaction: all of it or
     nothing), with only the parts it needs: the new session row with its final counters, its
-    metadata rows (``meta``), the copied rows (``copies``: by id from the source, in the
-    fork's order; ``bounded``: looked for only among the source rows whose ``seq`` is from
-    ``lo`` to ``hi``, which halves the join of a fork at the middle) and the rows written
-    from JSON (``written``).
+    metadata rows (``meta``), the copied rows (``copies``) and the rows written from JSON
+    (``written``).
+
+    The copies are looked up by id (``copy_id``, ``copy_seq``: the fork's seq of each), or
+    with ``runs`` by their place (``run_first``, ``run_last``, ``run_shift``: see
+    :func:`~sessiontree.storage.sql.fork.copy_runs`; ``copy_ids``: the JSON array of the ids
+    expected, in the fork's order), one index range per run instead of a join.
 
     Every insert reads the session row the first one returned, which is only inserted when
-    every row to copy is still in the source: a source deleted meanwhile leaves nothing at all
-    (the statement then returns 0). The copies get no search text (each would put its every
-    trigram in the GIN index again) but a ``search_pending`` row, which the next search
-    resolves (:func:`~sessiontree.storage.sql.postgres_search.catch_up`).
+    every row to copy is still in the source (by place: the very rows planned): a source
+    deleted meanwhile leaves nothing at all (the statement then returns 0). The copies get
+    no search text (each would put its every trigram in the GIN index again) but a
+    ``search_pending`` row, which the next search resolves
+    (:func:`~sessiontree.storage.sql.postgres_search.catch_up`).
     """
-    head = (
-        _FORK_PARTS["copies"].format(bounded=_FORK_PARTS["bounded"] if bounded else "")
-        if copies
-        else "WITH src AS (SELECT 1 WHERE false),"
-    )
+    if not copies:
+        head, check = "WITH src AS (SELECT 1 WHERE false),", "%(copies)s = 0"
+    elif runs:
+        head, check = _FORK_PARTS["by_run"], _FORK_PARTS["by_run_check"]
+    else:
+        head, check = _FORK_PARTS["by_id"], _FORK_PARTS["by_id_check"]
     return (
         head
-        + _FORK_PARTS["session"]
+        + _FORK_PARTS["session"].format(check=check)
         + (_FORK_PARTS["meta"] if meta else "")
         + (_FORK_PARTS["copy"] if copies else "")
         + (_FORK_PARTS["written"] if written else "")
@@ -150,17 +161,18 @@ SELECT r.id, r.parent_id, r.type,
 """
 # the rows up to the fork's target when it is among the first fork.WINDOW_ROWS (none when it
 # is not, or is unknown), in no order (fork.chain_in_window walks them): JSON only for the
-# fork.PARSED_TYPES rows and the session's first fork.FIRST_MESSAGES messages
+# fork.PARSED_TYPES rows and the message rows among the session's first fork.FIRST_MESSAGES
+# rows (the root-most messages of a chain that starts with messages; the planner fetches the
+# ones it lacks)
 FORK_WINDOW_SQL = f"""
-SELECT e.id, e.parent_id, e.type,
-       CASE WHEN e.type IN ({", ".join(repr(t) for t in PARSED_TYPES)})
-                 OR (e.type = 'message' AND e.seq <= f.last) THEN e.body::text END,
-       e.seq
-  FROM (SELECT seq FROM entries WHERE session_id = %(sid)s AND id = %(leaf)s) AS t,
-       (SELECT COALESCE((SELECT seq FROM entries WHERE session_id = %(sid)s AND type = 'message'
-                          ORDER BY seq LIMIT 1 OFFSET {FIRST_MESSAGES - 1}), {WINDOW_ROWS}) AS last) AS f,
-       entries AS e
- WHERE t.seq < {WINDOW_ROWS} AND e.session_id = %(sid)s AND e.seq <= t.seq
+SELECT id, parent_id, type,
+       CASE WHEN type IN ({", ".join(repr(t) for t in PARSED_TYPES)})
+                 OR (type = 'message' AND seq < {FIRST_MESSAGES}) THEN body::text END,
+       seq
+  FROM entries
+ WHERE session_id = %(sid)s
+   AND seq <= (SELECT seq FROM entries
+                WHERE session_id = %(sid)s AND id = %(leaf)s AND seq < {WINDOW_ROWS})
 """
 # the same walk, also ending after a row of type stype or with id stop (either may be
 # NULL: no such end)

@@ -97,17 +97,18 @@ SELECT r.id, r.parent_id, r.type,
 """
 # the rows up to the fork's target when it is among the first fork.WINDOW_ROWS (none when it
 # is not, or is unknown), in no order (fork.chain_in_window walks them): JSON only for the
-# fork.PARSED_TYPES rows and the session's first fork.FIRST_MESSAGES messages
+# fork.PARSED_TYPES rows and the message rows among the session's first fork.FIRST_MESSAGES
+# rows (the root-most messages of a chain that starts with messages; the planner fetches the
+# ones it lacks)
 _FORK_WINDOW_SQL = f"""
-SELECT e.id, e.parent_id, e.type,
-       CASE WHEN e.type IN ({", ".join(repr(t) for t in PARSED_TYPES)})
-                 OR (e.type = 'message' AND e.seq <= f.last) THEN e.body END,
-       e.seq
-  FROM (SELECT seq FROM entries WHERE session_id = :sid AND id = :leaf) AS t,
-       (SELECT coalesce((SELECT seq FROM entries WHERE session_id = :sid AND type = 'message'
-                          ORDER BY seq LIMIT 1 OFFSET {FIRST_MESSAGES - 1}), {WINDOW_ROWS}) AS last) AS f,
-       entries AS e
- WHERE t.seq < {WINDOW_ROWS} AND e.session_id = :sid AND e.seq <= t.seq
+SELECT id, parent_id, type,
+       CASE WHEN type IN ({", ".join(repr(t) for t in PARSED_TYPES)})
+                 OR (type = 'message' AND seq < {FIRST_MESSAGES}) THEN body END,
+       seq
+  FROM entries
+ WHERE session_id = :sid
+   AND seq <= (SELECT seq FROM entries
+                WHERE session_id = :sid AND id = :leaf AND seq < {WINDOW_ROWS})
 """
 # the same walk, also ending after a row of type stype or with id stop (either may be
 # NULL: no such end)
