@@ -54,6 +54,7 @@ from sessiontree.storage.sql.postgres_sql import (
     CHAIN_SQL,
     CHAIN_UNTIL_SQL,
     FORK_CHAIN_SQL,
+    FORK_WINDOW_META_SQL,
     FORK_WINDOW_SQL,
     INSERT_SQL,
     LOOKUP_SQL,
@@ -333,33 +334,26 @@ class PostgresEngine(PostgresConnection):
     async def get_fork_rows(
         self, session_id: str, leaf_id: str, *, metadata: bool = False
     ) -> tuple[list[ChainRow], list[tuple[str, str]], str | None]:
-        """See :class:`SQLEngine`: the range read, the labels and the metadata in one round
-        trip (a pipeline); the recursive walk in a second when the range does not hold the
-        chain."""
+        """See :class:`SQLEngine`: the range read, the labels and the metadata in one query;
+        the recursive walk in a second when the range does not hold the chain."""
         params = {"sid": session_id, "leaf": leaf_id}
         pool = self._pool or await self._get_pool()
         try:
             async with pool.connection() as conn:
-                async with conn.pipeline():
-                    window = await conn.execute(FORK_WINDOW_SQL, params)
-                    labels = await conn.execute(
-                        "SELECT id, body::text FROM entries WHERE session_id = %s"
-                        " AND type = 'label' ORDER BY seq",
-                        (session_id,),
-                    )
-                    meta = None
-                    if metadata:
-                        meta_cur = await conn.execute(
-                            "SELECT metadata::text FROM sessions WHERE id = %s", (session_id,)
-                        )
-                        meta_row = await meta_cur.fetchone()
-                        meta = None if meta_row is None else meta_row[0]
-                    window_rows, label_rows = await window.fetchall(), await labels.fetchall()
-                chain = chain_in_window(window_rows, leaf_id)
+                cur = await conn.execute(
+                    FORK_WINDOW_META_SQL if metadata else FORK_WINDOW_SQL, params
+                )
+                rows = await cur.fetchall()
+                meta = None
+                if metadata:
+                    meta = next((r[3] for r in rows if r[0] is None), None)
+                    rows = [r for r in rows if r[0] is not None]
+                labels = sorted((r for r in rows if r[2] == "label"), key=lambda r: r[4])
+                chain = chain_in_window(rows, leaf_id)
                 if chain is None:
                     cur = await conn.execute(FORK_CHAIN_SQL, params)
                     chain = [ChainRow(*r) for r in await cur.fetchall()]
-                return chain, label_rows, meta
+                return chain, [(r[0], r[3]) for r in labels], meta
         except self._psycopg.Error as exc:
             raise self._error(exc, session_id) from exc
 

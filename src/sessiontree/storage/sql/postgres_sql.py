@@ -14,6 +14,7 @@ __all__ = [
     "CHAIN_SQL",
     "CHAIN_UNTIL_SQL",
     "FORK_CHAIN_SQL",
+    "FORK_WINDOW_META_SQL",
     "FORK_WINDOW_SQL",
     "fork_sql",
     "INSERT_SQL",
@@ -160,7 +161,8 @@ SELECT r.id, r.parent_id, r.type,
   FROM ranked AS r ORDER BY r.depth DESC
 """
 # the rows up to the fork's target when it is among the first fork.WINDOW_ROWS (none when it
-# is not, or is unknown), in no order (fork.chain_in_window walks them): JSON only for the
+# is not, or is unknown), and every label row, in no order (fork.chain_in_window walks them;
+# any row it reaches is the row with that id, as in the recursive walk): JSON only for the
 # fork.PARSED_TYPES rows and the message rows among the session's first fork.FIRST_MESSAGES
 # rows (the root-most messages of a chain that starts with messages; the planner fetches the
 # ones it lacks)
@@ -171,9 +173,15 @@ SELECT id, parent_id, type,
        seq
   FROM entries
  WHERE session_id = %(sid)s
-   AND seq <= (SELECT seq FROM entries
-                WHERE session_id = %(sid)s AND id = %(leaf)s AND seq < {WINDOW_ROWS})
+   AND (seq <= (SELECT seq FROM entries
+                 WHERE session_id = %(sid)s AND id = %(leaf)s AND seq < {WINDOW_ROWS})
+        OR type = 'label')
 """
+# and the session's metadata, as a row whose id is NULL (no entry's is)
+FORK_WINDOW_META_SQL = (
+    FORK_WINDOW_SQL + "UNION ALL SELECT NULL, NULL, '', metadata::text, -1 FROM sessions"
+    " WHERE id = %(sid)s"
+)
 # the same walk, also ending after a row of type stype or with id stop (either may be
 # NULL: no such end)
 CHAIN_UNTIL_SQL = CHAIN_TEMPLATE.format(

@@ -13,6 +13,8 @@ differ)::
     search_index_state  indexed_upto  (SQLite only, one row: the search index watermark)
     search_pending  session_id, source_id  (PostgreSQL only, version 5: forks whose copies
                     have no search text yet)
+    (version 6: PostgreSQL ``entries`` lose their foreign key to ``sessions``; SQLite never
+    enforced it. Deleting a session deletes its entries itself on both)
     session_meta    key, value (JSON text), session_id  -- filterable metadata (version 3)
                     PRIMARY KEY (key, value, session_id)
 
