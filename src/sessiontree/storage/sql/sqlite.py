@@ -22,7 +22,7 @@ from sessiontree.errors import DuplicateEntryError, SessionExistsError, SessionN
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.storage.base import EntryCursor
 from sessiontree.storage.search import search_needle
-from sessiontree.storage.sql.fork import ChainRow, ForkPlan, chain_in_window
+from sessiontree.storage.sql.fork import ChainRow, ForkPlan, chain_in_window, copy_runs
 from sessiontree.storage.sql.plan import (
     LIST_COLUMNS,
     SessionState,
@@ -51,6 +51,7 @@ from sessiontree.storage.sql.sqlite_sql import (
     CHAIN_SQL,
     CHAIN_UNTIL_SQL,
     COPY_ROWS,
+    COPY_RUNS,
     FORK_CHAIN_SQL,
     FORK_WINDOW_SQL,
     INSERT_ENTRY,
@@ -133,12 +134,8 @@ class SQLiteEngine(SQLiteConnection):
         try:
             with self.writing(conn):
                 _insert_session(conn, session_id, metadata, now)
-                if plan.copies:
-                    copied = conn.execute(
-                        COPY_ROWS, (session_id, source_id, orjson.dumps(plan.copies))
-                    )
-                    if copied.rowcount != len(plan.copies):
-                        raise SessionNotFoundError(source_id, "session was deleted during the fork")
+                if plan.copies and not self._copy(conn, source_id, session_id, plan):
+                    raise SessionNotFoundError(source_id, "session was deleted during the fork")
                 conn.executemany(
                     INSERT_ENTRY,
                     [
@@ -173,6 +170,22 @@ class SQLiteEngine(SQLiteConnection):
             ) from exc
         except sqlite3.Error as exc:
             raise self._error(exc) from exc
+
+    @staticmethod
+    def _copy(conn: sqlite3.Connection, source_id: str, session_id: str, plan: ForkPlan) -> bool:
+        """Copy ``plan.copies`` into the new session (which holds nothing else yet): by place
+        when the plan knows the source rows' seqs (one index range per run), else by id;
+        ``False`` when the rows found are not the planned ones (the source is gone, or was
+        made again since it was read)."""
+        if plan.copy_sources is None:
+            copied = conn.execute(COPY_ROWS, (session_id, source_id, orjson.dumps(plan.copies)))
+            return bool(copied.rowcount == len(plan.copies))
+        runs = copy_runs(plan.copies, plan.copy_sources)
+        conn.execute(COPY_RUNS, (session_id, source_id, orjson.dumps(runs)))
+        found = conn.execute(
+            "SELECT id FROM entries WHERE session_id = ? ORDER BY seq", (session_id,)
+        ).fetchall()
+        return [r[0] for r in found] == [i for i, _ in plan.copies]
 
     async def set_modified(self, session_id: str, modified_us: int) -> bool:
         """See :class:`SQLEngine`."""

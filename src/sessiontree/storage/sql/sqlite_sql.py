@@ -9,6 +9,7 @@ __all__ = [
     "CHAIN_SQL",
     "CHAIN_UNTIL_SQL",
     "COPY_ROWS",
+    "COPY_RUNS",
     "FORK_CHAIN_SQL",
     "FORK_WINDOW_SQL",
     "INSERT_ENTRY",
@@ -79,6 +80,16 @@ SELECT ?1, json_extract(j.value, '$[1]'), e.id, e.parent_id, e.type, e.timestamp
        e.body
   FROM json_each(?3) AS j CROSS JOIN entries AS e
     ON e.session_id = ?2 AND e.id = json_extract(j.value, '$[0]')
+"""
+# the same by place: json_each over runs [[first, last, shift], ...] (fork.copy_runs), one
+# index range each; the caller checks the ids the fork then holds are the planned ones
+COPY_RUNS = """
+INSERT INTO entries (session_id, seq, id, parent_id, type, timestamp, target_id, body)
+SELECT ?1, e.seq + json_extract(j.value, '$[2]'), e.id, e.parent_id, e.type, e.timestamp,
+       e.target_id, e.body
+  FROM json_each(?3) AS j CROSS JOIN entries AS e
+    ON e.session_id = ?2
+   AND e.seq BETWEEN json_extract(j.value, '$[0]') AND json_extract(j.value, '$[1]')
 """
 
 INSERT_ENTRY = (
