@@ -440,7 +440,8 @@ def raw_sqlite_read_fork(msgs: list[dict[str, Any]], tmp: Path) -> tuple[float, 
         "CREATE TABLE e (sid TEXT, seq INT, id TEXT, parent TEXT, body TEXT,"
         " PRIMARY KEY (sid, seq), UNIQUE (sid, id))"
     )
-    c.execute("CREATE TABLE s (id TEXT PRIMARY KEY, created_us INT, leaf TEXT, n INT)")
+    c.execute("CREATE TABLE s (id TEXT PRIMARY KEY, leaf TEXT, n INT, modified INT)")
+    c.execute("CREATE INDEX s_modified ON s (modified DESC, id DESC)")
     c.execute("BEGIN")
     parent = None
     for i, m in enumerate(msgs):
@@ -462,7 +463,10 @@ def raw_sqlite_read_fork(msgs: list[dict[str, Any]], tmp: Path) -> tuple[float, 
     read = per_msg(t0, len(msgs))
     t0 = time.perf_counter()
     c.execute("BEGIN")
-    c.execute("INSERT INTO s VALUES ('f', ?, ?, ?)", (time.time_ns(), f"e{len(msgs) // 2}", 1))
+    c.execute(
+        "INSERT INTO s VALUES ('f', ?, ?, ?)",
+        (f"e{len(msgs) // 2}", len(msgs) // 2 + 1, time.time_ns() // 1000),
+    )
     c.execute(
         "INSERT INTO e SELECT 'f', seq, id, parent, body FROM e WHERE sid = 's' AND seq <= ?",
         (len(msgs) // 2,),
@@ -484,9 +488,10 @@ def raw_pg_read_fork(msgs: list[dict[str, Any]], url: str) -> tuple[float, float
             "CREATE TABLE IF NOT EXISTS raw_r (sid TEXT, seq INT, id TEXT, parent TEXT,"
             " body JSON, PRIMARY KEY (sid, seq), UNIQUE (sid, id))"
         )
-        c.execute(
-            "CREATE TABLE IF NOT EXISTS raw_s (id TEXT PRIMARY KEY, created_us BIGINT,"
-            " leaf TEXT, n BIGINT)"
+        c.execute(  # the session table of raw_pg, which may have made it already
+            "CREATE TABLE IF NOT EXISTS raw_s (id TEXT PRIMARY KEY, leaf TEXT, n INT,"
+            " modified BIGINT);"
+            "CREATE INDEX IF NOT EXISTS raw_s_modified ON raw_s (modified DESC, id DESC)"
         )
         with c.transaction(), c.cursor() as cur:
             parent = None
@@ -510,7 +515,7 @@ def raw_pg_read_fork(msgs: list[dict[str, Any]], url: str) -> tuple[float, float
         with c.transaction():
             c.execute(
                 "INSERT INTO raw_s VALUES (%s, %s, %s, %s)",
-                (sid + "f", time.time_ns(), f"e{len(msgs) // 2}", len(msgs) // 2 + 1),
+                (sid + "f", f"e{len(msgs) // 2}", len(msgs) // 2 + 1, time.time_ns() // 1000),
             )
             c.execute(
                 "INSERT INTO raw_r SELECT %s, seq, id, parent, body FROM raw_r"
