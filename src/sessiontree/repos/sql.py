@@ -147,12 +147,18 @@ class SQLRepo:
             raise SessionNotFoundError(id)
 
     async def fork(self, id: str, target_id: str, position: ForkPosition = "at") -> Session:
-        """See :meth:`SessionRepo.fork`.
+        """See :meth:`SessionRepo.fork`: the session's metadata is read with the fork's rows
+        (one round trip fewer than opening it first).
 
         Raises:
             SessionNotFoundError, EntryNotFoundError, InvalidEntryError.
         """
-        return await (await self.open(id)).fork(target_id, position)
+        session_id = check_session_id(id)
+        if not isinstance(target_id, str) or not target_id:
+            # the errors of open() then Session.fork(), in that order
+            return await (await self.open(session_id)).fork(target_id, position)
+        source = SQLStorage.for_fork(self._engine, session_id, parse_cache=self._parse_cache)
+        return await Session(source).fork(target_id, position)
 
     async def search(self, query: str, limit: int = 20) -> builtins.list[SearchHit]:
         """See :meth:`SessionRepo.search`, through a trigram index (SQLite FTS5 ``trigram``,

@@ -38,7 +38,7 @@ from sessiontree.stored import reparent
 from sessiontree.tree import check_append, entry_refs
 
 if TYPE_CHECKING:
-    from sessiontree.storage.sql.fork import ForkPlan
+    from sessiontree.storage.sql.fork import ChainRow, ForkPlan
 
 __all__ = [
     "FTS_MAX_CHARS",
@@ -383,13 +383,16 @@ class SQLEngine(Protocol):
         ...
 
     async def get_fork_rows(
-        self, session_id: str, leaf_id: str
-    ) -> tuple[list[tuple[str, str | None, str, str | None, int]], list[tuple[str, str]]]:
+        self, session_id: str, leaf_id: str, *, metadata: bool = False
+    ) -> tuple[list[ChainRow], list[tuple[str, str]], str | None]:
         """What a fork of ``session_id`` at ``leaf_id`` is planned from, in one round trip where
-        the database allows: the chain as :meth:`get_chain` returns it but root first, with
+        the database allows: the chain as :meth:`get_chain` walks it but root first, with
         the JSON of the :data:`~sessiontree.storage.sql.fork.PARSED_TYPES` rows and of the
         :data:`~sessiontree.storage.sql.fork.FIRST_MESSAGES` root-most messages only (``None``
-        for the rest); and ``(id, JSON)`` of every ``label`` entry, in append order."""
+        for the rest; the root-most messages may miss theirs when the session branched before
+        the target: the planner asks :meth:`get_bodies` for what it lacks); and
+        ``(id, JSON)`` of every ``label`` entry, in append order; with ``metadata``, the
+        session's metadata JSON as :meth:`load_metadata` reads it (else ``None``)."""
         ...
 
     async def get_bodies(self, session_id: str, entry_ids: Sequence[str]) -> dict[str, str]:

@@ -19,6 +19,8 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import orjson
+
 from sessiontree.entries import Entry
 from sessiontree.errors import (
     DuplicateEntryError,
@@ -30,7 +32,7 @@ from sessiontree.errors import (
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.storage.base import EntryCursor
 from sessiontree.storage.search import search_needle
-from sessiontree.storage.sql.fork import ForkPlan
+from sessiontree.storage.sql.fork import ChainRow, ForkPlan, chain_in_window, copy_runs
 from sessiontree.storage.sql.plan import (
     LIST_COLUMNS,
     AppendPlan,
@@ -52,6 +54,8 @@ from sessiontree.storage.sql.postgres_sql import (
     CHAIN_SQL,
     CHAIN_UNTIL_SQL,
     FORK_CHAIN_SQL,
+    FORK_WINDOW_META_SQL,
+    FORK_WINDOW_SQL,
     INSERT_SQL,
     LOOKUP_SQL,
     UPDATE_SQL,
@@ -160,15 +164,25 @@ class PostgresEngine(PostgresConnection):
         params = self._params(session_id, plan, plan.rows) | {
             "now": now,
             "src": source_id,
-            "copy_id": [i for i, _ in plan.copies],
-            "copy_seq": [seq for _, seq in plan.copies],
             "copies": len(plan.copies),
             "meta": metadata.model_dump_json(by_alias=True, exclude_unset=True),
             "parent_session": _clean(metadata.parent_session_id),
             "meta_key": [k for k, _ in meta],
             "meta_value": [v for _, v in meta],
         }
-        sql = fork_sql(copies=bool(plan.copies), meta=bool(meta), written=bool(plan.rows))
+        runs = plan.copy_sources is not None
+        if plan.copy_sources is not None:
+            placed = copy_runs(plan.copies, plan.copy_sources)
+            params["run_first"] = [r[0] for r in placed]
+            params["run_last"] = [r[1] for r in placed]
+            params["run_shift"] = [r[2] for r in placed]
+            params["copy_ids"] = orjson.dumps([i for i, _ in plan.copies]).decode()
+        else:
+            params["copy_id"] = [i for i, _ in plan.copies]
+            params["copy_seq"] = [seq for _, seq in plan.copies]
+        sql = fork_sql(
+            copies=bool(plan.copies), meta=bool(meta), written=bool(plan.rows), runs=runs
+        )
         try:
             rows = await self._fetch(sql, params, session_id)
         except SessionTreeError as exc:
@@ -204,10 +218,25 @@ class PostgresEngine(PostgresConnection):
         return (True, rows[0][0]) if rows else (False, None)
 
     async def delete_session(self, session_id: str) -> bool:
-        """See :class:`SQLEngine`: entries and their search text go by ``ON DELETE CASCADE``."""
+        """See :class:`SQLEngine`: the session row, then its entries, in one transaction (its
+        metadata and ``search_pending`` rows go by ``ON DELETE CASCADE``).
+
+        No entry outlives its session: every insert into ``entries`` holds the session row
+        (updated, locked or inserted in its transaction), so the first ``DELETE`` waits for
+        it to commit, and the second, a statement of its own, sees its rows; an insert
+        after it finds no session row and writes nothing.
+        """
         self._writable(session_id)
         self._known.pop(session_id, None)
-        found = await self._execute("DELETE FROM sessions WHERE id = %s", (session_id,), session_id)
+        pool = self._pool or await self._get_pool()
+        try:
+            async with pool.connection() as conn, conn.transaction():
+                cur = await conn.execute("DELETE FROM sessions WHERE id = %s", (session_id,))
+                found = int(cur.rowcount)
+                if found:
+                    await conn.execute("DELETE FROM entries WHERE session_id = %s", (session_id,))
+        except self._psycopg.Error as exc:
+            raise self._error(exc, session_id) from exc
         return found > 0
 
     async def list_sessions(
@@ -303,19 +332,28 @@ class PostgresEngine(PostgresConnection):
         return await self._fetch(CHAIN_UNTIL_SQL, params, session_id)
 
     async def get_fork_rows(
-        self, session_id: str, leaf_id: str
-    ) -> tuple[list[tuple[str, str | None, str, str | None, int]], list[tuple[str, str]]]:
-        """See :class:`SQLEngine`: both queries in one round trip (a pipeline)."""
+        self, session_id: str, leaf_id: str, *, metadata: bool = False
+    ) -> tuple[list[ChainRow], list[tuple[str, str]], str | None]:
+        """See :class:`SQLEngine`: the range read, the labels and the metadata in one query;
+        the recursive walk in a second when the range does not hold the chain."""
+        params = {"sid": session_id, "leaf": leaf_id}
         pool = self._pool or await self._get_pool()
         try:
-            async with pool.connection() as conn, conn.pipeline():
-                chain = await conn.execute(FORK_CHAIN_SQL, {"sid": session_id, "leaf": leaf_id})
-                labels = await conn.execute(
-                    "SELECT id, body::text FROM entries WHERE session_id = %s AND type = 'label'"
-                    " ORDER BY seq",
-                    (session_id,),
+            async with pool.connection() as conn:
+                cur = await conn.execute(
+                    FORK_WINDOW_META_SQL if metadata else FORK_WINDOW_SQL, params
                 )
-                return await chain.fetchall(), await labels.fetchall()
+                rows = await cur.fetchall()
+                meta = None
+                if metadata:
+                    meta = next((r[3] for r in rows if r[0] is None), None)
+                    rows = [r for r in rows if r[0] is not None]
+                labels = sorted((r for r in rows if r[2] == "label"), key=lambda r: r[4])
+                chain = chain_in_window(rows, leaf_id)
+                if chain is None:
+                    cur = await conn.execute(FORK_CHAIN_SQL, params)
+                    chain = [ChainRow(*r) for r in await cur.fetchall()]
+                return chain, [(r[0], r[3]) for r in labels], meta
         except self._psycopg.Error as exc:
             raise self._error(exc, session_id) from exc
 

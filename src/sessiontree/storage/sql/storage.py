@@ -44,7 +44,6 @@ from sessiontree.ids import check_session_id, new_id
 from sessiontree.metadata import SessionMetadata, session_time
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_plan
 from sessiontree.storage.sql.fork import (
-    ChainRow,
     ForkPlan,
     plan_fork,
     plan_from_entries,
@@ -164,6 +163,7 @@ class SQLStorage:
         self._engine = engine
         self._id = session_id
         self._metadata = metadata
+        self._metadata_unread = False
         self._owns_engine = owns_engine
         self._cache: OrderedDict[str, tuple[int, Entry]] = OrderedDict()
         self._cache_bytes = 0
@@ -189,6 +189,18 @@ class SQLStorage:
             await engine.close()
             raise
         return cls(engine, session_id, metadata_from_json(meta), owns_engine=True)
+
+    @classmethod
+    def for_fork(
+        cls, engine: SQLEngine, session_id: str, *, parse_cache: ParseCache | None = None
+    ) -> SQLStorage:
+        """Session ``session_id`` not opened yet, to fork it: :meth:`fork` reads its metadata
+        with the fork's rows (one round trip fewer than opening first) and raises
+        :class:`SessionNotFoundError` when there is no such session. For nothing but one
+        :meth:`fork`: until then its :attr:`metadata` is empty."""
+        storage = cls(engine, session_id, SessionMetadata(), parse_cache=parse_cache)
+        storage._metadata_unread = True
+        return storage
 
     @classmethod
     async def create(
@@ -463,11 +475,13 @@ class SQLStorage:
         entry, a broken chain, an unknown target) goes the generic way
         (:func:`~sessiontree.storage.base.fork_plan`), which raises what every backend raises.
         """
+        plan = await self._fork_plan(target_id, position)
+        if self._metadata_unread:  # not read with the rows: the planner declined first
+            self._read_metadata(await self._engine.load_metadata(self._id))
         meta = self._metadata.model_copy(
             update={"parent_session_id": self._id, "forked_from_entry_id": target_id}
         )
         meta.__pydantic_fields_set__.update({"parent_session_id", "forked_from_entry_id"})
-        plan = await self._fork_plan(target_id, position)
         if plan is None:
             await self._missing_session_check()
             meta, entries = await fork_plan(self, target_id, position)
@@ -481,10 +495,13 @@ class SQLStorage:
         when the generic path must run."""
         if position not in ("at", "before"):
             return None
-        rows, label_rows = await self._engine.get_fork_rows(self._id, target_id)
-        if not rows:
+        chain, label_rows, meta = await self._engine.get_fork_rows(
+            self._id, target_id, metadata=self._metadata_unread
+        )
+        if self._metadata_unread:
+            self._read_metadata(meta)
+        if not chain:
             return None
-        chain = [ChainRow(r[0], r[1], r[2], r[3]) for r in rows]
         labels = [self._parse(i, b) for i, b in label_rows]
         bodies: dict[str, str] = {}
         missing: list[str] = []
@@ -505,6 +522,13 @@ class SQLStorage:
                 break
             plan = plan_fork(self._id, chain, self._parse, labels, fetch, position)
         return plan
+
+    def _read_metadata(self, meta: str | None) -> None:
+        """Take the metadata JSON a :meth:`for_fork` storage read (``None``: no session)."""
+        if meta is None:
+            raise SessionNotFoundError(self._id)
+        self._metadata = metadata_from_json(meta)
+        self._metadata_unread = False
 
     async def delete(self) -> None:
         """See :meth:`SessionStorage.delete`: entries, search index and session row, in one transaction."""
