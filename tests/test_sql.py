@@ -597,7 +597,7 @@ async def test_default_repository_shares_no_entries_between_opens(sql_repo: SQLR
 
 def test_parse_cache_is_bounded_by_the_stored_bytes() -> None:
     from sessiontree.entries import parse_entry
-    from sessiontree.storage.sql.storage import ParseCache
+    from sessiontree.storage.sql.parse_cache import ParseCache
 
     cache = ParseCache(max_bytes=10_000)
     e = parse_entry({"type": "message", "message": user("x")})

@@ -18,7 +18,7 @@ from sessiontree import EntryNotFoundError
 from sessiontree.entries import Entry, MessageEntry, dump_entry_json, parse_entry, parse_entry_json
 from sessiontree.messages import message_text
 from sessiontree.repos.sql import SQLRepo
-from sessiontree.storage.sql import sqlite as sql_sqlite
+from sessiontree.storage.sql import sqlite_append as sql_sqlite
 from sessiontree.storage.sql import sqlite_index
 from sessiontree.storage.sql.plan import FTS_MAX_CHARS, index_text
 from sessiontree.storage.sql.schema import APP, MIGRATIONS, SCHEMA_VERSION

@@ -27,8 +27,9 @@ from sessiontree.metadata import (
 from sessiontree.repos.base import check_entries, check_list_args, coerce_metadata
 from sessiontree.session import Session
 from sessiontree.storage.search import check_search_args
+from sessiontree.storage.sql.parse_cache import ParseCache
 from sessiontree.storage.sql.plan import metadata_from_json, us_from_datetime
-from sessiontree.storage.sql.storage import ParseCache, SQLStorage, make_engine
+from sessiontree.storage.sql.storage import SQLStorage, make_engine
 from sessiontree.stored import stored_form
 from sessiontree.tree import ForkPosition
 

@@ -7,6 +7,7 @@ engines) and :mod:`~sessiontree.storage.sql.storage` (:class:`SQLStorage`, the s
 Drivers are imported only by the engine that needs them.
 """
 
-from sessiontree.storage.sql.storage import ParseCache, SQLStorage, make_engine
+from sessiontree.storage.sql.parse_cache import ParseCache
+from sessiontree.storage.sql.storage import SQLStorage, make_engine
 
 __all__ = ["ParseCache", "SQLStorage", "make_engine"]

@@ -34,7 +34,7 @@ an FTS5 insert makes every ``COMMIT`` flush a new index segment, which cost ~106
 table ``search_index_state (indexed_upto)`` is the watermark: every ``entries`` row whose
 rowid is ``<= indexed_upto`` is in ``entries_fts``, none above it is. Rows above it are indexed
 in one transaction ("catch-up") by the next search, or by the append that brings the backlog
-to :data:`sessiontree.storage.sql.sqlite.INDEX_BACKLOG` rows. Deleting a session lowers the
+to :data:`sessiontree.storage.sql.sqlite_append.INDEX_BACKLOG` rows. Deleting a session lowers the
 watermark to the highest remaining rowid, since SQLite hands the rowids of deleted newest rows
 out again. PostgreSQL writes its search text in the entry's own ``INSERT``; its version-2 step
 only stamps the version. The version-4 step empties the SQLite index (the next search indexes

@@ -5,7 +5,7 @@ is brought up to date later. Writing it in every append made each ``COMMIT`` flu
 segment: ~106 µs instead of ~39 µs, an append of ~150 µs against ~35 µs for a raw one-row
 insert. Rows above the watermark ``search_index_state.indexed_upto`` are not indexed yet; a
 search indexes them first (:func:`catch_up`, one write transaction, one ``executemany``), and
-an append that leaves :data:`~sessiontree.storage.sql.sqlite.INDEX_BACKLOG` or more of them
+an append that leaves :data:`~sessiontree.storage.sql.sqlite_append.INDEX_BACKLOG` or more of them
 does it before its own ``COMMIT`` (:func:`index_pending`, then with the text its plan already
 holds for its own rows), so a search never has much to catch up. A search waits at most
 :data:`CATCH_UP_WAIT_MS` for the write lock; while another process holds it, the lagging rows
