@@ -28,7 +28,7 @@ from sessiontree.errors import InvalidEntryError
 from sessiontree.ids import iso_from_ms
 from sessiontree.interop import import_session
 from sessiontree.messages import MESSAGE_ADAPTER, AssistantMessage, TextContent, parse_message
-from sessiontree.stored import checked_entry, checked_under, message_entry, stored_form
+from sessiontree.stored import _non_finite, checked_entry, checked_under, message_entry, stored_form
 
 
 def full_path(message: Any, timestamp: Any = None) -> MessageEntry:
@@ -346,3 +346,8 @@ def test_a_new_message_entry_equals_the_validated_construction() -> None:
         moved = entry.model_copy(update={"parent_id": "p"})
         assert moved.parent_id == "p" and entry.parent_id is None
         assert "parent_id" in entry.model_fields_set
+
+
+@given(st.binary(max_size=64) | st.text(alphabet='NaIfinty:,"{}', max_size=40).map(str.encode))
+def test_the_non_finite_check_finds_what_the_plain_search_finds(data: bytes) -> None:
+    assert _non_finite(data) == (b"NaN" in data or b"Infinity" in data)

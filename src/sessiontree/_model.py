@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, TypeAdapter, model_validator
 from pydantic.alias_generators import to_camel
 
-__all__ = ["DEFER_BUILD", "WireModel"]
+__all__ = ["DEFER_BUILD", "WireModel", "json_validator", "set_model_slots"]
+
+_T = TypeVar("_T")
 
 DEFER_BUILD = ConfigDict(defer_build=True)
 """TypeAdapter config: build the validator on first use, not at import (``import sessiontree``
@@ -24,6 +27,25 @@ _last_shared: dict[type, set[str]] = {}
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 """Set a model's fields set: the slot's own setter (what ``object.__setattr__`` ends in,
 without the name lookup; ~0.1 µs less per model, and this runs for every model read)."""
+set_model_slots = (
+    BaseModel.__dict__["__pydantic_fields_set__"].__set__,
+    BaseModel.__dict__["__pydantic_extra__"].__set__,
+    BaseModel.__dict__["__pydantic_private__"].__set__,
+)
+"""The setters of a model's three pydantic slots (fields set, extra, private), for code that
+builds a model without validating it (see ``sessiontree.stored``)."""
+
+
+def json_validator(adapter: TypeAdapter[_T]) -> Callable[[bytes | str], _T]:
+    """``adapter.validate_json`` as pydantic-core's own method, built now if deferred: the same
+    validation with the same defaults, without ``TypeAdapter``'s Python wrapper (~0.2 µs a
+    call, on every entry read and every message appended).
+
+    Raises (the returned function):
+        pydantic.ValidationError: as ``adapter.validate_json``.
+    """
+    validate: Callable[[bytes | str], _T] = adapter.validator.validate_json
+    return validate
 
 
 class WireModel(BaseModel):

@@ -14,13 +14,14 @@ Entries are of two kinds (docs/tree.md): **path entries** (every type but three)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 import orjson
 from pydantic import AfterValidator, Field, TypeAdapter, ValidationError
 
 from sessiontree import _json as exact_json
-from sessiontree._model import DEFER_BUILD, WireModel
+from sessiontree._model import DEFER_BUILD, WireModel, json_validator
 from sessiontree.errors import InvalidEntryError
 from sessiontree.ids import new_id, now_iso
 from sessiontree.messages import (
@@ -306,6 +307,11 @@ def parse_entry(obj: Any) -> Entry:
         raise _invalid(exc, obj) from exc
 
 
+_validate_entry_json: Callable[[bytes | str], Entry] | None = None
+"""``ENTRY_ADAPTER``'s core ``validate_json`` (:func:`~sessiontree._model.json_validator`),
+built on the first entry read."""
+
+
 def validate_entry_json(data: bytes | str) -> Entry:
     """:data:`ENTRY_ADAPTER` over JSON text, at any depth the JSON reader goes.
 
@@ -316,8 +322,12 @@ def validate_entry_json(data: bytes | str) -> Entry:
     Raises:
         ValidationError: not a valid entry (or not JSON).
     """
+    global _validate_entry_json
+    validate = _validate_entry_json
+    if validate is None:
+        validate = _validate_entry_json = json_validator(ENTRY_ADAPTER)
     try:
-        return ENTRY_ADAPTER.validate_json(data)
+        return validate(data)
     except ValidationError as exc:
         if not any("recursion limit" in str(e.get("msg", "")) for e in exc.errors()):
             raise

@@ -63,6 +63,10 @@ written in the same second share it, which makes the timestamp of an append ~10x
 than formatting a datetime. One tuple, replaced whole, so threads never see a torn pair."""
 
 
+_MILLIS = tuple(f"{milli:03d}Z" for milli in range(1000))
+"""The end of a timestamp for each millisecond (``"007Z"``): an index instead of a format."""
+
+
 def iso_from_ms(ms: int | float) -> str:
     """ISO 8601 UTC with milliseconds and a ``Z`` suffix, e.g. ``2026-01-02T03:04:05.678Z``."""
     global _second
@@ -71,7 +75,7 @@ def iso_from_ms(ms: int | float) -> str:
     if second != cached:
         prefix = datetime.fromtimestamp(second, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.")
         _second = (second, prefix)
-    return f"{prefix}{milli:03d}Z"
+    return prefix + _MILLIS[milli]
 
 
 def now_iso() -> str:

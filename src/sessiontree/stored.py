@@ -11,9 +11,9 @@ leaf without serialising or validating it again.
 
 from __future__ import annotations
 
-import threading
+import contextlib
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from pydantic import ValidationError
@@ -21,7 +21,7 @@ from pydantic_core import to_json
 
 from sessiontree import _json as exact_json
 from sessiontree._args import MAX_ENTRY_ID_CHARS
-from sessiontree._model import WireModel
+from sessiontree._model import WireModel, json_validator, set_model_slots
 from sessiontree.entries import (
     Entry,
     MessageEntry,
@@ -44,22 +44,40 @@ each with whether its caller keeps no other reference (``owned``): :func:`stored
 them as they are, without the read-back. The value holds the entry, so its ``id()`` cannot
 be reused while it is here, and a hit must be the very object (``is``). Bounded: an entry
 never handed to a store is forgotten after :data:`_CHECKED_MAX` newer ones."""
-_checked_lock = threading.Lock()
 _M = TypeVar("_M", bound=WireModel)
 _CHECKED_MAX = 256
 
 
 def _remember_checked(entry: Entry, owned: bool) -> None:
-    with _checked_lock:
-        _checked[id(entry)] = (entry, owned)
-        if len(_checked) > _CHECKED_MAX:
+    # No lock: each ``OrderedDict`` call is atomic, and threads racing past the bound at
+    # once only forget one entry too many (which is then read back like any other).
+    _checked[id(entry)] = (entry, owned)
+    if len(_checked) > _CHECKED_MAX:
+        with contextlib.suppress(KeyError):
             _checked.popitem(last=False)
 
 
 def _take_checked(obj: Any) -> tuple[Entry, bool] | None:
-    with _checked_lock:
-        hit = _checked.pop(id(obj), None)
+    hit = _checked.pop(id(obj), None)
     return hit if hit is not None and hit[0] is obj else None
+
+
+def _non_finite(data: bytes) -> bool:
+    """Whether JSON from the serialiser may hold a ``NaN`` or ``Infinity`` constant (it writes
+    no others; the text ``NaN`` inside a string counts too). A capital ``N`` is rare in
+    JSON, so the ``NaN`` test looks at each one (a one-byte search, a memchr): searching for
+    the three letters walks every byte of text full of ``a``."""
+    at = data.find(b"N")
+    while at >= 0:
+        if data.startswith(b"aN", at + 1):
+            return True
+        at = data.find(b"N", at + 1)
+    return b"Infinity" in data
+
+
+_validate_message_json: Callable[[bytes | str], AgentMessage] | None = None
+"""``MESSAGE_ADAPTER``'s core ``validate_json`` (:func:`~sessiontree._model.json_validator`),
+built on the first message appended."""
 
 
 def _message_from_json(message: Any) -> AgentMessage | None:
@@ -83,12 +101,14 @@ def _message_from_json(message: Any) -> AgentMessage | None:
             return None
     except ValueError:  # a lone surrogate, a value no serialiser writes, too deep
         return None
-    # (a one-byte search is a memchr, ~20x faster than the word search it spares for the
-    # many messages without a capital N or I)
-    if (b"N" in data and b"NaN" in data) or (b"I" in data and b"Infinity" in data):
+    if _non_finite(data):
         return None  # maybe a non-finite number: the slow path refuses it, or keeps the text
+    global _validate_message_json
+    validate = _validate_message_json
+    if validate is None:
+        validate = _validate_message_json = json_validator(MESSAGE_ADAPTER)
     try:
-        msg = MESSAGE_ADAPTER.validate_json(data)
+        msg = validate(data)
     except ValueError:
         return None
     if type(message) is not dict and type(msg) is not type(message):
@@ -147,20 +167,13 @@ def _new_message_entry(msg: AgentMessage) -> MessageEntry:
     (``tests/test_entry_pipeline.py``); ~1 µs instead of ~10-20 (validating the message
     instance again runs its model validator)."""
     entry = object.__new__(MessageEntry)
-    object.__setattr__(
-        entry,
-        "__dict__",
-        {
-            "type": "message",
-            "id": new_id(),
-            "parent_id": None,
-            "timestamp": now_iso(),
-            "message": msg,
-        },
+    entry.__dict__.update(
+        type="message", id=new_id(), parent_id=None, timestamp=now_iso(), message=msg
     )
-    object.__setattr__(entry, "__pydantic_fields_set__", _MESSAGE_ENTRY_FIELDS)
-    object.__setattr__(entry, "__pydantic_extra__", {})
-    object.__setattr__(entry, "__pydantic_private__", None)
+    set_fields, set_extra, set_private = set_model_slots
+    set_fields(entry, _MESSAGE_ENTRY_FIELDS)
+    set_extra(entry, {})
+    set_private(entry, None)
     return entry
 
 
