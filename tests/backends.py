@@ -153,3 +153,16 @@ BACKENDS: dict[str, Backend] = {
     "sqlite": Backend(sqlite_repo, reopen_sql),
     "postgres": Backend(postgres_repo, reopen_sql),
 }
+
+
+def pg_exec(url: str, *statements: str) -> list[Any]:
+    """Run ``statements`` on the PostgreSQL database at ``url`` (autocommit); the rows of the
+    last one (``[]`` when it returns none)."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows: list[Any] = []
+        for sql in statements:
+            cur = conn.execute(sql)
+            rows = cur.fetchall() if cur.description else []
+        return rows

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from backends import throwaway_pg_database
+from backends import pg_exec, throwaway_pg_database
 from sessiontree import (
     CorruptSessionError,
     DuplicateEntryError,
@@ -37,17 +37,6 @@ from sessiontree.testing.builders import assistant, user
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 
-def _pg_exec(url: str, *statements: str) -> list[Any]:
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        out: list[Any] = []
-        for sql in statements:
-            cur = conn.execute(sql)
-            out = cur.fetchall() if cur.description else []
-        return out
-
-
 def _exec(url: str, *statements: str) -> list[Any]:
     """Run raw SQL on the store behind ``url`` (a separate connection); rows of the last one."""
     if url.startswith("sqlite:"):
@@ -59,7 +48,7 @@ def _exec(url: str, *statements: str) -> list[Any]:
             return out
         finally:
             conn.close()
-    return _pg_exec(url, *statements)
+    return pg_exec(url, *statements)
 
 
 # ---------------------------------------------------------------------- schema and versions
@@ -130,14 +119,12 @@ async def test_file_that_is_not_a_database_is_refused_untouched(tmp_path: Path) 
 
 async def test_foreign_postgres_schema_is_refused_untouched() -> None:
     with throwaway_pg_database() as url:
-        _pg_exec(url, "CREATE TABLE invoices (id int)")
+        pg_exec(url, "CREATE TABLE invoices (id int)")
         repo = SQLRepo(url)
         with pytest.raises(CorruptSessionError, match="not a sessiontree database"):
             await repo.create()
         await repo.close()
-        tables = _pg_exec(
-            url, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
-        )
+        tables = pg_exec(url, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
         assert tables == [("invoices",)]
 
 

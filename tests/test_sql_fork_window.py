@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from backends import throwaway_pg_database
+from backends import pg_exec, throwaway_pg_database
 from session_files import format_of, vendored_files
 from sessiontree import import_session
 from sessiontree.entries import Entry, LabelEntry, MessageEntry, is_path_entry
@@ -178,18 +178,20 @@ async def _generated(url: str, steps: list[tuple[str, int, str]]) -> None:
             await _check(repo, s.id, targets)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    steps=st.lists(
-        st.tuples(
-            st.sampled_from(["user", "assistant", "label", "name", "back", "summary"]),
-            st.integers(0, 50),
-            _texts,
-        ),
-        min_size=1,
-        max_size=30,
-    )
+_STEPS = st.lists(
+    st.tuples(
+        st.sampled_from(["user", "assistant", "label", "name", "back", "summary"]),
+        st.integers(0, 50),
+        _texts,
+    ),
+    min_size=1,
+    max_size=30,
 )
+"""Generated sessions: what each step appends (see ``_generated``)."""
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=_STEPS)
 def test_windowed_forks_of_generated_sessions_are_the_generic_fork(
     tmp_path_factory: pytest.TempPathFactory, steps: list[tuple[str, int, str]]
 ) -> None:
@@ -198,17 +200,7 @@ def test_windowed_forks_of_generated_sessions_are_the_generic_fork(
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    steps=st.lists(
-        st.tuples(
-            st.sampled_from(["user", "assistant", "label", "name", "back", "summary"]),
-            st.integers(0, 50),
-            _texts,
-        ),
-        min_size=1,
-        max_size=30,
-    )
-)
+@given(steps=_STEPS)
 def test_windowed_forks_of_generated_sessions_are_the_generic_fork_on_postgres(
     steps: list[tuple[str, int, str]],
 ) -> None:
@@ -217,17 +209,6 @@ def test_windowed_forks_of_generated_sessions_are_the_generic_fork_on_postgres(
 
 
 # ------------------------------------------------------------------ PostgreSQL, version 6
-
-
-def _pg(url: str, *statements: str) -> list[Any]:
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        rows: list[Any] = []
-        for sql in statements:
-            cur = conn.execute(sql)
-            rows = cur.fetchall() if cur.description else []
-        return rows
 
 
 _ENTRY_KEYS = (
@@ -241,12 +222,12 @@ async def test_postgres_entries_have_no_foreign_key_and_a_delete_leaves_no_rows(
             s = await repo.create(metadata={"userId": "u"})
             hit = await s.append_message(user("a platypus"))
             fork = await s.fork(hit)
-            assert _pg(url, _ENTRY_KEYS) == [(0,)]
+            assert pg_exec(url, _ENTRY_KEYS) == [(0,)]
             await repo.delete(s.id)
             await repo.delete(fork.id)
-            assert _pg(url, "SELECT count(*) FROM entries") == [(0,)]
-            assert _pg(url, "SELECT count(*) FROM session_meta") == [(0,)]
-            assert _pg(url, "SELECT count(*) FROM search_pending") == [(0,)]
+            assert pg_exec(url, "SELECT count(*) FROM entries") == [(0,)]
+            assert pg_exec(url, "SELECT count(*) FROM session_meta") == [(0,)]
+            assert pg_exec(url, "SELECT count(*) FROM search_pending") == [(0,)]
 
 
 async def test_a_version_5_postgres_store_keeps_every_row_and_loses_the_key() -> None:
@@ -255,19 +236,19 @@ async def test_a_version_5_postgres_store_keeps_every_row_and_loses_the_key() ->
             s = await repo.create()
             ids = [await s.append_message(user(f"m{i}")) for i in range(5)]
         # back to version 5: the key as version 1 made it, the stamp of version 6 gone
-        _pg(
+        pg_exec(
             url,
             "ALTER TABLE entries ADD FOREIGN KEY (session_id) REFERENCES sessions (id)"
             " ON DELETE CASCADE",
             "DELETE FROM schema_version WHERE version >= 6",
         )
-        assert _pg(url, _ENTRY_KEYS) == [(1,)]
+        assert pg_exec(url, _ENTRY_KEYS) == [(1,)]
         async with SQLRepo(url) as repo:
             assert [e.id for e in await (await repo.open(s.id)).get_entries()] == ids
-            assert _pg(url, _ENTRY_KEYS) == [(0,)]
-            assert _pg(url, "SELECT max(version) FROM schema_version") == [(6,)]
+            assert pg_exec(url, _ENTRY_KEYS) == [(0,)]
+            assert pg_exec(url, "SELECT max(version) FROM schema_version") == [(6,)]
             await repo.delete(s.id)
-            assert _pg(url, "SELECT count(*) FROM entries") == [(0,)]
+            assert pg_exec(url, "SELECT count(*) FROM entries") == [(0,)]
 
 
 async def test_a_fork_through_the_repo_reads_the_metadata_with_its_rows(
