@@ -137,13 +137,14 @@ def leaf_after(old_leaf: str | None, entry: Entry) -> str | None:
     A ``leaf`` entry gives its ``targetId``; a path entry its own id; ``label`` and
     ``session_info`` leave the leaf where it was.
     """
-    fold = LogFold(old_leaf)
+    fold = LogFold(old_leaf, first_seen=True)  # the leaf only: no first message asked for
     fold.add_entry(entry)
     return fold.leaf_id
 
 
 def _fold(entries: Iterable[Entry]) -> LogFold:
-    fold = LogFold()
+    """The fold of ``entries`` for its leaf and labels (the first message is not looked for)."""
+    fold = LogFold(first_seen=True)
     for entry in entries:
         fold.add_entry(entry)
     return fold
