@@ -12,8 +12,9 @@ the thin :class:`SessionStorage` shell over an engine:
 * labels and the name are index lookups of the newest ``label`` / ``session_info`` entry.
 
 Entries are immutable, so each storage keeps the entries it has parsed (at most
-:data:`ENTRY_CACHE_SIZE` entries and :data:`ENTRY_CACHE_BYTES` of their JSON): rebuilding the
-context of a branch each turn parses only what is new.
+:data:`ENTRY_CACHE_SIZE` entries and :data:`ENTRY_CACHE_BYTES` of their JSON) and the last
+context branch it read: rebuilding the context each turn fetches and parses only what is new
+(:meth:`SQLStorage.get_context_branch`).
 Drivers load lazily: ``import sessiontree`` imports neither ``sqlite3`` users nor ``psycopg``.
 """
 
@@ -295,6 +296,9 @@ class SQLStorage:
         """See :class:`~sessiontree.storage.base.ContextBranchReader`: at most two recursive
         queries, leaf → newest compaction, then on to its
         :func:`~sessiontree.context.context_start` (or to the root when that is ``None``).
+        The first walk also stops at the leaf of the last context this storage read: reaching
+        it, the context is that one plus the rows walked (the next turn fetches only its new
+        rows).
 
         Anything unexpected on the way (no rows, a walk that ends on a missing parent or in a
         cycle) is left to :meth:`get_branch`, which reads the whole branch and raises what it
