@@ -17,9 +17,13 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessiontree import SessionContext, SQLRepo
+from sessiontree import MessageEntry, SessionContext, SQLRepo
 from sessiontree.context import build_context_from_path
 from sessiontree.storage.sql.storage import SQLStorage
+
+FULL_STATE = {"model": None, "thinkingLevel": "off", "activeToolNames": None}
+"""A compaction's complete state snapshot: the context then starts at its kept entry, so the
+second walk (on to that start) runs."""
 
 STEPS = st.lists(
     st.one_of(
@@ -66,7 +70,7 @@ async def _run(url: str, steps: list[tuple[str, int]]) -> None:
                 await other.append_message(_message(arg, n))
             elif op == "compact" and path:
                 kept = path[arg % len(path)].id if arg % 3 else None
-                details = {"state": {"model": None, "thinkingLevel": "off"}} if arg % 2 else None
+                details = {"state": FULL_STATE} if arg % 2 else None
                 await session.append_compaction(
                     f"summary {n}", 10 * n, first_kept_entry_id=kept, details=details
                 )
@@ -123,5 +127,39 @@ def test_the_next_context_after_appends_reads_only_the_new_rows(store_url: str) 
                 engine.get_chain_until = real  # type: ignore[method-assign]
             assert walked == [3], "the two new rows and the last context's leaf"
             assert len(context.messages) == 32
+
+    asyncio.run(run())
+
+
+def test_a_session_deleted_and_made_again_under_the_same_ids_is_read_anew(store_url: str) -> None:
+    """Another repository deletes the session and makes it again with the same id and the
+    same leaf id, under other ancestors (one case keeps the leaf's JSON byte for byte and only
+    changes the parent's parent and text): the open storage reads the new session, not its
+    last context or its parsed entries."""
+
+    def entry(entry_id: str, parent: str | None, text: str) -> MessageEntry:
+        message = {"role": "user", "content": text, "timestamp": 1}
+        return MessageEntry(
+            id=entry_id, parent_id=parent, timestamp="2026-01-01T00:00:00.000Z", message=message
+        )
+
+    async def run() -> None:
+        async with SQLRepo(store_url) as repo, SQLRepo(store_url) as other:
+            kept = await repo.create("s1", entries=[entry("a", None, "A"), entry("b", "a", "B")])
+            assert [e.id for e in await kept.storage.get_context_branch()] == ["a", "b"]  # type: ignore[attr-defined]
+            await other.delete("s1")
+            await other.create("s1", entries=[entry("z", None, "Z"), entry("b", "z", "B")])
+            again = await kept.storage.get_context_branch()  # type: ignore[attr-defined]
+            assert again == await _fresh_context(store_url, "s1")
+            assert [e.id for e in again] == ["z", "b"]
+
+            old = [entry("a", None, "A"), entry("p", "a", "P"), entry("b", "p", "B")]
+            kept = await repo.create("s2", entries=old)
+            await kept.build_context()
+            await other.delete("s2")
+            new = [entry("z", None, "Z"), entry("p", "z", "P2"), entry("b", "p", "B")]
+            await other.create("s2", entries=new)
+            again = await kept.storage.get_context_branch()  # type: ignore[attr-defined]
+            assert again == await _fresh_context(store_url, "s2") == new
 
     asyncio.run(run())

@@ -437,9 +437,10 @@ class SQLEngine(Protocol):
 
     async def get_chain_until(
         self, session_id: str, leaf_id: str | None, stop_type: str | None, stop_id: str | None
-    ) -> list[tuple[str, str | None, str, str, int]]:
+    ) -> list[tuple[str, str | None, str, str, int, int]]:
         """:meth:`get_chain`, ending also after the first row of type ``stop_type`` or with id
-        ``stop_id`` (``None``: no such end). The rows up to and including that one."""
+        ``stop_id`` (``None``: no such end). The rows up to and including that one, each with
+        the session row's ``created_us`` after its depth."""
         ...
 
     async def append(

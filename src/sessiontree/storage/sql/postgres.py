@@ -300,7 +300,7 @@ class PostgresEngine(PostgresAppender):
 
     async def get_chain_until(
         self, session_id: str, leaf_id: str | None, stop_type: str | None, stop_id: str | None
-    ) -> list[tuple[str, str | None, str, str, int]]:
+    ) -> list[tuple[str, str | None, str, str, int, int]]:
         """See :class:`SQLEngine`."""
         params = {"sid": session_id, "leaf": leaf_id, "stype": stop_type, "stop": stop_id}
         return await self._fetch(CHAIN_UNTIL_SQL, params, session_id)

@@ -136,9 +136,9 @@ WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
       FROM chain AS c JOIN entries AS e ON e.session_id = %(sid)s AND e.id = c.parent_id
      WHERE c.depth < (SELECT entry_count FROM sessions WHERE id = %(sid)s)
 {until})
-SELECT id, parent_id, type, body::text, depth FROM chain
+SELECT id, parent_id, type, body::text, depth{columns} FROM chain
 """
-CHAIN_SQL = CHAIN_TEMPLATE.format(until="")
+CHAIN_SQL = CHAIN_TEMPLATE.format(until="", columns="")
 # the walk a fork plans from (fork.plan_fork), root first: no JSON carried along, only that
 # of the fork.PARSED_TYPES rows and of the fork.FIRST_MESSAGES root-most messages
 FORK_CHAIN_SQL = f"""
@@ -183,8 +183,10 @@ FORK_WINDOW_META_SQL = (
     " WHERE id = %(sid)s"
 )
 # the same walk, also ending after a row of type stype or with id stop (either may be
-# NULL: no such end)
+# NULL: no such end); each row also carries the session row's created_us, which tells the
+# session read before from one deleted and made again under the same id since
 CHAIN_UNTIL_SQL = CHAIN_TEMPLATE.format(
     until="       AND (%(stype)s::text IS NULL OR c.type <> %(stype)s::text)\n"
-    "       AND (%(stop)s::text IS NULL OR c.id <> %(stop)s::text)\n"
+    "       AND (%(stop)s::text IS NULL OR c.id <> %(stop)s::text)\n",
+    columns=", (SELECT created_us FROM sessions WHERE id = %(sid)s)",
 )

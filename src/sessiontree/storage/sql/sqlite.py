@@ -301,7 +301,7 @@ class SQLiteEngine(SQLiteAppender):
 
     async def get_chain_until(
         self, session_id: str, leaf_id: str | None, stop_type: str | None, stop_id: str | None
-    ) -> list[tuple[str, str | None, str, str, int]]:
+    ) -> list[tuple[str, str | None, str, str, int, int]]:
         """See :class:`SQLEngine`."""
         return self._query(
             CHAIN_UNTIL_SQL,

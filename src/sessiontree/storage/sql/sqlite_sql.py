@@ -27,9 +27,9 @@ WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
       FROM chain AS c JOIN entries AS e ON e.session_id = :sid AND e.id = c.parent_id
      WHERE c.depth < (SELECT entry_count FROM sessions WHERE id = :sid)
 {until})
-SELECT id, parent_id, type, body, depth FROM chain
+SELECT id, parent_id, type, body, depth{columns} FROM chain
 """
-CHAIN_SQL = CHAIN_TEMPLATE.format(until="")
+CHAIN_SQL = CHAIN_TEMPLATE.format(until="", columns="")
 # the walk a fork plans from (fork.plan_fork), root first: no JSON carried along, only that
 # of the fork.PARSED_TYPES rows and of the FIRST_MESSAGES root-most messages
 FORK_CHAIN_SQL = f"""
@@ -67,9 +67,11 @@ SELECT id, parent_id, type,
                 WHERE session_id = :sid AND id = :leaf AND seq < {WINDOW_ROWS})
 """
 # the same walk, also ending after a row of type stype or with id stop (either may be
-# NULL: no such end)
+# NULL: no such end); each row also carries the session row's created_us, which tells the
+# session read before from one deleted and made again under the same id since
 CHAIN_UNTIL_SQL = CHAIN_TEMPLATE.format(
-    until="       AND (:stype IS NULL OR c.type <> :stype) AND (:stop IS NULL OR c.id <> :stop)\n"
+    until="       AND (:stype IS NULL OR c.type <> :stype) AND (:stop IS NULL OR c.id <> :stop)\n",
+    columns=", (SELECT created_us FROM sessions WHERE id = :sid)",
 )
 
 

@@ -87,8 +87,9 @@ def make_engine(url: str, *, read_only: bool = False) -> SQLEngine:
     )
 
 
-def _in_walk_order(rows: list[tuple[str, str | None, str, str, int]]) -> list[Any]:
-    """Rows of a recursive walk, leaf (depth 0) first (they come so; sorted if not)."""
+def _in_walk_order(rows: list[Any]) -> list[Any]:
+    """Rows of a recursive walk (depth at index 4), leaf (depth 0) first (they come so; sorted
+    if not)."""
     if any(r[4] != i for i, r in enumerate(rows)):
         return sorted(rows, key=lambda r: r[4])
     return rows
@@ -119,9 +120,12 @@ class SQLStorage:
         self._cache_bytes = 0
         self._parse_cache = parse_cache if parse_cache is not None else ParseCache()
         self._cache_full = False
-        self._context: tuple[str, list[Entry]] | None = None
-        """The last context branch read (its leaf id, its entries); see
+        self._context: tuple[str, str, list[Entry]] | None = None
+        """The last context branch read: its leaf's id and stored JSON, and its entries; see
         :meth:`get_context_branch`."""
+        self._created_us: int | None = None
+        """The session row's ``created_us`` when this storage last read a context: another
+        value means the session was deleted and made again under this id since."""
 
     @classmethod
     async def open(cls, url: str, session_id: str) -> SQLStorage:
@@ -312,15 +316,23 @@ class SQLStorage:
         )
         if not rows:
             return await self.get_branch(leaf_id)
-        if known is not None and rows[-1][0] == known[0]:
-            # The walk reached the last context's leaf, so that leaf is an ancestor of this one
-            # (or it) with no compaction after it: the context starts where that one did and
-            # is that one plus the rows walked (a chain never changes: entries are immutable
-            # and append-only). One query of only the new rows.
-            leaf = rows[0][0]
+        leaf, created = rows[0], rows[0][5]
+        if created != self._created_us:
+            if self._created_us is not None:
+                # the session was deleted and made again under this id since: what this
+                # storage parsed may be another session's entries under the same ids
+                self._forget_all()
+                known = None
+            self._created_us = created
+        if known is not None and rows[-1][0] == known[0] and rows[-1][3] == known[1]:
+            # The walk reached the last context's leaf, the same row (its JSON holds its
+            # parent), so that leaf is an ancestor of this one (or it) with no compaction
+            # after it: the context starts where that one did and is that one plus the rows
+            # walked (a chain never changes: entries are immutable and append-only). One query
+            # of only the new rows.
             rows.pop()
             rows.reverse()
-            return self._kept(leaf, known[1] + self._parse_rows(rows, include_bookkeeping=False))
+            return self._kept(leaf, known[2] + self._parse_rows(rows, include_bookkeeping=False))
         last = rows[-1]
         start: str | None = None
         if last[2] == "compaction":
@@ -332,16 +344,15 @@ class SQLStorage:
         end = rows[-1]
         if end[1] is not None and (start is None or end[0] != start):
             return await self.get_branch(leaf_id)  # neither the root nor the start reached
-        leaf = rows[0][0]
         rows.reverse()
         del last, end
         return self._kept(leaf, self._parse_rows(rows, include_bookkeeping=False))
 
-    def _kept(self, leaf: str, entries: list[Entry]) -> list[Entry]:
-        """``entries`` (the context branch of ``leaf``), kept as the last context read while the
-        entry cache holds every entry parsed (the entries are then kept anyway, so keeping the
-        list adds one reference each); the caller gets its own list."""
-        self._context = None if self._cache_full else (leaf, entries)
+    def _kept(self, leaf: tuple[Any, ...], entries: list[Entry]) -> list[Entry]:
+        """``entries`` (the context branch of the chain row ``leaf``), kept as the last context
+        read while the entry cache holds every entry parsed (the entries are then kept anyway,
+        so keeping the list adds one reference each); the caller gets its own list."""
+        self._context = None if self._cache_full else (leaf[0], leaf[3], entries)
         return list(entries)
 
     def _parse_rows(self, rows: list[Any], *, include_bookkeeping: bool) -> list[Entry]:
