@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
 from typing import Any
 
 import pytest
+from pydantic import ConfigDict
 
 from sessiontree import _model
 from sessiontree.entries import ENTRY_ADAPTER, dump_entry
@@ -56,6 +59,37 @@ def test_models_with_the_same_keys_share_one_fields_set() -> None:
         "stop_reason",
         "timestamp",
     }
+
+
+def test_a_shared_set_refuses_changes_so_no_model_changes_another() -> None:
+    a, b = entry(1), entry(2)
+    for change in (
+        lambda s: s.add("timestamp"),
+        lambda s: s.update({"timestamp"}),
+        lambda s: s.discard("role"),
+        lambda s: s.clear(),
+    ):
+        with pytest.raises(TypeError, match="model_copy"):
+            change(a.message.model_fields_set)
+    assert "timestamp" not in b.message.model_fields_set
+    assert "timestamp" not in dump_entry(b)["message"]
+    assert a.message.model_fields_set == b.message.model_fields_set
+
+
+def test_copies_pickles_and_unfrozen_subclasses_get_sets_of_their_own() -> None:
+    a, b = entry(1), entry(2)
+    for other in (copy.copy(a), copy.deepcopy(a), pickle.loads(pickle.dumps(a))):
+        assert other == a and type(other.model_fields_set) is set
+        other.model_fields_set.add("name")  # its own: a and b are untouched
+    assert "name" not in a.model_fields_set | b.model_fields_set
+
+    class Mutable(UserMessage):
+        model_config = ConfigDict(frozen=False)  # merged with the inherited configuration
+
+    first, second = Mutable(content="1"), Mutable(content="2")
+    first.timestamp = 5
+    assert first.to_wire() == {"role": "user", "content": "1", "timestamp": 5}
+    assert second.to_wire() == {"role": "user", "content": "2"}
 
 
 def test_a_copy_with_updates_leaves_the_shared_set_alone() -> None:

@@ -8,7 +8,7 @@ from typing import Any, ClassVar, TypeVar
 from pydantic import BaseModel, ConfigDict, TypeAdapter, model_validator
 from pydantic.alias_generators import to_camel
 
-__all__ = ["DEFER_BUILD", "WireModel", "json_validator", "set_model_slots"]
+__all__ = ["DEFER_BUILD", "SharedFieldsSet", "WireModel", "json_validator", "set_model_slots"]
 
 _T = TypeVar("_T")
 
@@ -17,12 +17,42 @@ DEFER_BUILD = ConfigDict(defer_build=True)
 stays cheap; the first validation pays ~the same once)."""
 
 
-_shared_fields_sets: dict[frozenset[str], set[str]] = {}
+class SharedFieldsSet(set[str]):
+    """The fields set of validated models that share it (see ``WireModel._mark_always_dumped``):
+    read-only, so no model's set can change another's. A copy (``copy.copy``, as
+    ``model_copy`` makes, ``copy.deepcopy``, pickling) is a plain ``set`` of the model's own.
+
+    Raises (every method that would change it): TypeError.
+    """
+
+    __slots__ = ()
+
+    def _refuse(self, *_args: Any, **_kwargs: Any) -> Any:
+        raise TypeError(
+            "a validated model's fields set is shared with the models that set the same "
+            "fields; derive a model with model_copy(update=...) instead of changing it"
+        )
+
+    add = discard = remove = pop = clear = _refuse
+    update = difference_update = intersection_update = symmetric_difference_update = _refuse
+    __ior__ = __iand__ = __isub__ = __ixor__ = _refuse
+
+    def __copy__(self) -> set[str]:
+        return set(self)
+
+    def __deepcopy__(self, memo: Any) -> set[str]:
+        return set(self)
+
+    def __reduce__(self) -> Any:
+        return (set, (list(self),))
+
+
+_shared_fields_sets: dict[frozenset[str], SharedFieldsSet] = {}
 """The fields set validated models share, by its names (see ``WireModel._mark_always_dumped``)."""
 _MAX_SHARED_FIELDS_SETS = 1024
 """Distinct sets shared at most (~1.5 KB each with its key); a model whose names are not
 among them once this many are keeps a set of its own."""
-_last_shared: dict[type, set[str]] = {}
+_last_shared: dict[type, SharedFieldsSet] = {}
 """The shared set each class took last (tried first: one comparison)."""
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 """Set a model's fields set: the slot's own setter (what ``object.__setattr__`` ends in,
@@ -84,15 +114,18 @@ class WireModel(BaseModel):
         Sharing: a set of two names takes 216 bytes, of five or more 728; the sets of a
         parsed entry's models take about a third of what it takes beyond its text, and a
         session's models repeat a handful of key sets, so the model takes the shared equal
-        set (or lends its own, up to :data:`_MAX_SHARED_FIELDS_SETS`). The set a class last
-        shared is tried first (one set comparison, no ``frozenset``): most models of a class
-        have the same keys. Sharing is safe because nothing changes a model's fields set in
-        place: the models are frozen (pydantic adds to it only on attribute assignment, which
-        they refuse), ``model_copy`` gives the copy a set of its own before it adds the
-        updated keys, and the ``update`` here adds only names a shared set already holds.
-        Inline, one call per model: this runs for every model of every entry read.
+        set (up to :data:`_MAX_SHARED_FIELDS_SETS` distinct ones). The set a class last shared
+        is tried first (one set comparison, no ``frozenset``): most models of a class have the
+        same keys. Sharing is safe because a shared set is a :class:`SharedFieldsSet`, which
+        refuses changes, and only frozen classes share (pydantic adds to the set on attribute
+        assignment, which frozen models refuse); ``model_copy`` gives the copy a plain set of
+        its own before it adds the updated keys. A model validated again (an instance given
+        where its class is expected) keeps its shared set. Inline, one call per model: this
+        runs for every model of every entry read.
         """
         fields_set = self.__pydantic_fields_set__
+        if type(fields_set) is SharedFieldsSet:
+            return self  # marked and shared when it was first validated
         always = self._always_dumped
         if always:
             fields_set.update(always)
@@ -101,12 +134,14 @@ class WireModel(BaseModel):
         if last is not None and last == fields_set:
             _set_fields_set(self, last)
             return self
+        if not cls.model_config.get("frozen"):
+            return self  # a subclass that allows assignment adds to its own set
         key = frozenset(fields_set)
         shared = _shared_fields_sets.get(key)
         if shared is None:
             if len(_shared_fields_sets) >= _MAX_SHARED_FIELDS_SETS:
                 return self
-            shared = _shared_fields_sets.setdefault(key, fields_set)
+            shared = _shared_fields_sets.setdefault(key, SharedFieldsSet(fields_set))
         _set_fields_set(self, shared)
         _last_shared[cls] = shared
         return self

@@ -21,7 +21,7 @@ from pydantic_core import to_json
 
 from sessiontree import _json as exact_json
 from sessiontree._args import MAX_ENTRY_ID_CHARS
-from sessiontree._model import WireModel, json_validator, set_model_slots
+from sessiontree._model import SharedFieldsSet, WireModel, json_validator, set_model_slots
 from sessiontree.entries import (
     Entry,
     MessageEntry,
@@ -35,7 +35,13 @@ from sessiontree.errors import InvalidEntryError
 from sessiontree.ids import new_id, now_iso, now_ms
 from sessiontree.messages import MESSAGE_ADAPTER, MESSAGE_ROLES, AgentMessage, parse_message
 
-__all__ = ["checked_entry", "checked_under", "message_entry", "reparent", "stored_form"]
+__all__ = [
+    "checked_entry",
+    "checked_under",
+    "message_entry",
+    "reparent",
+    "stored_form",
+]
 
 
 _checked: OrderedDict[int, tuple[Entry, bool]] = OrderedDict()
@@ -155,9 +161,9 @@ def message_entry(
     return entry
 
 
-_MESSAGE_ENTRY_FIELDS: set[str] = {"type", "id", "parent_id", "timestamp", "message"}
-"""The fields set of every entry :func:`_new_message_entry` builds (shared: never changed in
-place, see ``sessiontree._model``)."""
+_MESSAGE_ENTRY_FIELDS = SharedFieldsSet({"type", "id", "parent_id", "timestamp", "message"})
+"""The fields set of every entry :func:`_new_message_entry` builds (shared and read-only, as a
+validated model's, see ``sessiontree._model``)."""
 
 
 def _new_message_entry(msg: AgentMessage) -> MessageEntry:
