@@ -24,7 +24,7 @@ from session_files import COLLECTION, format_of, session_file
 from sessiontree import JSONLRepo, MemoryRepo, SQLRepo
 from sessiontree._gc import gc_paused
 from sessiontree.entries import ENTRY_ADAPTER, MessageEntry, dump_entry_json
-from sessiontree.errors import InvalidEntryError
+from sessiontree.errors import InvalidEntryError, SessionTreeError
 from sessiontree.ids import iso_from_ms
 from sessiontree.interop import import_session
 from sessiontree.messages import MESSAGE_ADAPTER, AssistantMessage, TextContent, parse_message
@@ -351,3 +351,26 @@ def test_a_new_message_entry_equals_the_validated_construction() -> None:
 @given(st.binary(max_size=64) | st.text(alphabet='NaIfinty:,"{}', max_size=40).map(str.encode))
 def test_the_non_finite_check_finds_what_the_plain_search_finds(data: bytes) -> None:
     assert _non_finite(data) == (b"NaN" in data or b"Infinity" in data)
+
+
+def test_a_refused_append_leaves_nothing_remembered() -> None:
+    from sessiontree import stored
+
+    async def run() -> None:
+        repo = MemoryRepo()
+        session = await repo.create()
+        marker = "refused " * 1000
+        for shaped in (
+            {"role": "system", "content": marker},  # a provider's wire message
+            {"role": "user", "content": [{"type": "tool_result", "content": marker}]},
+        ):
+            with pytest.raises(InvalidEntryError):
+                await session.append_message(shaped)
+        await session.delete()
+        with pytest.raises(SessionTreeError):
+            await session.append_message({"role": "user", "content": marker})
+        held = [e for e, _ in stored._checked.values()]
+        assert not [e for e in held if marker in dump_entry_json(e).decode()]
+        await repo.close()
+
+    asyncio.run(run())

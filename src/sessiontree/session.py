@@ -42,7 +42,7 @@ from sessiontree.errors import EntryNotFoundError, InvalidEntryError
 from sessiontree.messages import AgentMessage, AssistantMessage, ContentBlock, Usage
 from sessiontree.metadata import SessionMetadata, SessionStats
 from sessiontree.storage.base import ContextBranchReader, EntryCursor, SessionStorage
-from sessiontree.stored import message_entry
+from sessiontree.stored import discard_checked, message_entry
 from sessiontree.summarizers.base import Summarizer
 from sessiontree.tree import ForkPosition, TreeNode, build_tree
 from sessiontree.wire._common import provider_shape
@@ -258,13 +258,18 @@ class Session:
             raise InvalidEntryError(f"invalid message: {detail}", session_id=self.id) from exc
         converter = provider_shape(entry.message)
         if converter is not None:
+            discard_checked(entry)
             raise InvalidEntryError(
                 "this is a provider's wire message, not an AgentMessage; convert it with "
                 f"sessiontree.{converter}(...) first (stored as it is, it would be left out "
                 "of every context)",
                 session_id=self.id,
             )
-        return await self._append(entry)
+        try:
+            return await self._append(entry)
+        except BaseException:
+            discard_checked(entry)  # refused before the store took it, if it did not
+            raise
 
     async def append_model_change(self, provider: str, model_id: str) -> str:
         """Record a model switch (derived state only). Returns the entry id."""

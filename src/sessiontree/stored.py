@@ -38,6 +38,7 @@ from sessiontree.messages import MESSAGE_ADAPTER, MESSAGE_ROLES, AgentMessage, p
 __all__ = [
     "checked_entry",
     "checked_under",
+    "discard_checked",
     "message_entry",
     "reparent",
     "stored_form",
@@ -181,6 +182,12 @@ def _new_message_entry(msg: AgentMessage) -> MessageEntry:
     set_extra(entry, {})
     set_private(entry, None)
     return entry
+
+
+def discard_checked(entry: Entry) -> None:
+    """Forget an entry from :func:`message_entry` that will not be stored (an append refused
+    before any store took it), so the registry does not keep it, and its message, alive."""
+    _take_checked(entry)
 
 
 def checked_entry(obj: Any) -> Entry:
