@@ -256,19 +256,18 @@ class Session:
         except ValueError as exc:  # pydantic's ValidationError included
             detail = validation_problem(exc) if isinstance(exc, ValidationError) else str(exc)
             raise InvalidEntryError(f"invalid message: {detail}", session_id=self.id) from exc
-        converter = provider_shape(entry.message)
-        if converter is not None:
-            discard_checked(entry)
-            raise InvalidEntryError(
-                "this is a provider's wire message, not an AgentMessage; convert it with "
-                f"sessiontree.{converter}(...) first (stored as it is, it would be left out "
-                "of every context)",
-                session_id=self.id,
-            )
         try:
+            converter = provider_shape(entry.message)
+            if converter is not None:
+                raise InvalidEntryError(
+                    "this is a provider's wire message, not an AgentMessage; convert it with "
+                    f"sessiontree.{converter}(...) first (stored as it is, it would be left out "
+                    "of every context)",
+                    session_id=self.id,
+                )
             return await self._append(entry)
         except BaseException:
-            discard_checked(entry)  # refused before the store took it, if it did not
+            discard_checked(entry)  # refused before a store took it, if none did
             raise
 
     async def append_model_change(self, provider: str, model_id: str) -> str:
