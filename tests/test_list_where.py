@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from backends import BACKENDS, throwaway_pg_database
+from backends import BACKENDS
 from sessiontree import SessionRepo, open_repo
 from sessiontree.cli import cli
 from sessiontree.errors import InvalidMetadataError
@@ -25,15 +24,6 @@ from test_sql import _exec
 
 META_VERSION = 1 + next(i for i, m in enumerate(MIGRATIONS) if "session_meta" in m.description)
 """The schema version whose step made ``session_meta``."""
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'store.db'}"
-    else:
-        with throwaway_pg_database() as url:
-            yield url
 
 
 async def test_the_filter_reads_the_session_meta_index(store_url: str) -> None:
