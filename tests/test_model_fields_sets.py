@@ -1,4 +1,5 @@
-"""Validated models share one fields set per distinct key set, and no sharer sees another change."""
+"""Validated models share one fields set per distinct key set and one empty extras dict, and no
+sharer sees another change."""
 
 from __future__ import annotations
 
@@ -142,3 +143,48 @@ def test_a_class_alternating_between_key_sets_shares_each() -> None:
         like = stamped[0] if "timestamp" in m.message.model_fields_set else plain[0]
         assert m.message.__pydantic_fields_set__ is like.message.__pydantic_fields_set__
     assert plain[1].message.model_fields_set != stamped[1].message.model_fields_set
+
+
+def test_models_without_unknown_keys_share_one_read_only_empty_extras() -> None:
+    a, b = entry(1), entry(2)
+    for x, y in (
+        (a, b),
+        (a.message, b.message),
+        (a.message.usage, b.message.usage),
+        (a.message.content[0], b.message.content[0]),
+    ):
+        assert x.__pydantic_extra__ is y.__pydantic_extra__ is _model.EMPTY_EXTRA
+        assert x.model_extra == {}
+    for change in (
+        lambda d: d.__setitem__("k", 1),
+        lambda d: d.update(k=1),
+        lambda d: d.setdefault("k", 1),
+        lambda d: d.__ior__({"k": 1}),
+    ):
+        with pytest.raises(TypeError, match="model_copy"):
+            change(a.model_extra)
+    assert _model.EMPTY_EXTRA == {} and dump_entry(b) == dump_entry(entry(2))
+    # a model with unknown keys keeps a dict of its own
+    c = entry(3, note="kept")
+    assert c.message.model_extra == {"note": "kept"}
+    assert c.message.__pydantic_extra__ is not _model.EMPTY_EXTRA
+    assert dump_entry(c)["message"]["note"] == "kept"
+
+
+def test_copies_of_shared_empty_extras_are_plain_dicts_of_their_own() -> None:
+    a = entry(1)
+    for other in (copy.copy(a), copy.deepcopy(a), pickle.loads(pickle.dumps(a))):
+        assert other == a and type(other.model_extra) is dict
+        other.model_extra["k"] = 1  # its own: the shared one stays empty
+    moved = a.message.model_copy(update={"note": 1})  # an unknown key goes into extras
+    assert moved.model_extra == {"note": 1} and moved.to_wire()["note"] == 1
+    assert _model.EMPTY_EXTRA == {} and a.message.model_extra == {}
+
+    class Mutable(UserMessage):
+        model_config = ConfigDict(frozen=False)
+
+    m = Mutable(content="1")
+    assert m.__pydantic_extra__ is not _model.EMPTY_EXTRA
+    m.note = 1  # type: ignore[attr-defined]
+    assert m.to_wire() == {"role": "user", "content": "1", "note": 1}
+    assert Mutable(content="2").to_wire() == {"role": "user", "content": "2"}

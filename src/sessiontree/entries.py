@@ -21,7 +21,13 @@ import orjson
 from pydantic import AfterValidator, Field, TypeAdapter, ValidationError
 
 from sessiontree import _json as exact_json
-from sessiontree._model import DEFER_BUILD, SharedFieldsSet, WireModel, json_validator
+from sessiontree._model import (
+    DEFER_BUILD,
+    EMPTY_EXTRA,
+    SharedFieldsSet,
+    WireModel,
+    json_validator,
+)
 from sessiontree.errors import InvalidEntryError
 from sessiontree.ids import new_id, now_iso
 from sessiontree.messages import (
@@ -386,8 +392,9 @@ def with_parent(entry: _E, parent_id: str | None) -> _E:
     The new model gets a copy of the field values with the new parent. Its fields set is the
     entry's own when that is a read-only shared one (:class:`~sessiontree._model.SharedFieldsSet`;
     ``parent_id`` is always in it, see ``_EntryBase._always_dumped``), else a copy, as
-    ``model_copy`` gives. Nothing is validated: the parent is an entry id the caller checked
-    (the store's leaf).
+    ``model_copy`` gives; so are its unknown keys, or the shared read-only empty ones
+    (:data:`~sessiontree._model.EMPTY_EXTRA`). Nothing is validated: the parent is an entry
+    id the caller checked (the store's leaf).
     """
     moved = object.__new__(type(entry))
     values = entry.__dict__.copy()
@@ -398,6 +405,8 @@ def with_parent(entry: _E, parent_id: str | None) -> _E:
     extra = entry.__pydantic_extra__
     object.__setattr__(moved, "__dict__", values)
     object.__setattr__(moved, "__pydantic_fields_set__", fields_set)
-    object.__setattr__(moved, "__pydantic_extra__", None if extra is None else dict(extra))
+    if extra is not None and extra is not EMPTY_EXTRA:
+        extra = dict(extra)
+    object.__setattr__(moved, "__pydantic_extra__", extra)
     object.__setattr__(moved, "__pydantic_private__", entry.__pydantic_private__)
     return moved

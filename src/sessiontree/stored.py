@@ -21,7 +21,13 @@ from pydantic_core import to_json
 
 from sessiontree import _json as exact_json
 from sessiontree._args import MAX_ENTRY_ID_CHARS
-from sessiontree._model import SharedFieldsSet, WireModel, json_validator, set_model_slots
+from sessiontree._model import (
+    EMPTY_EXTRA,
+    SharedFieldsSet,
+    WireModel,
+    json_validator,
+    set_model_slots,
+)
 from sessiontree.entries import (
     Entry,
     MessageEntry,
@@ -179,7 +185,7 @@ def _new_message_entry(msg: AgentMessage) -> MessageEntry:
     )
     set_fields, set_extra, set_private = set_model_slots
     set_fields(entry, _MESSAGE_ENTRY_FIELDS)
-    set_extra(entry, {})
+    set_extra(entry, EMPTY_EXTRA)
     set_private(entry, None)
     return entry
 
