@@ -160,9 +160,13 @@ def test_models_without_unknown_keys_share_one_read_only_empty_extras() -> None:
         lambda d: d.update(k=1),
         lambda d: d.setdefault("k", 1),
         lambda d: d.__ior__({"k": 1}),
+        lambda d: d.pop("k", None),
+        lambda d: d.__delitem__("k"),
     ):
         with pytest.raises(TypeError, match="model_copy"):
             change(a.model_extra)
+    with pytest.raises(TypeError):
+        a.model_extra.__init__({"k": 1})
     assert _model.EMPTY_EXTRA == {} and dump_entry(b) == dump_entry(entry(2))
     # a model with unknown keys keeps a dict of its own
     c = entry(3, note="kept")

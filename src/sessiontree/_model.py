@@ -66,6 +66,9 @@ class _SharedEmptyExtra(dict[str, Any]):
 
     __slots__ = ()
 
+    def __init__(self) -> None:  # empty, and no later __init__ call can fill it
+        super().__init__()
+
     def _refuse(self, *_args: Any, **_kwargs: Any) -> Any:
         raise TypeError(
             "a validated model's unknown keys are read-only; derive a model with "
