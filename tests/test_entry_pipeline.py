@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -28,7 +29,15 @@ from sessiontree.errors import InvalidEntryError, SessionTreeError
 from sessiontree.ids import iso_from_ms
 from sessiontree.interop import import_session
 from sessiontree.messages import MESSAGE_ADAPTER, AssistantMessage, TextContent, parse_message
-from sessiontree.stored import _non_finite, checked_entry, checked_under, message_entry, stored_form
+from sessiontree.stored import (
+    _non_finite,
+    checked_entry,
+    checked_under,
+    message_entry,
+    reparent,
+    stored_form,
+    stored_form_under,
+)
 
 
 def full_path(message: Any, timestamp: Any = None) -> MessageEntry:
@@ -372,5 +381,50 @@ def test_a_refused_append_leaves_nothing_remembered() -> None:
         held = [e for e, _ in stored._checked.values()]
         assert not [e for e in held if marker in dump_entry_json(e).decode()]
         await repo.close()
+
+    asyncio.run(run())
+
+
+def test_stored_form_under_a_parent_is_the_reparented_stored_form() -> None:
+    message = {"role": "user", "content": "hi", "timestamp": 5}
+    owned = message_entry(message, owned=True)
+    entry, data = stored_form_under(owned, "p1")
+    assert entry is owned and entry.parent_id == "p1", "owned: its parent set in place"
+    assert data == dump_entry_json(entry) and ENTRY_ADAPTER.validate_json(data) == entry
+    held = message_entry(message)
+    entry, data = stored_form_under(held, "p1")
+    assert held.parent_id is None and entry is not held, "held by the caller: a copy"
+    assert (entry, data) == reparent(held, dump_entry_json(held), "p1")
+    plain = {"type": "message", "id": "e1", "parentId": "old", "message": message}
+    entry, data = stored_form_under(plain, "p1")
+    assert (entry, data) == reparent(*stored_form(plain), "p1")
+    assert stored_form_under(plain, "old") == stored_form(plain)
+
+
+def test_jsonl_appends_of_two_writers_hang_under_the_true_leaf(tmp_path: Path) -> None:
+    """Each writer serialises its entry under the leaf it saw last, which the other writer's
+    append has made stale: under the lock the entry is moved to the true leaf."""
+
+    async def run() -> None:
+        first = JSONLRepo(tmp_path / "s")
+        session = await first.create()
+        second = JSONLRepo(tmp_path / "s")
+        other = await second.open(session.id)
+        ids = []
+        for i in range(6):
+            writer = session if i % 2 == 0 else other
+            ids.append(await writer.append_message({"role": "user", "content": str(i)}))
+        path = session.storage.path
+        lines = [orjson.loads(line) for line in path.read_bytes().splitlines()[1:]]
+        assert [row["id"] for row in lines] == ids
+        assert [row["parentId"] for row in lines] == [None, *ids[:-1]]
+        fresh = await JSONLRepo(tmp_path / "s").open(session.id)
+        assert [e.parent_id for e in await fresh.storage.get_entries()] == [None, *ids[:-1]]
+        for line, entry in zip(
+            path.read_bytes().splitlines()[1:], await fresh.storage.get_entries(), strict=True
+        ):
+            assert dump_entry_json(entry) == line
+        await first.close()
+        await second.close()
 
     asyncio.run(run())

@@ -48,6 +48,7 @@ __all__ = [
     "message_entry",
     "reparent",
     "stored_form",
+    "stored_form_under",
 ]
 
 
@@ -218,14 +219,38 @@ def checked_under(obj: Any, parent_id: str | None) -> Entry:
         InvalidEntryError: as :func:`stored_form`.
     """
     hit = _take_checked(obj)
-    if hit is None:
-        entry = stored_form(obj)[0]
-    else:
-        entry, owned = hit
-        if owned and entry.parent_id is None:
-            entry.__dict__["parent_id"] = parent_id
-            return entry
+    if hit is not None:
+        return _under(hit, parent_id)
+    entry = stored_form(obj)[0]
     return entry if entry.parent_id == parent_id else with_parent(entry, parent_id)
+
+
+def _under(hit: tuple[Entry, bool], parent_id: str | None) -> Entry:
+    """The checked entry of ``hit`` (taken from the registry) under ``parent_id``: an owned
+    entry without a parent gets it in place (nobody else holds it), any other a copy when its
+    parent differs."""
+    entry, owned = hit
+    if owned and entry.parent_id is None:
+        entry.__dict__["parent_id"] = parent_id
+        return entry
+    return entry if entry.parent_id == parent_id else with_parent(entry, parent_id)
+
+
+def stored_form_under(obj: Any, parent_id: str | None) -> tuple[Entry, bytes]:
+    """:func:`stored_form` of ``obj`` under the parent ``parent_id``: equal, byte for byte, to
+    ``reparent(*stored_form(obj), parent_id)`` when the parents differ. An entry from
+    :func:`message_entry` is put under the parent before it is serialised (:func:`checked_under`'s
+    rule), so it is written once and never patched.
+
+    Raises:
+        InvalidEntryError: as :func:`stored_form`.
+    """
+    hit = _take_checked(obj)
+    if hit is not None:
+        entry = _under(hit, parent_id)
+        return entry, dump_entry_json(entry)
+    entry, data = stored_form(obj)
+    return (entry, data) if entry.parent_id == parent_id else reparent(entry, data, parent_id)
 
 
 def stored_form(obj: Any) -> tuple[Entry, bytes]:

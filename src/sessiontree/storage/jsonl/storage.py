@@ -63,7 +63,7 @@ from sessiontree.storage.jsonl.format import (
 )
 from sessiontree.storage.jsonl.log import _WRITERS, SessionLog
 from sessiontree.storage.jsonl.stats import REFRESH_BYTES, ListingFacts, Stats, write_stats
-from sessiontree.stored import reparent, stored_form
+from sessiontree.stored import reparent, stored_form, stored_form_under
 from sessiontree.tree import ForkPosition, TreeIndex, branch_of, check_append, trace_chain
 
 __all__ = [
@@ -343,7 +343,12 @@ class JSONLStorage(SessionLog):
         if self.read_only:
             self._writable()
         self._open_read()
-        entry, data = stored_form(entry)
+        if at_leaf:
+            # written under the leaf this process saw last; under the lock it is moved only
+            # when another writer appended since
+            entry, data = stored_form_under(entry, self._index.fold.leaf_id)
+        else:
+            entry, data = stored_form(entry)
         self._acquire()
         try:
             self._catch_up_locked()
