@@ -8,7 +8,7 @@ import pickle
 from typing import Any
 
 import pytest
-from pydantic import ConfigDict
+from pydantic import ConfigDict, model_validator
 
 from sessiontree import _model
 from sessiontree.entries import ENTRY_ADAPTER, dump_entry
@@ -192,3 +192,33 @@ def test_copies_of_shared_empty_extras_are_plain_dicts_of_their_own() -> None:
     m.note = 1  # type: ignore[attr-defined]
     assert m.to_wire() == {"role": "user", "content": "1", "note": 1}
     assert Mutable(content="2").to_wire() == {"role": "user", "content": "2"}
+
+
+def test_deep_copies_and_pickles_give_every_model_extras_of_its_own() -> None:
+    a, b = entry(1), entry(2)
+    copies = [
+        copy.deepcopy(a),
+        a.model_copy(deep=True),
+        *pickle.loads(pickle.dumps([a, b])),
+    ]
+    for c in copies:
+        models = [c, c.message, c.message.content[0], c.message.usage]
+        assert len({id(m.__pydantic_extra__) for m in models}) == len(models)
+        c.model_extra["note"] = 1  # the entry's own: its message and blocks do not show it
+        assert "note" not in c.message.to_wire() and "note" not in c.message.content[0].to_wire()
+    first, second = copies[2:]
+    assert first.model_extra is not second.model_extra
+    assert "note" not in dump_entry(a) and "note" not in dump_entry(b)
+
+
+def test_a_users_subclass_keeps_extras_its_own_validators_may_add_to() -> None:
+    class Tagged(UserMessage):  # frozen, as its base
+        @model_validator(mode="after")
+        def _tag(self) -> Any:
+            assert self.__pydantic_extra__ is not None
+            self.__pydantic_extra__["source"] = "app"
+            return self
+
+    assert Tagged(content="x").to_wire() == {"role": "user", "content": "x", "source": "app"}
+    assert Tagged(content="y", other=1).to_wire()["source"] == "app"
+    assert UserMessage(content="z").model_extra == {}, "the base class is unchanged"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, model_validator
 from pydantic.alias_generators import to_camel
@@ -55,11 +55,13 @@ class SharedFieldsSet(set[str]):
 
 
 class _SharedEmptyExtra(dict[str, Any]):
-    """The unknown keys (``model_extra``) of every validated model of a frozen class that has
-    none: one empty read-only dict instead of an empty dict each (64 bytes, four or so per
-    parsed entry: about a tenth of what a parsed entry takes beyond its text). Like
-    :class:`SharedFieldsSet`, a copy (``copy.copy``, as ``model_copy`` makes, ``copy.deepcopy``,
-    pickling) is a plain ``dict`` of the model's own.
+    """The unknown keys (``model_extra``) of every validated model of this library's frozen
+    classes that has none: one empty read-only dict instead of an empty dict each (64 bytes,
+    four or so per parsed entry: about a tenth of what a parsed entry takes beyond its text).
+    Like :class:`SharedFieldsSet`, a copy (``copy.copy``, as ``model_copy`` makes,
+    ``copy.deepcopy``, pickling) is a plain ``dict`` of the model's own; ``WireModel`` makes
+    deep copies and pickles give each model a dict of its own, not one per copy operation
+    (both memoise the object they copy).
 
     Raises (every method that would change it): TypeError.
     """
@@ -92,6 +94,10 @@ EMPTY_EXTRA: dict[str, Any] = _SharedEmptyExtra()
 """The one read-only empty ``__pydantic_extra__`` validated models of frozen classes share
 (see ``WireModel._mark_always_dumped``); code that builds such a model without validating it
 gives it this too."""
+
+_EXTRA_SHARERS: set[type] = set()
+"""The classes whose models take :data:`EMPTY_EXTRA`: this library's own frozen classes. A
+user's subclass keeps a dict per model, so its own validators may add unknown keys."""
 
 _shared_fields_sets: dict[frozenset[str], SharedFieldsSet] = {}
 """The fields set validated models share, by its names (see ``WireModel._mark_always_dumped``)."""
@@ -180,15 +186,18 @@ class WireModel(BaseModel):
         last = _last_shared.get(cls)
         if last is not None and last == fields_set:
             _set_fields_set(self, last)
-            extra = self.__pydantic_extra__
-            if extra is not None and not extra:  # (None: a class that ignores unknown keys)
-                _set_extra(self, EMPTY_EXTRA)
+            if cls in _EXTRA_SHARERS:
+                extra = self.__pydantic_extra__
+                if extra is not None and not extra:  # (None: a class ignoring unknown keys)
+                    _set_extra(self, EMPTY_EXTRA)
             return self
         if not cls.model_config.get("frozen"):
             return self  # a subclass that allows assignment adds to its own set and extras
-        extra = self.__pydantic_extra__
-        if extra is not None and not extra:
-            _set_extra(self, EMPTY_EXTRA)
+        if cls.__module__.startswith("sessiontree."):
+            _EXTRA_SHARERS.add(cls)
+            extra = self.__pydantic_extra__
+            if extra is not None and not extra:
+                _set_extra(self, EMPTY_EXTRA)
         key = frozenset(fields_set)
         shared = _shared_fields_sets.get(key)
         if shared is None:
@@ -198,6 +207,22 @@ class WireModel(BaseModel):
         _set_fields_set(self, shared)
         _last_shared[cls] = shared
         return self
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
+        """pydantic's deep copy, with unknown keys of the copy's own: a deep copy memoises the
+        copy of :data:`EMPTY_EXTRA`, which would give every model it copies the same dict."""
+        copied = super().__deepcopy__(memo)
+        if self.__pydantic_extra__ is EMPTY_EXTRA:
+            _set_extra(copied, {})
+        return copied
+
+    def __getstate__(self) -> dict[Any, Any]:
+        """pydantic's pickle state, with unknown keys of the model's own (see
+        :meth:`__deepcopy__`: pickling memoises as a deep copy does)."""
+        state = super().__getstate__()
+        if state["__pydantic_extra__"] is EMPTY_EXTRA:
+            state["__pydantic_extra__"] = {}
+        return state
 
     def to_wire(self) -> dict[str, Any]:
         """The camelCase dict of this object: only keys that were set, plus unknown ones.
