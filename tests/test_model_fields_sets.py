@@ -208,6 +208,9 @@ def test_deep_copies_and_pickles_give_every_model_extras_of_its_own() -> None:
         assert "note" not in c.message.to_wire() and "note" not in c.message.content[0].to_wire()
     first, second = copies[2:]
     assert first.model_extra is not second.model_extra
+    assert first.model_fields_set is not second.model_fields_set
+    first.model_fields_set.add("name")  # a plain set of its own
+    assert "name" not in second.model_fields_set | a.model_fields_set
     assert "note" not in dump_entry(a) and "note" not in dump_entry(b)
 
 

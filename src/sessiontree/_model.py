@@ -217,11 +217,14 @@ class WireModel(BaseModel):
         return copied
 
     def __getstate__(self) -> dict[Any, Any]:
-        """pydantic's pickle state, with unknown keys of the model's own (see
-        :meth:`__deepcopy__`: pickling memoises as a deep copy does)."""
+        """pydantic's pickle state, with a fields set and unknown keys of the model's own:
+        pickling memoises each object it writes, so the one shared set or empty dict would
+        come back as one plain set or dict for every model unpickled with it."""
         state = super().__getstate__()
         if state["__pydantic_extra__"] is EMPTY_EXTRA:
             state["__pydantic_extra__"] = {}
+        if type(state["__pydantic_fields_set__"]) is SharedFieldsSet:
+            state["__pydantic_fields_set__"] = set(state["__pydantic_fields_set__"])
         return state
 
     def to_wire(self) -> dict[str, Any]:
