@@ -186,26 +186,22 @@ class WireModel(BaseModel):
         last = _last_shared.get(cls)
         if last is not None and last == fields_set:
             _set_fields_set(self, last)
-            if cls in _EXTRA_SHARERS:
-                extra = self.__pydantic_extra__
-                if extra is not None and not extra:  # (None: a class ignoring unknown keys)
-                    _set_extra(self, EMPTY_EXTRA)
-            return self
-        if not cls.model_config.get("frozen"):
+        elif not cls.model_config.get("frozen"):
             return self  # a subclass that allows assignment adds to its own set and extras
-        if cls.__module__.startswith("sessiontree."):
-            _EXTRA_SHARERS.add(cls)
+        else:
+            if cls.__module__.startswith("sessiontree."):
+                _EXTRA_SHARERS.add(cls)
+            key = frozenset(fields_set)
+            shared = _shared_fields_sets.get(key)
+            if shared is None and len(_shared_fields_sets) < _MAX_SHARED_FIELDS_SETS:
+                shared = _shared_fields_sets.setdefault(key, SharedFieldsSet(fields_set))
+            if shared is not None:  # (None: beyond the bound, the model keeps its own set)
+                _set_fields_set(self, shared)
+                _last_shared[cls] = shared
+        if cls in _EXTRA_SHARERS:
             extra = self.__pydantic_extra__
-            if extra is not None and not extra:
+            if extra is not None and not extra:  # (None: a class ignoring unknown keys)
                 _set_extra(self, EMPTY_EXTRA)
-        key = frozenset(fields_set)
-        shared = _shared_fields_sets.get(key)
-        if shared is None:
-            if len(_shared_fields_sets) >= _MAX_SHARED_FIELDS_SETS:
-                return self
-            shared = _shared_fields_sets.setdefault(key, SharedFieldsSet(fields_set))
-        _set_fields_set(self, shared)
-        _last_shared[cls] = shared
         return self
 
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:

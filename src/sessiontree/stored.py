@@ -219,16 +219,13 @@ def checked_under(obj: Any, parent_id: str | None) -> Entry:
         InvalidEntryError: as :func:`stored_form`.
     """
     hit = _take_checked(obj)
-    if hit is not None:
-        return _under(hit, parent_id)
-    entry = stored_form(obj)[0]
-    return entry if entry.parent_id == parent_id else with_parent(entry, parent_id)
+    return _under(hit if hit is not None else (stored_form(obj)[0], False), parent_id)
 
 
 def _under(hit: tuple[Entry, bool], parent_id: str | None) -> Entry:
-    """The checked entry of ``hit`` (taken from the registry) under ``parent_id``: an owned
-    entry without a parent gets it in place (nobody else holds it), any other a copy when its
-    parent differs."""
+    """The entry of ``hit`` (an entry and whether it is owned: a registry hit, or an entry just
+    read back, which is not) under ``parent_id``: an owned entry without a parent gets it in
+    place (nobody else holds it), any other a copy when its parent differs."""
     entry, owned = hit
     if owned and entry.parent_id is None:
         entry.__dict__["parent_id"] = parent_id
