@@ -189,3 +189,33 @@ def test_to_llm_messages_shapes() -> None:
     assert "summary" in out[4]["content"] and "earlier work" in out[4]["content"]
     assert "thinking" not in out[5]
     assert to_llm_messages(msgs, include_thinking=True)[5]["thinking"] == ["hmm"]
+
+
+@pytest.mark.parametrize(
+    ("entry_id", "parent_id", "refused"),
+    [
+        ("new", None, None),
+        ("new", "m1", None),
+        ("new", "label1", None),  # any path or bookkeeping entry but a leaf entry may parent
+        ("m1", "m1", "DuplicateEntryError"),
+        ("m1", None, "DuplicateEntryError"),
+        ("new", "ghost", "EntryNotFoundError"),
+        ("new", "new", "EntryNotFoundError"),  # its own parent, which does not exist yet
+        ("new", "leaf1", "InvalidEntryError"),
+    ],
+)
+def test_check_append_of_a_message_entry(
+    entry_id: str, parent_id: str | None, refused: str | None
+) -> None:
+    from sessiontree.entries import MessageEntry
+    from sessiontree.tree import check_append
+
+    types = {"m1": "message", "label1": "label", "leaf1": "leaf"}
+    entry = MessageEntry(id=entry_id, parent_id=parent_id, message=parse_message(user("x")))
+    if refused is None:
+        check_append(entry, types.get, session_id="s")
+        return
+    with pytest.raises(Exception) as info:
+        check_append(entry, types.get, session_id="s")
+    assert type(info.value).__name__ == refused
+    assert entry_id in str(info.value)

@@ -213,3 +213,24 @@ def test_content_of_neither_shape_names_both() -> None:
     assert "user.content: Input should be a valid string / Input should be a valid list" in str(
         info.value
     )
+
+
+def test_a_users_subclass_in_a_union_field_is_written_whole() -> None:
+    # the message and block unions write each value with its own class's serialiser, so the
+    # fields a user's subclass adds are written (and read back as unknown keys), not dropped
+    class ReviewedText(TextContent):
+        reviewer: str = ""
+
+    class ScoredAnswer(AssistantMessage):
+        score: float = 0.0
+
+    message = ScoredAnswer(content=[ReviewedText(text="ok", reviewer="ana")], score=0.5)
+    entry = MessageEntry(id="e1", timestamp="2026-01-01T00:00:00.000Z", message=message)
+    written = orjson.loads(dump_entry_json(entry))
+    assert written["message"]["score"] == 0.5
+    assert written["message"]["content"] == [{"type": "text", "text": "ok", "reviewer": "ana"}]
+    back = parse_entry_json(dump_entry_json(entry))
+    assert isinstance(back, MessageEntry) and type(back.message) is AssistantMessage
+    assert back.message.model_extra == {"score": 0.5}
+    assert back.message.content[0].model_extra == {"reviewer": "ana"}
+    assert dump_entry_json(back) == dump_entry_json(entry)

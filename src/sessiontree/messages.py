@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, Field, TypeAdapter
+from pydantic import AfterValidator, Field, SerializeAsAny, TypeAdapter
 
 from sessiontree._model import DEFER_BUILD, WireModel
 
@@ -99,11 +99,15 @@ def _unknown_block_type(block: OpaqueBlock) -> OpaqueBlock:
 
 # A union tagged by the plain ``type`` string (pydantic-core picks the class without calling
 # Python), then, only when the tag is unknown, the opaque fallback: twice as fast to validate
-# as a callable discriminator, which makes pydantic hand every value to Python first.
+# as a callable discriminator, which makes pydantic hand every value to Python first. Each
+# value is written by its own class's serialiser (``SerializeAsAny``): what the union's
+# serialiser picks for every value of these classes, without trying the members in turn
+# (about a fifth of writing an entry).
 ContentBlock = Annotated[
     Annotated[TextContent | ImageContent | ThinkingContent | ToolCall, Field(discriminator="type")]
     | Annotated[OpaqueBlock, AfterValidator(_unknown_block_type)],
     Field(union_mode="left_to_right"),
+    SerializeAsAny(),
 ]
 """Any content block; unknown ``type`` values become :class:`OpaqueBlock`."""
 
@@ -265,6 +269,7 @@ AgentMessage = Annotated[
     ]
     | Annotated[OpaqueMessage, AfterValidator(_unknown_role)],
     Field(union_mode="left_to_right"),
+    SerializeAsAny(),  # written by the message's own class, as ContentBlock
 ]
 """Any message; discriminated by ``role``, unknown roles become :class:`OpaqueMessage`."""
 

@@ -25,6 +25,7 @@ from sessiontree.entries import (
     Entry,
     LabelEntry,
     LeafEntry,
+    MessageEntry,
 )
 from sessiontree.errors import (
     CorruptSessionError,
@@ -101,6 +102,12 @@ def check_append(
         DuplicateEntryError: the id is already used in this session.
         EntryNotFoundError: a ``parentId``, ``targetId`` or ``fromId`` names no entry.
     """
+    if type(entry) is MessageEntry and type_of(entry.id) is None:
+        # the common append: a message entry refers to its parent only (entry_refs), so a
+        # new id under a parent that exists and is not a leaf entry is all there is to check
+        parent_type = "" if entry.parent_id is None else type_of(entry.parent_id)
+        if parent_type is not None and parent_type != "leaf":
+            return
     if entry.type not in ENTRY_TYPES and not keep_unknown:
         raise InvalidEntryError(
             f"unknown entry type {entry.type!r}", session_id=session_id, entry_id=entry.id

@@ -117,7 +117,7 @@ def provider_shape(message: AgentMessage) -> str | None:
     from every context, so it must be converted first."""
     if isinstance(message, OpaqueMessage):
         return "from_openai_chat" if message.role in _OPENAI_ROLES else None
-    extra = message.model_extra
+    extra = message.__pydantic_extra__  # model_extra without the property call
     if (
         isinstance(message, AssistantMessage)
         and extra
