@@ -28,7 +28,7 @@ from sessiontree.entries import (
 from sessiontree.ids import iso_from_ms, ms_from_iso, new_id, now_iso
 from sessiontree.messages import parse_message
 from sessiontree.testing.builders import assistant, bash, tool_call, tool_result, user
-from sessiontree.tree import build_tree, fork_chain, trace_chain
+from sessiontree.tree import build_tree, check_append, fork_chain, trace_chain
 
 
 def test_ids_are_uuid7_and_ordered() -> None:
@@ -207,9 +207,6 @@ def test_to_llm_messages_shapes() -> None:
 def test_check_append_of_a_message_entry(
     entry_id: str, parent_id: str | None, refused: str | None
 ) -> None:
-    from sessiontree.entries import MessageEntry
-    from sessiontree.tree import check_append
-
     types = {"m1": "message", "label1": "label", "leaf1": "leaf"}
     entry = MessageEntry(id=entry_id, parent_id=parent_id, message=parse_message(user("x")))
     if refused is None:

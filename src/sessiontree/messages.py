@@ -102,7 +102,7 @@ def _unknown_block_type(block: OpaqueBlock) -> OpaqueBlock:
 # as a callable discriminator, which makes pydantic hand every value to Python first. Each
 # value is written by its own class's serialiser (``SerializeAsAny``): what the union's
 # serialiser picks for every value of these classes, without trying the members in turn
-# (about a fifth of writing an entry).
+# (about a third of writing a message).
 ContentBlock = Annotated[
     Annotated[TextContent | ImageContent | ThinkingContent | ToolCall, Field(discriminator="type")]
     | Annotated[OpaqueBlock, AfterValidator(_unknown_block_type)],

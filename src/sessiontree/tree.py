@@ -104,9 +104,10 @@ def check_append(
     """
     if type(entry) is MessageEntry and type_of(entry.id) is None:
         # the common append: a message entry refers to its parent only (entry_refs), so a
-        # new id under a parent that exists and is not a leaf entry is all there is to check
-        parent_type = "" if entry.parent_id is None else type_of(entry.parent_id)
-        if parent_type is not None and parent_type != "leaf":
+        # new id under no parent, or under one that exists and is not a leaf entry, is all
+        # there is to check; anything else meets the full rule below, which names the fault
+        parent = entry.parent_id
+        if parent is None or type_of(parent) not in (None, "leaf"):
             return
     if entry.type not in ENTRY_TYPES and not keep_unknown:
         raise InvalidEntryError(
