@@ -104,8 +104,10 @@ _shared_fields_sets: dict[frozenset[str], SharedFieldsSet] = {}
 _MAX_SHARED_FIELDS_SETS = 1024
 """Distinct sets shared at most (~1.5 KB each with its key); a model whose names are not
 among them once this many are keeps a set of its own."""
-_last_shared: dict[type, SharedFieldsSet] = {}
-"""The shared set each class took last (tried first: one comparison)."""
+_last_shared: dict[type, tuple[frozenset[str], SharedFieldsSet, bool]] = {}
+"""What each class shared last, tried first (one comparison): the fields set as validation
+left it (before the always-dumped names are added), the shared set it became, and whether
+the class shares the empty extras."""
 set_model_slots = (
     BaseModel.__dict__["__pydantic_fields_set__"].__set__,
     BaseModel.__dict__["__pydantic_extra__"].__set__,
@@ -179,26 +181,28 @@ class WireModel(BaseModel):
         fields_set = self.__pydantic_fields_set__
         if type(fields_set) is SharedFieldsSet:
             return self  # marked and shared when it was first validated
-        always = self._always_dumped
-        if always:
-            fields_set.update(always)
         cls = type(self)
         last = _last_shared.get(cls)
-        if last is not None and last == fields_set:
-            _set_fields_set(self, last)
-        elif not cls.model_config.get("frozen"):
-            return self  # a subclass that allows assignment adds to its own set and extras
+        if last is not None and last[0] == fields_set:
+            # the keys the class's last shared model had: the set that became, as it is
+            _set_fields_set(self, last[1])
+            shares_extra = last[2]
         else:
+            given = frozenset(fields_set)
+            fields_set.update(self._always_dumped)
+            if not cls.model_config.get("frozen"):
+                return self  # a subclass that allows assignment adds to its own set and extras
             if cls.__module__.startswith("sessiontree."):
                 _EXTRA_SHARERS.add(cls)
+            shares_extra = cls in _EXTRA_SHARERS
             key = frozenset(fields_set)
             shared = _shared_fields_sets.get(key)
             if shared is None and len(_shared_fields_sets) < _MAX_SHARED_FIELDS_SETS:
                 shared = _shared_fields_sets.setdefault(key, SharedFieldsSet(fields_set))
             if shared is not None:  # (None: beyond the bound, the model keeps its own set)
                 _set_fields_set(self, shared)
-                _last_shared[cls] = shared
-        if cls in _EXTRA_SHARERS:
+                _last_shared[cls] = (given, shared, shares_extra)
+        if shares_extra:
             extra = self.__pydantic_extra__
             if extra is not None and not extra:  # (None: a class ignoring unknown keys)
                 _set_extra(self, EMPTY_EXTRA)

@@ -80,13 +80,15 @@ def _non_finite(data: bytes) -> bool:
     """Whether JSON from the serialiser may hold a ``NaN`` or ``Infinity`` constant (it writes
     no others; the text ``NaN`` inside a string counts too). A capital ``N`` is rare in
     JSON, so the ``NaN`` test looks at each one (a one-byte search, a memchr): searching for
-    the three letters walks every byte of text full of ``a``."""
+    the three letters walks every byte of text full of ``a``. ``Infinity`` is searched for
+    from the first capital ``I`` (a memchr again), so JSON without one is not walked twice."""
     at = data.find(b"N")
     while at >= 0:
         if data.startswith(b"aN", at + 1):
             return True
         at = data.find(b"N", at + 1)
-    return b"Infinity" in data
+    first_i = data.find(b"I")
+    return first_i >= 0 and data.find(b"Infinity", first_i) >= 0
 
 
 _validate_message_json: Callable[[bytes | str], AgentMessage] | None = None
