@@ -395,7 +395,13 @@ def test_stored_form_under_a_parent_is_the_reparented_stored_form() -> None:
     entry, data = stored_form_under(held, "p1")
     assert held.parent_id is None and entry is not held, "held by the caller: a copy"
     assert (entry, data) == reparent(held, dump_entry_json(held), "p1")
-    plain = {"type": "message", "id": "e1", "parentId": "old", "message": message}
+    plain = {
+        "type": "message",
+        "id": "e1",
+        "parentId": "old",
+        "timestamp": "2026-01-01T00:00:00.000Z",  # each read-back would stamp its own time
+        "message": message,
+    }
     entry, data = stored_form_under(plain, "p1")
     assert (entry, data) == reparent(*stored_form(plain), "p1")
     assert stored_form_under(plain, "old") == stored_form(plain)
