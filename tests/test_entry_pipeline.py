@@ -6,6 +6,9 @@ validated from JSON gives an equal message (a fixed point) and if the result equ
 full path (validate, dump, validate the dump) gives. Both are checked on every message of every
 real session file and on generated messages, including Python-only values in the untyped
 places (``details``, tool ``arguments``, unknown keys).
+
+The JSONL store validates an entry line from its text; the lines of every real session file
+and generated lines read alike from their text and from the dict parsed from it.
 """
 
 from __future__ import annotations
@@ -20,11 +23,14 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
+from pydantic_core import to_json
 
 from session_files import COLLECTION, format_of, session_file
 from sessiontree import JSONLRepo, MemoryRepo, SQLRepo
+from sessiontree import _json as exact_json
 from sessiontree._gc import gc_paused
-from sessiontree.entries import ENTRY_ADAPTER, MessageEntry, dump_entry_json
+from sessiontree.entries import ENTRY_ADAPTER, MessageEntry, dump_entry_json, validate_entry_json
 from sessiontree.errors import InvalidEntryError, SessionTreeError
 from sessiontree.ids import iso_from_ms
 from sessiontree.interop import import_session
@@ -434,3 +440,64 @@ def test_jsonl_appends_of_two_writers_hang_under_the_true_leaf(tmp_path: Path) -
         await second.close()
 
     asyncio.run(run())
+
+
+def assert_text_and_dict_read_alike(line: bytes) -> None:
+    """A JSONL line read from its text (what the JSONL store validates) equals the line
+    parsed first and its dict validated (what it validated before), unknown keys and the
+    fields set included."""
+    from_text = validate_entry_json(line)
+    from_dict = ENTRY_ADAPTER.validate_python(exact_json.loads(line))
+    assert from_text == from_dict
+    assert from_text.model_fields_set == from_dict.model_fields_set
+    assert from_text.model_extra == from_dict.model_extra
+    assert dump_entry_json(from_text) == dump_entry_json(from_dict)
+
+
+def jsonl_lines_of_real_files(tmp_path: Path) -> list[bytes]:
+    """The entry lines of every real session file imported into a JSONL store, and the lines
+    of the pi v3 file as pi wrote them."""
+
+    async def run(relative: str) -> None:
+        await import_session(
+            session_file(relative),
+            JSONLRepo(tmp_path),
+            format=format_of(relative),  # type: ignore[arg-type]
+            lenient=True,
+        )
+
+    for relative in COLLECTION:
+        asyncio.run(run(relative))
+    # each session's log (the repository's listing index beside them holds no entries)
+    files = [*tmp_path.glob("*/session.jsonl"), session_file("pi/agent-sessions_pi-small.v3.jsonl")]
+    lines: list[bytes] = []
+    for path in files:
+        lines.extend(ln for ln in path.read_bytes().splitlines()[1:] if ln.strip())
+    return lines
+
+
+def test_every_real_jsonl_line_reads_alike_from_its_text_and_its_dict(tmp_path: Path) -> None:
+    lines = jsonl_lines_of_real_files(tmp_path)
+    assert len(lines) > 3000
+    for line in lines:
+        assert_text_and_dict_read_alike(line)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(messages, st.dictionaries(keys, json_values, max_size=3))
+def test_generated_jsonl_lines_read_alike_from_their_text_and_their_dict(
+    message: dict[str, Any], extra: dict[str, Any]
+) -> None:
+    entry = {**extra, "type": "message", "id": "e1", "parentId": None, "message": message}
+    entry["timestamp"] = "2026-01-01T00:00:00.000Z"
+    try:
+        line = orjson.dumps(entry)
+    except TypeError:  # an integer beyond 64 bits: written by pydantic-core instead
+        line = to_json(entry)
+    try:
+        ENTRY_ADAPTER.validate_python(exact_json.loads(line))
+    except ValidationError:
+        with pytest.raises(ValidationError):
+            validate_entry_json(line)  # not an entry: refused from its text too
+        return
+    assert_text_and_dict_read_alike(line)

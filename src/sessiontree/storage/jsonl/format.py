@@ -8,10 +8,10 @@ A session file is a pi v3 session file::
 
 This module is pure (no file I/O): it turns the header into :class:`SessionMetadata` and back,
 and scans a block of bytes into light :class:`LineRecord` objects. A record holds only what the
-tree rules need (``type``, ``id``, ``parentId``, ``targetId``, ``fromId``) plus the
-orjson-parsed line; the pydantic :data:`~sessiontree.entries.Entry` is validated lazily, only
-when an entry is actually returned (:meth:`LineRecord.entry_of`). Validating every line of a
-large file costs more than parsing it, and context building only needs the branch.
+tree rules need (``type``, ``id``, ``parentId``) plus the line's JSON text; the pydantic
+:data:`~sessiontree.entries.Entry` is validated lazily, from that text, only when an entry is
+actually returned (:meth:`LineRecord.entry_of`). Validating every line of a large file costs
+more than parsing it, and context building only needs the branch.
 
 Header mapping (docs/storage.md leaves it open; this is the rule): ``cwd`` ↔ ``metadata.cwd``,
 ``parentSession`` ↔ ``metadata.parent_session_id``; every other metadata field goes into the
@@ -27,16 +27,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 from pydantic_core import to_json
 
 from sessiontree import _json as exact_json
 from sessiontree._gc import gc_paused
-from sessiontree._model import DEFER_BUILD
-from sessiontree.entries import ENTRY_ADAPTER, Entry, MessageEntry, validation_problem
+from sessiontree.entries import Entry, MessageEntry, validate_entry_json, validation_problem
 from sessiontree.errors import CorruptSessionError
 from sessiontree.fold import first_message_text
 from sessiontree.ids import ms_from_iso
@@ -206,10 +205,15 @@ class LineRecord:
     Only ``type``, ``id`` and ``parentId`` are read from the raw JSON at open, which is all
     the tree rules need of existing entries (:func:`sessiontree.tree.check_append` asks for
     types by id; :func:`sessiontree.tree.trace_chain` follows ``parent_id``).
-    ``data`` is the orjson-parsed line until :meth:`entry_of` validates it; then ``entry``
-    holds the model and ``data`` is dropped. ``seq`` is the append-order position; ``start``
-    and ``end`` are the byte offsets of the line in the file (``end`` at its newline, or at
-    the end of a final line without one), so the stored line can be copied as it is.
+    ``data`` is the line's JSON text (without its newline) until :meth:`entry_of` validates
+    it; then ``entry`` holds the model and ``data`` is dropped. The text, not the parsed
+    line, is kept: it takes half the memory of the parsed dict, and validating it
+    (``validate_json``) is cheaper than validating a dict parsed earlier, whose objects are
+    no longer in the CPU's caches (the same entry either way: both are read by
+    pydantic-core's JSON parser, ``tests/test_entry_pipeline.py``). ``seq`` is the
+    append-order position; ``start`` and ``end`` are the byte offsets of the line in the
+    file (``end`` at its newline, or at the end of a final line without one), so the stored
+    line can be copied as it is.
     """
 
     __slots__ = ("data", "end", "entry", "id", "line_number", "parent_id", "seq", "start", "type")
@@ -220,7 +224,7 @@ class LineRecord:
         kind: str,
         parent_id: str | None,
         line_number: int,
-        data: dict[str, Any] | None,
+        data: bytes | None,
         entry: Entry | None = None,
         start: int = -1,
         end: int = -1,
@@ -241,17 +245,18 @@ class LineRecord:
         return cls(entry.id, entry.type, entry.parent_id, line_number, None, entry, start, end)
 
     def field(self, key: str) -> Any:
-        """A top-level wire field (camelCase) of the line, validated or not."""
+        """A top-level wire field (camelCase) of the line, validated or not (an unvalidated
+        line is parsed for it: the fold asks only label, name and leaf lines)."""
         if self.entry is not None:
             return self.entry.to_wire().get(key)
-        return None if self.data is None else self.data.get(key)
+        return None if self.data is None else exact_json.loads(self.data).get(key)
 
     def first_message_text(self) -> str | None:
         """:func:`~sessiontree.fold.first_message_text` of the line's message, validated or
         not (``None`` for a line that is not a user message or does not validate)."""
         entry = self.entry
         if entry is None:
-            return None if self.data is None else first_user_text(self.data)
+            return None if self.data is None else first_user_text(exact_json.loads(self.data))
         return first_message_text(entry.message) if isinstance(entry, MessageEntry) else None
 
     def entry_of(self, path: str | Path, session_id: str | None) -> Entry:
@@ -263,7 +268,7 @@ class LineRecord:
         entry = self.entry
         if entry is None:
             try:
-                entry = ENTRY_ADAPTER.validate_python(self.data)
+                entry = validate_entry_json(cast(bytes, self.data))
             except ValidationError as exc:
                 raise CorruptSessionError(
                     f"invalid entry: {validation_problem(exc)}",
@@ -277,32 +282,17 @@ class LineRecord:
         return entry
 
 
-_ENTRIES_ADAPTER: TypeAdapter[list[Entry]] = TypeAdapter(list[Entry], config=DEFER_BUILD)
-
-
 def entries_of(
     records: Sequence[LineRecord], path: str | Path, session_id: str | None
 ) -> list[Entry]:
-    """The validated entries of ``records``; the ones not yet validated go in one batch.
+    """The validated entries of ``records``, each validated from its text once (root first:
+    the first bad line raises).
 
     Raises:
         CorruptSessionError: a line is JSON but not a valid entry (names file and line).
     """
-    pending = [r for r in records if r.entry is None]
-    if len(pending) > 1:
-        with gc_paused():
-            try:
-                validated = _ENTRIES_ADAPTER.validate_python([r.data for r in pending])
-            except ValidationError:
-                validated = None
-        if validated is None:
-            for record in pending:
-                record.entry_of(path, session_id)  # raises for the first bad line
-        else:
-            for record, entry in zip(pending, validated, strict=True):
-                record.entry = entry
-                record.data = None
-    return [r.entry if r.entry is not None else r.entry_of(path, session_id) for r in records]
+    with gc_paused():
+        return [r.entry if r.entry is not None else r.entry_of(path, session_id) for r in records]
 
 
 @dataclass(frozen=True)
@@ -402,7 +392,7 @@ def scan_block(
                 and type(kind := obj.get("type")) is str
                 and ((pid := obj.get("parentId")) is None or type(pid) is str)
             ):
-                record = LineRecord(entry_id, kind, pid, line_number, obj, None, start, end)
+                record = LineRecord(entry_id, kind, pid, line_number, piece, None, start, end)
                 if not validate:
                     append(record)
                     continue
