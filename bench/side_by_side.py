@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import shutil
 import sqlite3
 import statistics
@@ -83,19 +84,50 @@ def row(label: str, durability: str, us: float | None, note: str = "") -> None:
     print(f"  {label:46} {durability:14} {figure:>14} {note}", flush=True)
 
 
-def interleaved(runs: dict[str, Callable[[], float | None]], reps: int) -> dict[str, float | None]:
-    """Run each contender ``reps`` times, round-robin; the median of each (``None``: absent)."""
+class GcClock:
+    """Seconds the cyclic garbage collector ran, summed while the clock is on (``gc.callbacks``)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._started = 0.0
+        gc.callbacks.append(self._tick)
+
+    def _tick(self, phase: str, _info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.seconds += time.perf_counter() - self._started
+
+
+GC_CLOCK = GcClock()
+
+
+def interleaved(
+    runs: dict[str, Callable[[], float | None]],
+    reps: int,
+    gc_us: dict[str, float] | None = None,
+    per: int = 1,
+) -> dict[str, float | None]:
+    """Run each contender ``reps`` times, round-robin; the median of each (``None``: absent).
+
+    ``gc_us``, when given, gets each contender's median cyclic-GC time per repetition over
+    ``per`` (µs per message when ``per`` is the messages a repetition takes)."""
     samples: dict[str, list[float]] = {k: [] for k in runs}
+    collected: dict[str, list[float]] = {k: [] for k in runs}
     absent: set[str] = set()
     for _ in range(reps):
         for name, fn in runs.items():
             if name in absent:
                 continue
+            before = GC_CLOCK.seconds
             v = fn()
             if v is None:
                 absent.add(name)
             else:
                 samples[name].append(v)
+                collected[name].append((GC_CLOCK.seconds - before) / per * 1e6)
+    if gc_us is not None:
+        gc_us.update({k: statistics.median(v) for k, v in collected.items() if v})
     return {k: (None if k in absent or not v else statistics.median(v)) for k, v in samples.items()}
 
 
@@ -1074,6 +1106,9 @@ def main() -> int:
         def fresh(fn: Callable[..., float | None], *a: Any) -> Callable[[], float | None]:
             return lambda: fn(*a, work.fresh())
 
+        # a repetition takes well under a second here, so three times as many: this row is
+        # the one whose median moves most from run to run
+        mem_gc: dict[str, float] = {}
         mem = interleaved(
             {
                 "st": lambda: st_append("memory", msgs, work.fresh()),
@@ -1082,13 +1117,24 @@ def main() -> int:
                 "raw": fresh(raw_dict, msgs),
                 "validate": fresh(validate_messages, msgs),
             },
-            reps,
+            3 * reps,
+            mem_gc,
+            n,
         )
-        row("sessiontree MemoryRepo", "memory", mem["st"])
-        row("LangGraph InMemorySaver (new message only)", "memory", mem["lg"])
-        row("Google ADK InMemorySessionService", "memory", mem["adk"])
+
+        def gc_note(name: str) -> str:
+            return f"(cyclic GC {mem_gc[name]:.1f} µs of it)" if name in mem_gc else ""
+
+        row("sessiontree MemoryRepo", "memory", mem["st"], gc_note("st"))
+        row("LangGraph InMemorySaver (new message only)", "memory", mem["lg"], gc_note("lg"))
+        row("Google ADK InMemorySessionService", "memory", mem["adk"], gc_note("adk"))
         row("raw dict append", "memory", mem["raw"])
-        row("validate each message once, nothing stored", "memory", mem["validate"])
+        row(
+            "validate each message once, nothing stored",
+            "memory",
+            mem["validate"],
+            gc_note("validate"),
+        )
         # the limit is the fastest peer's figure where the goal was set (LangGraph's 15 µs);
         # the same peer's ratio in this run shows it on this machine
         vs_lg = f"{mem['st'] / mem['lg']:.2f}x LangGraph here" if mem["st"] and mem["lg"] else ""
