@@ -10,8 +10,11 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from session_files import VENDORED
+from sessiontree import _json as exact_json
 from sessiontree.entries import MessageEntry, parse_entry
 from sessiontree.errors import (
     CorruptSessionError,
@@ -21,6 +24,7 @@ from sessiontree.errors import (
 )
 from sessiontree.metadata import SessionMetadata
 from sessiontree.session import Session
+from sessiontree.storage.jsonl.format import line_head
 from sessiontree.storage.jsonl.storage import JSONLStorage, create_session_file
 from sessiontree.testing.builders import assistant, user
 
@@ -476,3 +480,68 @@ async def test_entries_are_validated_only_when_returned(tmp_path: Path) -> None:
     with pytest.raises(CorruptSessionError) as err:
         await session.get_entries()
     assert err.value.line_number == 3
+
+
+_scalars = st.sampled_from(
+    ["null", "true", "1", "-0", "1e400", "123456789012345678901234567890", "NaN", "-Infinity"]
+) | st.text(max_size=6).map(lambda t: orjson.dumps(t).decode())
+_values = st.recursive(
+    _scalars,
+    lambda inner: (
+        st.lists(inner, max_size=3).map(lambda v: "[" + ",".join(v) + "]")
+        | st.lists(st.tuples(st.sampled_from(['"a"', '"id"']), inner), max_size=3).map(
+            lambda kv: "{" + ",".join(f"{k}:{v}" for k, v in kv) + "}"
+        )
+    ),
+    max_leaves=10,
+)
+_keys = st.sampled_from(['"type"', '"id"', '"parentId"', '"message"', '"x"', '"i\\u0064"'])
+
+
+@st.composite
+def entry_like_lines(draw: st.DrawFn) -> bytes:
+    """Object lines with the head keys (repeated, missing, of any kind) among other keys and
+    values: non-finite constants, huge numbers, nesting; some cut short or with bytes added."""
+    pairs = draw(st.lists(st.tuples(_keys, _values | _scalars), max_size=6))
+    if draw(st.booleans()):
+        pairs = [('"type"', '"message"'), ('"id"', '"e1"'), *pairs]
+    text = ("{" + ",".join(f"{k}:{v}" for k, v in pairs) + "}").encode()
+    cut = draw(st.integers(0, len(text)))
+    tail = draw(st.sampled_from([b"", b" ", b"x", b"\xff", b"}"]))
+    return text if draw(st.booleans()) else text[:cut] + tail
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(entry_like_lines() | st.binary(max_size=40))
+def test_a_line_head_read_fast_is_what_the_strict_parser_reads(line: bytes) -> None:
+    """Where the scan's fast read answers, the strict parser accepts the line and reads the
+    same id, type and parent: a line is never taken that the strict scan would refuse."""
+    head = line_head(line)
+    if head is None:
+        return
+    obj = exact_json.loads(line)
+    assert type(obj) is dict
+    assert head == (obj["id"], obj["type"], obj.get("parentId"))
+    assert all(type(v) is str for v in head[:2]) and head[0]
+    assert head[2] is None or type(head[2]) is str
+
+
+def test_a_line_head_leaves_non_finite_and_odd_lines_to_the_strict_parser() -> None:
+    head = b'{"type":"message","id":"e1","parentId":null'
+    assert line_head(head + b"}") == ("e1", "message", None)
+    assert line_head(head + b',"x":"Infinity"}') is None  # may be a constant: strict decides
+    assert line_head(head + b',"x":NaN}') is None
+    assert line_head(b'{"type":"message","id":""}') is None
+    assert line_head(b'{"type":1,"id":"e1"}') is None
+    assert line_head(head + b"} x") is None
+    assert line_head(b'{"type":"a","type":"b","id":"e1"}') == ("e1", "b", None)
+
+
+def test_a_non_finite_constant_in_a_middle_line_is_still_refused_at_open(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    bad = b'{"type":"message","id":"b","parentId":"a","timestamp":"2026-01-01T00:00:00.000Z",'
+    bad += b'"message":{"role":"user","content":"x","timestamp":1},"x":NaN}\n'
+    path.write_bytes(line(HEADER) + line(msg("a", None)) + bad + line(msg("c", "b")))
+    with pytest.raises(CorruptSessionError) as info:
+        JSONLStorage(path)
+    assert info.value.line_number == 3

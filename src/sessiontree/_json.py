@@ -19,10 +19,36 @@ from typing import Any
 import orjson
 from pydantic_core import PydanticSerializationError, from_json, to_json
 
-__all__ = ["MAX_DEPTH", "JSONDecodeError", "deep_dumps", "dumps", "loads", "model_json"]
+__all__ = [
+    "MAX_DEPTH",
+    "JSONDecodeError",
+    "deep_dumps",
+    "dumps",
+    "loads",
+    "may_be_non_finite",
+    "model_json",
+]
 
 JSONDecodeError = ValueError
 """What :func:`loads` raises for text that is not strict JSON."""
+
+
+def may_be_non_finite(data: bytes) -> bool:
+    """Whether JSON text may hold a ``NaN`` or ``Infinity`` constant (``-Infinity`` too; the
+    text inside a string counts as well). When it does not, pydantic-core's ``validate_json``
+    (which reads those constants) and the strict :func:`loads` accept the same text.
+
+    A capital ``N`` is rare in JSON, so the ``NaN`` test looks at each one (a one-byte search,
+    a memchr): searching for the three letters walks every byte of text full of ``a``.
+    ``Infinity`` is searched for from the first capital ``I`` (a memchr again), so JSON
+    without one is not walked twice."""
+    at = data.find(b"N")
+    while at >= 0:
+        if data.startswith(b"aN", at + 1):
+            return True
+        at = data.find(b"N", at + 1)
+    first_i = data.find(b"I")
+    return first_i >= 0 and data.find(b"Infinity", first_i) >= 0
 
 
 def loads(data: bytes | bytearray | str) -> Any:

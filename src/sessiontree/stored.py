@@ -76,21 +76,6 @@ def _take_checked(obj: Any) -> tuple[Entry, bool] | None:
     return hit if hit is not None and hit[0] is obj else None
 
 
-def _non_finite(data: bytes) -> bool:
-    """Whether JSON from the serialiser may hold a ``NaN`` or ``Infinity`` constant (it writes
-    no others; the text ``NaN`` inside a string counts too). A capital ``N`` is rare in
-    JSON, so the ``NaN`` test looks at each one (a one-byte search, a memchr): searching for
-    the three letters walks every byte of text full of ``a``. ``Infinity`` is searched for
-    from the first capital ``I`` (a memchr again), so JSON without one is not walked twice."""
-    at = data.find(b"N")
-    while at >= 0:
-        if data.startswith(b"aN", at + 1):
-            return True
-        at = data.find(b"N", at + 1)
-    first_i = data.find(b"I")
-    return first_i >= 0 and data.find(b"Infinity", first_i) >= 0
-
-
 _validate_message_json: Callable[[bytes | str], AgentMessage] | None = None
 """``MESSAGE_ADAPTER``'s core ``validate_json`` (:func:`~sessiontree._model.json_validator`),
 built on the first message appended."""
@@ -117,7 +102,7 @@ def _message_from_json(message: Any) -> AgentMessage | None:
             return None
     except ValueError:  # a lone surrogate, a value no serialiser writes, too deep
         return None
-    if _non_finite(data):
+    if exact_json.may_be_non_finite(data):
         return None  # maybe a non-finite number: the slow path refuses it, or keeps the text
     global _validate_message_json
     validate = _validate_message_json

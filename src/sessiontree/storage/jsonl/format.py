@@ -23,7 +23,7 @@ line itself is never rewritten.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,7 +31,7 @@ from typing import Any, cast
 
 import orjson
 from pydantic import ValidationError
-from pydantic_core import to_json
+from pydantic_core import SchemaValidator, core_schema, to_json
 
 from sessiontree import _json as exact_json
 from sessiontree._gc import gc_paused
@@ -337,6 +337,48 @@ def _check_shape(obj: Any) -> str | None:
     return None
 
 
+_validate_head: Callable[[bytes], dict[str, Any]] | None = None
+"""``validate_json`` of the keys of an entry line the scan reads (``type``, ``id`` and an
+optional ``parentId``), built on the first line scanned: a typed-dict schema ignores the
+other keys, and pydantic-core skips their values without building them."""
+
+
+def line_head(line: bytes) -> tuple[str, str, str | None] | None:
+    """``(id, type, parentId)`` of an entry line, read without building the line's other
+    values (about half the time of parsing it); ``None`` when the strict parser must decide:
+    the line may hold a ``NaN``/``Infinity`` constant, does not read as JSON, or its head is
+    not an entry's (no ``id`` or an empty one, a ``type`` or ``parentId`` of another kind).
+
+    Where it answers, :func:`sessiontree._json.loads` accepts the line too and reads the same
+    three values: both are pydantic-core's JSON parser (a duplicate key keeps its last value
+    in both), which reads the non-finite constants only when lenient, and lines that may hold
+    them are left to the strict one (``tests/test_jsonl_storage.py``).
+    """
+    global _validate_head
+    validate = _validate_head
+    if validate is None:
+        text = core_schema.str_schema(strict=True)
+        schema = core_schema.typed_dict_schema(
+            {
+                "type": core_schema.typed_dict_field(text),
+                "id": core_schema.typed_dict_field(text),
+                "parentId": core_schema.typed_dict_field(
+                    core_schema.nullable_schema(text), required=False
+                ),
+            },
+            extra_behavior="ignore",
+        )
+        validate = _validate_head = SchemaValidator(schema).validate_json
+    if exact_json.may_be_non_finite(line):
+        return None
+    try:
+        head = validate(line)
+    except ValueError:  # pydantic's ValidationError: not JSON, not an object, a wrong kind
+        return None
+    entry_id = head["id"]
+    return (entry_id, head["type"], head.get("parentId")) if entry_id else None
+
+
 def scan_block(
     block: bytes,
     first_line_number: int,
@@ -379,32 +421,36 @@ def scan_block(
         if not piece or piece.isspace():
             continue
         reason: str | None = None
-        obj: Any = None
-        try:
-            obj = loads(piece)
-        except exact_json.JSONDecodeError:
-            reason = "not valid JSON"
-        if reason is None:
-            if (
-                type(obj) is dict
-                and type(entry_id := obj.get("id")) is str
-                and entry_id
-                and type(kind := obj.get("type")) is str
-                and ((pid := obj.get("parentId")) is None or type(pid) is str)
-            ):
-                record = LineRecord(entry_id, kind, pid, line_number, piece, None, start, end)
-                if not validate:
-                    append(record)
-                    continue
-                try:
-                    record.entry_of(path, session_id)
-                except CorruptSessionError as exc:
-                    reason = str(exc)
+        head = line_head(piece)
+        if head is None:  # the strict parser decides, and says what is wrong
+            obj: Any = None
+            try:
+                obj = loads(piece)
+            except exact_json.JSONDecodeError:
+                reason = "not valid JSON"
+            if reason is None:
+                if (
+                    type(obj) is dict
+                    and type(entry_id := obj.get("id")) is str
+                    and entry_id
+                    and type(kind := obj.get("type")) is str
+                    and ((pid := obj.get("parentId")) is None or type(pid) is str)
+                ):
+                    head = entry_id, kind, pid
                 else:
-                    append(record)
-                    continue
+                    reason = _check_shape(obj)
+        if head is not None:
+            record = LineRecord(*head, line_number, piece, None, start, end)
+            if not validate:
+                append(record)
+                continue
+            try:
+                record.entry_of(path, session_id)
+            except CorruptSessionError as exc:
+                reason = str(exc)
             else:
-                reason = _check_shape(obj)
+                append(record)
+                continue
         assert reason is not None
         if i == last and not tail and reason == "not valid JSON":
             result.consumed = sum(len(p) + 1 for p in pieces[:i])
