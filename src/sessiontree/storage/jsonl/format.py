@@ -291,8 +291,14 @@ def entries_of(
     Raises:
         CorruptSessionError: a line is JSON but not a valid entry (names file and line).
     """
-    with gc_paused():
+
+    def entries() -> list[Entry]:
         return [r.entry if r.entry is not None else r.entry_of(path, session_id) for r in records]
+
+    if sum(r.entry is None for r in records) < 2:
+        return entries()  # nothing to build in bulk: the collector is left as it is
+    with gc_paused():
+        return entries()
 
 
 @dataclass(frozen=True)
