@@ -69,17 +69,22 @@ def assert_pipeline_equal(message: Any) -> None:
     assert stored.message == reference.message
 
 
+async def import_real_file(relative: str, repo: Any) -> Any:
+    """The session a real session file of the collection becomes in ``repo``."""
+    session, _ = await import_session(
+        session_file(relative),
+        repo,
+        format=format_of(relative),  # type: ignore[arg-type]
+        lenient=True,
+    )
+    return session
+
+
 def real_messages() -> list[tuple[str, dict[str, Any]]]:
     out: list[tuple[str, dict[str, Any]]] = []
 
     async def run(relative: str) -> None:
-        repo = MemoryRepo()
-        session, _ = await import_session(
-            session_file(relative),
-            repo,
-            format=format_of(relative),  # type: ignore[arg-type]
-            lenient=True,
-        )
+        session = await import_real_file(relative, MemoryRepo())
         for e in await session.storage.get_entries():
             if isinstance(e, MessageEntry):
                 out.append((relative, e.message.to_wire()))
@@ -457,16 +462,8 @@ def jsonl_lines_of_real_files(tmp_path: Path) -> list[bytes]:
     """The entry lines of every real session file imported into a JSONL store, and the lines
     of the pi v3 file as pi wrote them."""
 
-    async def run(relative: str) -> None:
-        await import_session(
-            session_file(relative),
-            JSONLRepo(tmp_path),
-            format=format_of(relative),  # type: ignore[arg-type]
-            lenient=True,
-        )
-
     for relative in COLLECTION:
-        asyncio.run(run(relative))
+        asyncio.run(import_real_file(relative, JSONLRepo(tmp_path)))
     # each session's log (the repository's listing index beside them holds no entries)
     files = [*tmp_path.glob("*/session.jsonl"), session_file("pi/agent-sessions_pi-small.v3.jsonl")]
     lines: list[bytes] = []
