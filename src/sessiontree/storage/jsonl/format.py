@@ -216,7 +216,18 @@ class LineRecord:
     line can be copied as it is.
     """
 
-    __slots__ = ("data", "end", "entry", "id", "line_number", "parent_id", "seq", "start", "type")
+    __slots__ = (
+        "data",
+        "end",
+        "entry",
+        "id",
+        "line_number",
+        "parent_id",
+        "parsed",
+        "seq",
+        "start",
+        "type",
+    )
 
     def __init__(
         self,
@@ -234,6 +245,7 @@ class LineRecord:
         self.parent_id = parent_id
         self.line_number = line_number
         self.data = data
+        self.parsed: Any = None  # ``data`` parsed, once the fold asked for a field or text
         self.entry = entry
         self.start = start
         self.end = end
@@ -249,15 +261,21 @@ class LineRecord:
         line is parsed for it: the fold asks only label, name and leaf lines)."""
         if self.entry is not None:
             return self.entry.to_wire().get(key)
-        return None if self.data is None else exact_json.loads(self.data).get(key)
+        return None if self.data is None else self._parsed().get(key)
 
     def first_message_text(self) -> str | None:
         """:func:`~sessiontree.fold.first_message_text` of the line's message, validated or
         not (``None`` for a line that is not a user message or does not validate)."""
         entry = self.entry
         if entry is None:
-            return None if self.data is None else first_user_text(exact_json.loads(self.data))
+            return None if self.data is None else first_user_text(self._parsed())
         return first_message_text(entry.message) if isinstance(entry, MessageEntry) else None
+
+    def _parsed(self) -> Any:
+        """The unvalidated line parsed, once (a label line is asked for two fields)."""
+        if self.parsed is None:
+            self.parsed = exact_json.loads(cast(bytes, self.data))
+        return self.parsed
 
     def entry_of(self, path: str | Path, session_id: str | None) -> Entry:
         """The validated entry (validated once, then cached).
@@ -278,7 +296,7 @@ class LineRecord:
                     line_number=self.line_number,
                 ) from exc
             self.entry = entry
-            self.data = None
+            self.data = self.parsed = None
         return entry
 
 
