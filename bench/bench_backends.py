@@ -21,7 +21,8 @@ doing the equivalent work by hand and the ratio:
   here are made with ``parse_cache_mb=64``, which is opt-in; warm: the same session
   object again, as an agent loop does);
 * list — select the same ``sessions`` columns of 10k rows as tuples;
-* search — the same full-text query by hand, rows as tuples.
+* search — the store's own search query (SQLite: the FTS5 trigram lookup; PostgreSQL: the
+  ``LIKE`` over the ``pg_trgm``-indexed ``search_text``) by hand, rows as tuples.
 
 Realistic entries: user messages of ~200 bytes, tool results of ~2 KB, assistant messages with
 a tool call (and usage), repeating as user → assistant(call) → result → assistant(call) →
@@ -49,6 +50,8 @@ from sessiontree import MemoryRepo
 from sessiontree.entries import Entry, MessageEntry, dump_entry
 from sessiontree.ids import new_id
 from sessiontree.repos.base import SessionRepo
+from sessiontree.storage.sql.postgres_search import SEARCH_SQL, like_pattern
+from sessiontree.storage.sql.sqlite_index import match_clause
 
 PG_ADMIN = os.environ.get("SESSIONTREE_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/test")
 USAGE = {
@@ -254,10 +257,12 @@ class RawSQLite(Raw):
         return self.c.execute(_LIST.format(cast="")).fetchall()
 
     async def search(self, word: str) -> list[Any]:
+        where, params = match_clause(word.lower())  # the store's own trigram lookup
         return self.c.execute(
-            "SELECT e.session_id, e.id, e.body FROM (SELECT rowid, rank FROM entries_fts"
-            " WHERE entries_fts MATCH ? ORDER BY rank LIMIT 20) f JOIN entries e ON e.rowid = f.rowid",
-            (f'"{word}"*',),
+            "SELECT e.session_id, e.id, e.body FROM"
+            f" (SELECT rowid FROM entries_fts WHERE {where} ORDER BY rowid DESC LIMIT 20)"
+            " AS f JOIN entries AS e ON e.rowid = f.rowid ORDER BY f.rowid DESC",
+            params,
         ).fetchall()
 
     async def close(self) -> None:
@@ -325,11 +330,8 @@ class RawPostgres(Raw):
         return await cur.fetchall()
 
     async def search(self, word: str) -> list[Any]:
-        cur = await self.c.execute(
-            "SELECT e.session_id, e.id, e.body::text FROM entries e, to_tsquery('simple', %s) q"
-            " WHERE e.fts IS NOT NULL AND e.fts @@ q ORDER BY ts_rank(e.fts, q) DESC LIMIT 20",
-            (f"{word}:*",),
-        )
+        # the store's own query: a substring LIKE over its pg_trgm-indexed search_text column
+        cur = await self.c.execute(SEARCH_SQL, (like_pattern(word.lower()), 20))
         return await cur.fetchall()
 
     async def close(self) -> None:

@@ -10,6 +10,7 @@ Medians over the turns after a warm-up; the context grows by two messages per tu
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import statistics
 import sys
@@ -86,7 +87,20 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1:  # e.g. 60: a short session (the default 300 grows to 600 messages)
-        TURNS = int(sys.argv[1])
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "turns",
+        nargs="?",
+        type=int,
+        help=f"turns per session, e.g. 60 for a short run (default {TURNS}, {WARMUP} of them "
+        "warm-up; the context grows by two messages a turn)",
+    )
+    turns = parser.parse_args().turns
+    if turns is not None:
+        if turns < 2:
+            parser.error("turns must be 2 or more")
+        TURNS = turns
         WARMUP = max(TURNS // 10, 1)
     asyncio.run(main())

@@ -24,20 +24,21 @@ from sessiontree.repos.jsonl import JSONLRepo
 from sessiontree.session import Session
 from sessiontree.storage.jsonl.storage import JSONLStorage
 
-REAL = (
-    Path(__file__).resolve().parents[1].parent
-    / "shared/data/sessions/pi/pi-mono_before-compaction.v1.jsonl"
-)
-SHIPPED = Path(__file__).resolve().parents[1] / "examples" / "sessions"
+REAL_NAME = "pi/pi-mono_before-compaction.v1.jsonl"
+"""The real pi session read, relative to a session collection."""
+ROOT = Path(__file__).resolve().parents[1]
+PLACES = (ROOT / "data" / "sessions", ROOT.parent / "shared" / "data" / "sessions")
+"""Where it is: shipped in the repository, else the team's collection beside the checkout."""
 
 
 def find_source() -> Path:
-    """The 2.4 MB real pi v1 session (beside the checkout, or shipped in the repo)."""
-    if REAL.exists():
-        return REAL
-    for p in SHIPPED.rglob("pi-mono_before-compaction*.jsonl") if SHIPPED.exists() else []:
-        return p
-    raise SystemExit(f"cannot find the real pi session {REAL.name}")
+    """The 2.4 MB real pi v1 session (shipped in ``data/sessions``, else beside the checkout)."""
+    for place in PLACES:
+        if (place / REAL_NAME).is_file():
+            return place / REAL_NAME
+    raise SystemExit(
+        f"cannot find the real pi session {REAL_NAME} in {' or '.join(map(str, PLACES))}"
+    )
 
 
 def convert_v1_to_v3(source: Path, target: Path) -> None:
@@ -189,6 +190,8 @@ async def bench_list(workdir: Path, sessions: int, repeat: int, session_kb: int)
 
     def raw_headers() -> None:
         for d in os.listdir(root):
+            if d.startswith("."):  # the store's own files (.index), not sessions
+                continue
             with open(root / d / "session.jsonl", "rb") as f:
                 orjson.loads(f.readline())
 

@@ -2,13 +2,14 @@
 
 Each benchmark prints its own table with ratios against the raw work measured in the same
 run (raw driver inserts/selects, orjson parsing) and against peer libraries where installed
-(``pip install -e '.[bench]'``). ``bench/side_by_side.py`` runs last and ends with the table of
+(``pip install -e . --group bench``). ``bench/side_by_side.py`` runs last and ends with the table of
 the performance goals, each PASS or FAIL with its ratio. ``--quick``: fewer messages and
 repetitions everywhere (a few minutes); ``--goals``: only the side-by-side goals.
 """
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 import time
@@ -25,9 +26,19 @@ BENCHES = [
 QUICK = {"bench_backends.py": ["--quick"], "side_by_side.py": ["--quick"]}
 
 
-def main() -> int:
-    quick = "--quick" in sys.argv[1:]
-    benches = ["side_by_side.py"] if "--goals" in sys.argv[1:] else BENCHES
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="fewer messages and repetitions (a few minutes)"
+    )
+    parser.add_argument(
+        "--goals", action="store_true", help="only bench/side_by_side.py and its goals table"
+    )
+    args = parser.parse_args(argv)
+    quick = args.quick
+    benches = ["side_by_side.py"] if args.goals else BENCHES
     failed = 0
     for name in benches:
         path = HERE / name

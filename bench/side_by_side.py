@@ -1,7 +1,7 @@
 """Side-by-side benchmark of sessiontree against peer session stores and raw drivers.
 
 Run: ``.venv/bin/python bench/side_by_side.py [--quick] [--n 1000]`` (also from ``bench/run.py``).
-Peers come with ``pip install -e '.[bench]'``; a peer that is not installed prints a row saying
+Peers come with ``pip install -e . --group bench``; a peer that is not installed prints a row saying
 so. Every contender appends the same realistic messages (``bench_backends.make_message``:
 ~200 B user text, assistant tool calls with usage, ~2 KB tool results), one call per message,
 and repetitions of each contender are interleaved with the others so machine load hits all

@@ -4,8 +4,12 @@ Each backend has two parts: ``open`` is an async context manager yielding a fres
 ``SessionRepo``; ``reopen`` gives, for that repository, the conformance suite's ``reopen``: a
 fresh repository object of the same class on the same store (the memory store returns itself).
 PostgreSQL uses one throwaway database per test run (created from the ``test`` database on
-127.0.0.1:5432 and dropped at exit) and one fresh schema in it per repo. With ``CI=true`` a backend that cannot start fails
-the test instead of skipping it.
+127.0.0.1:5432 and dropped at exit) and one fresh schema in it per repo.
+
+A test whose resource is missing (a backend that cannot start, the session collection beside
+the checkout, the browser) calls :func:`unavailable`: it skips with the reason, and fails
+instead when ``SESSIONTREE_REQUIRE_ALL=1`` (set by ``.ci/run``, where no test may skip). The
+generic ``CI`` variable, which GitHub Actions and most CI services set, changes nothing.
 """
 
 from __future__ import annotations
@@ -26,13 +30,31 @@ from sessiontree.repos.sql import SQLRepo
 from sessiontree.testing.conformance import Reopen, same_repo
 
 PG_ADMIN_URL = os.environ.get("SESSIONTREE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
-IN_CI = os.environ.get("CI", "").lower() == "true"
+REQUIRE_ALL_VARIABLE = "SESSIONTREE_REQUIRE_ALL"
+"""The environment variable that turns every "resource unavailable" skip into a failure."""
+
+
+def _require_all(value: str) -> bool:
+    """``SESSIONTREE_REQUIRE_ALL``'s value as a switch: ``1``/``true``/``yes`` on, empty,
+    ``0``/``false``/``no`` off (any case); anything else is a usage error, so a typo cannot
+    quietly turn the switch off."""
+    word = value.strip().lower()
+    if word in ("1", "true", "yes"):
+        return True
+    if word in ("", "0", "false", "no"):
+        return False
+    raise pytest.UsageError(f"{REQUIRE_ALL_VARIABLE}={value!r}: expected 1 or 0")
+
+
+REQUIRE_ALL = _require_all(os.environ.get(REQUIRE_ALL_VARIABLE, ""))
+"""Whether no test may skip for a missing resource (``SESSIONTREE_REQUIRE_ALL=1``)."""
 
 
 def unavailable(reason: str) -> None:
-    """Skip locally, fail in CI (a backend test may never skip silently there)."""
-    if IN_CI:
-        pytest.fail(f"backend unavailable in CI: {reason}")
+    """Skip the test for a missing resource, with ``reason``; with
+    ``SESSIONTREE_REQUIRE_ALL=1`` fail it instead (no test may skip there)."""
+    if REQUIRE_ALL:
+        pytest.fail(f"required resource unavailable ({REQUIRE_ALL_VARIABLE}=1): {reason}")
     pytest.skip(reason)
 
 

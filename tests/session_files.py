@@ -4,7 +4,7 @@ Two places, one lookup: the files vendored in the repository (``data/sessions/``
 Apache-2.0, attribution in its SOURCES.md) and the team's full collection beside the checkout
 (``../shared/data/sessions/``), which also holds files whose licence does not allow copying.
 :func:`session_file` prefers the vendored copy; a file only the collection has is read from
-there, and when the collection is absent the test skips locally and fails with ``CI=true``.
+there, and when the collection is absent the test skips, and fails with ``SESSIONTREE_REQUIRE_ALL=1``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 VENDORED = ROOT / "data" / "sessions"
 """Session files shipped in the repository."""
 SHARED = ROOT.parent / "shared" / "data" / "sessions"
-"""The full collection beside the checkout (present in CI)."""
+"""The full collection beside the checkout (present where ``.ci/run`` runs)."""
 
 FORMAT_OF_DIR = {
     "pi": "pi",
@@ -57,7 +57,7 @@ COLLECTION = (
 def session_file(relative: str) -> Path:
     """The path of a collection file: the vendored copy, else the one in ``../shared``.
 
-    Skips the test when neither exists (fails it with ``CI=true``).
+    Skips the test when neither exists (fails it with ``SESSIONTREE_REQUIRE_ALL=1``).
     """
     for base in (VENDORED, SHARED):
         path = base / relative

@@ -79,6 +79,8 @@ if TYPE_CHECKING:
     from sessiontree.repos.sql import SQLRepo
     from sessiontree.storage.sql.storage import SQLStorage
 
+    __version__: str
+
 _LAZY = {
     # backends (drivers load on first use)
     "SQLRepo": "sessiontree.repos.sql",
@@ -125,7 +127,24 @@ _LAZY = {
 }
 
 
+_UNKNOWN_VERSION = "0+unknown"
+"""``__version__`` of a source tree run without being installed (no distribution metadata)."""
+
+
+def _installed_version() -> str:
+    """The installed distribution's version (``importlib.metadata``), else
+    :data:`_UNKNOWN_VERSION`."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("sessiontree")
+    except PackageNotFoundError:
+        return _UNKNOWN_VERSION
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # read on first use: importing the metadata reader costs time
+        return _installed_version()
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'sessiontree' has no attribute {name!r}")

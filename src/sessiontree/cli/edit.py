@@ -228,7 +228,8 @@ async def export_cmd(
     if fmt != "pi":
         from sessiontree.web import require_web
 
-        require_web()
+        if fmt == "html":  # the Markdown export is text and needs only the base install
+            require_web()
         from sessiontree.web.export import write_export
 
         size = await write_export(

@@ -8,9 +8,11 @@
 * :mod:`~sessiontree.web.export` — ``sessiontree export --format html|markdown``;
 * :mod:`~sessiontree.web.server` — uvicorn on a bound socket, in the foreground or a thread.
 
-Importing this package imports none of Starlette, uvicorn, Jinja2 or markdown-it-py; the
-modules above do, and say so with :class:`~sessiontree.errors.MissingExtraError` when the
-extra is not installed (:func:`require_web`).
+Importing this package imports none of Starlette, uvicorn, Jinja2 or markdown-it-py;
+:mod:`~sessiontree.web.app` and :mod:`~sessiontree.web.server` do, and the functions that make
+HTML import Jinja2 and markdown-it-py when called, so :mod:`~sessiontree.web.tree`, the views
+and the Markdown export need only the base install. :func:`require_web` names a missing
+package with :class:`~sessiontree.errors.MissingExtraError`.
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ escaped by Jinja2's autoescape or by the Markdown renderer with raw HTML off
 (:mod:`sessiontree.web.render`). The Markdown file escapes ``<``, ``>``, ``&`` and ``[`` in
 message text (no markup, no link, no image) and puts tool arguments and outputs in code fences longer than any backtick run inside,
 so nothing in a message can turn into markup in a Markdown viewer.
+
+The Markdown export needs only the base install; the HTML export needs the ``web`` extra
+(Jinja2, markdown-it-py) and says so with :class:`~sessiontree.errors.MissingExtraError`.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Literal
 
 from sessiontree.errors import StorageError
 from sessiontree.session import Session
+from sessiontree.web import require_web
 from sessiontree.web.render import Block, MessageView, environment, pretty_json
 from sessiontree.web.tree import Fold, Row, whole_tree
 from sessiontree.web.views import stats_view
@@ -37,7 +41,11 @@ async def export_html(session: Session, *, redact_tool_output: bool = False) -> 
     """The whole session as one self-contained HTML document (every entry, every branch).
 
     Reads every entry once.
+
+    Raises:
+        MissingExtraError: the ``web`` extra (Jinja2, markdown-it-py) is not installed.
     """
+    require_web()
     runs, count, id_len = await whole_tree(session, redacted=redact_tool_output)
     env = environment()
     page: str = env.get_template("export.html").render(

@@ -4,19 +4,20 @@ Every string that reaches a page passes through one of two escapers: Jinja2's au
 (templates) or :func:`markdown_html`, whose renderer has raw HTML, links and images turned
 off, so message text can never add markup, load a resource or point anywhere. Images are
 shown only from the message's own base64 data, as ``data:`` URLs of raster types.
+
+The views (:class:`MessageView`, :class:`Block`) need only the base install, so the Markdown
+export works without the ``web`` extra; Jinja2 and markdown-it-py are imported by
+:func:`environment` and :func:`markdown_html`, the two functions that make HTML.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib.resources import files
-from typing import Any
-
-from jinja2 import Environment, PackageLoader, StrictUndefined
-from markdown_it import MarkdownIt
-from markupsafe import Markup
+from typing import TYPE_CHECKING, Any
 
 from sessiontree import _json as exact_json
 from sessiontree.entries import (
@@ -41,6 +42,10 @@ from sessiontree.messages import (
     message_text,
 )
 
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markupsafe import Markup
+
 __all__ = [
     "Block",
     "MessageView",
@@ -53,10 +58,16 @@ __all__ = [
     "short_id",
 ]
 
-_MD = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).disable(
-    ["image", "link", "autolink", "html_inline", "html_block"]
-)
-"""CommonMark without raw HTML, links or images: text can format, never inject or fetch."""
+
+@functools.cache
+def _markdown() -> MarkdownIt:
+    """CommonMark without raw HTML, links or images: text can format, never inject or fetch."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt(
+        "commonmark", {"html": False, "linkify": False, "typographer": False}
+    ).disable(["image", "link", "autolink", "html_inline", "html_block"])
+
 
 RASTER_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 """Image types shown inline (SVG is left out: it is a document that can carry script)."""
@@ -64,8 +75,13 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/\s]*={0,2}\s*")
 
 
 def markdown_html(text: str) -> Markup:
-    """``text`` rendered as CommonMark (no raw HTML, links or images), as safe markup."""
-    return Markup(_MD.render(text))
+    """``text`` rendered as CommonMark (no raw HTML, links or images), as safe markup.
+
+    Needs markdown-it-py (the ``web`` extra).
+    """
+    from markupsafe import Markup
+
+    return Markup(_markdown().render(text))
 
 
 def image_url(block: ImageContent) -> str | None:
@@ -243,7 +259,13 @@ def entry_message(entry: Entry) -> AgentMessage | None:
 
 def environment() -> Any:
     """The Jinja2 environment of the pages and the export: autoescape on for every template,
-    with the ``markdown`` and ``tojson_pretty`` filters and the inline ``css``."""
+    with the ``markdown`` and ``tojson_pretty`` filters and the inline ``css``.
+
+    Needs Jinja2 and markdown-it-py (the ``web`` extra).
+    """
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+    from markupsafe import Markup
+
     env = Environment(
         loader=PackageLoader("sessiontree.web", "templates"),
         autoescape=True,
