@@ -11,7 +11,7 @@ import pytest
 from session_files import VENDORED, session_file
 from sessiontree import MemoryRepo, import_session
 from sessiontree.context import LOST_RESULT_TEXT, find_tool_pair_problems
-from sessiontree.entries import CustomEntry, MessageEntry
+from sessiontree.entries import CompactionEntry, CustomEntry, MessageEntry
 from sessiontree.errors import CorruptSessionError
 from sessiontree.interop import FORMATS
 from sessiontree.messages import (
@@ -329,6 +329,72 @@ async def test_codex_parallel_calls_are_one_message_with_usage_and_the_leaf_is_t
     assert (turn[0].usage.input, turn[0].usage.cache_read, turn[0].usage.output) == (20, 100, 7)
     leaf = await session.get_entry(await session.get_leaf_id() or "")
     assert isinstance(leaf, MessageEntry) and message_text(leaf.message) == "Two files."
+
+
+async def test_a_codex_compacted_record_replaces_the_context_with_its_replacement_history(
+    tmp_path: Path,
+) -> None:
+    # as Codex writes /compact: a `compacted` line whose replacement history is what its model
+    # sees from then on (the user messages here), then a `context_compacted` event
+    head = (VENDORED / "codex" / "sample_codex_session_simonw.jsonl").read_bytes()
+
+    def item(payload: dict[str, object], kind: str = "response_item") -> bytes:
+        return json.dumps(
+            {"timestamp": "2026-01-01T00:00:01.000Z", "type": kind, "payload": payload}
+        ).encode()
+
+    def said(role: str, text: str) -> dict[str, object]:
+        kind = "input_text" if role == "user" else "output_text"
+        return {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}
+
+    usage = {
+        "input_tokens": 900,
+        "cached_input_tokens": 800,
+        "output_tokens": 40,
+        "total_tokens": 940,
+    }
+    lines = [
+        item(said("user", "first")),
+        item(said("assistant", "one")),
+        item({"type": "function_call", "name": "shell", "arguments": "{}", "call_id": "c1"}),
+        item({"type": "function_call_output", "call_id": "c1", "output": "ok"}),
+        item(said("user", "second")),
+        item(said("assistant", "two")),
+        item({"type": "token_count", "info": {"last_token_usage": usage}}, "event_msg"),
+        item(
+            {
+                "message": "",
+                "replacement_history": [
+                    said("user", "first"),
+                    said("user", "second"),
+                    {"type": "reasoning", "encrypted_content": "gAAA"},
+                ],
+            },
+            "compacted",
+        ),
+        item({"type": "context_compacted"}, "event_msg"),
+        item(said("user", "third")),
+        item(said("assistant", "three")),
+    ]
+    path = tmp_path / "rollout.jsonl"
+    path.write_bytes(head + b"\n".join(lines) + b"\n")
+    session, report = await import_session(path, MemoryRepo())
+    ctx = await session.build_context(repair_tool_pairs=False)
+    texts = [(m.role, message_text(m)) for m in ctx.messages if m.role != "custom"]
+    assert texts == [
+        ("compactionSummary", ""),
+        ("user", "first"),
+        ("user", "second"),
+        ("user", "third"),
+        ("assistant", "three"),
+    ]
+    compaction = next(e for e in await session.get_entries() if e.type == "compaction")
+    assert isinstance(compaction, CompactionEntry) and compaction.tokens_before == 940
+    assert compaction.model_extra is not None
+    assert compaction.model_extra["source"]["record"]["type"] == "compacted"
+    assert report.warnings == []
+    leaf = (await session.get_branch())[-1]
+    assert isinstance(leaf, MessageEntry) and message_text(leaf.message) == "three"
 
 
 # ----------------------------------------------------------------- source times
