@@ -98,6 +98,36 @@ async def test_an_aider_answer_cut_off_mid_thought_is_thinking(tmp_path: Path) -
     assert answer.content[0].thinking == "Let me think about"  # type: ignore[union-attr]
 
 
+async def test_a_fence_left_open_by_a_cut_off_answer_ends_at_the_next_user_line(
+    tmp_path: Path,
+) -> None:
+    # a whole-file edit cut off by ^C mid-line: its fence is never closed, and Aider goes on
+    # writing the user's input after a blank line with its two-space line breaks
+    path = tmp_path / ".aider.chat.history.md"
+    path.write_text(
+        "\n# aider chat started at 2026-05-04 01:24:27\n\n"
+        "> Model: openai/deepseek-v4-pro with whole edit format  \n\n"
+        "#### make the greeting casual  \n\n"
+        "Here's the updated file:\n\nlauncher.py\n```\n#!/usr/bin/env python3\nprint('hi'\n\n\n"
+        "#### /undo  \n"
+        "> The last commit was not made by aider in this chat session.  \n\n"
+        "#### Please always respond in Thai.  \n\n"
+        "Sure:\n\n```python\nx = 1\n```\n\n"
+        "> Tokens: 7.0k sent, 160 received.  \n"
+    )
+    session, report = await import_session(path, MemoryRepo())
+    messages = (await session.build_context()).messages
+    assert [(m.role, message_text(m).splitlines()[0]) for m in messages] == [
+        ("user", "make the greeting casual"),
+        ("assistant", "Here's the updated file:"),
+        ("user", "/undo"),
+        ("user", "Please always respond in Thai."),
+        ("assistant", "Sure:"),
+    ]
+    assert "x = 1" in message_text(messages[-1])
+    assert any("line 16" in w and "line 11" in w for w in report.warnings), report.warnings
+
+
 # ----------------------------------------------------------------- Cline / Roo Code
 
 
