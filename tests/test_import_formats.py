@@ -427,6 +427,78 @@ async def test_a_codex_compacted_record_replaces_the_context_with_its_replacemen
     assert isinstance(leaf, MessageEntry) and message_text(leaf.message) == "three"
 
 
+# ----------------------------------------------------------------- Gemini CLI
+
+
+async def test_a_gemini_cli_record_written_twice_is_imported_once_as_its_last_copy(
+    tmp_path: Path,
+) -> None:
+    # Gemini CLI's JSONL layout: a reply is written first without its tool calls, then again
+    # (same id) with the calls and their results; $set lines update the header
+    header = {"sessionId": "0ab84937", "projectHash": "9da8", "startTime": "2026-04-23T12:52:52Z"}
+    reply = {
+        "id": "r1",
+        "timestamp": "2026-04-23T12:53:06.000Z",
+        "type": "gemini",
+        "content": "",
+        "thoughts": [{"subject": "Reading", "description": "the README first"}],
+        "tokens": {"input": 900, "output": 40, "cached": 800, "thoughts": 10, "total": 950},
+        "model": "gemini-3-flash-preview",
+    }
+    call = {
+        "id": "c1",
+        "name": "read_file",
+        "args": {"file_path": "README.md"},
+        "result": [{"functionResponse": {"id": "c1", "response": {"error": "not found"}}}],
+        "status": "error",
+        "resultDisplay": "File not found",
+    }
+    rows = [
+        header,
+        {
+            "id": "u1",
+            "timestamp": "2026-04-23T12:53:05.000Z",
+            "type": "user",
+            "content": [{"text": "read it"}],
+            "displayContent": [{"text": "/init"}],
+        },
+        {"$set": {"lastUpdated": "2026-04-23T12:53:05.283Z"}},
+        reply,
+        {"$set": {"lastUpdated": "2026-04-23T12:53:11.257Z", "summary": "reading"}},
+        {**reply, "toolCalls": [call]},
+        {
+            "id": "i1",
+            "timestamp": "2026-04-23T12:54:00.000Z",
+            "type": "info",
+            "content": "Request cancelled.",
+        },
+    ]
+    path = tmp_path / "chat.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    session, report = await import_session(path, MemoryRepo())
+    assert report.format == "gemini-cli" and report.unreadable_lines == []
+    entries = await session.get_entries()
+    assert [e.id for e in entries if e.type != "leaf"] == ["u1", "r1", "r1:c1", "i1"]
+    ctx = await session.build_context(repair_tool_pairs=False)
+    assert find_tool_pair_problems(ctx.messages) == []
+    answer = ctx.messages[1]
+    assert isinstance(answer, AssistantMessage) and answer.model == "gemini-3-flash-preview"
+    assert [b.type for b in answer.content] == ["thinking", "toolCall"]
+    assert answer.usage is not None
+    assert (answer.usage.input, answer.usage.cache_read, answer.usage.output) == (100, 800, 50)
+    result = ctx.messages[2]
+    assert isinstance(result, ToolResultMessage) and result.is_error
+    assert (
+        message_text(result) == "not found" and result.details["resultDisplay"] == "File not found"
+    )
+    assert await session.get_leaf_id() == "r1:c1"  # the info record is not a message
+    meta = (await session.get_metadata()).model_extra or {}
+    assert meta["geminiCli"]["summary"] == "reading"
+    assert meta["geminiCli"]["lastUpdated"] == "2026-04-23T12:53:11.257Z"
+    first = next(e for e in entries if e.id == "r1")
+    assert first.model_extra is not None and first.model_extra["source"]["merged"] == [{"line": 4}]
+
+
 # ----------------------------------------------------------------- source times
 
 
