@@ -278,6 +278,44 @@ def expect_cline(path: Path) -> Expected:
     return exp
 
 
+def _gemini_records(path: Path) -> list[dict[str, Any]]:
+    """The message records of a Gemini CLI chat, one per id (the last copy, first place)."""
+    data = path.read_bytes()
+    try:
+        rows = [o for _, o in jsonl(path)]
+        records = [o for o in rows[1:] if "$set" not in o]
+    except json.JSONDecodeError:  # one pretty-printed document
+        records = json.loads(data)["messages"]
+    by_id: dict[str, dict[str, Any]] = {}
+    for record in records:
+        by_id[record["id"]] = record  # a dict keeps the first place of a key
+    return list(by_id.values())
+
+
+def expect_gemini(path: Path) -> Expected:
+    exp = Expected(roots=1)
+    last: dict[str, Any] | None = None
+    for record in _gemini_records(path):
+        kind = record["type"]
+        if kind not in ("user", "gemini"):
+            exp.custom += 1
+            continue
+        last = record
+        if kind == "user":
+            exp.roles["user"] += 1
+            continue
+        exp.roles["assistant"] += 1
+        calls = record.get("toolCalls") or []
+        exp.tool_calls += len(calls)
+        exp.roles["toolResult"] += len(calls)
+        exp.model = record.get("model", exp.model)
+        exp.with_usage += (record.get("tokens") or {}).get("total", 0) > 0
+    if last is not None:
+        calls = last.get("toolCalls") or []
+        exp.marker = calls[-1]["id"] if calls else _marker(last.get("content"))
+    return exp
+
+
 EXPECT = {
     "pi": expect_pi,
     "claude-code": expect_claude,
@@ -285,4 +323,5 @@ EXPECT = {
     "swe-agent": expect_swe,
     "aider": expect_aider,
     "cline": expect_cline,
+    "gemini-cli": expect_gemini,
 }

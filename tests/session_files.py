@@ -28,6 +28,7 @@ FORMAT_OF_DIR = {
     "swe-agent-traj": "swe-agent",
     "aider": "aider",
     "cline": "cline",
+    "gemini-cli": "gemini-cli",
 }
 """The format of the files in each folder of the collection."""
 
@@ -43,6 +44,9 @@ COLLECTION = (
     "codex/rollout-2026-06-19T10-14-27-019edda8-7eca-7710-b78b-6ce7607beaa1.jsonl",
     "codex/rollout-2026-06-19T12-32-38-019ede26-ff03-7a82-bb34-cfab716a498a.jsonl",
     "codex/sample_codex_session_simonw.jsonl",
+    "gemini-cli/entire-cli_12-cbfeaa512b-0_full.jsonl",
+    "gemini-cli/entire-cli_9c-53780d06b7-0_full.jsonl",
+    "gemini-cli/test_conversation_gemini.jsonl",
     "pi/agent-sessions_pi-small.v3.jsonl",
     "pi/pi-mono_before-compaction.v1.jsonl",
     "pi/pi-mono_large-session.v1.jsonl",

@@ -17,6 +17,7 @@ from sessiontree import MemoryRepo, import_session
 from sessiontree.context import LOST_RESULT_TEXT, find_tool_pair_problems
 from sessiontree.entries import CompactionEntry, CustomEntry, MessageEntry
 from sessiontree.messages import AssistantMessage, CompactionSummaryMessage
+from sessiontree.verify import verify_session
 
 REAL = VENDORED / "claude-code" / "agent-a0294d5.jsonl"
 BASE = json.loads(REAL.read_bytes().split(b"\n")[0])  # the Task prompt: sessionId, cwd, ...
@@ -257,3 +258,55 @@ async def test_results_of_one_reply_chain_whichever_line_they_name(tmp_path: Pat
     ctx = await session.build_context(repair_tool_pairs=False)
     assert [m.role for m in ctx.messages] == ["user", "assistant", *["toolResult"] * 3, "assistant"]
     assert find_tool_pair_problems(ctx.messages) == []
+
+
+async def test_parallel_results_written_out_of_call_order_are_stored_in_call_order(
+    tmp_path: Path,
+) -> None:
+    # the second tool finished first: its result line comes first, and the conversation goes
+    # on from the last result written, which answers the first call
+    rows = [
+        ask("u1", None, "two agents"),
+        reply("a1", "u1", "msg_1", call("c1")),
+        reply("a2", "a1", "msg_1", call("c2"), stop_reason="tool_use"),
+        result("r2", "a2", "c2"),
+        result("r1", "a1", "c1"),
+        reply("a3", "r1", "msg_2", {"type": "text", "text": "both done"}, stop_reason="end_turn"),
+    ]
+    session, _ = await import_session(write(tmp_path, rows), MemoryRepo())
+    entries = [e for e in await session.get_entries() if e.type != "leaf"]
+    assert max(Counter(e.parent_id for e in entries).values()) == 1
+    ctx = await session.build_context(repair_tool_pairs=False)
+    assert [getattr(m, "tool_call_id", m.role) for m in ctx.messages] == [
+        "user",
+        "assistant",
+        "c1",
+        "c2",
+        "assistant",
+    ]
+    assert find_tool_pair_problems(ctx.messages) == []
+    found = await verify_session(session)
+    assert (found.problems, found.warnings) == ([], [])
+
+
+async def test_a_record_written_before_the_line_it_hangs_under_keeps_that_line_on_the_branch(
+    tmp_path: Path,
+) -> None:
+    # an attachment line names the tool result written after it; the reply after names the
+    # attachment: the result must stay on the branch, not become a side branch
+    rows = [
+        ask("u1", None, "run it"),
+        reply("a1", "u1", "msg_1", {"type": "text", "text": "running"}),
+        line("att", "r1", "attachment", attachment={"type": "task_reminder", "content": []}),
+        reply("a2", "a1", "msg_1", call("c1"), stop_reason="tool_use"),
+        result("r1", "a2", "c1"),
+        reply("a3", "att", "msg_2", {"type": "text", "text": "ran"}, stop_reason="end_turn"),
+    ]
+    session, report = await import_session(write(tmp_path, rows), MemoryRepo())
+    entries = [e for e in await session.get_entries() if e.type != "leaf"]
+    assert max(Counter(e.parent_id for e in entries).values()) == 1
+    assert [e.id for e in await session.get_branch()] == ["u1", "a1", "r1", "att", "a3"]
+    assert await session.get_leaf_id() == "a3"
+    ctx = await session.build_context(repair_tool_pairs=False)
+    assert find_tool_pair_problems(ctx.messages) == []
+    assert report.dangling_parents == []

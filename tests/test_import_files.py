@@ -135,12 +135,19 @@ async def test_no_line_is_dropped(name: str) -> None:
     one entry per line after the header."""
     path = session_file(name)
     session, report = await import_session(path, MemoryRepo())
+    if report.format == "gemini-cli" and not path.read_bytes().lstrip().startswith(b'{"'):
+        return  # one pretty-printed JSON document (Entire's name): no lines to account for
     lines = {n for n, _ in jsonl(path)}
     entries = await session.get_entries()
     if report.format == "pi":
         assert len([e for e in entries if e.type != "leaf"]) == len(lines) - 1
         return
-    covered = {c.line for c in report.custom_lines}
+    if report.format == "gemini-cli":
+        # the header and its ``$set`` updates are the session's metadata (``geminiCli``)
+        covered = {n for n, o in jsonl(path) if "$set" in o or "kind" in o}
+    else:
+        covered = set()
+    covered |= {c.line for c in report.custom_lines}
     for e in entries:
         source = getattr(e, "source", None)
         if isinstance(source, dict):

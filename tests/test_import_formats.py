@@ -11,7 +11,7 @@ import pytest
 from session_files import VENDORED, session_file
 from sessiontree import MemoryRepo, import_session
 from sessiontree.context import LOST_RESULT_TEXT, find_tool_pair_problems
-from sessiontree.entries import CustomEntry, MessageEntry
+from sessiontree.entries import CompactionEntry, CustomEntry, MessageEntry
 from sessiontree.errors import CorruptSessionError
 from sessiontree.interop import FORMATS
 from sessiontree.messages import (
@@ -96,6 +96,36 @@ async def test_an_aider_answer_cut_off_mid_thought_is_thinking(tmp_path: Path) -
     assert isinstance(answer, AssistantMessage)
     assert [type(b) for b in answer.content] == [ThinkingContent]
     assert answer.content[0].thinking == "Let me think about"  # type: ignore[union-attr]
+
+
+async def test_a_fence_left_open_by_a_cut_off_answer_ends_at_the_next_user_line(
+    tmp_path: Path,
+) -> None:
+    # a whole-file edit cut off by ^C mid-line: its fence is never closed, and Aider goes on
+    # writing the user's input after a blank line with its two-space line breaks
+    path = tmp_path / ".aider.chat.history.md"
+    path.write_text(
+        "\n# aider chat started at 2026-05-04 01:24:27\n\n"
+        "> Model: openai/deepseek-v4-pro with whole edit format  \n\n"
+        "#### make the greeting casual  \n\n"
+        "Here's the updated file:\n\nlauncher.py\n```\n#!/usr/bin/env python3\nprint('hi'\n\n\n"
+        "#### /undo  \n"
+        "> The last commit was not made by aider in this chat session.  \n\n"
+        "#### Please always respond in Thai.  \n\n"
+        "Sure:\n\n```python\nx = 1\n```\n\n"
+        "> Tokens: 7.0k sent, 160 received.  \n"
+    )
+    session, report = await import_session(path, MemoryRepo())
+    messages = (await session.build_context()).messages
+    assert [(m.role, message_text(m).splitlines()[0]) for m in messages] == [
+        ("user", "make the greeting casual"),
+        ("assistant", "Here's the updated file:"),
+        ("user", "/undo"),
+        ("user", "Please always respond in Thai."),
+        ("assistant", "Sure:"),
+    ]
+    assert "x = 1" in message_text(messages[-1])
+    assert any("line 16" in w and "line 11" in w for w in report.warnings), report.warnings
 
 
 # ----------------------------------------------------------------- Cline / Roo Code
@@ -329,6 +359,144 @@ async def test_codex_parallel_calls_are_one_message_with_usage_and_the_leaf_is_t
     assert (turn[0].usage.input, turn[0].usage.cache_read, turn[0].usage.output) == (20, 100, 7)
     leaf = await session.get_entry(await session.get_leaf_id() or "")
     assert isinstance(leaf, MessageEntry) and message_text(leaf.message) == "Two files."
+
+
+async def test_a_codex_compacted_record_replaces_the_context_with_its_replacement_history(
+    tmp_path: Path,
+) -> None:
+    # as Codex writes /compact: a `compacted` line whose replacement history is what its model
+    # sees from then on (the user messages here), then a `context_compacted` event
+    head = (VENDORED / "codex" / "sample_codex_session_simonw.jsonl").read_bytes()
+
+    def item(payload: dict[str, object], kind: str = "response_item") -> bytes:
+        return json.dumps(
+            {"timestamp": "2026-01-01T00:00:01.000Z", "type": kind, "payload": payload}
+        ).encode()
+
+    def said(role: str, text: str) -> dict[str, object]:
+        kind = "input_text" if role == "user" else "output_text"
+        return {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}
+
+    usage = {
+        "input_tokens": 900,
+        "cached_input_tokens": 800,
+        "output_tokens": 40,
+        "total_tokens": 940,
+    }
+    lines = [
+        item(said("user", "first")),
+        item(said("assistant", "one")),
+        item({"type": "function_call", "name": "shell", "arguments": "{}", "call_id": "c1"}),
+        item({"type": "function_call_output", "call_id": "c1", "output": "ok"}),
+        item(said("user", "second")),
+        item(said("assistant", "two")),
+        item({"type": "token_count", "info": {"last_token_usage": usage}}, "event_msg"),
+        item(
+            {
+                "message": "",
+                "replacement_history": [
+                    said("user", "first"),
+                    said("user", "second"),
+                    {"type": "reasoning", "encrypted_content": "gAAA"},
+                ],
+            },
+            "compacted",
+        ),
+        item({"type": "context_compacted"}, "event_msg"),
+        item(said("user", "third")),
+        item(said("assistant", "three")),
+    ]
+    path = tmp_path / "rollout.jsonl"
+    path.write_bytes(head + b"\n".join(lines) + b"\n")
+    session, report = await import_session(path, MemoryRepo())
+    ctx = await session.build_context(repair_tool_pairs=False)
+    texts = [(m.role, message_text(m)) for m in ctx.messages if m.role != "custom"]
+    assert texts == [
+        ("compactionSummary", ""),
+        ("user", "first"),
+        ("user", "second"),
+        ("user", "third"),
+        ("assistant", "three"),
+    ]
+    compaction = next(e for e in await session.get_entries() if e.type == "compaction")
+    assert isinstance(compaction, CompactionEntry) and compaction.tokens_before == 940
+    assert compaction.model_extra is not None
+    assert compaction.model_extra["source"]["record"]["type"] == "compacted"
+    assert report.warnings == []
+    leaf = (await session.get_branch())[-1]
+    assert isinstance(leaf, MessageEntry) and message_text(leaf.message) == "three"
+
+
+# ----------------------------------------------------------------- Gemini CLI
+
+
+async def test_a_gemini_cli_record_written_twice_is_imported_once_as_its_last_copy(
+    tmp_path: Path,
+) -> None:
+    # Gemini CLI's JSONL layout: a reply is written first without its tool calls, then again
+    # (same id) with the calls and their results; $set lines update the header
+    header = {"sessionId": "0ab84937", "projectHash": "9da8", "startTime": "2026-04-23T12:52:52Z"}
+    reply = {
+        "id": "r1",
+        "timestamp": "2026-04-23T12:53:06.000Z",
+        "type": "gemini",
+        "content": "",
+        "thoughts": [{"subject": "Reading", "description": "the README first"}],
+        "tokens": {"input": 900, "output": 40, "cached": 800, "thoughts": 10, "total": 950},
+        "model": "gemini-3-flash-preview",
+    }
+    call = {
+        "id": "c1",
+        "name": "read_file",
+        "args": {"file_path": "README.md"},
+        "result": [{"functionResponse": {"id": "c1", "response": {"error": "not found"}}}],
+        "status": "error",
+        "resultDisplay": "File not found",
+    }
+    rows = [
+        header,
+        {
+            "id": "u1",
+            "timestamp": "2026-04-23T12:53:05.000Z",
+            "type": "user",
+            "content": [{"text": "read it"}],
+            "displayContent": [{"text": "/init"}],
+        },
+        {"$set": {"lastUpdated": "2026-04-23T12:53:05.283Z"}},
+        reply,
+        {"$set": {"lastUpdated": "2026-04-23T12:53:11.257Z", "summary": "reading"}},
+        {**reply, "toolCalls": [call]},
+        {
+            "id": "i1",
+            "timestamp": "2026-04-23T12:54:00.000Z",
+            "type": "info",
+            "content": "Request cancelled.",
+        },
+    ]
+    path = tmp_path / "chat.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    session, report = await import_session(path, MemoryRepo())
+    assert report.format == "gemini-cli" and report.unreadable_lines == []
+    entries = await session.get_entries()
+    assert [e.id for e in entries if e.type != "leaf"] == ["u1", "r1", "r1:c1", "i1"]
+    ctx = await session.build_context(repair_tool_pairs=False)
+    assert find_tool_pair_problems(ctx.messages) == []
+    answer = ctx.messages[1]
+    assert isinstance(answer, AssistantMessage) and answer.model == "gemini-3-flash-preview"
+    assert [b.type for b in answer.content] == ["thinking", "toolCall"]
+    assert answer.usage is not None
+    assert (answer.usage.input, answer.usage.cache_read, answer.usage.output) == (100, 800, 50)
+    result = ctx.messages[2]
+    assert isinstance(result, ToolResultMessage) and result.is_error
+    assert (
+        message_text(result) == "not found" and result.details["resultDisplay"] == "File not found"
+    )
+    assert await session.get_leaf_id() == "r1:c1"  # the info record is not a message
+    meta = (await session.get_metadata()).model_extra or {}
+    assert meta["geminiCli"]["summary"] == "reading"
+    assert meta["geminiCli"]["lastUpdated"] == "2026-04-23T12:53:11.257Z"
+    first = next(e for e in entries if e.id == "r1")
+    assert first.model_extra is not None and first.model_extra["source"]["merged"] == [{"line": 4}]
 
 
 # ----------------------------------------------------------------- source times

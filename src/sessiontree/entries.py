@@ -89,36 +89,47 @@ class MessageEntry(_EntryBase):
     """An :data:`AgentMessage` on the tree; projected into the context as itself."""
 
     type: Literal["message"] = "message"
+    """Always ``"message"``."""
     message: AgentMessage
+    """The message, any :data:`AgentMessage` (an unknown role is kept as :class:`OpaqueMessage`)."""
 
 
 class ModelChangeEntry(_EntryBase):
     """The user switched model; feeds derived state, never the context."""
 
     type: Literal["model_change"] = "model_change"
+    """Always ``"model_change"``."""
     provider: str
+    """The provider of the model switched to (e.g. ``anthropic``)."""
     model_id: str
+    """The model switched to, as its provider names it (``modelId`` on the wire)."""
 
 
 class ThinkingLevelChangeEntry(_EntryBase):
     """The thinking level changed; feeds derived state."""
 
     type: Literal["thinking_level_change"] = "thinking_level_change"
+    """Always ``"thinking_level_change"``."""
     thinking_level: ThinkingLevel
+    """The reasoning effort asked of the model from here on."""
 
 
 class ActiveToolsChangeEntry(_EntryBase):
     """The set of tools offered to the model changed; feeds derived state."""
 
     type: Literal["active_tools_change"] = "active_tools_change"
+    """Always ``"active_tools_change"``."""
     active_tool_names: list[str]
+    """The names of the tools offered to the model from here on (``[]``: none)."""
 
 
 class CompactionDetails(WireModel):
     """Files the summarised part touched (cumulative, sorted) and any further keys."""
 
     read_files: list[str] = Field(default_factory=list)
+    """Paths the summarised messages read, cumulative over earlier compactions, sorted."""
     modified_files: list[str] = Field(default_factory=list)
+    """Paths the summarised messages wrote or edited, cumulative, sorted."""
 
 
 class CompactionEntry(_EntryBase):
@@ -130,13 +141,25 @@ class CompactionEntry(_EntryBase):
     """
 
     type: Literal["compaction"] = "compaction"
+    """Always ``"compaction"``."""
     summary: str
+    """The summary that stands for the compacted messages in the context."""
     tokens_before: int = 0
+    """The context's size in tokens just before this compaction; ``0`` when unknown."""
     first_kept_entry_id: str | None = None
+    """Pointer mode: the first entry on the path kept after the summary; ``None`` in retained-tail
+    mode or when nothing before the compaction is kept."""
     details: CompactionDetails | None = None
+    """The files the summarised part read and modified; ``None`` when not recorded."""
     usage: Usage | None = None
+    """Tokens and cost of the summarising model call; ``None`` for a summary made without a model
+    call."""
     retained_tail: list[AgentMessage] | None = None
+    """Retained-tail mode: the kept messages themselves, in order (``[]`` keeps none); ``None`` in
+    pointer mode."""
     from_hook: bool | None = None
+    """``True`` when an extension wrote the summary rather than the built-in compaction; ``None``
+    when not said."""
 
 
 class BranchSummaryEntry(_EntryBase):
@@ -149,29 +172,44 @@ class BranchSummaryEntry(_EntryBase):
     """
 
     type: Literal["branch_summary"] = "branch_summary"
+    """Always ``"branch_summary"``."""
     summary: str
+    """The summary of the branch that was left; an empty one is not sent to the model."""
     from_id: str | None
+    """The leaf of the branch that was left; ``None`` when that branch is not in this session (see
+    above)."""
     details: Any = None
+    """The writer's own data about the summary (any JSON); ``None`` for none."""
     usage: Usage | None = None
+    """Tokens and cost of the summarising model call; ``None`` when no model was called."""
     from_hook: bool | None = None
+    """``True`` when an extension wrote the summary; ``None`` when not said."""
 
 
 class CustomEntry(_EntryBase):
     """Extension data; enters the context only through an ``entry_projectors`` function."""
 
     type: Literal["custom"] = "custom"
+    """Always ``"custom"``."""
     custom_type: str
+    """The extension's name for this kind of data; selects its ``entry_projectors`` function."""
     data: Any = None
+    """The extension's data (any JSON); ``None`` for none."""
 
 
 class CustomMessageEntry(_EntryBase):
     """An extension's message, projected as a ``custom`` message."""
 
     type: Literal["custom_message"] = "custom_message"
+    """Always ``"custom_message"``."""
     custom_type: str
+    """The extension's name for this kind of message."""
     content: str | list[ContentBlock]
+    """What the model is sent: a string, or text and image blocks."""
     display: bool = True
+    """Whether UIs show the message to the user (it is sent to the model either way)."""
     details: Any = None
+    """The extension's own data (any JSON), never sent to the model; ``None`` for none."""
 
 
 class LabelEntry(_EntryBase):
@@ -183,28 +221,36 @@ class LabelEntry(_EntryBase):
     """
 
     type: Literal["label"] = "label"
+    """Always ``"label"``."""
     target_id: str | None
+    """The entry labelled; ``None`` in a fork when the target was not copied (see above)."""
     label: str | None = None
+    """The label; ``None`` or ``""`` clears the target's label."""
 
 
 class LeafEntry(_EntryBase):
     """Moves the leaf to ``target_id`` (``None``: the next append starts a new root). Bookkeeping."""
 
     type: Literal["leaf"] = "leaf"
+    """Always ``"leaf"``."""
     target_id: str | None = None
+    """The path entry that becomes the leaf; ``None``: the next append starts a new root."""
 
 
 class SessionInfoEntry(_EntryBase):
     """Names the session. Bookkeeping."""
 
     type: Literal["session_info"] = "session_info"
+    """Always ``"session_info"``."""
     name: str
+    """The session's name from here on (the newest ``session_info`` entry wins)."""
 
 
 class OpaqueEntry(_EntryBase):
     """An entry of a ``type`` this library does not know: kept whole, skipped by context building."""
 
     type: str
+    """The unknown entry type; every other key is kept in ``model_extra``."""
 
 
 _ENTRY_CLASSES: dict[str, type[_EntryBase]] = {

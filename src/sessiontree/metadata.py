@@ -42,28 +42,28 @@ class SessionMetadata(WireModel):
 
 @dataclass(frozen=True)
 class SessionInfo:
-    """One row of :meth:`SessionRepo.list` (docs/storage.md).
-
-    Attributes:
-        id: session id.
-        name: newest ``session_info`` name, else ``None``.
-        created_at / modified_at: aware UTC datetimes (creation; last append). An imported
-            session has its source's first and newest entry times until its next append.
-        entry_count: entries of every type; message_count: ``message`` entries.
-        first_message: the first user message's text, at most 200 characters.
-        parent_session_id: set on forks.
-        metadata: the session metadata.
-    """
+    """One row of :meth:`SessionRepo.list` (docs/storage.md)."""
 
     id: str
+    """The session id."""
     name: str | None
+    """The name of the newest ``session_info`` entry; ``None`` for an unnamed session."""
     created_at: datetime
+    """When the session was created, an aware UTC datetime; an imported session has its
+    source's first entry time."""
     modified_at: datetime
+    """When the session was last appended to, an aware UTC datetime; an imported session has
+    its source's newest entry time until its next append."""
     entry_count: int
+    """Entries of every type, bookkeeping entries included."""
     message_count: int
+    """``message`` entries."""
     first_message: str | None
+    """The first user message's text, at most 200 characters; ``None`` when there is none."""
     parent_session_id: str | None
+    """For a fork, the session it was forked from; ``None`` otherwise."""
     metadata: SessionMetadata
+    """What the session was created with."""
 
 
 def session_time(value: object, what: str) -> datetime:
@@ -85,8 +85,12 @@ class SearchHit:
     """A message whose text matched :meth:`SessionRepo.search`: where, and a snippet around it."""
 
     session_id: str
+    """The session holding the matching message."""
     entry_id: str
+    """The ``message`` entry whose text matched."""
     snippet: str
+    """The message text around the first match, white space folded, about 160 characters, with
+    ``…`` where it was cut."""
 
 
 @dataclass
@@ -98,18 +102,31 @@ class SessionStats:
     """
 
     entry_count: int = 0
+    """Entries of every type."""
     entries_by_type: dict[str, int] = field(default_factory=dict)
+    """Entry count per entry ``type``."""
     messages_by_role: dict[str, int] = field(default_factory=dict)
+    """``message`` entry count per message ``role``."""
     tool_calls: int = 0
+    """Tool-call blocks in assistant messages."""
     input_tokens: int = 0
+    """Uncached input tokens, summed over every recorded ``usage``."""
     output_tokens: int = 0
+    """Output tokens, summed over every recorded ``usage``."""
     cache_read_tokens: int = 0
+    """Input tokens read from a prompt cache, summed."""
     cache_write_tokens: int = 0
+    """Input tokens written to a prompt cache, summed."""
     cost: float = 0.0
+    """US dollars, summed over every ``usage`` that carries a cost."""
     compactions: int = 0
+    """``compaction`` entries."""
     branch_summaries: int = 0
+    """``branch_summary`` entries."""
     roots: int = 0
+    """Path entries with no parent (a session may have several roots)."""
     leaf_id: str | None = None
+    """The current leaf; ``None`` for an empty session or one whose leaf was moved to a new root."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of the statistics."""

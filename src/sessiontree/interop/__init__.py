@@ -1,9 +1,8 @@
 """Interoperability: import other agents' session files, export pi files (docs/interop.md).
 
 :func:`import_session` reads a file written by the pi coding agent (versions 1-3), Claude
-Code, the Codex CLI, SWE-agent, Aider or Cline / Roo Code — the format is detected from the
-content — and creates one
-session in a repository. It never writes to the source file. Every entry is built and
+Code, the Codex CLI, SWE-agent, Aider, Cline / Roo Code or Gemini CLI — the format is
+detected from the content — and creates one session in a repository. It never writes to the source file. Every entry is built and
 checked first and appended in one batch, so an import that fails leaves nothing behind.
 :class:`ImportReport` lists everything that was not a plain one-to-one copy.
 
@@ -73,8 +72,8 @@ async def _cline_ui(path: Path, report: ImportReport) -> object:
 
 
 async def detect_format(path: str | Path) -> Format:
-    """The format of a session file, from its content (``pi``, ``claude-code``, ``codex``,
-    ``swe-agent``, ``aider``, ``cline``). Reads the whole file.
+    """The format of a session file, from its content (one of :data:`FORMATS`). Reads the
+    whole file.
 
     Raises:
         CorruptSessionError: the file is not a session file of a known format.
@@ -125,6 +124,10 @@ def convert(
         from sessiontree.interop.aider import convert_aider
 
         return convert_aider(data, path, report, lenient=lenient, mtime_ms=mtime_ms)
+    if fmt == "gemini-cli":
+        from sessiontree.interop.gemini_cli import convert_gemini_cli
+
+        return convert_gemini_cli(data, path, report, lenient=lenient)
     if fmt == "cline":
         from sessiontree.interop.cline import convert_cline
 
@@ -152,8 +155,8 @@ async def import_session(
     Args:
         path: the file to read.
         repo: where to create the session.
-        format: ``pi``, ``claude-code``, ``codex``, ``swe-agent``, ``aider`` or ``cline``;
-            detected from the content when ``None``.
+        format: ``pi``, ``claude-code``, ``codex``, ``swe-agent``, ``aider``, ``cline`` or
+            ``gemini-cli``; detected from the content when ``None``.
         lenient: go on past unreadable lines and list them in the report instead of failing.
         session_id: the id of the new session instead of the file's (e.g. for a second copy).
 

@@ -10,7 +10,10 @@ Aider appends every chat to one Markdown file:
   ``{"text", "lines"}``) so nothing is lost and nothing reaches the model;
 * everything else is the assistant's answer (Markdown; inside a ``` fence every line is
   the answer's). ``<thinking-content-…>`` sections become thinking blocks (an answer cut off
-  mid-thought: the rest of it).
+  mid-thought: the rest of it). An answer cut off (^C) inside a fence leaves the fence open:
+  a line inside a fence that is written as only Aider writes user input — ``#### `` after a
+  blank line and ending in Aider's two-space line break — closes the fence and is the user's
+  (reported as a warning naming both lines).
 
 The model is read from the chat's ``Model: <name> with <format> edit format`` (or ``Main
 model:``) console line: ``lm_studio/qwen3`` → provider ``lm_studio``, model ``qwen3``. Every
@@ -99,13 +102,28 @@ def _chat_ms(line: str, default: int) -> int:
     return int(when.replace(tzinfo=UTC).timestamp() * 1000)
 
 
-def _runs(text: str) -> list[tuple[int, str, list[_Run]]]:
+def _user_input_line(line: str, previous: str) -> bool:
+    """Whether ``line`` is written as Aider writes what the user typed: after a blank line,
+    ``#### `` first and its two-space Markdown line break last (a code block rarely is)."""
+    return not previous.strip() and line.startswith(_USER) and line.endswith("  ")
+
+
+def _runs(text: str, report: ImportReport) -> list[tuple[int, str, list[_Run]]]:
     """``(line, header, runs)`` per chat; text before the first header is a chat of its own."""
     chats: list[tuple[int, str, list[_Run]]] = []
     runs: list[_Run] = []
     in_fence = False
+    fence_line = 0  # where the open fence was opened
+    previous = ""
     for number, line in enumerate(text.split("\n"), 1):
         line = line.removesuffix("\r")
+        line_before, previous = previous, line
+        if in_fence and _user_input_line(line, line_before):
+            in_fence = False
+            report.warnings.append(
+                f"line {number}: the code fence opened on line {fence_line} was never closed "
+                "(the answer was cut off); it ends at this user line"
+            )
         if not in_fence and line.startswith(CHAT_STARTED):
             runs = []
             chats.append((number, line, runs))
@@ -116,7 +134,7 @@ def _runs(text: str) -> list[tuple[int, str, list[_Run]]]:
             chats.append((number, "", runs))
         kind = _kind(line, in_fence)
         if kind == "assistant" and line.lstrip().startswith("```"):
-            in_fence = not in_fence
+            in_fence, fence_line = not in_fence, number
         if not line.strip() and kind == "assistant" and (not runs or runs[-1].kind != "assistant"):
             continue  # a blank line between user or console runs
         if not runs or runs[-1].kind != kind:
@@ -152,7 +170,7 @@ def convert_aider(
         report.warnings.append("bytes that are not UTF-8 were read as U+FFFD")
     out = Converted()
     ids = IdMaker(data)
-    chats = _runs(text)
+    chats = _runs(text, report)
     report.lines_read = text.count("\n") + (0 if text.endswith("\n") else 1)
     last_message: str | None = None
     ms = mtime_ms

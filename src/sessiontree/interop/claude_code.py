@@ -9,8 +9,12 @@ How they are imported (the messages themselves: :mod:`sessiontree.interop.claude
   children hang under the last of them.
 * One reply that Claude Code wrote over several ``assistant`` lines sharing ``message.id``
   (parallel tool calls, thinking then text) becomes one assistant message, with the id of its
-  first line. The tool results that hang under any of those lines follow it one after the
-  other in file order, so each result comes after the message that issued its call.
+  first line. The tool results of its calls follow it one after the other **in call order**
+  (Claude Code writes parallel results in the order the tools finish), whichever line each
+  names; a record that names any of them hangs under the last.
+* Records are placed parents first: a line whose ``parentUuid`` names a line written later in
+  the file (Claude Code writes an ``attachment`` before the tool result it hangs under) is
+  placed right after that line, so the record it names stays on the branch.
 * A ``system`` line of subtype ``compact_boundary`` becomes a ``compaction`` entry under its
   ``logicalParentUuid``; its summary is the text of the ``isCompactSummary`` user line that
   follows (that line is part of the compaction, not a message of its own).
@@ -138,11 +142,17 @@ class _Tree:
         return entry_id
 
     def resolve(self, parent_uuid: str) -> str:
-        """The entry a record naming ``parent_uuid`` hangs under."""
+        """The entry a record naming ``parent_uuid`` hangs under.
+
+        A line of a multi-line reply, or one of its tool results, stands for the reply's whole
+        run of results: the record hangs under the newest of them.
+        """
         reply = self.reply_of.get(parent_uuid)
+        entry = self.entry_of.get(parent_uuid)
+        if reply is None and entry is not None:
+            reply = self.tail_owner.get(entry)
         if reply is not None and reply in self.reply_tail:
             return self.follow(self.reply_tail[reply])
-        entry = self.entry_of.get(parent_uuid)
         return self.follow(entry) if entry is not None else parent_uuid  # a later line: sorted
 
     def parent_for(self, obj: dict[str, Any], line: int, uuid: str) -> str | None:
@@ -183,6 +193,74 @@ def _replies(rows: list[Row], duplicate_lines: set[int]) -> dict[str, list[Row]]
         if _uuid(obj) is not None and isinstance(msg.get("id"), str):
             by_id.setdefault(msg["id"], []).append((line, obj))
     return {k: v for k, v in by_id.items() if len(v) > 1}
+
+
+def _result_calls(obj: dict[str, Any]) -> list[str]:
+    """The ``tool_use_id`` of each block of a line made only of tool results, else ``[]``."""
+    if not _only_tool_results(obj):
+        return []
+    return [str(b.get("tool_use_id", "")) for b in obj["message"]["content"]]
+
+
+def _parents_first(rows: list[Row], duplicate_lines: set[int]) -> list[Row]:
+    """``rows`` in file order, except that a record naming a later line comes right after it.
+
+    Records that wait on a record that never comes (a cycle of forward references) keep
+    their file order at the end.
+    """
+    position: dict[str, int] = {}
+    for i, (line, obj) in enumerate(rows):
+        uuid = _uuid(obj)
+        if uuid is not None and line not in duplicate_lines:
+            position.setdefault(uuid, i)
+    waiting: dict[str, list[Row]] = {}
+    out: list[Row] = []
+    for i, row in enumerate(rows):
+        parent = row[1].get("parentUuid")
+        if isinstance(parent, str) and position.get(parent, -1) > i:
+            waiting.setdefault(parent, []).append(row)
+            continue
+        stack = [row]
+        while stack:
+            placed = stack.pop()
+            out.append(placed)
+            uuid = _uuid(placed[1])
+            if uuid is not None and placed[0] not in duplicate_lines:
+                stack.extend(reversed(waiting.pop(uuid, [])))
+    out.extend(sorted((r for rs in waiting.values() for r in rs), key=lambda r: r[0]))
+    return out
+
+
+def _results_in_call_order(rows: list[Row], replies: dict[str, list[Row]]) -> list[Row]:
+    """``rows`` with the tool-result lines of each multi-line reply put in its call order.
+
+    The result lines keep the places they had in ``rows``; only which result stands in which
+    of those places changes.
+    """
+    rank: dict[str, tuple[str, int]] = {}  # call id -> (reply id, position of the call)
+    for message_id, lines in replies.items():
+        calls = [
+            str(b.get("id", ""))
+            for _, o in lines
+            for b in o["message"].get("content") or []
+            if isinstance(b, dict) and b.get("type") == "tool_use"
+        ]
+        for k, call_id in enumerate(calls):
+            rank.setdefault(call_id, (message_id, k))
+    groups: dict[str, list[int]] = {}
+    for i, (_, obj) in enumerate(rows):
+        owners = {rank[c][0] for c in _result_calls(obj) if c in rank}
+        if len(owners) == 1:
+            groups.setdefault(owners.pop(), []).append(i)
+    out = list(rows)
+    for places in groups.values():
+        ordered = sorted(
+            (rows[i] for i in places),
+            key=lambda r: min(rank[c][1] for c in _result_calls(r[1]) if c in rank),
+        )
+        for i, row in zip(places, ordered, strict=True):
+            out[i] = row
+    return out
 
 
 def _summaries(rows: list[Row]) -> dict[int, Row]:
@@ -229,8 +307,10 @@ def convert_claude_code(
 
     out = Converted()
     _fill_metadata(out, report, path, first_node, sidechain_only)
-    replies = _replies(rows, duplicates)
     summaries = _summaries(rows)
+    rows = _parents_first(rows, duplicates)
+    replies = _replies(rows, duplicates)
+    rows = _results_in_call_order(rows, replies)
     summary_lines = {line for line, _ in summaries.values()}
     tree = _Tree(rows, report)
     for message_id, lines in replies.items():

@@ -16,10 +16,18 @@ pointers, so entries are chained in file order.
   The matching ``*_output`` items → toolResult messages.
 * An ``event_msg`` ``token_count`` gives the newest turn before it its ``usage``
   (``last_token_usage``: input without the cached part, cached input as ``cacheRead``).
+* A ``compacted`` line (Codex replaced the model's history: ``/compact`` or an automatic
+  compaction) becomes a ``compaction`` entry in retained-tail mode: its ``summary`` is the
+  line's ``message`` (often empty), its ``retained_tail`` the messages of the
+  ``replacement_history`` (model items grouped into assistant messages as above; items that
+  are no message, such as encrypted ``reasoning``, stay only in the entry's ``source``), and
+  ``tokens_before`` the context size of the newest ``token_count`` before it. So the context
+  after it is what Codex's model saw: the replacement history, then what follows.
 * Everything else — ``session_meta``, ``turn_context``, the other ``event_msg`` lines (which
-  repeat the messages for the UI), ``reasoning`` (encrypted), ``compacted``, ``state`` —
-  becomes a ``custom`` entry ``codex:<type>[:<payload type>]`` holding the whole line.
-* The leaf is the newest message, not a trailing bookkeeping line such as ``task_complete``.
+  repeat the messages for the UI), ``reasoning`` (encrypted), ``state`` — becomes a
+  ``custom`` entry ``codex:<type>[:<payload type>]`` holding the whole line.
+* The leaf is the newest message or compaction, not a trailing bookkeeping line such as
+  ``task_complete``.
 
 Assistant messages get ``api = "openai-responses"``, the ``model_provider`` of
 ``session_meta`` (else ``openai``) and the ``model`` of the newest ``turn_context``. The
@@ -37,7 +45,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from sessiontree import _json as exact_json
-from sessiontree.entries import Entry, MessageEntry
+from sessiontree.entries import CompactionEntry, Entry, MessageEntry
 from sessiontree.interop._common import (
     Converted,
     Draft,
@@ -127,6 +135,29 @@ def _output(payload: dict[str, Any]) -> tuple[list[ContentBlock], bool]:
     return [TextContent(text=exact_json.dumps(out).decode())], is_error
 
 
+def _assistant(
+    blocks: list[ContentBlock],
+    calls: int,
+    provider: str,
+    model: str | None,
+    ms: int,
+    usage: Usage | None = None,
+) -> AssistantMessage:
+    """The assistant message of one model turn (``calls``: how many blocks are tool calls)."""
+    fields: dict[str, Any] = {
+        "content": blocks,
+        "api": "openai-responses",
+        "provider": provider,
+        "timestamp": ms,
+        "stop_reason": "toolUse" if calls else "stop",
+    }
+    if model is not None:
+        fields["model"] = model
+    if usage is not None:
+        fields["usage"] = usage
+    return AssistantMessage(**fields)
+
+
 class _State:
     def __init__(self) -> None:
         self.provider = "openai"
@@ -153,18 +184,7 @@ class _Turn:
     usage: Usage | None = None
 
     def message(self) -> AssistantMessage:
-        fields: dict[str, Any] = {
-            "content": self.blocks,
-            "api": "openai-responses",
-            "provider": self.provider,
-            "timestamp": self.ms,
-            "stop_reason": "toolUse" if self.calls else "stop",
-        }
-        if self.model is not None:
-            fields["model"] = self.model
-        if self.usage is not None:
-            fields["usage"] = self.usage
-        return AssistantMessage(**fields)
+        return _assistant(self.blocks, self.calls, self.provider, self.model, self.ms, self.usage)
 
     def draft(self) -> Draft:
         source = {"format": "codex", "line": self.line, "record": self.record}
@@ -218,6 +238,37 @@ def _message(payload: dict[str, Any], ms: int, state: _State) -> AgentMessage | 
             timestamp=ms,
         )
     return None
+
+
+def _history(items: list[Any], ms: int, state: _State) -> list[AgentMessage]:
+    """The messages of a ``compacted`` line's ``replacement_history``, in order.
+
+    Model items up to the next user message or tool output make one assistant message, as in
+    the file itself; items that stand for no message (``reasoning``, newer item kinds) are left
+    out. Raises ``ValidationError``/``ValueError``/``TypeError`` for an item that is not
+    readable as the message its kind says.
+    """
+    out: list[AgentMessage] = []
+    blocks: list[ContentBlock] | None = None
+    calls = 0
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        part = _turn_blocks(item, state)
+        if part is not None:
+            blocks = [*(blocks or []), *part[0]]
+            calls += part[1]
+            continue
+        msg = _message(item, ms, state)
+        if msg is None:
+            continue
+        if blocks is not None:
+            out.append(_assistant(blocks, calls, state.provider, state.model, ms))
+            blocks, calls = None, 0
+        out.append(msg)
+    if blocks is not None:
+        out.append(_assistant(blocks, calls, state.provider, state.model, ms))
+    return out
 
 
 def _token_usage(payload: dict[str, Any]) -> Usage | None:
@@ -303,6 +354,7 @@ def convert_codex(data: bytes, path: Path, report: ImportReport, *, lenient: boo
     last_ms = 0
     turns: list[_Turn] = []
     open_turn: _Turn | None = None
+    context_tokens = 0  # the context size of the newest token_count (tokens)
     for line, kind, payload, obj in items:
         last_ms = ms_or(obj.get("timestamp"), last_ms)
         ts = iso_or(obj.get("timestamp"), last_ms)
@@ -318,9 +370,34 @@ def convert_codex(data: bytes, path: Path, report: ImportReport, *, lenient: boo
             and payload.get("type") == "token_count"
         ):
             usage = _token_usage(payload)
+            if usage is not None:
+                context_tokens = usage.context_tokens()
             target = next((t for t in reversed(turns) if t.usage is None), None)
             if usage is not None and turns and target is turns[-1]:
                 target.usage = usage
+        if kind == "compacted" and isinstance(payload, dict):
+            try:
+                compaction = CompactionEntry(
+                    id=ids.make(last_ms, line),
+                    parent_id=parent,
+                    timestamp=ts,
+                    summary=str(payload.get("message") or ""),
+                    tokens_before=context_tokens,
+                    retained_tail=_history(
+                        payload.get("replacement_history") or [], last_ms, state
+                    ),
+                    source=_record(obj, line),
+                )
+            except (ValidationError, ValueError, TypeError):
+                report.warnings.append(
+                    f"line {line}: a compacted record whose replacement history could not be "
+                    "read is kept as a custom entry"
+                )
+            else:
+                open_turn = None  # the model's history was replaced: a new turn starts
+                out.drafts.append(Draft(compaction, line))
+                parent = compaction.id
+                continue
         msg: AgentMessage | None = None
         if kind == "response_item" and isinstance(payload, dict):
             try:
@@ -377,7 +454,9 @@ def convert_codex(data: bytes, path: Path, report: ImportReport, *, lenient: boo
         parent = draft.entry.id
     for turn in turns:
         out.drafts[turn.index] = turn.draft()
-    messages = [d.entry.id for d in out.drafts if isinstance(d.entry, MessageEntry)]
+    messages = [
+        d.entry.id for d in out.drafts if isinstance(d.entry, MessageEntry | CompactionEntry)
+    ]
     out.leaf_id = messages[-1] if messages else None
     return out
 

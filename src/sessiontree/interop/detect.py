@@ -10,10 +10,18 @@ import orjson
 from sessiontree.errors import CorruptSessionError
 from sessiontree.interop.lenient_json import load_document
 
-__all__ = ["FORMATS", "Format", "detect_format_bytes"]
+__all__ = ["FORMATS", "Format", "detect_format_bytes", "is_gemini_cli_header"]
 
-Format = Literal["pi", "claude-code", "codex", "swe-agent", "aider", "cline"]
-FORMATS: tuple[Format, ...] = ("pi", "claude-code", "codex", "swe-agent", "aider", "cline")
+Format = Literal["pi", "claude-code", "codex", "swe-agent", "aider", "cline", "gemini-cli"]
+FORMATS: tuple[Format, ...] = (
+    "pi",
+    "claude-code",
+    "codex",
+    "swe-agent",
+    "aider",
+    "cline",
+    "gemini-cli",
+)
 """The formats :func:`sessiontree.import_session` reads."""
 
 _CODEX_TYPES = frozenset(
@@ -35,6 +43,17 @@ _CLAUDE_TYPES = frozenset(
     }
 )
 _PROBE_LINES = 50
+
+
+def is_gemini_cli_header(obj: Any) -> bool:
+    """Whether a JSON object is a Gemini CLI session header, or a whole one-document chat file:
+    string ``sessionId`` and ``projectHash``, no ``type``."""
+    return (
+        isinstance(obj, dict)
+        and isinstance(obj.get("sessionId"), str)
+        and isinstance(obj.get("projectHash"), str)
+        and "type" not in obj
+    )
 
 
 def _classify(obj: dict[str, Any]) -> Format | None:
@@ -108,7 +127,9 @@ def detect_format_bytes(data: bytes, path: Path) -> Format:
     * the 2025 Codex layout (a bare ``{id, timestamp, instructions}`` line, ``record_type``
       lines): ``codex``;
     * Markdown that begins with ``# aider chat started at``: ``aider``;
-    * a JSON array of ``{role, content}`` messages: ``cline`` (Cline / Roo Code).
+    * a JSON array of ``{role, content}`` messages: ``cline`` (Cline / Roo Code);
+    * a Gemini CLI chat: a JSON document, or a JSONL header line, with ``sessionId`` and
+      ``projectHash``: ``gemini-cli``.
 
     A leading UTF-8 byte-order mark is ignored. Only the first 50 non-blank lines of a JSONL file are looked at; damaged lines among
     them are passed over (the importer then reports them).
@@ -145,6 +166,8 @@ def detect_format_bytes(data: bytes, path: Path) -> Format:
                 isinstance(doc.get("history"), list) or isinstance(doc.get("trajectory"), list)
             ):
                 return "swe-agent"
+            if is_gemini_cli_header(doc) and isinstance(doc.get("messages"), list):
+                return "gemini-cli"
         fmt = _probe_lines(data)
         if fmt is not None:
             return fmt
@@ -193,6 +216,8 @@ def _probe_lines(data: bytes) -> Format | None:
         if isinstance(obj, dict):
             if seen == 1 and isinstance(obj.get("history"), list):
                 return "swe-agent"
+            if seen == 1 and is_gemini_cli_header(obj):
+                return "gemini-cli"
             fmt = _classify(obj)
             if fmt is not None:
                 return fmt
