@@ -423,11 +423,12 @@ class ToolBatch:
         )
         self.truncated = truncated
         self._emit = emit
-        self._done: dict[str, ToolResultMessage] = {}
-        self._started: set[str] = set()
+        # By position in the batch, not by call id: a model may give two calls one id.
+        self._done: dict[int, ToolResultMessage] = {}
+        self._started: set[int] = set()
 
-    async def _one(self, call: ToolCall) -> None:
-        self._started.add(call.id)
+    async def _one(self, position: int, call: ToolCall) -> None:
+        self._started.add(position)
         await self._emit("tool_execution_start", tool_call=call)
         if self.truncated:
             result = error_result(call, TRUNCATED_TEXT)
@@ -439,25 +440,26 @@ class ToolBatch:
             finally:
                 updates.close()
         stamped = result.model_copy(update={"timestamp": int(time.time() * 1000)})
-        self._done[call.id] = stamped
+        self._done[position] = stamped
         await self._emit("tool_execution_end", tool_call=call, result=stamped)
 
     async def run(self) -> None:
         """Run every call; cancellation (an abort) stops the calls still running."""
         if self.sequential:
-            for call in self.calls:
-                await self._one(call)
+            for position, call in enumerate(self.calls):
+                await self._one(position, call)
         else:
-            await asyncio.gather(*(self._one(c) for c in self.calls))
+            await asyncio.gather(*(self._one(k, c) for k, c in enumerate(self.calls)))
 
     def results(self) -> list[ToolResultMessage]:
-        """One result per call, in call order: an interrupted call's says it was aborted
-        while running, a call never started says it did not run."""
+        """One result per call, in call order (paired by position, so two calls that share
+        an id each get their own): an interrupted call's says it was aborted while running,
+        a call never started says it did not run."""
         out = []
-        for call in self.calls:
-            result = self._done.get(call.id)
+        for position, call in enumerate(self.calls):
+            result = self._done.get(position)
             if result is None:
-                text = ABORTED_TEXT if call.id in self._started else NOT_RUN_TEXT
+                text = ABORTED_TEXT if position in self._started else NOT_RUN_TEXT
                 result = error_result(call, text)
             out.append(result)
         return out

@@ -1,0 +1,156 @@
+"""AgentHarness runs at their edges: parallel calls sharing one id, an abort or a steer
+while a listener holds the run, threshold compactions announced to listeners.
+
+Every model is the official SDK over real HTTP to a scripted local server
+(``tests/llm_servers.py``); every request the harness sends is checked against the
+provider's request types and pairing rules (``tests/wire_check.py``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from _agent_support import (
+    APIS,
+    as_tool_result,
+    check_all,
+    close_models,
+    harness,
+    make_model,
+    text_of,
+)
+from llm_servers import FakeLLMServer, ReceivedRequest, Say
+from sessiontree import MemoryRepo, Session
+from sessiontree.context import find_tool_pair_problems
+from sessiontree.entries import MessageEntry
+from sessiontree.messages import (
+    AgentMessage,
+    AssistantMessage,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from sessiontree.wire import to_anthropic, to_openai_chat
+from wire_check import check_anthropic_messages, check_openai_messages
+
+__all__ = ["close_models"]  # the autouse fixture that closes the models' HTTP clients
+
+
+async def stored_messages(session: Session) -> list[AgentMessage]:
+    return [e.message for e in await session.get_branch() if isinstance(e, MessageEntry)]
+
+
+def wire_pairs(api: str, request: ReceivedRequest) -> list[tuple[dict[str, Any], str]]:
+    """``(arguments of a call, text of the result sent with its id)`` for every tool call of
+    the request, in request order."""
+    messages = request.body["messages"]
+    calls: list[tuple[str, dict[str, Any]]] = []
+    results: dict[str, str] = {}
+    for m in messages:
+        if api == "openai":
+            if m["role"] == "assistant":
+                calls += [
+                    (c["id"], json.loads(c["function"]["arguments"]))
+                    for c in m.get("tool_calls") or ()
+                ]
+            elif m["role"] == "tool":
+                results[m["tool_call_id"]] = m["content"]
+        else:
+            for b in m["content"] if isinstance(m["content"], list) else ():
+                if b["type"] == "tool_use":
+                    calls.append((b["id"], b["input"]))
+                elif b["type"] == "tool_result":
+                    results[b["tool_use_id"]] = "".join(x["text"] for x in b["content"])
+    assert len({cid for cid, _ in calls}) == len(calls), calls
+    return [(args, results[cid]) for cid, args in calls]
+
+
+# ---------------------------------------------------------------- parallel calls, one id
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("mode", ["parallel", "sequential"])
+async def test_parallel_calls_sharing_an_id_each_keep_their_own_result(api: str, mode: str) -> None:
+    calls = (("dup", "add", {"a": 1, "b": 2}), ("dup", "add", {"a": 10, "b": 20}))
+    with FakeLLMServer(Say(tool_calls=calls), Say(text="3 and 30")) as server:
+        session = await MemoryRepo().create()
+        h = harness(session, make_model(api, server), tool_execution=mode)
+        reply = await h.prompt("add twice")
+        assert reply.stop_reason == "stop"
+        stored = await stored_messages(session)
+        results = [as_tool_result(m) for m in stored if isinstance(m, ToolResultMessage)]
+        # each stored result holds its own call's output, in call order
+        assert [text_of(r.content[0]) for r in results] == ["3", "30"]
+        assert [r.tool_call_id for r in results] == ["dup", "dup"]
+        ctx = await session.build_context()
+        assert find_tool_pair_problems(ctx.messages) == []
+        # the provider got two distinct ids, each result under its own call's id
+        assert len(server.requests) == 2
+        check_all(api, server)
+        assert wire_pairs(api, server.requests[1]) == [
+            ({"a": 1, "b": 2}, "3"),
+            ({"a": 10, "b": 20}, "30"),
+        ]
+        # and the next turn still sends a valid request
+        with FakeLLMServer(Say(text="ok")) as again:
+            await h.set_model(make_model(api, again))
+            assert (await h.prompt("thanks")).stop_reason == "stop"
+            check_all(api, again)
+            assert len(wire_pairs(api, again.requests[0])) == 2
+
+
+def _call(cid: str, n: int) -> ToolCall:
+    return ToolCall(id=cid, name="f", arguments={"n": n})
+
+
+def _result(cid: str, text: str) -> ToolResultMessage:
+    return ToolResultMessage(tool_call_id=cid, tool_name="f", content=[TextContent(text=text)])
+
+
+def test_converters_send_every_call_id_once_and_pair_results_by_position() -> None:
+    messages: list[AgentMessage] = [
+        UserMessage(content="go"),
+        # two calls share an id; two more map to one Anthropic id ("a.b", "a:b" -> "a_b")
+        AssistantMessage(
+            content=[_call("x", 1), _call("x", 2), _call("a.b", 3), _call("a:b", 4)],
+            stop_reason="toolUse",
+        ),
+        _result("x", "one"),
+        _result("x", "two"),
+        _result("a.b", "three"),
+        _result("a:b", "four"),
+        # a later turn reuses "x", and the second of its two "x" calls lost its result
+        UserMessage(content="again"),
+        AssistantMessage(content=[_call("x", 5), _call("x", 6)], stop_reason="toolUse"),
+        _result("x", "five"),
+        UserMessage(content="and?"),
+    ]
+    lost = "lost"
+    expected = [
+        ({"n": 1}, "one"),
+        ({"n": 2}, "two"),
+        ({"n": 3}, "three"),
+        ({"n": 4}, "four"),
+        ({"n": 5}, "five"),
+        ({"n": 6}, lost),
+    ]
+
+    def check(api: str, body: dict[str, Any]) -> None:
+        pairs = wire_pairs(api, ReceivedRequest("POST", "/", {}, body))
+        assert [args for args, _ in pairs] == [args for args, _ in expected]
+        for (_, got), (_, want) in zip(pairs, expected, strict=True):
+            assert (lost in got) if want == lost else got == want
+
+    openai = to_openai_chat(messages)
+    check_openai_messages(openai)
+    check("openai", {"messages": openai})
+    system, anthropic = to_anthropic(messages)
+    check_anthropic_messages(system, anthropic)
+    check("anthropic", {"messages": anthropic})
+    # ids stay what they were where they are already unique, so cached prefixes stay equal
+    assert openai[1]["tool_calls"][0]["id"] == "x" and anthropic[1]["content"][0]["id"] == "x"
+    assert to_openai_chat(messages[:7]) == openai[: len(to_openai_chat(messages[:7]))]
