@@ -8,6 +8,7 @@ provider's request types and pairing rules (``tests/wire_check.py``).
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -15,6 +16,7 @@ import pytest
 
 from _agent_support import (
     APIS,
+    as_assistant,
     as_tool_result,
     check_all,
     close_models,
@@ -23,9 +25,10 @@ from _agent_support import (
     text_of,
 )
 from llm_servers import FakeLLMServer, ReceivedRequest, Say
-from sessiontree import MemoryRepo, Session
+from sessiontree import AgentHarnessError, MemoryRepo, Session
 from sessiontree.context import find_tool_pair_problems
 from sessiontree.entries import MessageEntry
+from sessiontree.harness import AgentEvent, RetryPolicy
 from sessiontree.messages import (
     AgentMessage,
     AssistantMessage,
@@ -154,3 +157,119 @@ def test_converters_send_every_call_id_once_and_pair_results_by_position() -> No
     # ids stay what they were where they are already unique, so cached prefixes stay equal
     assert openai[1]["tool_calls"][0]["id"] == "x" and anthropic[1]["content"][0]["id"] == "x"
     assert to_openai_chat(messages[:7]) == openai[: len(to_openai_chat(messages[:7]))]
+
+
+# ---------------------------------------------------------------- abort while a listener waits
+
+
+def _is_target(event: AgentEvent, where: str) -> bool:
+    if where == "prompt_message_start":
+        return event.type == "message_start" and isinstance(event.message, UserMessage)
+    return event.type == where
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("where", ["agent_start", "prompt_message_start", "agent_end"])
+async def test_abort_while_a_listener_waits_stores_the_prompt_first_and_never_raises(
+    api: str, where: str
+) -> None:
+    with FakeLLMServer(Say(text="hello"), Say(text="again")) as server:
+        session = await MemoryRepo().create()
+        h = harness(session, make_model(api, server))
+        waiting = asyncio.Event()
+        ended: list[AgentMessage] = []
+        seen: list[str] = []
+
+        async def slow(event: AgentEvent) -> None:
+            seen.append(event.type)
+            if event.type == "message_end" and event.message is not None:
+                ended.append(event.message)
+            if _is_target(event, where) and not waiting.is_set():
+                waiting.set()
+                await asyncio.sleep(600)  # a listener awaiting something that takes long
+
+        unsubscribe = h.subscribe(slow)
+        run = asyncio.create_task(h.prompt("go"))
+        await asyncio.wait_for(waiting.wait(), 10)
+        await asyncio.wait_for(h.abort(), 10)
+        reply = await asyncio.wait_for(run, 10)  # returns; no CancelledError
+        stored = await stored_messages(session)
+        assert isinstance(stored[0], UserMessage) and stored[0].content == "go"
+        assert stored[-1] == reply
+        if where == "agent_end":
+            # nothing was left to abort: the finished answer stays the last message
+            assert reply.stop_reason == "stop" and len(stored) == 2
+        else:
+            assert len(server.requests) == 0  # the model was never called
+            assert reply.stop_reason == "aborted" and reply.content == [] and len(stored) == 2
+        assert ended == stored  # every stored message was announced as ended, once
+        assert seen[-1] == "agent_end" and seen.count("agent_end") == 1
+        unsubscribe()
+        # the session goes on as usual
+        assert (await h.prompt("next")).stop_reason == "stop"
+        check_all(api, server)
+
+
+# ---------------------------------------------------------------- steer while a run ends
+
+
+async def test_steer_while_the_run_finishes_is_refused_not_carried_into_the_next_run() -> None:
+    with FakeLLMServer(Say(text="first"), Say(text="second"), Say(text="third")) as server:
+        session = await MemoryRepo().create()
+        h = harness(session, make_model("openai", server))
+        refused: list[str] = []
+        turn_ends = 0
+
+        def listener(event: AgentEvent) -> None:
+            nonlocal turn_ends
+            if event.type == "turn_end":
+                turn_ends += 1
+                if turn_ends == 1:
+                    h.steer("more")  # the run is still deciding: delivered in this run
+            if event.type == "agent_end":
+                for queue in (h.steer, h.follow_up):
+                    try:
+                        queue("late")
+                    except AgentHarnessError as exc:
+                        refused.append(exc.code)
+
+        unsubscribe = h.subscribe(listener)
+        assert text_of((await h.prompt("hi")).content[0]) == "second"
+        unsubscribe()
+        assert refused == ["invalid_state", "invalid_state"]
+        assert text_of((await h.prompt("next")).content[0]) == "third"
+        texts = [
+            m.content if isinstance(m, UserMessage) else text_of(as_assistant(m).content[0])
+            for m in await stored_messages(session)
+        ]
+        assert texts == ["hi", "first", "more", "second", "next", "third"]
+        assert len(server.requests) == 3 and "late" not in str(server.requests[2].body)
+
+
+async def test_a_steer_queued_before_a_failed_answer_is_stored_in_that_run() -> None:
+    with FakeLLMServer(Say(text="partial words", cut_after=3), Say(text="answer")) as server:
+        session = await MemoryRepo().create()
+        h = harness(
+            session,
+            make_model("anthropic", server),
+            retry=RetryPolicy(max_attempts=1, base_delay_s=0, max_delay_s=0),
+        )
+
+        def listener(event: AgentEvent) -> None:
+            if event.type == "message_update" and not h._steering:
+                h.steer("meanwhile")
+
+        unsubscribe = h.subscribe(listener)
+        failed = await h.prompt("hi")
+        unsubscribe()
+        assert failed.stop_reason == "error"
+        assert (await h.prompt("next")).stop_reason == "stop"
+        stored = await stored_messages(session)
+        assert [m.role for m in stored] == ["user", "assistant", "user", "user", "assistant"]
+        assert [m.content for m in stored if isinstance(m, UserMessage)] == [
+            "hi",
+            "meanwhile",
+            "next",
+        ]
+        assert len(server.requests) == 2
+        check_all("anthropic", server)
