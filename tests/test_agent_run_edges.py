@@ -273,3 +273,66 @@ async def test_a_steer_queued_before_a_failed_answer_is_stored_in_that_run() -> 
         ]
         assert len(server.requests) == 2
         check_all("anthropic", server)
+
+
+# ---------------------------------------------------------------- a hung sync tool
+
+HUNG_TOOL_PROGRAM = """
+import asyncio, sys, threading
+sys.path.insert(0, sys.argv[1])
+from llm_servers import FakeLLMServer, Say
+from sessiontree import MemoryRepo
+from sessiontree.harness import AgentHarness, tool
+from sessiontree.messages import ToolResultMessage
+from sessiontree.models.openai_chat import OpenAIChatModel
+
+@tool(timeout_s=1)
+def hang(n: int) -> str:
+    '''Never return.
+
+    Args:
+        n: ignored.
+    '''
+    threading.Event().wait()
+    return "never"
+
+async def main() -> None:
+    with FakeLLMServer(Say(tool_calls=(("h1", "hang", {"n": 1}),)), Say(text="gave up")) as server:
+        model = OpenAIChatModel("m", base_url=server.url + "/v1", api_key="k")
+        session = await MemoryRepo().create()
+        reply = await AgentHarness(session, model=model, tools=[hang]).prompt("go")
+        await model.aclose()
+        for entry in await session.get_branch():
+            if isinstance(entry.message, ToolResultMessage):
+                print("RESULT", entry.message.content[0].text, flush=True)
+        print("REPLY", reply.content[0].text, flush=True)
+
+asyncio.run(main())
+print("RUN RETURNED", flush=True)
+"""
+
+
+def test_a_timed_out_sync_tool_does_not_hold_asyncio_run_or_the_process() -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    tests = Path(__file__).parent
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tests.parent / "src"), str(tests)]))
+    # The tool never returns; the program must end all the same (generous bound for a
+    # loaded machine: the defect is a process that never ends).
+    done = subprocess.run(
+        [sys.executable, "-c", HUNG_TOOL_PROGRAM, str(tests)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines == [
+        "RESULT Tool 'hang' timed out after 1 s.",
+        "REPLY gave up",
+        "RUN RETURNED",
+    ], done.stdout + done.stderr
