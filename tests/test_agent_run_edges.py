@@ -336,3 +336,82 @@ def test_a_timed_out_sync_tool_does_not_hold_asyncio_run_or_the_process() -> Non
         "REPLY gave up",
         "RUN RETURNED",
     ], done.stdout + done.stderr
+
+
+# ---------------------------------------------------------------- threshold compaction events
+
+
+async def long_session() -> Session:
+    """A session whose context (about 9,000 tokens) does not fit a 6,000-token window."""
+    session = await MemoryRepo().create()
+    for i in range(12):
+        await session.append_message(UserMessage(content=f"question {i} " + "word " * 300))
+        await session.append_message(
+            AssistantMessage(
+                content=[TextContent(text=f"answer {i} " + "word " * 300)], stop_reason="stop"
+            )
+        )
+    return session
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_a_threshold_compaction_is_announced_to_listeners(api: str) -> None:
+    from sessiontree.entries import CompactionEntry
+
+    session = await long_session()
+
+    def answer(request: ReceivedRequest) -> Say:
+        # a summariser's request offers no tools
+        if "tools" in request.body:
+            return Say(text="the answer")
+        return Say(text="## Goal\nanswer questions")
+
+    with FakeLLMServer(answer) as server:
+        events: list[AgentEvent] = []
+        h = harness(
+            session,
+            make_model(api, server),
+            context_window=6000,
+            settings={"keep_recent_tokens": 1000, "reserve_tokens": 1000},
+        )
+        h.subscribe(events.append)
+        assert (await h.prompt("one more")).stop_reason == "stop"
+        compactions = [e for e in await session.get_branch() if isinstance(e, CompactionEntry)]
+        assert len(compactions) == 1 and "tools" in server.requests[-1].body
+        kinds = [e.type for e in events]
+        marks = [e for e in events if e.type.startswith("compaction_")]
+        assert [(e.type, e.data) for e in marks] == [
+            ("compaction_start", {"reason": "threshold"}),
+            ("compaction_end", {"reason": "threshold", "entry_id": compactions[0].id}),
+        ]
+        # within the turn, before the model's answer
+        assert (
+            kinds.index("turn_start")
+            < kinds.index("compaction_start")
+            < kinds.index("compaction_end")
+            < kinds.index("message_update")
+        )
+        check_all(api, server)
+
+
+async def test_a_failed_threshold_compaction_ends_with_its_error() -> None:
+    from sessiontree.testing.fakes import FailingSummarizer
+
+    session = await long_session()
+    with FakeLLMServer(Say(text="never asked")) as server:
+        events: list[AgentEvent] = []
+        h = harness(
+            session,
+            make_model("openai", server),
+            context_window=6000,
+            settings={"keep_recent_tokens": 1000, "reserve_tokens": 1000},
+            summarizer=FailingSummarizer(),
+        )
+        h.subscribe(events.append)
+        reply = await h.prompt("one more")
+        assert reply.stop_reason == "error" and "compaction failed" in (reply.error_message or "")
+        marks = [(e.type, e.data) for e in events if e.type.startswith("compaction_")]
+        assert [kind for kind, _ in marks] == ["compaction_start", "compaction_end"]
+        assert marks[1][1]["reason"] == "threshold" and "entry_id" not in marks[1][1]
+        assert "compaction failed" in marks[1][1]["error"]
+        assert server.requests == []

@@ -317,6 +317,9 @@ class AgentLoop(ContextHarness):
             await self._persist(reply, announced=self._announced)
             return reply
 
+    async def _compaction_event(self, type: str, data: dict[str, Any]) -> None:
+        await self._emit(type, data=data)
+
     async def _compact_for_overflow(self) -> bool:
         await self._emit("compaction_start", data={"reason": "overflow"})
         try:
