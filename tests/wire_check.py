@@ -6,7 +6,8 @@ keys, so a ``TypeAdapter`` alone would accept a wrong block. :func:`check_typed`
 value against the type eagerly: every key must be declared, every required key present,
 every ``Literal`` matched, every item of an ``Iterable`` checked. On top of the types,
 :func:`check_openai_messages` and :func:`check_anthropic_messages` check the rules the
-types cannot say: tool calls and results paired, Anthropic roles alternating.
+types cannot say: tool calls and results paired, call ids unique in a request, Anthropic
+roles alternating.
 """
 
 from __future__ import annotations
@@ -96,6 +97,11 @@ def check_openai_messages(messages: list[dict[str, Any]]) -> None:
     from openai.types.chat import ChatCompletionMessageParam
 
     check_typed(messages, list[ChatCompletionMessageParam])
+    every_id = [
+        c["id"] for m in messages if m["role"] == "assistant" for c in m.get("tool_calls") or ()
+    ]
+    if len(set(every_id)) != len(every_id):
+        raise WireError(f"tool call ids repeat in one request: {every_id}")
     i = 0
     while i < len(messages):
         m = messages[i]
@@ -123,6 +129,15 @@ def check_anthropic_messages(system: Any, messages: list[dict[str, Any]]) -> Non
         check_typed(system, list[Any])
     if not messages or messages[0]["role"] != "user":
         raise WireError("the first message must be a user message")
+    every_id = [
+        b["id"]
+        for m in messages
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if b["type"] == "tool_use"
+    ]
+    if len(set(every_id)) != len(every_id):
+        raise WireError(f"tool_use ids repeat in one request: {every_id}")
     for i, m in enumerate(messages):
         if i and messages[i - 1]["role"] == m["role"]:
             raise WireError(f"$[{i}]: two {m['role']} messages in a row")

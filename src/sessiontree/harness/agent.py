@@ -138,6 +138,10 @@ class AgentHarness(AgentLoop):
         self._offered = {}
         self._announced = False
         self._started = asyncio.Event()
+        self._accepting = False
+        self._prompt_phase = "new"
+        self._prompt_write = None
+        self._last_reply = None
 
     # ------------------------------------------------------------------ settings
 
@@ -193,8 +197,16 @@ class AgentHarness(AgentLoop):
 
         Model failures do not raise: when retries are exhausted, a second context overflow
         or the context cannot fit, the failure is persisted as an assistant message with
-        ``stopReason: "error"`` and returned; after :meth:`abort` the partial answer comes
-        back with ``stopReason: "aborted"``.
+        ``stopReason: "error"`` and returned (steering and follow-up messages still queued
+        are stored after it, for the next prompt's model call to see).
+
+        After :meth:`abort` the partial answer comes back with ``stopReason: "aborted"``,
+        stored after the prompt wherever the abort came: one that came before the prompt
+        was stored (while an ``agent_start`` or the prompt's ``message_start`` listener
+        ran) stores the prompt, then an empty aborted answer. An abort while ``agent_end``
+        listeners run cancels them and the run's last answer is returned as it was.
+        ``abort()`` never makes ``prompt`` raise ``CancelledError``; cancelling the task
+        that awaits ``prompt`` does (the partial answer is stored first).
 
         Raises:
             AgentHarnessError: ``busy`` — a run is active; ``invalid_state`` — no model;
@@ -214,24 +226,30 @@ class AgentHarness(AgentLoop):
             )
         message = self._user_message(content, images or ())
         self._aborting = False
+        self._accepting = True
+        self._steering, self._follow_ups = [], []
         self._started = asyncio.Event()
         self._task = asyncio.create_task(self._run(message))
         return await self._task
 
     def steer(self, content: str | Sequence[ContentBlock]) -> None:
         """Queue a user message delivered after the current tool batch, before the next
-        model call.
+        model call (always within the current run).
 
         Raises:
-            AgentHarnessError: ``invalid_state`` — no run is active (use :meth:`prompt`).
+            AgentHarnessError: ``invalid_state`` — no run is active (use :meth:`prompt`),
+                or the run is finishing: the model is done and no message is queued (e.g.
+                from an ``agent_end`` listener), or it was aborted or failed.
         """
         self._queue(self._steering, content, "steer")
 
     def follow_up(self, content: str | Sequence[ContentBlock]) -> None:
-        """Queue a user message delivered when the agent would otherwise stop.
+        """Queue a user message delivered when the agent would otherwise stop (always within
+        the current run).
 
         Raises:
-            AgentHarnessError: ``invalid_state`` — no run is active (use :meth:`prompt`).
+            AgentHarnessError: ``invalid_state`` — no run is active, or it is finishing
+                (see :meth:`steer`).
         """
         self._queue(self._follow_ups, content, "follow_up")
 
@@ -242,11 +260,20 @@ class AgentHarness(AgentLoop):
                 f"{what}() needs a running prompt; call prompt() instead",
                 session_id=self.session.id,
             )
+        if not self._accepting:
+            raise AgentHarnessError(
+                "invalid_state",
+                f"{what}() came while the run is finishing, too late to be delivered in it; "
+                "await wait_for_idle(), then call prompt()",
+                session_id=self.session.id,
+            )
         queue.append(self._user_message(content, ()))
 
     async def abort(self) -> dict[str, list[UserMessage]]:
         """Cancel the model call and running tools; the partial answer is persisted with
         ``stopReason: "aborted"`` (and each interrupted tool call gets an ``isError`` result).
+        Returns once the run has ended; its :meth:`prompt` returns the aborted answer (see
+        there for an abort before the prompt was stored or during ``agent_end``).
 
         Returns:
             ``{"steering": [...], "follow_up": [...]}`` — the queued messages, now cleared.
@@ -255,6 +282,10 @@ class AgentHarness(AgentLoop):
         self._steering, self._follow_ups = [], []
         task = self._task
         if task is not None and not task.done():
+            self._accepting = False
+            if self._aborting:  # a second abort() of one run waits for the first
+                await asyncio.wait({task})
+                return cleared
             self._aborting = True
             # A task cancelled before its first step never runs its body, which persists
             # what was interrupted; so the run is let start first.

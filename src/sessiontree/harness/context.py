@@ -161,29 +161,57 @@ class ContextHarness:
         floor = await self._uncuttable_tokens(tokens)
         if not self.settings.enabled or floor > limit:
             self._too_large(tokens, floor, limit)
-        # The keep budget first; when what it keeps still does not fit (a large tool batch
-        # in the kept tail), keep only what no compaction can cut.
-        budgets = (self.settings.keep_recent_tokens, 0)
-        for attempt, keep in enumerate(budgets):
-            if tokens <= limit:
-                break
-            try:
-                self.last_compaction = await self._compact(instructions, keep_recent_tokens=keep)
-            except CompactionError as exc:
-                tighter_left = attempt < len(budgets) - 1
-                if exc.code == "nothing_to_compact" or (
-                    exc.code == "summary_not_smaller" and tighter_left
-                ):
-                    continue
-                raise AgentHarnessError(
-                    "compaction", f"compaction failed: {exc.detail}", session_id=self.session.id
-                ) from exc
-            ctx = await self._build()
-            tokens = estimate_context_tokens(ctx.messages, counter=self.token_counter)
-        if tokens > limit:
-            self._too_large(tokens, floor, limit)
+        await self._compaction_event("compaction_start", {"reason": "threshold"})
+        made: CompactionEntry | None = None
+        try:
+            # The keep budget first; when what it keeps still does not fit (a large tool
+            # batch in the kept tail), keep only what no compaction can cut.
+            budgets = (self.settings.keep_recent_tokens, 0)
+            for attempt, keep in enumerate(budgets):
+                if tokens <= limit:
+                    break
+                try:
+                    made = await self._compact(instructions, keep_recent_tokens=keep)
+                except CompactionError as exc:
+                    tighter_left = attempt < len(budgets) - 1
+                    if exc.code == "nothing_to_compact" or (
+                        exc.code == "summary_not_smaller" and tighter_left
+                    ):
+                        continue
+                    raise AgentHarnessError(
+                        "compaction",
+                        f"compaction failed: {exc.detail}",
+                        session_id=self.session.id,
+                    ) from exc
+                self.last_compaction = made
+                ctx = await self._build()
+                tokens = estimate_context_tokens(ctx.messages, counter=self.token_counter)
+            if tokens > limit:
+                self._too_large(tokens, floor, limit)
+        except BaseException as exc:  # also an abort: a compaction_start always gets its end
+            await self._compaction_event(
+                "compaction_end", self._compaction_end_data(made, str(exc) or type(exc).__name__)
+            )
+            raise
+        await self._compaction_event("compaction_end", self._compaction_end_data(made, None))
         self.last_context_tokens = tokens
         return ctx
+
+    @staticmethod
+    def _compaction_end_data(made: CompactionEntry | None, error: str | None) -> dict[str, Any]:
+        data: dict[str, Any] = {"reason": "threshold"}
+        if made is not None:
+            data["entry_id"] = made.id
+        if error is not None:
+            data["error"] = error
+        return data
+
+    async def _compaction_event(self, type: str, data: dict[str, Any]) -> None:
+        """Told ``compaction_start`` before :meth:`prepare_context` compacts because the
+        window is nearly full, and ``compaction_end`` after (``data``: ``reason``
+        ``"threshold"``, the ``entry_id`` of the newest compaction made, ``error`` when
+        the context still could not be prepared). Nobody listens here; the agent harness
+        emits them as :class:`~sessiontree.harness.events.AgentEvent` s."""
 
     async def _uncuttable_tokens(self, tokens: int) -> int:
         """Tokens of what no compaction can take out of the context: the messages from the

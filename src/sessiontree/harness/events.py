@@ -54,8 +54,10 @@ class AgentEvent:
             partial content the tool reported through ``on_update`` (a result message with
             the call's id and tool name, ``content`` the partial blocks, never persisted).
         data: more facts: ``retry_scheduled`` has ``attempt``, ``delay_s``, ``error``;
-            ``compaction_*`` have ``reason`` (``threshold``/``overflow``) and
-            ``compaction_end`` the ``entry_id`` or ``error``.
+            ``compaction_*`` have ``reason``: ``threshold`` (the context was nearly full
+            before a model call: ``prepare_context`` compacts) or ``overflow`` (the
+            provider refused the context); ``compaction_end`` has the ``entry_id`` of the
+            compaction made and/or the ``error`` that left the context unprepared.
     """
 
     type: str

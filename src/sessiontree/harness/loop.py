@@ -19,8 +19,7 @@ and its result.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from sessiontree.context import SessionContext
@@ -89,6 +88,16 @@ class AgentLoop(ContextHarness):
     """Whether the answer being streamed has had its ``message_start``."""
     _started: asyncio.Event
     """Set once the run's body runs: cancelling before that would persist nothing."""
+    _accepting: bool
+    """Whether :meth:`steer` / :meth:`follow_up` may queue: from the start of a run until it
+    has decided to stop (a message queued later would wait for the next run)."""
+    _prompt_phase: Literal["new", "announcing", "writing", "ending", "done"]
+    """How far the run's prompt got: before its ``message_start``, in it, being written,
+    in its ``message_end``, done."""
+    _prompt_write: asyncio.Future[str] | None
+    """The write of the run's prompt, once started."""
+    _last_reply: AssistantMessage | None
+    """The run's newest stored answer."""
 
     # ------------------------------------------------------------------ writes during a run
 
@@ -132,49 +141,127 @@ class AgentLoop(ContextHarness):
         return message
 
     async def _run(self, user: UserMessage) -> AssistantMessage:
-        last: AssistantMessage | None = None
+        """One run, from ``agent_start`` to ``agent_end``; see :meth:`AgentHarness.prompt`.
+
+        An abort (:meth:`AgentHarness.abort`) anywhere in the run is absorbed here: the
+        prompt is stored if it was not yet (also when the abort came while an
+        ``agent_start`` or ``message_start`` listener ran), then the partial answer with
+        ``stopReason: "aborted"`` (an empty one when no answer was streaming), and that
+        message is returned. An abort while ``agent_end`` listeners run cancels them and
+        returns the run's last message unchanged. Only a cancellation that is not an abort
+        (the caller's task cancelled) propagates.
+        """
+        self._prompt_phase = "new"
+        self._prompt_write = None
+        self._last_reply = None
         self._started.set()
         try:
-            await self._emit("agent_start")
-            await self._persist(user)
-            while True:
-                await self._emit("turn_start")
-                reply = await self._answer()
-                last = reply
-                if reply.stop_reason in ("error", "aborted"):
-                    await self._emit("turn_end", message=reply)
-                    break
-                calls = reply.tool_calls()
-                if calls:
-                    await self._run_tools(reply, calls)
-                await self._emit("turn_end", message=reply)
-                await self._flush_pending()
-                queued = self._steering or ([] if calls else self._follow_ups)
-                if queued:
-                    batch = list(queued)
-                    queued.clear()
-                    for msg in batch:
-                        await self._persist(msg)
-                    continue
-                if not calls:
-                    break
+            last = await self._turns(user)
         except asyncio.CancelledError:
             if not self._aborting:
                 raise
-            task = asyncio.current_task()
-            if task is not None:
-                task.uncancel()
-            if self._last_aborted is not None:
-                last = self._last_aborted
-            elif last is None or last.stop_reason != "aborted":
-                last = await self._aborted_reply(Accumulator(), None)
+            self._absorb_abort()
+            last = await self._after_abort(user)
         finally:
+            self._accepting = False
             self._last_aborted = None
-            with contextlib.suppress(Exception):
-                await self._flush_pending()
-        await self._emit("agent_end", message=last)
-        assert last is not None
+            await self._closing_step(self._flush_pending, suppress_errors=True)
+        await self._closing_step(lambda: self._emit("agent_end", message=last))
         return last
+
+    def _absorb_abort(self) -> None:
+        """Take back the cancellation :meth:`AgentHarness.abort` sent, so the run can store
+        what it must and return."""
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
+
+    async def _closing_step(
+        self, step: Callable[[], Awaitable[Any]], *, suppress_errors: bool = False
+    ) -> None:
+        """Run ``step`` after the run's messages are all stored: an abort cancels it and is
+        absorbed (nothing is left to abort); with ``suppress_errors`` its exceptions too."""
+        try:
+            await step()
+        except asyncio.CancelledError:
+            if not self._aborting:
+                raise
+            self._absorb_abort()
+        except Exception:
+            if not suppress_errors:
+                raise
+
+    async def _turns(self, user: UserMessage) -> AssistantMessage:
+        """The run's turns: the prompt stored, then model answers and tool batches until the
+        model stops asking for tools and no steering or follow-up message is queued."""
+        await self._emit("agent_start")
+        await self._store_prompt(user)
+        while True:
+            await self._emit("turn_start")
+            reply = await self._answer()
+            self._last_reply = reply
+            if reply.stop_reason in ("error", "aborted"):
+                await self._emit("turn_end", message=reply)
+                await self._store_queued()
+                return reply
+            calls = reply.tool_calls()
+            if calls:
+                await self._run_tools(reply, calls)
+            await self._emit("turn_end", message=reply)
+            await self._flush_pending()
+            queued = self._steering or ([] if calls else self._follow_ups)
+            if queued:
+                batch = list(queued)
+                queued.clear()
+                for msg in batch:
+                    await self._persist(msg)
+                continue
+            if not calls:
+                # Nothing is queued and the model is done: from here on, until the run has
+                # ended, steer() and follow_up() refuse (a message queued now would only be
+                # delivered after the next prompt had been answered).
+                self._accepting = False
+                return reply
+
+    async def _store_queued(self) -> None:
+        """Store the steering and follow-up messages still queued when the run stops on a
+        failed answer (the model is not called again), so none waits for a later run."""
+        self._accepting = False
+        batch = self._steering + self._follow_ups
+        self._steering, self._follow_ups = [], []
+        for msg in batch:
+            await self._persist(msg)
+
+    async def _store_prompt(self, user: UserMessage) -> None:
+        """:meth:`_persist` of the prompt, recording how far it got (see :meth:`_after_abort`)."""
+        self._prompt_phase = "announcing"
+        await self._emit("message_start", message=user)
+        self._prompt_phase = "writing"
+        self._prompt_write = asyncio.ensure_future(self.session.append_message(user))
+        await asyncio.shield(self._prompt_write)
+        self._prompt_phase = "ending"
+        await self._emit("message_end", message=user)
+        self._prompt_phase = "done"
+
+    async def _after_abort(self, user: UserMessage) -> AssistantMessage:
+        """What an abort leaves: the prompt stored (finishing what :meth:`_store_prompt` had
+        not done), then the aborted answer; returns that answer."""
+        self._accepting = False
+        if self._last_aborted is not None:  # the partial answer _stream stored
+            return self._last_aborted
+        phase = self._prompt_phase
+        if phase == "new":
+            await self._persist(user)
+        elif phase == "announcing":
+            await self._persist(user, announced=True)
+        elif phase == "writing":
+            assert self._prompt_write is not None
+            await self._prompt_write
+            await self._emit("message_end", message=user)
+        last = self._last_reply
+        if last is not None and last.stop_reason == "aborted":
+            return last
+        return await self._aborted_reply(Accumulator(), None)
 
     async def _request(self) -> ModelRequest:
         ctx: SessionContext = await self.prepare_context()
@@ -229,6 +316,9 @@ class AgentLoop(ContextHarness):
                 return await self._failed(str(exc))
             await self._persist(reply, announced=self._announced)
             return reply
+
+    async def _compaction_event(self, type: str, data: dict[str, Any]) -> None:
+        await self._emit(type, data=data)
 
     async def _compact_for_overflow(self) -> bool:
         await self._emit("compaction_start", data={"reason": "overflow"})

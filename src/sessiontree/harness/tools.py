@@ -17,8 +17,11 @@ A tool without that parameter is called exactly as before.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import inspect
 import re
+import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -83,7 +86,9 @@ class Tool:
             each ``on_update(partial)`` becomes a ``tool_execution_update`` event. That
             parameter is never part of the arguments' schema, and a model cannot set it.
         timeout_s: seconds a call may take before it becomes an error result (``None`` = no
-            limit).
+            limit). A sync ``execute`` runs in its own daemon thread: one given up (timed
+            out, aborted) runs on until it returns but never keeps ``asyncio.run`` or the
+            program from ending.
         sequential: when ``True`` a batch containing this tool runs one call at a time.
 
     Raises:
@@ -320,7 +325,7 @@ async def run_tool(
             if inspect.iscoroutinefunction(found.execute):
                 output = await found.execute(**arguments)
             else:  # a plain function runs in a worker thread, so it cannot stall the loop
-                output = await asyncio.to_thread(found.execute, **arguments)
+                output = await _in_daemon_thread(found.name, found.execute, arguments)
                 if inspect.isawaitable(output):
                     output = await output
     except TimeoutError:
@@ -335,13 +340,54 @@ async def run_tool(
         )
 
 
+async def _in_daemon_thread(name: str, fn: Callable[..., Any], arguments: dict[str, Any]) -> Any:
+    """``fn(**arguments)`` in a new daemon thread (with a copy of the caller's context
+    variables); returns or raises what it did.
+
+    Not ``asyncio.to_thread``: the loop's default executor is joined when ``asyncio.run``
+    ends and its threads when the interpreter exits, so a sync tool that hangs past its
+    ``timeout_s`` would keep the program from ending. A daemon thread is joined by neither:
+    once the call is given up (timeout, abort) its thread runs on unobserved, and its
+    outcome, arriving after the loop closed, is dropped. The outcome comes back through
+    ``call_soon_threadsafe``, after every ``on_update`` the thread scheduled before it.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def settle(exc: BaseException | None, value: Any) -> None:
+        if future.done():  # given up: timed out or aborted
+            return
+        if exc is not None:
+            future.set_exception(exc)
+        else:
+            future.set_result(value)
+
+    def work() -> None:
+        exc: BaseException | None = None
+        value: Any = None
+        try:
+            value = context.run(fn, **arguments)
+        except Exception as raised:
+            exc = raised
+        except BaseException as raised:  # SystemExit & co. must not reach the event loop
+            exc = RuntimeError(f"{type(raised).__name__}: {raised}")
+        # RuntimeError: the loop has closed, and nobody waits for this call any more
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(settle, exc, value)
+
+    threading.Thread(target=work, name=f"sessiontree-tool-{name}", daemon=True).start()
+    return await future
+
+
 class _Updates:
     """The ``on_update`` of one running call: queues each partial and emits it, in order,
     as a ``tool_execution_update`` from a task on the event loop.
 
     Calls from a worker thread reach the queue through ``call_soon_threadsafe``, which runs
-    callbacks in the order they were scheduled; ``asyncio.to_thread`` hands its result back
-    the same way, so every update of a sync tool is queued before ``run_tool`` returns, and
+    callbacks in the order they were scheduled; the thread hands its result back the same
+    way (:func:`_in_daemon_thread`), so every update of a sync tool is queued before
+    ``run_tool`` returns, and
     :meth:`drain` emits all of them before the call's end event.
     """
 
@@ -362,7 +408,9 @@ class _Updates:
         if running is self._loop:
             self._put(message)
         else:
-            self._loop.call_soon_threadsafe(self._put, message)
+            # RuntimeError: a given-up call's thread reports after the loop closed
+            with contextlib.suppress(RuntimeError):
+                self._loop.call_soon_threadsafe(self._put, message)
 
     def _put(self, message: ToolResultMessage) -> None:
         if self._closed:  # a timed-out sync tool's thread runs on; its end was emitted
@@ -423,11 +471,12 @@ class ToolBatch:
         )
         self.truncated = truncated
         self._emit = emit
-        self._done: dict[str, ToolResultMessage] = {}
-        self._started: set[str] = set()
+        # By position in the batch, not by call id: a model may give two calls one id.
+        self._done: dict[int, ToolResultMessage] = {}
+        self._started: set[int] = set()
 
-    async def _one(self, call: ToolCall) -> None:
-        self._started.add(call.id)
+    async def _one(self, position: int, call: ToolCall) -> None:
+        self._started.add(position)
         await self._emit("tool_execution_start", tool_call=call)
         if self.truncated:
             result = error_result(call, TRUNCATED_TEXT)
@@ -439,25 +488,26 @@ class ToolBatch:
             finally:
                 updates.close()
         stamped = result.model_copy(update={"timestamp": int(time.time() * 1000)})
-        self._done[call.id] = stamped
+        self._done[position] = stamped
         await self._emit("tool_execution_end", tool_call=call, result=stamped)
 
     async def run(self) -> None:
         """Run every call; cancellation (an abort) stops the calls still running."""
         if self.sequential:
-            for call in self.calls:
-                await self._one(call)
+            for position, call in enumerate(self.calls):
+                await self._one(position, call)
         else:
-            await asyncio.gather(*(self._one(c) for c in self.calls))
+            await asyncio.gather(*(self._one(k, c) for k, c in enumerate(self.calls)))
 
     def results(self) -> list[ToolResultMessage]:
-        """One result per call, in call order: an interrupted call's says it was aborted
-        while running, a call never started says it did not run."""
+        """One result per call, in call order (paired by position, so two calls that share
+        an id each get their own): an interrupted call's says it was aborted while running,
+        a call never started says it did not run."""
         out = []
-        for call in self.calls:
-            result = self._done.get(call.id)
+        for position, call in enumerate(self.calls):
+            result = self._done.get(position)
             if result is None:
-                text = ABORTED_TEXT if call.id in self._started else NOT_RUN_TEXT
+                text = ABORTED_TEXT if position in self._started else NOT_RUN_TEXT
                 result = error_result(call, text)
             out.append(result)
         return out

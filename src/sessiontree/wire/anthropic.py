@@ -77,7 +77,7 @@ def _assistant_blocks(msg: AssistantMessage, model: str | None) -> list[dict[str
             blocks.append(
                 {
                     "type": "tool_use",
-                    "id": safe_tool_id(block.id),
+                    "id": block.id,
                     "name": block.name,
                     "input": block.arguments,
                 }
@@ -100,7 +100,7 @@ def _result_block(msg: ToolResultMessage) -> dict[str, Any]:
         content = [{"type": "text", "text": NO_OUTPUT_TEXT}]
     return {
         "type": "tool_result",
-        "tool_use_id": safe_tool_id(msg.tool_call_id),
+        "tool_use_id": msg.tool_call_id,
         "content": content,
         "is_error": msg.is_error,
     }
@@ -119,7 +119,7 @@ def to_anthropic(
             their results and every tool call is paired (see
             :func:`sessiontree.wire._common.request_messages`); summaries, custom messages and
             bash executions become user turns; unknown roles are left out; tool ids are
-            mapped to the characters Anthropic allows.
+            mapped to the characters Anthropic allows, and made unique in the request.
         system_prompt: returned as ``system`` (``None`` when empty).
         model: the model the request goes to: signed thinking of other models is left out
             (its signature would be refused). ``None`` keeps all signed thinking.
@@ -138,7 +138,7 @@ def to_anthropic(
         else:
             turns.append({"role": role, "content": blocks})
 
-    for msg in request_messages(messages):
+    for msg in request_messages(messages, wire_id=safe_tool_id):
         if isinstance(msg, AssistantMessage):
             add("assistant", _assistant_blocks(msg, model))
         elif isinstance(msg, ToolResultMessage):

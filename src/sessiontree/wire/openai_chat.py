@@ -97,7 +97,7 @@ def to_openai_chat(
 
     Args:
         messages: the context, oldest first (e.g. ``SessionContext.messages``). Failed and
-            aborted replies are left out with their results; every tool call is paired (see
+            aborted replies are left out with their results; every tool call is paired and sent under an id unique in the request (see
             :func:`sessiontree.wire._common.request_messages`); summaries, custom messages
             and bash executions become user messages; unknown roles are left out.
         system_prompt: sent as a first ``{"role": "system"}`` message when non-empty.
