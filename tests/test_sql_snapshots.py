@@ -1,8 +1,8 @@
 """Every read of a branch is one snapshot of the session (docs/storage.md "sql").
 
 A reader in another process (or on another connection) reads the branch while a writer
-appends, clears the leaf (``set_leaf_id(None)``, as an adapter's ``clear_session()`` does) and
-moves it back: every branch read, by ``get_branch`` and by the context read
+appends messages, labels and compactions, clears the leaf (``set_leaf_id(None)``, as an
+adapter's ``clear_session()`` does) and moves it back: every branch read, by ``get_branch`` and by the context read
 (``get_context_branch``, with its reuse of the last context), must be the branch of a state
 the writer passed through, and never an error. The writer and the readers are separate
 processes (:data:`_WORKER`), kept for the whole module and fed one example at a time.
@@ -45,6 +45,11 @@ _WORKER = textwrap.dedent(
                 await s.set_leaf_id(ids[op[1] % len(ids)])
             elif op[0] == "label" and ids:
                 await s.append_label(ids[op[1] % len(ids)], "x")
+            elif op[0] == "compact":
+                on_branch = [e.id for e in await s.get_branch() if e.type == "message"]
+                if on_branch:
+                    kept = on_branch[op[1] % len(on_branch)]
+                    await s.append_compaction("summary", 10, first_kept_entry_id=kept)
             states.append([e.id for e in await s.get_branch()])
         await s.close()
         return {"states": states}
@@ -159,6 +164,7 @@ _OPS = st.lists(
         st.tuples(st.just("clear")),
         st.tuples(st.just("back"), st.integers(0, 50)),
         st.tuples(st.just("label"), st.integers(0, 50)),
+        st.tuples(st.just("compact"), st.integers(0, 50)),
     ),
     min_size=1,
     max_size=40,
