@@ -7,7 +7,8 @@ store as SQL (DDL and rows). One commit per schema that shipped:
 
 * ``6edf31c``: version 1 (sessions, entries; FTS5 ``unicode61`` / ``tsvector`` search);
 * ``e0a754a``: version 2 (SQLite search-index watermark);
-* ``64e17cc``: version 3 = ``session_meta``;
+* ``64e17cc``: version 3 = ``session_meta``; ``471fcfe``: the same, with metadata keys and
+  values over 1,000 bytes stored as their SHA-256 on PostgreSQL;
 * ``c261190``: version 3 = the trigram search step, and no ``session_meta`` (the two lines
   were merged in ``f0451e9``, which made the trigram step version 4);
 * ``f0451e9`` and ``3ffaac1``: version 4 (``3ffaac1`` stores long metadata values hashed);
@@ -43,9 +44,9 @@ NAMES = sorted(p.name.removesuffix(".sqlite.sql") for p in FIXTURES.glob("*.sqli
 
 
 def test_every_shipped_schema_has_a_fixture() -> None:
-    assert len(NAMES) == 8
+    assert len(NAMES) == 9
     assert {n.split("-")[0] for n in NAMES} >= {f"v{v}" for v in (1, 2, 4, 5, 6)}
-    assert "v3trigram-c261190" in NAMES and "v3meta-64e17cc" in NAMES
+    assert {"v3trigram-c261190", "v3meta-64e17cc", "v3meta-471fcfe"} <= set(NAMES)
     assert all((FIXTURES / f"{n}.postgres.sql").is_file() for n in NAMES)
 
 

@@ -12,7 +12,7 @@ SQLRepo) to write a small store on SQLite and on PostgreSQL; each store is then 
 
 Run once from a clone with history and PostgreSQL on 127.0.0.1:5432 (trust auth)::
 
-    python tests/data/old_schemas/make_fixtures.py
+    python tests/data/old_schemas/make_fixtures.py [NAME ...]
 
 The fixtures are committed; the tests read them without git history or the old code.
 """
@@ -34,11 +34,12 @@ REPO = HERE.parents[2]
 PG = "postgresql://postgres@127.0.0.1:5432/test"
 
 COMMITS = {
-    # name: (commit, what its newest schema version is)
+    # fixture name: the commit whose code writes it (what its newest schema version is)
     "v1-6edf31c": "6edf31c",  # sessions, entries, unicode61 FTS5 / tsvector search
     "v2-e0a754a": "e0a754a",  # SQLite search index watermark
     "v3meta-64e17cc": "64e17cc",  # v3 = session_meta (long values stored as they are)
     "v3trigram-c261190": "c261190",  # v3 = trigram search, no session_meta
+    "v3meta-471fcfe": "471fcfe",  # the same, long values as their SHA-256
     "v4-f0451e9": "f0451e9",  # v3 session_meta, v4 trigram search
     "v4-3ffaac1": "3ffaac1",  # the same, long session_meta values as their SHA-256
     "v5-828b4cf": "828b4cf",  # PostgreSQL search_pending
@@ -147,10 +148,13 @@ def dump_postgres(url: str, schema: str) -> str:
     return "\n".join(kept) + "\n"
 
 
-def main() -> None:
+def main(names: list[str]) -> None:
+    """Write the fixtures of ``names`` (every one in :data:`COMMITS` when empty)."""
     import psycopg
 
     for name, commit in COMMITS.items():
+        if names and name not in names:
+            continue
         with tempfile.TemporaryDirectory() as tmp:
             src = export(commit, Path(tmp))
             db = Path(tmp) / "store.db"
@@ -171,4 +175,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
