@@ -22,6 +22,7 @@ from sessiontree.errors import SessionNotFoundError
 from sessiontree.repos.sql import SQLRepo
 from sessiontree.storage.sql import fork as sql_fork
 from sessiontree.storage.sql.fork import WINDOW_ROWS, ChainRow
+from sessiontree.storage.sql.schema import SCHEMA_VERSION
 from sessiontree.storage.sql.storage import SQLStorage
 from sessiontree.testing.builders import assistant, user
 
@@ -246,7 +247,7 @@ async def test_a_version_5_postgres_store_keeps_every_row_and_loses_the_key() ->
         async with SQLRepo(url) as repo:
             assert [e.id for e in await (await repo.open(s.id)).get_entries()] == ids
             assert pg_exec(url, _ENTRY_KEYS) == [(0,)]
-            assert pg_exec(url, "SELECT max(version) FROM schema_version") == [(6,)]
+            assert pg_exec(url, "SELECT max(version) FROM schema_version") == [(SCHEMA_VERSION,)]
             await repo.delete(s.id)
             assert pg_exec(url, "SELECT count(*) FROM entries") == [(0,)]
 

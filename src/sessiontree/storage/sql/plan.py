@@ -428,10 +428,13 @@ class SQLEngine(Protocol):
     async def get_chain(
         self, session_id: str, leaf_id: str | None
     ) -> list[tuple[str, str | None, str, str, int]]:
-        """``(id, parent_id, type, JSON, depth)`` from ``leaf_id`` (stored leaf if ``None``) up.
+        """``(id, parent_id, type, JSON, depth)`` from ``leaf_id`` (stored leaf if ``None``) up,
+        then the session row as ``(None, stored leaf_id, None, None, -1)``.
 
-        One recursive query, bounded by the session's entry count (a cycle cannot loop); rows
-        come in walk order, leaf (depth 0) first. ``[]`` when the leaf names no entry.
+        One recursive query, bounded by the session's entry count (a cycle cannot loop), so
+        the leaf and the rows are one snapshot; rows come in walk order, leaf (depth 0)
+        first. Only the session row when the leaf names no entry; ``[]`` when there is no
+        such session.
         """
         ...
 

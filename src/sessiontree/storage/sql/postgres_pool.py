@@ -25,6 +25,7 @@ from sessiontree.storage.sql.plan import row_index_text
 from sessiontree.storage.sql.schema import (
     APP,
     MIGRATIONS,
+    POSTGRES_VERSION_SQL,
     SEARCH_VERSION,
     check_version,
     foreign_database,
@@ -230,10 +231,7 @@ class PostgresConnection:
                     "tables); check the URL"
                 )
             return None
-        cur = await conn.execute(
-            "SELECT max(version), count(*), count(*) FILTER (WHERE app = %s) FROM schema_version",
-            (APP,),
-        )
+        cur = await conn.execute(POSTGRES_VERSION_SQL, (APP,))
         top, count, ours = await cur.fetchone()
         if count and not ours:
             raise foreign_database(self._where, "schema_version belongs to another application")

@@ -138,7 +138,12 @@ WITH RECURSIVE chain (id, parent_id, type, body, depth) AS (
 {until})
 SELECT id, parent_id, type, body::text, depth{columns} FROM chain
 """
-CHAIN_SQL = CHAIN_TEMPLATE.format(until="", columns="")
+# the walk, then the session row as (NULL, leaf_id, NULL, NULL, -1): one statement, so
+# one snapshot of the leaf and the rows it names (no row at all: no such session)
+CHAIN_SQL = (
+    CHAIN_TEMPLATE.format(until="", columns="").rstrip()
+    + "\n UNION ALL SELECT NULL, leaf_id, NULL, NULL, -1 FROM sessions WHERE id = %(sid)s\n"
+)
 # the walk a fork plans from (fork.plan_fork), root first: no JSON carried along, only that
 # of the fork.PARSED_TYPES rows and of the fork.FIRST_MESSAGES root-most messages
 FORK_CHAIN_SQL = f"""

@@ -15,6 +15,8 @@ differ)::
                     have no search text yet)
     (version 6: PostgreSQL ``entries`` lose their foreign key to ``sessions``; SQLite never
     enforced it. Deleting a session deletes its entries itself on both)
+    (version 7: PostgreSQL ``session_meta`` keys and values over 1000 bytes stored whole by
+    older code become their SHA-256, as they are written and looked up since)
     session_meta    key, value (JSON text), session_id  -- filterable metadata (version 3)
                     PRIMARY KEY (key, value, session_id)
 
@@ -42,7 +44,10 @@ every row again) and fills ``search_text`` on PostgreSQL, which needs the ``pg_t
 extension (``CREATE EXTENSION pg_trgm``; refused with a clear :class:`StorageError` when the
 role may not create it).
 
-Migrations: :data:`MIGRATIONS` is ordered; position ``i`` creates version ``i + 1``. A database
+Migrations: :data:`MIGRATIONS` is ordered; position ``i`` creates version ``i + 1``. Every
+schema that shipped upgrades (tests/test_old_schemas.py): a store stamped 3 without
+``session_meta`` was written while version 3 was the trigram search step, and is read as
+version 2 (:data:`SQLITE_VERSION_SQL`). A database
 stamped with a higher version than this code knows is refused (:class:`StorageError`) instead of
 guessed at; a database that holds tables but no ``schema_version`` table of ours is refused
 (:class:`CorruptSessionError`) before anything is written to it.
@@ -56,10 +61,13 @@ from sessiontree.errors import CorruptSessionError, StorageError
 
 __all__ = [
     "APP",
+    "META_VERSION",
     "MIGRATIONS",
+    "POSTGRES_VERSION_SQL",
     "SCHEMA_VERSION",
     "SEARCH_VERSION",
     "SQLITE_TOKENIZER",
+    "SQLITE_VERSION_SQL",
     "Migration",
     "check_version",
     "foreign_database",
@@ -242,6 +250,21 @@ _V5_POSTGRES = (
 # session row it inserts), and delete_session deletes the entries itself, as on SQLite
 _V6_POSTGRES = ("ALTER TABLE entries DROP CONSTRAINT IF EXISTS entries_session_id_fkey",)
 
+# the version-3 step and the session writes of the commits before 471fcfe stored every
+# session_meta key and value whole on PostgreSQL; since then those over 1000 bytes are their
+# SHA-256 (postgres._meta_text), which is what list(where=...) looks up: the whole ones over
+# 1000 bytes become their hash (none is found otherwise). A hash is 71 bytes: the step finds
+# its own work done
+_META_HASHED = (
+    "CASE WHEN octet_length({c}) > 1000"
+    " THEN 'sha256:' || encode(sha256(convert_to({c}, 'UTF8')), 'hex') ELSE {c} END"
+)
+_V7_POSTGRES = (
+    f"UPDATE session_meta SET key = {_META_HASHED.format(c='key')},"
+    f" value = {_META_HASHED.format(c='value')}"
+    " WHERE octet_length(key) > 1000 OR octet_length(value) > 1000",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("sessions, entries, indexes, full-text search", _V1_SQLITE, _V1_POSTGRES),
     # PostgreSQL keeps writing its tsvector in the entry's own INSERT: nothing to change there
@@ -257,6 +280,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("PostgreSQL: search text of fork copies filled by the next search", (), _V5_POSTGRES),
     # SQLite never enforced the key (no PRAGMA foreign_keys): nothing to change there
     Migration("PostgreSQL: entries without a foreign key to sessions", (), _V6_POSTGRES),
+    # SQLite stores every key and value whole: nothing to change there
+    Migration("PostgreSQL: long session_meta keys and values as their SHA-256", (), _V7_POSTGRES),
 )
 """Ordered schema steps; ``MIGRATIONS[i]`` brings a database from version ``i`` to ``i + 1``."""
 
@@ -265,6 +290,29 @@ SEARCH_VERSION = 4
 
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this code writes and reads."""
+
+META_VERSION = 3
+"""The version whose step makes ``session_meta``."""
+
+# The version a store is at: its newest stamp, except for the stores written by the commits
+# whose third step was the trigram search (c261190 until f0451e9 made that step version 4):
+# stamped 3 but without session_meta, they are at version 2 of MIGRATIONS, and the steps
+# from 3 on run (the trigram step again, which finds its own work done). Then the count of
+# stamps, and of stamps that are ours (app = the parameter).
+SQLITE_VERSION_SQL = (
+    f"SELECT CASE WHEN max(version) = {META_VERSION} AND NOT EXISTS (SELECT 1 FROM"
+    " sqlite_master WHERE type = 'table' AND name = 'session_meta')"
+    f" THEN {META_VERSION - 1} ELSE max(version) END,"
+    " count(*), sum(app = ?) FROM schema_version"
+)
+"""The stored version query on SQLite: ``(version, stamps, our stamps)``."""
+POSTGRES_VERSION_SQL = (
+    f"SELECT CASE WHEN max(version) = {META_VERSION} AND to_regclass(quote_ident("
+    f"current_schema()) || '.session_meta') IS NULL THEN {META_VERSION - 1}"
+    " ELSE max(version) END,"
+    " count(*), count(*) FILTER (WHERE app = %s) FROM schema_version"
+)
+"""The stored version query on PostgreSQL: ``(version, stamps, our stamps)``."""
 
 
 def check_version(found: int | None, where: str) -> None:

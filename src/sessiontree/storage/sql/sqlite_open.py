@@ -33,6 +33,7 @@ from sessiontree.storage.sql.schema import (
     APP,
     MIGRATIONS,
     SCHEMA_VERSION,
+    SQLITE_VERSION_SQL,
     check_version,
     foreign_database,
 )
@@ -301,9 +302,7 @@ class SQLiteConnection:
             if names:
                 raise foreign_database(self.path, f"it holds tables {sorted(names)[:5]}")
             return None
-        row = conn.execute(
-            "SELECT max(version), count(*), sum(app = ?) FROM schema_version", (APP,)
-        ).fetchone()
+        row = conn.execute(SQLITE_VERSION_SQL, (APP,)).fetchone()
         if row[1] and not row[2]:
             raise foreign_database(self.path, "schema_version belongs to another application")
         return None if row[0] is None else int(row[0])

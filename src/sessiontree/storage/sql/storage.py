@@ -278,16 +278,27 @@ class SQLStorage:
     async def get_branch(
         self, leaf_id: str | None = None, *, include_bookkeeping: bool = False
     ) -> list[Entry]:
-        """See :meth:`SessionStorage.get_branch`: one recursive query, root → leaf."""
+        """See :meth:`SessionStorage.get_branch`: one recursive query, root → leaf.
+
+        The query reads the session row (its leaf) and the rows of the walk in one statement,
+        so the branch is one snapshot of the session: an append or a leaf move committed
+        meanwhile is either wholly in it or not at all.
+        """
         rows = await self._engine.get_chain(self._id, leaf_id)
+        if rows and rows[-1][4] == -1:
+            session = rows.pop()
+        else:  # the session row not last (never seen): sort, it comes first
+            rows = sorted(rows, key=lambda r: r[4])
+            if not rows or rows[0][4] != -1:
+                raise SessionNotFoundError(self._id)
+            session = rows.pop(0)
         if not rows:
-            stored_leaf = await self._missing_session_check()
             if leaf_id is not None:
                 raise EntryNotFoundError("no such entry", session_id=self._id, entry_id=leaf_id)
-            if stored_leaf is None:
+            if session[1] is None:
                 return []
             raise CorruptSessionError(
-                "the stored leaf names no entry", session_id=self._id, entry_id=stored_leaf
+                "the stored leaf names no entry", session_id=self._id, entry_id=session[1]
             )
         if any(r[4] != i for i, r in enumerate(rows)):  # not in walk order (never seen): sort
             rows = sorted(rows, key=lambda r: r[4])
@@ -338,9 +349,14 @@ class SQLStorage:
         if last[2] == "compaction":
             start = context_start(self._parse(last[0], last[3]))
             if start != last[0] and last[1] is not None:  # on to the start (None: the root)
-                rows = rows + _in_walk_order(
+                more = _in_walk_order(
                     await self._engine.get_chain_until(self._id, last[1], None, start)
                 )
+                if more and more[0][5] != created:
+                    # the session was deleted and made again between the two walks: the
+                    # second read another session's rows; one read of the whole branch
+                    return await self.get_branch(leaf_id)
+                rows = rows + more
         end = rows[-1]
         if end[1] is not None and (start is None or end[0] != start):
             return await self.get_branch(leaf_id)  # neither the root nor the start reached
