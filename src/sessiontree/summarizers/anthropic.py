@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from sessiontree.errors import MissingExtraError, SummaryError
 from sessiontree.messages import Usage
 from sessiontree.summarizers._prompt import SummaryPrompt, summary_from_text
+from sessiontree.summarizers._sdk import read_tokens
 from sessiontree.summarizers.base import SummaryResult
 from sessiontree.summarizers.llm import (
     DEFAULT_MAX_OUTPUT_TOKENS,
@@ -44,7 +45,9 @@ def anthropic_usage(usage: Any) -> Usage | None:
     """The SDK's ``Usage`` as a :class:`~sessiontree.messages.Usage` (tokens).
 
     Anthropic reports uncached input, cache reads and cache writes separately, so they map
-    one to one; ``total_tokens`` is their sum plus the output. ``None`` when there is no usage.
+    one to one; ``total_tokens`` is their sum plus the output. ``None`` when there is no
+    usage, or when it is malformed (a count that is not a whole number ``>= 0``: the usage
+    is unknown).
     """
     if usage is None:
         return None
@@ -54,7 +57,10 @@ def anthropic_usage(usage: Any) -> Usage | None:
         "cache_read_input_tokens",
         "cache_creation_input_tokens",
     )
-    n_in, n_out, n_read, n_write = (int(getattr(usage, f, None) or 0) for f in fields)
+    counts = read_tokens(usage, fields)
+    if counts is None:
+        return None
+    n_in, n_out, n_read, n_write = counts
     return Usage(
         input=n_in,
         output=n_out,

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from sessiontree.errors import MissingExtraError, SummaryError
 from sessiontree.messages import Usage
 from sessiontree.summarizers._prompt import SummaryPrompt, summary_from_text
+from sessiontree.summarizers._sdk import read_tokens
 from sessiontree.summarizers.base import SummaryResult
 from sessiontree.summarizers.llm import (
     DEFAULT_MAX_OUTPUT_TOKENS,
@@ -47,21 +48,23 @@ def openai_usage(usage: CompletionUsage | None) -> Usage | None:
 
     OpenAI counts cached prompt tokens inside ``prompt_tokens``; they are moved to
     ``cache_read`` so that ``input`` is the uncached part. ``cache_write`` is ``0`` (OpenAI
-    does not report it). Returns ``None`` when the server reported no usage.
+    does not report it). Returns ``None`` when the server reported no usage, or usage that
+    is malformed (a count that is not a whole number ``>= 0``: the usage is unknown).
     """
     if usage is None:
         return None
+    counts = read_tokens(usage, ("prompt_tokens", "completion_tokens", "total_tokens"))
     details = getattr(usage, "prompt_tokens_details", None)
-    cached = int(getattr(details, "cached_tokens", None) or 0)
-    prompt = int(usage.prompt_tokens or 0)
-    output = int(usage.completion_tokens or 0)
-    total = int(usage.total_tokens or 0) or prompt + output
+    cached = read_tokens(details, ("cached_tokens",))
+    if counts is None or cached is None:
+        return None
+    prompt, output, total = counts
     return Usage(
-        input=max(prompt - cached, 0),
+        input=max(prompt - cached[0], 0),
         output=output,
-        cache_read=cached,
+        cache_read=cached[0],
         cache_write=0,
-        total_tokens=total,
+        total_tokens=total or prompt + output,
     )
 
 
