@@ -356,7 +356,9 @@ async def test_malformed_usage_keeps_the_answer_and_records_usage_as_unknown(
     assert [text_of(b) for b in last.message.content] == ["the whole answer"]
 
 
-async def test_a_summary_with_malformed_usage_is_kept_with_unknown_usage() -> None:
+async def test_a_summary_with_malformed_usage_is_kept_with_unknown_usage(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     from sessiontree.summarizers.openai import OpenAISummarizer
 
     body = openai_completion("## Goal\nthe summary")
@@ -365,10 +367,12 @@ async def test_a_summary_with_malformed_usage_is_kept_with_unknown_usage() -> No
         async with OpenAISummarizer(
             model="m", base_url=f"{server.url}/v1", api_key="k"
         ) as summarizer:
-            result = await summarizer.summarize(
-                [UserMessage(content="please summarise me")],
-                previous_summary=None,
-                instructions=None,
-                purpose="compaction",
-            )
+            with caplog.at_level(logging.WARNING, logger="sessiontree.summarizers"):
+                result = await summarizer.summarize(
+                    [UserMessage(content="please summarise me")],
+                    previous_summary=None,
+                    instructions=None,
+                    purpose="compaction",
+                )
     assert "the summary" in result.text and result.usage is None
+    assert any("malformed usage" in r.getMessage() for r in caplog.records)

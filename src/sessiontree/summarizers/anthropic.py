@@ -10,6 +10,7 @@ Timeouts, retries and errors are as for every :class:`~sessiontree.summarizers.l
 
 from __future__ import annotations
 
+import logging
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +37,8 @@ __all__ = [
     "AnthropicSummarizer",
     "anthropic_usage",
 ]
+
+log = logging.getLogger(__name__)
 
 DEFAULT_MAX_TOKENS = DEFAULT_MAX_OUTPUT_TOKENS
 """Upper bound on the summary's length, in output tokens (sent as the API's ``max_tokens``)."""
@@ -152,5 +155,12 @@ class AnthropicSummarizer(LLMSummarizer):
             for b in blocks
             if getattr(b, "type", None) == "text" and isinstance(getattr(b, "text", None), str)
         ]
-        usage = anthropic_usage(getattr(answer, "usage", None))
+        raw = getattr(answer, "usage", None)
+        usage = anthropic_usage(raw)
+        if usage is None and raw is not None:
+            log.warning(
+                "%s: the server reported malformed usage; the summary's usage is recorded as "
+                "unknown",
+                self._who(),
+            )
         return summary_from_text("\n".join(texts), usage, self._who())

@@ -11,6 +11,7 @@ Timeouts, retries and errors are as for every :class:`~sessiontree.summarizers.l
 
 from __future__ import annotations
 
+import logging
 import re
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,8 @@ __all__ = [
     "OpenAISummarizer",
     "openai_usage",
 ]
+
+log = logging.getLogger(__name__)
 
 _OPENAI_HOST = "api.openai.com"
 _THINK_BLOCK = re.compile(r"\A\s*<think>.*?</think>\s*", re.DOTALL)
@@ -132,5 +135,12 @@ class OpenAISummarizer(LLMSummarizer):
             raise SummaryError(f"{self._who()}: the answer was withheld by a content filter")
         content = getattr(message, "content", None)
         text = _THINK_BLOCK.sub("", content) if isinstance(content, str) else ""
-        usage = openai_usage(getattr(completion, "usage", None))
+        raw = getattr(completion, "usage", None)
+        usage = openai_usage(raw)
+        if usage is None and raw is not None:
+            log.warning(
+                "%s: the server reported malformed usage; the summary's usage is recorded as "
+                "unknown",
+                self._who(),
+            )
         return summary_from_text(text, usage, self._who())
