@@ -81,6 +81,9 @@ class Say:
         usage: when set, sent as the usage object instead of the counts above, as it is
             (OpenAI: the last chunk's ``usage``; Anthropic: ``message_delta``'s) — to send
             malformed usage.
+        error: ``(type, message)`` of an error event sent after the first two events in
+            place of the rest of the stream (Anthropic's ``event: error``; OpenAI's chunk
+            holding ``error``), as a provider reports a failure mid-stream with status 200.
     """
 
     text: str = ""
@@ -95,6 +98,7 @@ class Say:
     chunk: int = 8
     signature: str = "sig-1"
     usage: Any = None
+    error: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -251,6 +255,8 @@ class FakeLLMServer:
                 if isinstance(reply, Say):
                     if isinstance(body, dict) and body.get("stream"):
                         events = (_anthropic_events if anthropic else _openai_events)(reply)
+                        if reply.error is not None:
+                            events = [*events[:2], _error_event(reply.error, anthropic=anthropic)]
                         self._stream(events, reply)
                     else:
                         payload = orjson.dumps(
@@ -460,6 +466,13 @@ def _fail_reply(fail: Fail, *, anthropic: bool) -> Reply:
         }.get(fail.status, "server_error")
         body = openai_error(fail.message, type=kind)
     return Reply(body=body, status=fail.status, headers=dict(fail.headers))
+
+
+def _error_event(error: tuple[str, str], *, anthropic: bool) -> bytes:
+    kind, message = error
+    if anthropic:
+        return _sse(anthropic_error(message, type=kind), "error")
+    return _sse(openai_error(message, type=kind))
 
 
 def _model_object(model_id: str, *, anthropic: bool) -> dict[str, Any]:

@@ -224,6 +224,38 @@ async def test_non_transient_errors_are_not_retried_and_are_stored_once(
     assert [m.role for m in messages] == ["user", "assistant"]
 
 
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize(
+    ("error", "outcome"),
+    [
+        (("overloaded_error", "Overloaded"), "retried"),
+        (("server_error", "The server had an error"), "retried"),
+        (("rate_limit_error", "slow down"), "retried"),
+        (("authentication_error", "invalid x-api-key"), "auth"),
+        (("invalid_api_key", "Incorrect API key provided"), "auth"),
+        (("invalid_request_error", "max_tokens: too large"), "stored"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else v[0],
+)
+async def test_an_error_event_mid_stream_is_classified_by_its_type(
+    api: str, error: tuple[str, str], outcome: str
+) -> None:
+    with FakeLLMServer(Say(text="partial answer", error=error), Say(text="ok")) as server:
+        session = await MemoryRepo().create()
+        h = harness(session, make_model(api, server), retry=FAST_RETRY)
+        if outcome == "auth":
+            with pytest.raises(AgentHarnessError) as info:
+                await asyncio.wait_for(h.prompt("hi"), 30)
+            assert info.value.code == "auth" and len(server.requests) == 1
+            return
+        reply = await asyncio.wait_for(h.prompt("hi"), 30)
+    if outcome == "retried":
+        assert [text_of(b) for b in reply.content] == ["ok"] and len(server.requests) == 2
+    else:
+        assert reply.stop_reason == "error" and error[1] in (reply.error_message or "")
+        assert len(server.requests) == 1
+
+
 def test_errors_are_classified_by_what_they_are() -> None:
     from sessiontree.models.openai_chat import OpenAIChatModel
 

@@ -27,6 +27,7 @@ from sessiontree.errors import ModelAuthError, ModelConfigError, ModelError, Mod
 from sessiontree.messages import AgentMessage, AssistantMessage, Cost, Usage
 
 __all__ = [
+    "CHECK_TIMEOUT_S",
     "Done",
     "Model",
     "ModelEvent",
@@ -36,7 +37,6 @@ __all__ = [
     "ThinkingDelta",
     "ToolCallDelta",
     "ToolSchema",
-    "CHECK_TIMEOUT_S",
     "api_error_fields",
     "check_base_url",
     "check_model",
