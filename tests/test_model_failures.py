@@ -43,8 +43,8 @@ NO_ENV = {
 }
 
 
-def run(store: str, *args: str, code: int = 0) -> Result:
-    result = CliRunner().invoke(cli, ["--store", store, *args], env=NO_ENV)
+def run(store: str, *args: str, code: int = 0, env: dict[str, str] | None = None) -> Result:
+    result = CliRunner().invoke(cli, ["--store", store, *args], env={**NO_ENV, **(env or {})})
     assert result.exit_code == code, f"{result.stdout}\n{result.stderr}\n{result.exception!r}"
     return result
 
@@ -142,7 +142,13 @@ def test_chat_with_an_unknown_model_fails_at_once_and_writes_nothing(
 @pytest.mark.parametrize("api", APIS)
 @pytest.mark.parametrize(
     "base_url",
-    ["not a url", "localhost:8080/v1", "ftp://127.0.0.1/v1", "http://127.0.0.1:{port}/v1"],
+    [
+        "not a url",
+        "localhost:8080/v1",
+        "ftp://127.0.0.1/v1",
+        "http://127.0.0.1:{port}/v1",
+        "http://no-such-host.invalid/v1",
+    ],
 )
 def test_chat_with_a_bad_base_url_fails_at_once_and_writes_nothing(
     store: tuple[str, list[str]], api: str, base_url: str
@@ -150,7 +156,8 @@ def test_chat_with_a_bad_base_url_fails_at_once_and_writes_nothing(
     url, session = store
     before = stored(url)
     base = base_url.format(port=unused_port())
-    result = run(url, "chat", *session, *model_args(api, "m", base), "-m", "hi", code=1)
+    keys = {"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"}  # a key, so the URL is at fault
+    result = run(url, "chat", *session, *model_args(api, "m", base), "-m", "hi", code=1, env=keys)
     line = result.stderr.strip().splitlines()[-1]
     assert line.startswith(("error: [config]", "error: [connection]")), line
     assert "retrying" not in result.stderr
@@ -164,8 +171,11 @@ def test_chat_keeps_working_with_a_server_that_has_no_models_endpoint(tmp_path: 
         assert result.stdout.strip() == "hello" and len(server.gets) == 1
 
 
-def test_a_key_rejected_only_by_the_model_call_leaves_no_new_session(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'st.db'}"
+@pytest.mark.parametrize("scheme", ["sqlite", "jsonl"])
+def test_a_key_rejected_only_by_the_model_call_leaves_no_new_session(
+    tmp_path: Path, scheme: str
+) -> None:
+    url = f"sqlite:///{tmp_path / 'st.db'}" if scheme == "sqlite" else f"jsonl://{tmp_path / 'js'}"
     with FakeLLMServer(Fail(401, "invalid api key")) as server:  # GETs cannot tell
         result = run(
             url, "chat", *model_args("openai", "m", f"{server.url}/v1"), "-m", "hi", code=1

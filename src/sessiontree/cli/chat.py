@@ -236,9 +236,14 @@ def _model_failure(exc: ModelError, name: str) -> click.ClickException:
     provider = name.partition("/")[0]
     if exc.kind == "auth":
         env = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}.get(provider)
-        hint = f"set {env} or check --base-url" if env else _KEY_HINT
-    elif exc.kind in ("config", "connection"):
+        if env is None:
+            hint = _KEY_HINT
+        elif env in exc.detail:
+            hint = "check --base-url"
+        else:
+            hint = f"set {env} or check --base-url"
+    elif exc.kind == "config":
         hint = "check --model and --base-url"
     else:
-        hint = "try again later"
+        return click.ClickException(f"[{exc.kind}] {exc}")
     return click.ClickException(f"[{exc.kind}] {exc} — {hint}")

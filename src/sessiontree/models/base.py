@@ -438,7 +438,7 @@ def model_error(exc: BaseException, sdk: Any, who: str) -> ModelError:
         if configured is not None:
             return ModelConfigError(f"{who}: {configured[1]}")
         cause = exc.__cause__ or exc.__context__
-        reason = f"{message}: {cause}" if cause is not None and str(cause) else message
+        reason = str(cause) if cause is not None and str(cause) else message
         return ModelError("connection", f"{who}: connection failed: {reason}")
     error_type, code = api_error_fields(exc)
     by_type = _ERROR_TYPES.get(code) or _ERROR_TYPES.get(error_type)
