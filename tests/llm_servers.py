@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Iterator
+import urllib.parse
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -77,6 +78,12 @@ class Say:
             server stops) — to abort a stream in flight.
         chunk: characters of text per delta.
         signature: the thinking block's signature (Anthropic).
+        usage: when set, sent as the usage object instead of the counts above, as it is
+            (OpenAI: the last chunk's ``usage``; Anthropic: ``message_delta``'s) — to send
+            malformed usage.
+        error: ``(type, message)`` of an error event sent after the first two events in
+            place of the rest of the stream (Anthropic's ``event: error``; OpenAI's chunk
+            holding ``error``), as a provider reports a failure mid-stream with status 200.
     """
 
     text: str = ""
@@ -90,6 +97,8 @@ class Say:
     hang_after: int | None = None
     chunk: int = 8
     signature: str = "sig-1"
+    usage: Any = None
+    error: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -118,15 +127,27 @@ class FakeLLMServer:
     Use as a context manager (or call :meth:`start` / :meth:`stop`). Each request takes the
     next :class:`Reply` of the script; the last one answers every further request.
 
+    With ``api_key`` set, every request carrying another key (``authorization: Bearer`` or
+    ``x-api-key``) gets the API's 401, as a real provider answers a rejected key. With
+    ``models`` set, ``GET .../models`` lists them and ``GET .../models/<id>`` returns one or
+    the API's 404 naming the unknown model; without it a ``GET`` gets 501, as from a server
+    without a models endpoint.
+
     Attributes:
-        requests: every request received, in arrival order.
+        requests: every ``POST`` received, in arrival order.
+        gets: every ``GET`` received, in arrival order.
     """
 
-    def __init__(self, *replies: Any) -> None:
+    def __init__(
+        self, *replies: Any, api_key: str | None = None, models: Iterable[str] | None = None
+    ) -> None:
         self._replies: list[Any] = list(replies) or [Reply(body={}, status=404)]
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self.requests: list[ReceivedRequest] = []
+        self.gets: list[ReceivedRequest] = []
+        self.api_key = api_key
+        self.models = None if models is None else list(models)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(
@@ -164,6 +185,52 @@ class FakeLLMServer:
             protocol_version = "HTTP/1.1"
             disable_nagle_algorithm = True  # headers and body leave at once, no ACK wait
 
+            def _rejected(self, headers: dict[str, str], anthropic: bool) -> bool:
+                if owner.api_key is None:
+                    return False
+                given = headers.get("x-api-key") or headers.get("authorization", "")
+                if given.removeprefix("Bearer ") == owner.api_key:
+                    return False
+                fail = _fail_reply(Fail(401, "invalid x-api-key"), anthropic=anthropic)
+                self._send(401, orjson.dumps(fail.body), {})
+                return True
+
+            def do_GET(self) -> None:
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                request = ReceivedRequest("GET", self.path, headers, None)
+                with owner._lock:
+                    owner.gets.append(request)
+                anthropic = "anthropic-version" in headers
+                if self._rejected(headers, anthropic):
+                    return
+                if owner.models is None:
+                    self._send(501, b'{"detail": "Not Implemented"}', {})
+                    return
+                path = urllib.parse.urlsplit(self.path).path
+                if path.endswith("/models"):
+                    data = [_model_object(m, anthropic=anthropic) for m in owner.models]
+                    listing: dict[str, Any] = {"data": data}
+                    if anthropic:
+                        listing.update(has_more=False, first_id=None, last_id=None)
+                    else:
+                        listing["object"] = "list"
+                    self._send(200, orjson.dumps(listing), {})
+                    return
+                _, _, wanted = path.partition("/models/")
+                wanted = urllib.parse.unquote(wanted)
+                if wanted in owner.models:
+                    self._send(200, orjson.dumps(_model_object(wanted, anthropic=anthropic)), {})
+                    return
+                if anthropic:
+                    body = anthropic_error(f"model: {wanted}", type="not_found_error")
+                else:
+                    body = openai_error(
+                        f"The model `{wanted}` does not exist or you do not have access to it.",
+                        type="invalid_request_error",
+                    )
+                    body["error"]["code"] = "model_not_found"
+                self._send(404, orjson.dumps(body), {})
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length) if length else b""
@@ -177,13 +244,19 @@ class FakeLLMServer:
                     headers={k.lower(): v for k, v in self.headers.items()},
                     body=body,
                 )
-                reply = owner._next_reply(request)
                 anthropic = request.path.endswith("/messages")
+                if self._rejected(request.headers, anthropic):
+                    with owner._lock:
+                        owner.requests.append(request)
+                    return
+                reply = owner._next_reply(request)
                 if isinstance(reply, Fail):
                     reply = _fail_reply(reply, anthropic=anthropic)
                 if isinstance(reply, Say):
                     if isinstance(body, dict) and body.get("stream"):
                         events = (_anthropic_events if anthropic else _openai_events)(reply)
+                        if reply.error is not None:
+                            events = [*events[:2], _error_event(reply.error, anthropic=anthropic)]
                         self._stream(events, reply)
                     else:
                         payload = orjson.dumps(
@@ -395,6 +468,24 @@ def _fail_reply(fail: Fail, *, anthropic: bool) -> Reply:
     return Reply(body=body, status=fail.status, headers=dict(fail.headers))
 
 
+def _error_event(error: tuple[str, str], *, anthropic: bool) -> bytes:
+    kind, message = error
+    if anthropic:
+        return _sse(anthropic_error(message, type=kind), "error")
+    return _sse(openai_error(message, type=kind))
+
+
+def _model_object(model_id: str, *, anthropic: bool) -> dict[str, Any]:
+    if anthropic:
+        return {
+            "type": "model",
+            "id": model_id,
+            "display_name": model_id,
+            "created_at": "2025-01-01T00:00:00Z",
+        }
+    return {"id": model_id, "object": "model", "created": 1, "owned_by": "fake"}
+
+
 def context_length_message(*, anthropic: bool) -> str:
     """The text each API sends when a request exceeds the context window."""
     if anthropic:
@@ -447,6 +538,8 @@ def _openai_events(say: Say) -> list[bytes]:
         "total_tokens": say.input_tokens + say.cached_tokens + say.output_tokens,
         "prompt_tokens_details": {"cached_tokens": say.cached_tokens},
     }
+    if say.usage is not None:
+        usage = say.usage
     events.append(_sse({**base, "choices": [], "usage": usage}))
     events.append(b"data: [DONE]\n\n")
     return events
@@ -544,7 +637,7 @@ def _anthropic_events(say: Say) -> list[bytes]:
             {
                 "type": "message_delta",
                 "delta": {"stop_reason": _anthropic_stop(say), "stop_sequence": None},
-                "usage": {"output_tokens": say.output_tokens},
+                "usage": ({"output_tokens": say.output_tokens} if say.usage is None else say.usage),
             },
             "message_delta",
         )

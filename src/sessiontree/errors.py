@@ -20,6 +20,9 @@ builtin, so ``except LookupError`` / ``except ValueError`` keep working::
     ├── CompactionError (RuntimeError)
     ├── SummaryError (RuntimeError)
     ├── ModelError (RuntimeError)
+    │   ├── ModelAuthError (RuntimeError)
+    │   ├── ModelConfigError (RuntimeError)
+    │   └── ModelRateLimitError (RuntimeError)
     └── AgentHarnessError (RuntimeError)
 
 Messages name the session, entry id, file and line where they apply; the same facts are
@@ -44,7 +47,10 @@ __all__ = [
     "InvalidMetadataError",
     "InvalidSessionIdError",
     "MissingExtraError",
+    "ModelAuthError",
+    "ModelConfigError",
     "ModelError",
+    "ModelRateLimitError",
     "SessionExistsError",
     "SessionNotFoundError",
     "SessionTreeError",
@@ -203,12 +209,26 @@ class SummaryError(SessionTreeError, RuntimeError):
 class ModelError(SessionTreeError, RuntimeError):
     """A model call failed; ``kind`` says how, so a caller can decide to retry.
 
+    The kinds, by what went wrong (:attr:`TRANSIENT` ones are worth retrying):
+
+    * ``auth`` — no API key, or the server rejected it (401/403): :class:`ModelAuthError`.
+    * ``config`` — the endpoint or the model is wrong: a base URL that is not a URL or whose
+      host does not resolve, a server without the API at that path, an unknown model (404):
+      :class:`ModelConfigError`.
+    * ``rate_limit`` — 429 or a rate-limit error event: :class:`ModelRateLimitError`.
+    * ``server`` — 5xx, 408/409, overloaded, an error event the server sent mid-stream.
+    * ``timeout`` — no answer in time.
+    * ``connection`` — refused, reset, a stream cut off (the network or the server went away).
+    * ``overflow`` — the request exceeds the model's context window.
+    * ``bad_request`` — any other 4xx: the server refused this request as it is.
+    * ``invalid_response`` — the server answered something the SDK or sessiontree could not
+      read (not an API answer).
+
     Attributes:
-        kind: ``rate_limit`` (429), ``server`` (5xx, overloaded), ``timeout``, ``connection``
-            (refused, reset, a stream cut off), ``overflow`` (the request exceeds the context
-            window), ``auth`` (401/403), ``bad_request`` (any other 4xx).
+        kind: one of the kinds above.
         status: the HTTP status, when there was one.
-        retry_after_s: the delay the provider asked for (``retry-after`` headers), seconds.
+        retry_after_s: the delay the provider asked for (``retry-after`` headers), seconds;
+            always finite and ``>= 0`` when set.
     """
 
     TRANSIENT = frozenset({"rate_limit", "server", "timeout", "connection"})
@@ -231,6 +251,33 @@ class ModelError(SessionTreeError, RuntimeError):
     def transient(self) -> bool:
         """Whether the call may succeed if made again."""
         return self.kind in self.TRANSIENT
+
+
+class ModelAuthError(ModelError):
+    """No API key is configured for the model's server, or the server rejected the key
+    (``kind`` ``auth``). Never retried."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__("auth", message, status=status)
+
+
+class ModelConfigError(ModelError):
+    """The model's endpoint or name is wrong (``kind`` ``config``): a malformed base URL or one
+    whose host does not resolve, a server that does not serve the API there, an unknown model.
+    Never retried."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__("config", message, status=status)
+
+
+class ModelRateLimitError(ModelError):
+    """The provider asked to slow down (429; ``kind`` ``rate_limit``); transient, retried
+    after ``retry_after_s`` when the provider gave it."""
+
+    def __init__(
+        self, message: str, *, status: int | None = None, retry_after_s: float | None = None
+    ) -> None:
+        super().__init__("rate_limit", message, status=status, retry_after_s=retry_after_s)
 
 
 class AgentHarnessError(_Coded, SessionTreeError, RuntimeError):

@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from sessiontree.cli._common import EXIT_ERROR, App, repo_command
-from sessiontree.errors import AgentHarnessError
+from sessiontree.errors import AgentHarnessError, ModelError
 from sessiontree.messages import AssistantMessage
 
 __all__ = ["chat_cmd"]
@@ -168,16 +168,29 @@ async def chat_cmd(
     from sessiontree.harness import AgentHarness
     from sessiontree.models import resolve_model
 
-    if session is not None:
-        target = await app.session(session)
-    else:
-        target = await app.repo.create()
-        app.sessions.append(target)
-    recorded = (await target.build_context()).model
+    # Nothing is written (no session created, nothing appended) until the model is known to
+    # work as far as can be told without a model call: a missing or rejected key, an
+    # unusable base URL or an unknown model ends the command here.
+    target = await app.session(session) if session is not None else None
+    recorded = (await target.build_context()).model if target is not None else None
     name = _model_name(model_name, recorded)
     options: dict[str, Any] = {"base_url": base_url} if base_url else {}
-    model: Any = resolve_model(name, **options)
     try:
+        model: Any = resolve_model(name, **options)
+    except ModelError as exc:
+        raise _model_failure(exc, name) from exc
+    created = False
+    try:
+        check = getattr(model, "check", None)
+        if check is not None:
+            try:
+                await check()
+            except ModelError as exc:
+                raise _model_failure(exc, name) from exc
+        if target is None:
+            target = await app.repo.create()
+            app.sessions.append(target)
+            created = True
         harness = AgentHarness(target, model=model, system_prompt=system_prompt)
         if recorded is None or (recorded.provider, recorded.model_id) != (
             model.provider,
@@ -187,22 +200,50 @@ async def chat_cmd(
         harness.subscribe(_Printer(app))
         app.err.print(f"session {target.id} · {name}", style="dim", markup=False)
         last: AssistantMessage | None = None
-        if messages:
-            for text in messages:
-                last = await harness.prompt(text)
-        else:
-            while (line := _read_line(app)) is not None:
-                if line.strip() in ("/exit", "/quit"):
-                    break
-                if line.strip():
-                    with _ctrl_c_aborts(harness):
-                        last = await harness.prompt(line)
-    except AgentHarnessError as exc:
-        if exc.code == "auth":
-            raise click.ClickException(
-                f"{exc} — set OPENAI_API_KEY / ANTHROPIC_API_KEY or check --base-url"
-            ) from exc
-        raise
+        try:
+            if messages:
+                for text in messages:
+                    last = await harness.prompt(text)
+            else:
+                while (line := _read_line(app)) is not None:
+                    if line.strip() in ("/exit", "/quit"):
+                        break
+                    if line.strip():
+                        with _ctrl_c_aborts(harness):
+                            last = await harness.prompt(line)
+        except AgentHarnessError as exc:
+            if exc.code != "auth":
+                raise
+            if created and last is None:
+                # the server refused the key at the first call: the session this command
+                # made holds nothing but that attempt
+                await app.repo.delete(target.id)
+            cause = exc.__cause__
+            if isinstance(cause, ModelError):
+                raise _model_failure(cause, name) from exc
+            raise click.ClickException(f"{exc} — {_KEY_HINT}") from exc
     finally:
         await model.aclose()
     return EXIT_ERROR if last is not None and last.stop_reason == "error" else None
+
+
+_KEY_HINT = "set OPENAI_API_KEY / ANTHROPIC_API_KEY or check --base-url"
+
+
+def _model_failure(exc: ModelError, name: str) -> click.ClickException:
+    """The one-line CLI error for a model that cannot work: ``[auth]``/``[config]``/... and
+    what to do about it."""
+    provider = name.partition("/")[0]
+    if exc.kind == "auth":
+        env = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}.get(provider)
+        if env is None:
+            hint = _KEY_HINT
+        elif env in exc.detail:
+            hint = "check --base-url"
+        else:
+            hint = f"set {env} or check --base-url"
+    elif exc.kind == "config":
+        hint = "check --model and --base-url"
+    else:
+        return click.ClickException(f"[{exc.kind}] {exc}")
+    return click.ClickException(f"[{exc.kind}] {exc} — {hint}")

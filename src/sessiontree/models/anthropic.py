@@ -8,12 +8,15 @@ input arrive as deltas. The SDK's own retries are off: the harness retries.
 
 from __future__ import annotations
 
+import logging
+import os
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from sessiontree.errors import MissingExtraError, ModelError
+from sessiontree.errors import MissingExtraError, ModelAuthError, ModelError
 from sessiontree.messages import Usage
 from sessiontree.models.base import (
+    CHECK_TIMEOUT_S,
     Accumulator,
     ModelEvent,
     ModelRequest,
@@ -21,9 +24,12 @@ from sessiontree.models.base import (
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
+    check_base_url,
+    check_model,
     final_reply,
     model_error,
     priced,
+    raw_usage,
 )
 from sessiontree.summarizers._sdk import resolve_endpoint
 from sessiontree.summarizers.anthropic import anthropic_usage
@@ -33,6 +39,8 @@ if TYPE_CHECKING:
     import anthropic
 
 __all__ = ["THINKING_BUDGETS", "AnthropicModel"]
+
+log = logging.getLogger(__name__)
 
 DEFAULT_MAX_OUTPUT_TOKENS = 8192
 """``max_tokens`` sent when neither the request nor the model sets one (the API needs one)."""
@@ -63,6 +71,8 @@ class AnthropicModel:
 
     Raises:
         MissingExtraError: the ``anthropic`` package is not installed.
+        ModelAuthError: no API key (nor ``ANTHROPIC_AUTH_TOKEN``) for a non-local server.
+        ModelConfigError: ``base_url`` is not an ``http(s)`` URL with a host.
     """
 
     def __init__(
@@ -90,6 +100,11 @@ class AnthropicModel:
             url, key = resolve_endpoint(
                 base_url, api_key, url_env="ANTHROPIC_BASE_URL", key_env="ANTHROPIC_API_KEY"
             )
+            check_base_url(url, self._who())
+            if key is None and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
+                raise ModelAuthError(
+                    f"{self._who()}: no API key: pass api_key=... or set ANTHROPIC_API_KEY"
+                )
             client = anthropic.AsyncAnthropic(
                 api_key=key, base_url=url, max_retries=0, timeout=timeout
             )
@@ -138,13 +153,14 @@ class AnthropicModel:
         finished = False
         model_name = self.model_id
         kinds: dict[int, str] = {}
+        malformed: list[Any] = []
         try:
             stream = await self.client.messages.create(**self.request_body(request))
             async for event in stream:
                 kind = event.type
                 if kind == "message_start":
                     model_name = event.message.model or model_name
-                    self._count(counts, event.message.usage)
+                    self._count(counts, event.message.usage, malformed)
                 elif kind == "content_block_start":
                     block = event.content_block
                     kinds[event.index] = block.type
@@ -171,37 +187,70 @@ class AnthropicModel:
                         yield ToolCallDelta(event.index, None, None, delta.partial_json)
                 elif kind == "message_delta":
                     stop = event.delta.stop_reason or stop
-                    self._count(counts, event.usage)
+                    self._count(counts, event.usage, malformed)
                 elif kind == "message_stop":
                     finished = True
         except Exception as exc:
             raise model_error(exc, anthropic, self._who()) from exc
         if not finished:
             raise ModelError("connection", f"{self._who()}: the stream ended before message_stop")
-        usage = Usage(**counts, total_tokens=sum(counts.values()))
+        usage: Usage | None = None
+        if malformed:
+            log.warning(
+                "%s: the server reported malformed usage %r; the answer's usage is recorded "
+                "as unknown",
+                self._who(),
+                malformed[0],
+            )
+        else:
+            usage = priced(Usage(**counts, total_tokens=sum(counts.values())), self.prices)
         yield final_reply(
             acc,
             api="anthropic-messages",
             provider=self.provider,
             model=model_name,
-            usage=priced(usage, self.prices),
+            usage=usage,
             stop_reason=_STOP_REASONS.get(stop or "end_turn", "stop"),
             vendor_reason=f"stop_reason {stop!r}",
         )
 
     @staticmethod
-    def _count(counts: dict[str, int], usage: Any) -> None:
+    def _count(counts: dict[str, int], usage: Any, malformed: list[Any]) -> None:
         """Take the usage numbers an event reports (``message_delta`` repeats them cumulatively).
 
-        A number the event leaves out or reports as ``0`` keeps the one taken before.
+        A number the event leaves out or reports as ``0`` keeps the one taken before; usage
+        that is malformed (:func:`anthropic_usage` cannot read it) is added to ``malformed``.
         """
         reported = anthropic_usage(usage)
         if reported is None:
+            if usage is not None:
+                malformed.append(raw_usage(usage))
             return
         for ours in counts:
             value = getattr(reported, ours)
             if value:
                 counts[ours] = value
+
+    async def check(self) -> None:
+        """Ask the server whether the key and the model work, without a model call (one
+        ``GET /v1/models/{model_id}``; see :func:`~sessiontree.models.base.check_model`).
+
+        Raises:
+            ModelAuthError: the key is rejected.
+            ModelConfigError: unknown model, or an unusable base URL.
+            ModelError: ``connection`` — nothing answers at the base URL.
+        """
+        import anthropic
+
+        client = self.client.with_options(timeout=CHECK_TIMEOUT_S, max_retries=0)
+        await check_model(
+            lambda: client.models.retrieve(self.model_id),
+            None,
+            sdk=anthropic,
+            who=self._who(),
+            model_id=self.model_id,
+            base_url=self.base_url,
+        )
 
     async def aclose(self) -> None:
         """Close the HTTP connections of the client."""

@@ -11,18 +11,23 @@ its :class:`~sessiontree.harness.retry.RetryPolicy`).
 
 from __future__ import annotations
 
+import datetime
 import email.utils
+import math
 import re
+import socket
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
+from urllib.parse import urlsplit
 
 from sessiontree.entries import ThinkingLevel
-from sessiontree.errors import ModelError
+from sessiontree.errors import ModelAuthError, ModelConfigError, ModelError, ModelRateLimitError
 from sessiontree.messages import AgentMessage, AssistantMessage, Cost, Usage
 
 __all__ = [
+    "CHECK_TIMEOUT_S",
     "Done",
     "Model",
     "ModelEvent",
@@ -32,9 +37,13 @@ __all__ = [
     "ThinkingDelta",
     "ToolCallDelta",
     "ToolSchema",
+    "api_error_fields",
+    "check_base_url",
+    "check_model",
+    "final_reply",
     "is_overflow_message",
     "model_error",
-    "final_reply",
+    "raw_usage",
     "retry_after_seconds",
 ]
 
@@ -225,13 +234,21 @@ class Accumulator:
         return out
 
 
+def raw_usage(usage: Any) -> Any:
+    """The fields of an SDK usage object as the server sent them (for a warning)."""
+    try:
+        return dict(vars(usage))
+    except TypeError:
+        return usage
+
+
 def final_reply(
     acc: Accumulator,
     *,
     api: str,
     provider: str,
     model: str,
-    usage: Usage,
+    usage: Usage | None,
     stop_reason: str,
     vendor_reason: str,
 ) -> Done:
@@ -242,7 +259,8 @@ def final_reply(
         api: the wire protocol (``anthropic-messages``, ``openai-completions``).
         provider: the provider name written on the message.
         model: the model the server says answered.
-        usage: the answer's usage, priced.
+        usage: the answer's usage, priced; ``None`` when it is unknown (the server sent
+            malformed usage).
         stop_reason: sessiontree's stop reason (``stop``, ``length``, ``toolUse``, ``error``).
         vendor_reason: the server's own reason, as ``"<field> <value>"``
             (``stop_reason 'refusal'``); it is the ``error_message`` when ``stop_reason``
@@ -276,33 +294,135 @@ def is_overflow_message(text: str) -> bool:
     return bool(_OVERFLOW.search(text)) and not _NOT_OVERFLOW.search(text)
 
 
+def _delay(text: str, scale: float) -> float | None:
+    """``text`` as a finite number of seconds ``>= 0`` (after multiplying by ``scale``), else
+    ``None``: ``nan``, ``inf``, negative and unreadable values ask for nothing."""
+    try:
+        value = float(text.strip()) * scale
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
+
+
 def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
-    """The delay asked for by ``retry-after-ms`` / ``retry-after`` (seconds or an HTTP date)."""
+    """The delay asked for by ``retry-after-ms`` / ``retry-after`` (seconds or an HTTP date).
+
+    Returns a finite number of seconds ``>= 0``, or ``None`` when neither header holds a
+    readable one (``nan``, ``inf``, negative numbers and garbage are ignored; a date in the
+    past is ``0``). The caller still bounds the wait (``RetryPolicy.max_delay_s``).
+    """
     if not headers:
         return None
     ms = headers.get("retry-after-ms")
     if ms:
-        try:
-            return max(float(ms) / 1000, 0.0)
-        except ValueError:
-            pass
+        delay = _delay(ms, 1 / 1000)
+        if delay is not None:
+            return delay
     value = headers.get("retry-after")
     if not value:
         return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
+    delay = _delay(value, 1.0)
+    if delay is not None:
+        return delay
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=datetime.UTC)
+        seconds = when.timestamp() - time.time()
+    except (TypeError, ValueError, OverflowError, IndexError):
         return None
-    return max(when.timestamp() - time.time(), 0.0)
+    return max(seconds, 0.0) if math.isfinite(seconds) else None
+
+
+_ERROR_TYPES = {
+    "authentication_error": "auth",
+    "permission_error": "auth",
+    "invalid_api_key": "auth",
+    "invalid_authentication": "auth",
+    "rate_limit_error": "rate_limit",
+    "rate_limit_exceeded": "rate_limit",
+    "overloaded_error": "server",
+    "api_error": "server",
+    "server_error": "server",
+    "internal_server_error": "server",
+    "service_unavailable": "server",
+    "timeout_error": "timeout",
+    "request_too_large": "overflow",
+    "context_length_exceeded": "overflow",
+    "model_not_found": "config",
+    "not_found_error": "config",
+    "invalid_request_error": "bad_request",
+}
+"""The kind of an error by the ``type`` or ``code`` the API gives it (Anthropic's error
+types, OpenAI's error types and codes); used for errors without an HTTP error status, such
+as an error event in the middle of a stream."""
+
+
+def api_error_fields(exc: BaseException) -> tuple[str, str]:
+    """The ``(type, code)`` of the API error body an SDK exception carries (``""`` when
+    absent): Anthropic's ``{"type": "error", "error": {"type": ...}}`` and OpenAI's
+    ``{"error": {"type": ..., "code": ...}}`` (or the inner object alone, as a streamed
+    error event gives it)."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        body = body["error"]
+    if not isinstance(body, dict):
+        return "", ""
+    kind, code = body.get("type"), body.get("code")
+    return (
+        kind.lower() if isinstance(kind, str) else "",
+        code.lower() if isinstance(code, str) else "",
+    )
+
+
+def _network_kind(exc: BaseException) -> tuple[str, str] | None:
+    """``(kind, reason)`` when a transport failure (anywhere in ``exc``'s cause chain) is
+    really a configuration error: a URL without ``http(s)://`` or with a bad host, or a host
+    name that does not resolve. ``None`` for a network failure (refused, reset, ...)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        name = type(current).__name__
+        if name in ("UnsupportedProtocol", "InvalidURL"):
+            return "config", f"the base URL is not usable: {current}"
+        if isinstance(current, socket.gaierror) and current.errno in _NO_SUCH_HOST:
+            return "config", f"the base URL's host does not resolve: {current}"
+        current = current.__cause__ or current.__context__
+    return None
+
+
+_NO_SUCH_HOST = frozenset(
+    getattr(socket, name) for name in ("EAI_NONAME", "EAI_NODATA") if hasattr(socket, name)
+)
+
+
+def check_base_url(url: str | None, who: str) -> None:
+    """Raise :class:`~sessiontree.errors.ModelConfigError` unless ``url`` (when given) is an
+    ``http``/``https`` URL with a host."""
+    if url is None:
+        return
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        host, parts = None, None
+    if parts is None or parts.scheme not in ("http", "https") or not host:
+        raise ModelConfigError(
+            f"{who}: base URL {url!r} is not an http(s) URL with a host "
+            "(e.g. http://localhost:11434/v1)"
+        )
 
 
 def model_error(exc: BaseException, sdk: Any, who: str) -> ModelError:
     """``exc`` raised by the ``openai`` or ``anthropic`` SDK (or ``httpx`` under it) as a
-    classified :class:`ModelError`; ``who`` names the model in the message."""
+    classified :class:`ModelError` (see its kinds); ``who`` names the model in the message.
+
+    An HTTP error status decides first; an error the API reports without one (an error event
+    mid-stream) is classified by its ``type``/``code``; a transport failure is ``timeout``,
+    ``connection``, or ``config`` when the URL or host name is wrong. An exception that is
+    none of these (the SDK could not read the answer) is ``invalid_response``, not retried.
+    """
     status = getattr(exc, "status_code", None)
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None)
@@ -314,22 +434,114 @@ def model_error(exc: BaseException, sdk: Any, who: str) -> ModelError:
     if isinstance(exc, sdk.APITimeoutError) or (transport and "Timeout" in type(exc).__name__):
         return ModelError("timeout", f"{who}: the request timed out")
     if isinstance(exc, sdk.APIConnectionError) or transport:
-        return ModelError("connection", f"{who}: connection failed: {message}")
+        configured = _network_kind(exc)
+        if configured is not None:
+            return ModelConfigError(f"{who}: {configured[1]}")
+        cause = exc.__cause__ or exc.__context__
+        reason = str(cause) if cause is not None and str(cause) else message
+        return ModelError("connection", f"{who}: connection failed: {reason}")
+    error_type, code = api_error_fields(exc)
+    by_type = _ERROR_TYPES.get(code) or _ERROR_TYPES.get(error_type)
     if isinstance(status, int) and status >= 400:
         if status in (401, 403):
-            return ModelError("auth", text, status=status)
+            return ModelAuthError(text, status=status)
         if is_overflow_message(message) or status == 413:
             return ModelError("overflow", text, status=status)
         if status == 429:
-            return ModelError(
-                "rate_limit", text, status=status, retry_after_s=retry_after_seconds(headers)
+            return ModelRateLimitError(
+                text, status=status, retry_after_s=retry_after_seconds(headers)
             )
         if status >= 500 or status in (408, 409):
             return ModelError(
                 "server", text, status=status, retry_after_s=retry_after_seconds(headers)
             )
+        if status == 404 or by_type == "config":
+            return ModelConfigError(
+                f"{text} (is the model name right, and does the base URL serve the API?)",
+                status=status,
+            )
         return ModelError("bad_request", text, status=status)
+    if isinstance(exc, TypeError) and "authentication" in message.lower():
+        # the anthropic SDK's client without an api_key or auth_token
+        return ModelAuthError(text)
     if is_overflow_message(message):
         return ModelError("overflow", text)
-    # An error event inside a stream (overloaded, api_error) has no status: transient.
-    return ModelError("server", text)
+    if isinstance(exc, sdk.APIError):
+        if isinstance(exc, sdk.APIResponseValidationError):
+            return ModelError("invalid_response", text)
+        # an error the API reported without an HTTP error status: an error event mid-stream
+        kind = by_type or "server"
+        if kind == "auth":
+            return ModelAuthError(text)
+        if kind == "config":
+            return ModelConfigError(text)
+        if kind == "rate_limit":
+            return ModelRateLimitError(text, retry_after_s=retry_after_seconds(headers))
+        return ModelError(kind, text, retry_after_s=retry_after_seconds(headers))
+    return ModelError(
+        "invalid_response", f"{who}: cannot read the answer: {type(exc).__name__}: {exc}"
+    )
+
+
+CHECK_TIMEOUT_S = 30.0
+"""Seconds :func:`check_model` waits for the server before it gives up asking (and lets the
+first real call find out)."""
+
+
+async def check_model(
+    retrieve: Callable[[], Awaitable[Any]],
+    list_models: Callable[[], Awaitable[Any]] | None,
+    *,
+    sdk: Any,
+    who: str,
+    model_id: str,
+    base_url: str,
+) -> None:
+    """Ask the server about a model before anything depends on it, so that what can never
+    work fails at once: ``GET {base_url}/models/{model_id}`` (``retrieve``), and, when that
+    answers 404 without naming the model, ``GET {base_url}/models`` (``list_models``).
+
+    It raises only for what the answers prove; when the server cannot tell (no models
+    endpoint, 5xx, 429, a timeout) it returns and the first real call decides.
+
+    Raises:
+        ModelAuthError: the server rejects the API key (401/403).
+        ModelConfigError: the model is unknown (a 404 naming it), the base URL is unusable or
+            its host does not resolve, or nothing at the base URL serves the API (both
+            requests 404).
+        ModelError: ``connection`` — nothing answers at the base URL (refused, reset).
+    """
+    try:
+        await retrieve()
+        return
+    except Exception as exc:
+        error = model_error(exc, sdk, who)
+        if error.kind in ("auth", "config") and error.status != 404:
+            raise error from exc
+        if error.kind == "connection":
+            raise ModelError(
+                "connection",
+                f"{error.detail} (is the server running, and is the base URL {base_url} right?)",
+            ) from exc
+        if error.status != 404:
+            return
+        _, code = api_error_fields(exc)
+        if code == "model_not_found" or model_id in str(getattr(exc, "message", "")):
+            raise ModelConfigError(
+                f"{who}: the server does not know this model: {getattr(exc, 'message', exc)}",
+                status=404,
+            ) from exc
+    if list_models is None:
+        return
+    try:
+        await list_models()
+    except Exception as exc:
+        error = model_error(exc, sdk, who)
+        if error.kind == "auth":
+            raise error from exc
+        if error.status == 404:
+            raise ModelConfigError(
+                f"{who}: nothing at the base URL {base_url} serves the API "
+                "(GET models answered 404; an OpenAI-compatible root usually ends in /v1)",
+                status=404,
+            ) from exc

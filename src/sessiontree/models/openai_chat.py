@@ -8,13 +8,15 @@ The SDK's own retries are off: the harness retries, honouring ``retry-after``.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from sessiontree.errors import MissingExtraError, ModelError
+from sessiontree.errors import MissingExtraError, ModelAuthError, ModelError
 from sessiontree.messages import Usage
 from sessiontree.models.base import (
+    CHECK_TIMEOUT_S,
     Accumulator,
     ModelEvent,
     ModelRequest,
@@ -22,9 +24,12 @@ from sessiontree.models.base import (
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
+    check_base_url,
+    check_model,
     final_reply,
     model_error,
     priced,
+    raw_usage,
 )
 from sessiontree.summarizers._sdk import resolve_endpoint
 from sessiontree.summarizers.openai import openai_usage
@@ -44,9 +49,21 @@ _STOP_REASONS = {
 _EFFORT = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "high"}
 _OPENAI_HOST = "api.openai.com"
 
+log = logging.getLogger(__name__)
 
-def _usage(raw: Any, prices: Prices | None) -> Usage:
-    return priced(openai_usage(raw) or Usage(), prices)
+
+def _usage(raw: Any, prices: Prices | None, who: str) -> Usage | None:
+    """The answer's usage, priced: zeros when the server sent none, ``None`` (unknown, with
+    a warning logged) when what it sent is malformed."""
+    usage = openai_usage(raw)
+    if usage is None and raw is not None:
+        log.warning(
+            "%s: the server reported malformed usage %r; the answer's usage is recorded as unknown",
+            who,
+            raw_usage(raw),
+        )
+        return None
+    return priced(usage or Usage(), prices)
 
 
 class OpenAIChatModel:
@@ -67,7 +84,8 @@ class OpenAIChatModel:
 
     Raises:
         MissingExtraError: the ``openai`` package is not installed.
-        ModelError: ``auth`` — no API key is available for a non-local server.
+        ModelAuthError: no API key is available for a non-local server.
+        ModelConfigError: ``base_url`` is not an ``http(s)`` URL with a host.
     """
 
     def __init__(
@@ -98,14 +116,12 @@ class OpenAIChatModel:
             url, key = resolve_endpoint(
                 base_url, api_key, url_env="OPENAI_BASE_URL", key_env="OPENAI_API_KEY"
             )
-            try:
-                client = openai.AsyncOpenAI(
-                    api_key=key, base_url=url, max_retries=0, timeout=timeout
+            check_base_url(url, self._who())
+            if key is None:
+                raise ModelAuthError(
+                    f"{self._who()}: no API key: pass api_key=... or set OPENAI_API_KEY"
                 )
-            except openai.OpenAIError as exc:
-                raise ModelError(
-                    "auth", f"{self._who()}: {exc} (pass api_key=... or set OPENAI_API_KEY)"
-                ) from exc
+            client = openai.AsyncOpenAI(api_key=key, base_url=url, max_retries=0, timeout=timeout)
         self.client = client
         self.base_url = str(client.base_url).rstrip("/")
         self._is_openai = urlsplit(self.base_url).hostname == _OPENAI_HOST
@@ -193,9 +209,30 @@ class OpenAIChatModel:
             api="openai-completions",
             provider=self.provider,
             model=model_name,
-            usage=_usage(usage, self.prices),
+            usage=_usage(usage, self.prices, self._who()),
             stop_reason=_STOP_REASONS.get(finish, "error"),
             vendor_reason=f"finish_reason {finish!r}",
+        )
+
+    async def check(self) -> None:
+        """Ask the server whether the key and the model work, without a model call (two
+        ``GET`` requests at most; see :func:`~sessiontree.models.base.check_model`).
+
+        Raises:
+            ModelAuthError: the key is rejected.
+            ModelConfigError: unknown model, or no API at the base URL.
+            ModelError: ``connection`` — nothing answers at the base URL.
+        """
+        import openai
+
+        client = self.client.with_options(timeout=CHECK_TIMEOUT_S, max_retries=0)
+        await check_model(
+            lambda: client.models.retrieve(self.model_id),
+            lambda: client.models.list(),
+            sdk=openai,
+            who=self._who(),
+            model_id=self.model_id,
+            base_url=self.base_url,
         )
 
     async def aclose(self) -> None:

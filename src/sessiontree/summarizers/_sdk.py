@@ -10,7 +10,9 @@ SDK module is passed in where its error classes are needed.
 from __future__ import annotations
 
 import ipaddress
+import math
 import os
+from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,6 +23,7 @@ __all__ = [
     "check_positive",
     "describe_failure",
     "is_local_url",
+    "read_tokens",
     "resolve_endpoint",
     "timeout_seconds",
 ]
@@ -116,3 +119,32 @@ def resolve_endpoint(
     if key is None and is_local_url(url):
         key = LOCAL_API_KEY
     return url, key
+
+
+def _token_count(value: Any) -> int | None:
+    if value is None:
+        return 0
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 0 else None
+    if isinstance(value, float) and math.isfinite(value) and value >= 0 and value.is_integer():
+        return int(value)
+    return None
+
+
+def read_tokens(usage: Any, names: Sequence[str]) -> list[int] | None:
+    """The token counts ``names`` of an SDK usage object, in order.
+
+    A field the server left out (or sent as ``null``) counts ``0``. ``None`` when any field
+    holds something that is not a whole number ``>= 0`` (a string, a list, a negative or
+    fractional number): the SDKs pass such values through unchecked, and the caller records
+    the usage as unknown rather than fail on the answer it belongs to.
+    """
+    counts: list[int] = []
+    for name in names:
+        count = _token_count(getattr(usage, name, None))
+        if count is None:
+            return None
+        counts.append(count)
+    return counts

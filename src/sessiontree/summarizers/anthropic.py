@@ -10,12 +10,14 @@ Timeouts, retries and errors are as for every :class:`~sessiontree.summarizers.l
 
 from __future__ import annotations
 
+import logging
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from sessiontree.errors import MissingExtraError, SummaryError
 from sessiontree.messages import Usage
 from sessiontree.summarizers._prompt import SummaryPrompt, summary_from_text
+from sessiontree.summarizers._sdk import read_tokens
 from sessiontree.summarizers.base import SummaryResult
 from sessiontree.summarizers.llm import (
     DEFAULT_MAX_OUTPUT_TOKENS,
@@ -36,6 +38,8 @@ __all__ = [
     "anthropic_usage",
 ]
 
+log = logging.getLogger(__name__)
+
 DEFAULT_MAX_TOKENS = DEFAULT_MAX_OUTPUT_TOKENS
 """Upper bound on the summary's length, in output tokens (sent as the API's ``max_tokens``)."""
 
@@ -44,7 +48,9 @@ def anthropic_usage(usage: Any) -> Usage | None:
     """The SDK's ``Usage`` as a :class:`~sessiontree.messages.Usage` (tokens).
 
     Anthropic reports uncached input, cache reads and cache writes separately, so they map
-    one to one; ``total_tokens`` is their sum plus the output. ``None`` when there is no usage.
+    one to one; ``total_tokens`` is their sum plus the output. ``None`` when there is no
+    usage, or when it is malformed (a count that is not a whole number ``>= 0``: the usage
+    is unknown).
     """
     if usage is None:
         return None
@@ -54,7 +60,10 @@ def anthropic_usage(usage: Any) -> Usage | None:
         "cache_read_input_tokens",
         "cache_creation_input_tokens",
     )
-    n_in, n_out, n_read, n_write = (int(getattr(usage, f, None) or 0) for f in fields)
+    counts = read_tokens(usage, fields)
+    if counts is None:
+        return None
+    n_in, n_out, n_read, n_write = counts
     return Usage(
         input=n_in,
         output=n_out,
@@ -146,5 +155,12 @@ class AnthropicSummarizer(LLMSummarizer):
             for b in blocks
             if getattr(b, "type", None) == "text" and isinstance(getattr(b, "text", None), str)
         ]
-        usage = anthropic_usage(getattr(answer, "usage", None))
+        raw = getattr(answer, "usage", None)
+        usage = anthropic_usage(raw)
+        if usage is None and raw is not None:
+            log.warning(
+                "%s: the server reported malformed usage; the summary's usage is recorded as "
+                "unknown",
+                self._who(),
+            )
         return summary_from_text("\n".join(texts), usage, self._who())

@@ -11,6 +11,7 @@ Timeouts, retries and errors are as for every :class:`~sessiontree.summarizers.l
 
 from __future__ import annotations
 
+import logging
 import re
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,7 @@ from urllib.parse import urlsplit
 from sessiontree.errors import MissingExtraError, SummaryError
 from sessiontree.messages import Usage
 from sessiontree.summarizers._prompt import SummaryPrompt, summary_from_text
+from sessiontree.summarizers._sdk import read_tokens
 from sessiontree.summarizers.base import SummaryResult
 from sessiontree.summarizers.llm import (
     DEFAULT_MAX_OUTPUT_TOKENS,
@@ -38,6 +40,8 @@ __all__ = [
     "openai_usage",
 ]
 
+log = logging.getLogger(__name__)
+
 _OPENAI_HOST = "api.openai.com"
 _THINK_BLOCK = re.compile(r"\A\s*<think>.*?</think>\s*", re.DOTALL)
 
@@ -47,21 +51,23 @@ def openai_usage(usage: CompletionUsage | None) -> Usage | None:
 
     OpenAI counts cached prompt tokens inside ``prompt_tokens``; they are moved to
     ``cache_read`` so that ``input`` is the uncached part. ``cache_write`` is ``0`` (OpenAI
-    does not report it). Returns ``None`` when the server reported no usage.
+    does not report it). Returns ``None`` when the server reported no usage, or usage that
+    is malformed (a count that is not a whole number ``>= 0``: the usage is unknown).
     """
     if usage is None:
         return None
+    counts = read_tokens(usage, ("prompt_tokens", "completion_tokens", "total_tokens"))
     details = getattr(usage, "prompt_tokens_details", None)
-    cached = int(getattr(details, "cached_tokens", None) or 0)
-    prompt = int(usage.prompt_tokens or 0)
-    output = int(usage.completion_tokens or 0)
-    total = int(usage.total_tokens or 0) or prompt + output
+    cached = read_tokens(details, ("cached_tokens",))
+    if counts is None or cached is None:
+        return None
+    prompt, output, total = counts
     return Usage(
-        input=max(prompt - cached, 0),
+        input=max(prompt - cached[0], 0),
         output=output,
-        cache_read=cached,
+        cache_read=cached[0],
         cache_write=0,
-        total_tokens=total,
+        total_tokens=total or prompt + output,
     )
 
 
@@ -129,5 +135,12 @@ class OpenAISummarizer(LLMSummarizer):
             raise SummaryError(f"{self._who()}: the answer was withheld by a content filter")
         content = getattr(message, "content", None)
         text = _THINK_BLOCK.sub("", content) if isinstance(content, str) else ""
-        usage = openai_usage(getattr(completion, "usage", None))
+        raw = getattr(completion, "usage", None)
+        usage = openai_usage(raw)
+        if usage is None and raw is not None:
+            log.warning(
+                "%s: the server reported malformed usage; the summary's usage is recorded as "
+                "unknown",
+                self._who(),
+            )
         return summary_from_text(text, usage, self._who())
