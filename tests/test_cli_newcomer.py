@@ -18,13 +18,16 @@ from pathlib import Path
 import orjson
 import pytest
 from click.testing import CliRunner
+from rich.progress import Progress
 
 from session_files import VENDORED
 from sessiontree import open_repo
 from sessiontree.cli import cli
 from sessiontree.cli._common import short_ids
+from sessiontree.cli.importing import _bar_advancer
 from sessiontree.entries import Entry
 from sessiontree.errors import StorageError
+from sessiontree.interop import import_session
 from sessiontree.repos import default_store_path, default_url
 from sessiontree.storage.sql.sqlite_open import sqlite_path_from_url
 from sessiontree.testing.builders import assistant, user
@@ -32,6 +35,7 @@ from sessiontree.testing.builders import assistant, user
 SRC = Path(__file__).resolve().parents[1] / "src"
 PI_SMALL = VENDORED / "pi" / "agent-sessions_pi-small.v3.jsonl"
 PI_SMALL_ID = "019e19b4-eb48-746a-aa6b-8dfcfa37954b"
+PI_LARGE = VENDORED / "pi" / "pi-mono_before-compaction.v1.jsonl"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 TERMINAL_80 = {"COLUMNS": "80", "TTY_COMPATIBLE": "1", "NO_COLOR": "1"}
 
@@ -325,6 +329,46 @@ def test_store_is_accepted_after_the_command_too(tmp_path: Path, command: str) -
 
 
 # ---------------------------------------------------------------- 9. progress and help
+
+
+async def test_import_progress_advances_by_bytes_before_the_file_ends(tmp_path: Path) -> None:
+    size = PI_LARGE.stat().st_size
+    assert size > 1024 * 1024
+    async with open_repo(f"sqlite:///{tmp_path / 's.db'}") as repo:
+        calls: list[int] = []
+        session, _ = await import_session(PI_LARGE, repo, progress=calls.append)
+        await session.close()
+    assert calls[-1] == size
+    partial = [c for c in calls if c < size]
+    assert len(partial) >= 4  # the bar moves while the file is read, not only at its end
+    assert partial == sorted(partial) and partial[0] > 0
+
+
+@pytest.mark.parametrize(
+    "fmt_file",
+    ["swe-agent-traj/function_calling_simple.traj", "aider/mozgoslav.aider.chat.history.md"],
+)
+async def test_import_progress_ends_at_the_size_for_every_format(
+    tmp_path: Path, fmt_file: str
+) -> None:
+    path = VENDORED / fmt_file
+    calls: list[int] = []
+    async with open_repo(f"sqlite:///{tmp_path / 's.db'}") as repo:
+        session, _ = await import_session(path, repo, progress=calls.append)
+        await session.close()
+    assert calls and calls[-1] == path.stat().st_size
+
+
+def test_the_import_bar_moves_with_the_bytes_read() -> None:
+    with Progress(transient=True, disable=True) as bar:
+        task = bar.add_task("import", total=3000, name="")
+        advance = _bar_advancer(bar, task, 1000, 2000, "big.jsonl")
+        advance(500)
+        assert bar.tasks[0].completed == 1500
+        advance(2000)
+        assert (
+            bar.tasks[0].completed == 3000 and bar.tasks[0].fields["name"] == "big.jsonl (storing)"
+        )
 
 
 def test_context_in_a_terminal_prints_every_message_whole(tmp_path: Path) -> None:
