@@ -366,9 +366,7 @@ def test_the_import_bar_moves_with_the_bytes_read() -> None:
         advance(500)
         assert bar.tasks[0].completed == 1500
         advance(2000)
-        assert (
-            bar.tasks[0].completed == 3000 and bar.tasks[0].fields["name"] == "big.jsonl (storing)"
-        )
+        assert bar.tasks[0].completed == 3000 and bar.tasks[0].fields["name"] == "storing big.jsonl"
 
 
 def test_context_in_a_terminal_prints_every_message_whole(tmp_path: Path) -> None:

@@ -27,6 +27,8 @@ DIR_NAMES = (".aider.chat.history.md", "api_conversation_history.json")
 histories and Cline / Roo Code tasks (their ``ui_messages.json`` is read with the task)."""
 PROGRESS_MIN_BYTES = 4 * 1024 * 1024
 """Inputs at least this large (bytes, all files together) get a progress bar on a terminal."""
+NAME_WIDTH = 32
+"""Most characters of the file name shown beside the progress bar."""
 FORMATS = ("pi", "claude-code", "codex", "swe-agent", "aider", "cline")
 _PARENT_PROBLEMS = {
     "names no entry": "is not in the file",
@@ -177,7 +179,7 @@ def _bar_advancer(
     def advance(read: int) -> None:
         bar.update(task, completed=before + min(read, size))
         if read >= size:
-            bar.update(task, name=f"{name} (storing)")
+            bar.update(task, name=f"storing {name}")
 
     return advance
 
@@ -265,13 +267,18 @@ async def import_cmd(
             TextColumn,
             TimeRemainingColumn,
         )
+        from rich.table import Column
 
         bar = Progress(
             TextColumn("[bold]importing"),
             BarColumn(),
             DownloadColumn(),
             TimeRemainingColumn(),
-            TextColumn("{task.fields[name]}"),
+            # the file name gives way first on a narrow terminal, not the bar or the sizes
+            TextColumn(
+                "{task.fields[name]}",
+                table_column=Column(no_wrap=True, overflow="ellipsis", max_width=NAME_WIDTH),
+            ),
             console=app.err,
             transient=True,
         )
