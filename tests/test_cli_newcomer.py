@@ -276,6 +276,23 @@ async def _entries(url: str, sid: str) -> list[Entry]:
             await s.close()
 
 
+def test_short_ids_of_a_page_of_list_are_unique_in_the_whole_store(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    # created oldest first: the page of two shows the last two, the first stays hidden
+    build(url, {"s1-commo-other": [user("hidden")], "s2-common-b0": [user("b")]})
+    build(url, {"s1-common-a0": [user("a")]})
+    env = fresh_env(tmp_path, **{**TERMINAL_80, "COLUMNS": "40"})  # narrow: short ids
+    page = sessiontree("--store", url, "list", "--limit", "2", env=env).stdout.splitlines()[1:]
+    assert len(page) == 2
+    for line in page:
+        short = line.split()[0]
+        assert len(short) < len("s1-common-a0")
+        shown = sessiontree("--store", url, "show", short, "--json", env=env)
+        assert shown.returncode == 0, shown.stderr
+        sid = orjson.loads(shown.stdout)["sessionId"]
+        assert sid in line or sid.startswith(short) or sid.endswith(short)
+
+
 def test_short_ids_take_the_unique_end_of_uuid7_and_never_start_with_a_dash() -> None:
     ids = [f"019e19b4-eb48-746a-aa6b-8dfcfa3795{n:02x}" for n in range(40)]
     form = short_ids(ids)

@@ -204,7 +204,10 @@ async def list_cmd(
         else:
             app.err.print("no sessions in this store (import some with `sessiontree import PATH`)")
         return
-    short = short_ids(i.id for i in infos)
+    every = infos
+    if offset or where or len(infos) == limit:  # the short ids must be unique in the store
+        every = await app.repo.list()
+    short = short_ids(i.id for i in every)
     rows = [
         (
             _id_text(i.id, short),
