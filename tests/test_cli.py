@@ -349,7 +349,7 @@ def test_search_and_stats_against_the_file(run: Cli) -> None:
     assert stats["roots"] == 1
     usage = [ln["message"]["usage"] for ln in lines if ln.get("message", {}).get("usage")]
     assert stats["inputTokens"] == sum(u["input"] for u in usage)
-    assert "messagesByRole" in run("stats", PI_SMALL_ID).stdout
+    assert "messages by role" in run("stats", PI_SMALL_ID).stdout
 
 
 # ---------------------------------------------------------------- verify, compact

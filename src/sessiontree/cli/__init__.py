@@ -22,7 +22,13 @@ from typing import Any
 
 import click
 
-from sessiontree.cli._common import EXIT_ERROR, EXIT_USAGE, CliState, error_line
+from sessiontree.cli._common import (
+    EXIT_ERROR,
+    EXIT_USAGE,
+    CliState,
+    check_store_url,
+    error_line,
+)
 from sessiontree.cli.browse import context_cmd, list_cmd, search_cmd, show_cmd, stats_cmd
 from sessiontree.cli.chat import chat_cmd
 from sessiontree.cli.edit import checkout_cmd, export_cmd, fork_cmd, label_cmd, name_cmd, rm_cmd
@@ -92,7 +98,8 @@ class _Group(click.Group):
     envvar="SESSIONTREE_URL",
     default=None,
     metavar="URL",
-    help="The store: sqlite:///file.db, jsonl:///dir, postgresql://user@host/db, memory://. "
+    help="The store: sqlite:///file.db (relative to here; sqlite:////abs/file.db for an "
+    "absolute path), jsonl:///dir, postgresql://user@host/db, memory://. "
     "Default: $SESSIONTREE_URL, else a SQLite file in the user data directory.",
 )
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
@@ -101,18 +108,13 @@ class _Group(click.Group):
 def cli(ctx: click.Context, store: str | None, debug: bool) -> None:
     """sessiontree: look at, branch and continue agent session histories.
 
-    Sessions and entries can be named by a unique prefix of their id (sessions also by
-    name). Import files written by pi, Claude Code, Codex or SWE-agent with `import`, then
-    use `list`, `show`, `context` and the other commands.
+    Sessions and entries can be named by a unique prefix of their id, or by the short id
+    that list and show print (sessions also by name). Import files written by pi, Claude
+    Code, Codex, SWE-agent, Aider, Cline / Roo Code or Gemini CLI with import, then use
+    list, show, context and the other commands.
     """
     state = ctx.ensure_object(CliState)
-    if store is not None and not store.strip():
-        raise click.BadParameter(
-            "the store URL is empty (give e.g. sqlite:///file.db, or leave --store out for "
-            "the default store)",
-            param_hint="--store",
-        )
-    state.store = store
+    state.store = check_store_url(store)
     state.debug = debug
 
 

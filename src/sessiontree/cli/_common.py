@@ -4,7 +4,8 @@
 * :func:`repo_command` — turns an ``async def body(app, **options)`` into a click command that
   opens the store, runs the body in one event loop and closes the store;
 * :func:`resolve_session` / :func:`resolve_entry` — ids abbreviated to a unique prefix
-  (``git``-style), with a one-line error listing the candidates otherwise;
+  (``git``-style) or a unique suffix (what :class:`ShortIds` prints), with a one-line error
+  listing the candidates otherwise;
 * :func:`error_line` — the one line printed for an error (no traceback unless ``--debug``);
 * :func:`echo_json` — JSON output through orjson.
 """
@@ -15,6 +16,7 @@ import asyncio
 import contextlib
 import functools
 import itertools
+import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +41,8 @@ __all__ = [
     "App",
     "CliState",
     "PrefixError",
+    "ShortIds",
+    "check_store_url",
     "echo_json",
     "error_line",
     "open_summarizer",
@@ -48,6 +52,8 @@ __all__ = [
     "resolve_entry",
     "resolve_session",
     "short_id_length",
+    "short_ids",
+    "store_option",
     "summarizer_options",
 ]
 
@@ -57,7 +63,8 @@ EXIT_USAGE = 2
 """Exit status of a command line click could not parse (click's own convention)."""
 
 MIN_SHORT_ID = 8
-"""Shortest id prefix shown by ``list`` and ``show``."""
+"""Shortest short id (prefix or suffix) shown by ``list``, ``show`` and ``search``; an id
+suffix typed on the command line needs this many characters too."""
 
 T = TypeVar("T")
 
@@ -125,15 +132,23 @@ def open_store(state: CliState, *, read_only: bool = False) -> SessionRepo:
     """Open the repository named by ``--store`` (or the default store).
 
     ``read_only``: for commands that only read; a store that does not exist is an error
-    then, never created.
+    then, never created. The default store (no ``--store``, no ``SESSIONTREE_URL``) is the
+    exception: before anything was stored in it, it reads as an empty store (nothing is
+    created).
 
     Raises:
         StorageError: an unknown URL scheme. MissingExtraError: a driver is not installed.
     """
     if state.repo_factory is not None:
         return state.repo_factory(state.store)
-    from sessiontree.repos import open_repo
+    from sessiontree.repos import default_store_path, open_repo
 
+    fresh = read_only and state.store is None and not os.environ.get("SESSIONTREE_URL")
+    if fresh and not default_store_path().exists():
+        # a fresh install: nothing was stored yet, so every read answers "nothing"
+        from sessiontree.repos import MemoryRepo
+
+        return MemoryRepo()
     return open_repo(state.store, read_only=read_only)
 
 
@@ -158,10 +173,38 @@ def read_command(
     return _command(body, read_only=True)
 
 
+def check_store_url(store: str | None) -> str | None:
+    """``store`` itself; an empty or blank URL is a usage error (``--store``)."""
+    if store is not None and not store.strip():
+        raise click.BadParameter(
+            "the store URL is empty (give e.g. sqlite:///file.db, or leave --store out for "
+            "the default store)",
+            param_hint="--store",
+        )
+    return store
+
+
+def store_option(fn: Callable[..., T]) -> Callable[..., T]:
+    """Add ``--store URL`` to a command: the same option as the group's, so it may come
+    before or after the command name (after wins)."""
+    return click.option(
+        "--store",
+        "store",
+        default=None,
+        metavar="URL",
+        callback=lambda _ctx, _param, value: check_store_url(value),
+        expose_value=True,
+        help="The store (as the global --store; default: $SESSIONTREE_URL, else the default "
+        "store).",
+    )(fn)
+
+
 def _command(body: Callable[..., Awaitable[int | None]], *, read_only: bool) -> Callable[..., None]:
     @functools.wraps(body)
-    def callback(**options: Any) -> None:
+    def callback(store: str | None = None, **options: Any) -> None:
         state = click.get_current_context().find_object(CliState) or CliState()
+        if store is not None:
+            state = CliState(store=store, debug=state.debug, repo_factory=state.repo_factory)
 
         async def run() -> int | None:
             repo = open_store(state, read_only=read_only)
@@ -175,7 +218,7 @@ def _command(body: Callable[..., Awaitable[int | None]], *, read_only: bool) -> 
         if code:
             raise click.exceptions.Exit(code)
 
-    return callback
+    return store_option(callback)
 
 
 def error_line(exc: BaseException) -> str:
@@ -201,7 +244,8 @@ def _candidates(ids: Sequence[str], limit: int = 8) -> str:
 
 
 async def resolve_session(repo: SessionRepo, ref: str) -> Session:
-    """Open the session whose id is ``ref``, starts with ``ref``, or (failing both) is named ``ref``.
+    """Open the session whose id is ``ref``, starts or ends with ``ref`` (the short form
+    :class:`ShortIds` prints), or (failing these) is named ``ref``.
 
     Cost: one ``open``; on a miss one ``list`` of every session (headers only).
 
@@ -216,8 +260,8 @@ async def resolve_session(repo: SessionRepo, ref: str) -> Session:
     except (SessionNotFoundError, InvalidEntryError):
         pass
     infos = await repo.list()
-    matches = sorted(i.id for i in infos if i.id.startswith(ref))
-    what = "id prefix"
+    matches = match_prefix((i.id for i in infos), ref)
+    what = "id prefix" if len(ref) < MIN_SHORT_ID else "id prefix or suffix"
     if not matches:
         matches = sorted(i.id for i in infos if i.name == ref)
         what = "name"
@@ -248,15 +292,21 @@ def plural(count: int, word: str, many: str | None = None) -> str:
 
 
 def match_prefix(ids: Iterable[str], ref: str) -> list[str]:
-    """The ids that start with ``ref`` (all of them when ``ref`` is an exact id: that one)."""
-    found = [i for i in ids if i.startswith(ref)]
+    """The ids that start with ``ref``, or end with it when it has :data:`MIN_SHORT_ID`
+    characters or more; sorted (an exact id: that one only).
+
+    Both ends, so that the prefix a user abbreviates to and the suffix :class:`ShortIds`
+    prints (UUID v7 ids written in one millisecond share 28 leading characters) both work.
+    """
+    suffix = len(ref) >= MIN_SHORT_ID  # a short word matches by prefix (or as a name) only
+    found = {i for i in ids if i.startswith(ref) or (suffix and i.endswith(ref))}
     if ref in found:
         return [ref]
     return sorted(found)
 
 
 async def resolve_entry(session: Session, ref: str) -> Entry:
-    """The entry whose id is ``ref`` or starts with ``ref``.
+    """The entry whose id is ``ref``, or starts or ends with ``ref`` (:func:`match_prefix`).
 
     Cost: one ``get_entry``; on a miss every entry of the session is read.
 
@@ -275,12 +325,13 @@ async def resolve_entry(session: Session, ref: str) -> Entry:
         return next(e for e in entries if e.id == matches[0])
     if not matches:
         raise EntryNotFoundError(
-            "no entry id starts with this prefix (see `sessiontree show`)",
+            "no entry id starts or ends with this (see `sessiontree show`)",
             session_id=session.id,
             entry_id=ref,
         )
     raise PrefixError(
-        f"entry prefix {ref!r} is ambiguous in session {session.id!r}: "
+        f"entry {'prefix' if len(ref) < MIN_SHORT_ID else 'prefix or suffix'} {ref!r} is "
+        f"ambiguous in session {session.id!r}: "
         f"{len(matches)} entries match: {_candidates(matches)}"
     )
 
@@ -301,6 +352,39 @@ def short_id_length(ids: Iterable[str], minimum: int = MIN_SHORT_ID) -> int:
             n += 1
         need = max(need, n + 1)
     return need
+
+
+@dataclass(frozen=True)
+class ShortIds:
+    """How a set of ids is shortened for display: its last (``suffix``) or first ``length``
+    characters, each unique in the set, so :func:`resolve_entry` / :func:`resolve_session`
+    take them back. Call it on an id (``None`` → ``-``)."""
+
+    length: int
+    suffix: bool
+
+    def __call__(self, id: str | None) -> str:
+        if id is None:
+            return "-"
+        return id[-self.length :] if self.suffix else id[: self.length]
+
+
+def short_ids(ids: Iterable[str], minimum: int = MIN_SHORT_ID) -> ShortIds:
+    """The shorter of the unique prefix and the unique suffix of ``ids`` (at least
+    ``minimum`` characters; the prefix on a tie). A suffix never starts with ``-``.
+
+    UUID v7 ids made in one millisecond share their first 28 characters (time and counter)
+    and differ in their random end, so for them the suffix is the short form; ids such as
+    ``<session>-agent-<n>`` are told apart at their end too.
+    """
+    unique = set(ids)
+    prefix = short_id_length(unique, minimum)
+    suffix = short_id_length((i[::-1] for i in unique), minimum)
+    longest = max((len(i) for i in unique), default=0)
+    # a short form starting with "-" would be read as an option on the command line
+    while suffix < longest and any(i[-suffix:].startswith("-") for i in unique):
+        suffix += 1
+    return ShortIds(suffix, True) if suffix < prefix else ShortIds(prefix, False)
 
 
 SUMMARIZER_CHOICES = ("extractive", "openai", "anthropic")

@@ -13,18 +13,20 @@ from rich.text import Text
 
 from sessiontree.cli._common import (
     App,
+    ShortIds,
     echo_json,
     plural,
     read_command,
     resolve_entry,
-    short_id_length,
+    short_ids,
 )
 from sessiontree.cli.render import (
     entry_json,
     flatten_tree,
+    message_pieces,
     one_line,
-    render_messages,
     render_tree,
+    write_pieces,
 )
 
 if TYPE_CHECKING:
@@ -46,9 +48,13 @@ def _when(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%d %H:%M")
 
 
-def _id_text(session_id: str, unique: int) -> Text:
-    text = Text(session_id[:unique], style="bold cyan")
-    text.append(session_id[unique:], style="dim cyan")
+def _id_text(session_id: str, short: ShortIds) -> Text:
+    """The whole id, its short form (what can be typed instead) in bold."""
+    cut = len(session_id) - short.length if short.suffix else short.length
+    cut = max(0, min(cut, len(session_id)))
+    head, tail = session_id[:cut], session_id[cut:]
+    text = Text(head, style="dim cyan" if short.suffix else "bold cyan")
+    text.append(tail, style="bold cyan" if short.suffix else "dim cyan")
     return text
 
 
@@ -56,24 +62,38 @@ LIST_COLUMNS = ("id", "name", "modified", "entries", "messages", "first message"
 """The columns of ``list``, left to right."""
 NAME_WIDTH = 24
 """Most characters of a session name shown by ``list``."""
+MIN_NAME = 8
+"""Fewest characters a cut name keeps before ``list`` leaves the name column out."""
 FIRST_MESSAGE_WIDTH = 60
 """Most characters of the first user message shown by ``list``."""
 MIN_FIRST_MESSAGE = 20
-"""Narrower than this, ``list`` drops the name, then the modified column, to make room."""
+"""Narrower than this, ``list`` shows short ids, then cuts the name, then drops the name and
+the modified column, to make room for the first message."""
+GAP = 2
+"""Spaces between two columns of ``list`` and ``search``."""
+MIN_SNIPPET = 30
+"""Fewest characters of snippet beside the ids in the ``search`` table; narrower, each hit
+is printed as two lines (the ids, then the snippet)."""
 
 
-def sessions_table(rows: Sequence[Sequence[Text]], width: int) -> Table:
+def sessions_table(
+    rows: Sequence[Sequence[Text]], width: int, short_ids: Sequence[Text] | None = None
+) -> Table:
     """The ``list`` table fitted to ``width`` characters (a terminal's, or wide on a pipe).
 
     Every column gets exactly the width of its longest cell (name capped at
     :data:`NAME_WIDTH`, first message at :data:`FIRST_MESSAGE_WIDTH`), so rich never shrinks
-    a column to nothing. The id, entries and messages columns always show in full; when the
-    width is short the first message is cut (``…``), and below :data:`MIN_FIRST_MESSAGE`
-    characters for it the name column, then the modified column, are left out.
+    a column to nothing. Columns are :data:`GAP` spaces apart, without rules. The entries and
+    messages columns always show in full. While the first message would get fewer than
+    :data:`MIN_FIRST_MESSAGE` characters, room is made step by step: the id column shows
+    ``short_ids`` (one per row, each a unique short form of the id) instead of whole ids, the
+    name is cut (down to :data:`MIN_NAME`), then the name column and then the modified
+    column are left out. The first message takes what is left (cut with ``…``).
 
     Args:
         rows: one tuple of cells per session, in :data:`LIST_COLUMNS` order.
         width: the console width in characters.
+        short_ids: the short id cell of each row, used when whole ids leave too little room.
     """
     need = {
         col: max([len(col), *(r[k].cell_len for r in rows)]) for k, col in enumerate(LIST_COLUMNS)
@@ -81,22 +101,30 @@ def sessions_table(rows: Sequence[Sequence[Text]], width: int) -> Table:
     need["name"] = min(need["name"], NAME_WIDTH)
     need["first message"] = min(need["first message"], FIRST_MESSAGE_WIDTH)
     shown = list(LIST_COLUMNS)
+    want = min(MIN_FIRST_MESSAGE, need["first message"])
 
-    def room() -> int:  # characters left for the first message (3 per column of padding+rule)
+    def room() -> int:  # characters left for the first message
         fixed = [c for c in shown if c != "first message"]
-        return width - sum(need[c] for c in fixed) - 3 * len(shown) + 1
+        return width - sum(need[c] for c in fixed) - GAP * (len(shown) - 1)
 
+    ids: Sequence[Text] = [r[0] for r in rows]
+    if room() < want and short_ids is not None:
+        ids = short_ids
+        need["id"] = max([len("id"), *(t.cell_len for t in short_ids)])
+    if room() < want and "name" in shown:
+        need["name"] = max(min(need["name"], MIN_NAME), need["name"] - (want - room()))
     for optional in ("name", "modified"):
-        if room() >= min(MIN_FIRST_MESSAGE, need["first message"]):
+        if room() >= want:
             break
         shown.remove(optional)
-    table = Table(show_edge=False, header_style="bold")
+    table = Table(box=None, header_style="bold", padding=(0, GAP // 2), pad_edge=False)
     for col in shown:
         size = need[col] if col != "first message" else max(1, min(need[col], room()))
         justify: Literal["left", "right"] = "right" if col in ("entries", "messages") else "left"
         table.add_column(col, no_wrap=True, width=size, overflow="ellipsis", justify=justify)
-    for r in rows:
-        table.add_row(*(r[LIST_COLUMNS.index(col)] for col in shown))
+    for r, id_cell in zip(rows, ids, strict=True):
+        cells = [id_cell, *r[1:]]
+        table.add_row(*(cells[LIST_COLUMNS.index(col)] for col in shown))
     return table
 
 
@@ -143,8 +171,9 @@ async def list_cmd(
 ) -> None:
     """List sessions, most recently modified first.
 
-    Columns: id (the bold part is a unique prefix you can type), name, last modified (UTC),
-    entries, messages and the first user message. ``--where userId=u1`` keeps the sessions
+    Columns: id (the bold part is a unique short form you can type instead; a narrow
+    terminal shows only that part), name, last modified (UTC), entries, messages and the
+    first user message. --where userId=u1 keeps the sessions
     created with that metadata (indexed on SQL stores).
     """
     infos = await app.repo.list(limit=limit, offset=offset, where=parse_where(where))
@@ -175,10 +204,13 @@ async def list_cmd(
         else:
             app.err.print("no sessions in this store (import some with `sessiontree import PATH`)")
         return
-    unique = short_id_length((i.id for i in infos), minimum=6)
+    every = infos
+    if offset or where or len(infos) == limit:  # the short ids must be unique in the store
+        every = await app.repo.list()
+    short = short_ids(i.id for i in every)
     rows = [
         (
-            _id_text(i.id, unique),
+            _id_text(i.id, short),
             Text(i.name or ""),
             Text(_when(i.modified_at)),
             Text(f"{i.entry_count:,}"),
@@ -187,7 +219,9 @@ async def list_cmd(
         )
         for i in infos
     ]
-    table = sessions_table(rows, app.out.width)
+    table = sessions_table(
+        rows, app.out.width, [Text(short(i.id), style="bold cyan") for i in infos]
+    )
     app.out.print(table)
     if len(infos) == limit:
         app.err.print(
@@ -210,8 +244,9 @@ async def show_cmd(app: App, session: str, full: bool, as_json: bool) -> None:
 
     Branches, labels, the leaf, compactions and branch summaries.
 
-    SESSION is an id, a unique id prefix or a session name. One line per entry: its id
-    prefix, role or type, and its first text or tool call. Linear runs are collapsed to
+    SESSION is an id, a unique id prefix or suffix, or a session name. One line per entry:
+    its short id (the shortest unique prefix or suffix, at least 8 characters; every
+    command taking an ENTRY accepts it), role or type, and its first text or tool call. Linear runs are collapsed to
     "… N entries …" unless --full; the leaf, labelled entries, compactions and branch
     summaries always show. Entries off the current branch are dim.
 
@@ -256,7 +291,7 @@ async def print_tree(app: App, s: Session, *, full: bool, as_json: bool = False)
             }
         )
         return
-    id_len = short_id_length(line.entry.id for line in lines)
+    short = short_ids(line.entry.id for line in lines)
     title = Text("session ", style="bold")
     title.append(s.id, style="bold cyan")
     if name:
@@ -264,7 +299,7 @@ async def print_tree(app: App, s: Session, *, full: bool, as_json: bool = False)
     branches = sum(max(0, len(line.children) - 1) for line in lines)
     title.append(
         f"  ({plural(len(lines), 'entry')}, {plural(len(roots), 'root')}, "
-        f"{plural(branches, 'fork')}, leaf {leaf_id or '-'})",
+        f"{plural(branches, 'fork')}, leaf {short(leaf_id)})",
         style="dim",
     )
     if not roots:
@@ -272,7 +307,7 @@ async def print_tree(app: App, s: Session, *, full: bool, as_json: bool = False)
         app.out.print("(empty session)")
         return
     app.out.print(
-        render_tree(title, roots, leaf_id=leaf_id, path_ids=path_ids, id_len=id_len, full=full)
+        render_tree(title, roots, leaf_id=leaf_id, path_ids=path_ids, full=full, short_id=short)
     )
 
 
@@ -283,7 +318,8 @@ async def print_tree(app: App, s: Session, *, full: bool, as_json: bool = False)
     "leaf",
     default=None,
     metavar="ENTRY",
-    help="Build the context as seen from this entry (id or prefix) instead of the leaf.",
+    help="Build the context as seen from this entry (its id, a prefix or the short id "
+    "show prints) instead of the leaf.",
 )
 @click.option(
     "--json",
@@ -302,8 +338,6 @@ async def context_cmd(
     app: App, session: str, leaf: str | None, as_json: bool, llm: bool, full: bool
 ) -> None:
     """Show the context the next model call gets.
-
-    docs/context.md.
 
     The system prompt, model, thinking level, active tools and the messages after
     compaction and tool-pair repair.
@@ -354,8 +388,7 @@ async def context_cmd(
     if prompt:
         shown = prompt if full or len(prompt) <= 400 else prompt[:400] + "…"
         app.out.print(Text("system: ", style="bold") + Text(shown))
-    for block in render_messages(ctx.messages, full=full):
-        app.out.print(block)
+    write_pieces(app.out, message_pieces(ctx.messages, full=full))
 
 
 def _context_tokens(messages: Any) -> int:
@@ -387,7 +420,8 @@ async def search_cmd(app: App, query: str, limit: int, as_json: bool) -> None:
     file name such as main.py, words inside Chinese or Japanese text, spaces included.
 
     Prints the session id, the entry id and a snippet around the match (an index on SQL
-    stores, a scan elsewhere; the same messages are found either way).
+    stores, a scan elsewhere; the same messages are found either way): a table, or on a
+    terminal too narrow for that, the ids on one line and the snippet under them.
     """
     hits = await app.repo.search(query, limit=limit)
     if as_json:
@@ -398,13 +432,46 @@ async def search_cmd(app: App, query: str, limit: int, as_json: bool) -> None:
     if not hits:
         app.err.print(f"no message matches {query!r}")
         return
-    table = Table(show_edge=False, header_style="bold")
-    table.add_column("session", no_wrap=True, style="cyan")
-    table.add_column("entry", no_wrap=True, style="cyan")
-    table.add_column("snippet", overflow="fold")
+    ids_width = max(len(h.session_id) for h in hits) + max(len(h.entry_id) for h in hits)
+    if app.out.width - ids_width - 2 * GAP >= MIN_SNIPPET:
+        table = Table(box=None, header_style="bold", padding=(0, GAP // 2), pad_edge=False)
+        table.add_column("session", no_wrap=True, style="cyan")
+        table.add_column("entry", no_wrap=True, style="cyan")
+        table.add_column("snippet", overflow="fold")
+        for h in hits:
+            table.add_row(h.session_id, h.entry_id, Text(h.snippet))
+        app.out.print(table)
+        return
+    # too narrow for the two ids and a snippet side by side: one block per hit
     for h in hits:
-        table.add_row(h.session_id, h.entry_id, Text(h.snippet))
-    app.out.print(table)
+        block = Text(h.session_id, style="cyan")
+        fits = len(h.session_id) + GAP + len(h.entry_id) <= app.out.width
+        block.append(" " * GAP if fits else "\n")
+        block.append(h.entry_id, style="cyan")
+        block.append("\n  " + " ".join(h.snippet.split()))
+        app.out.print(block, overflow="fold")
+
+
+STATS_LABELS = {
+    "sessionId": "session",
+    "name": "name",
+    "leafId": "leaf",
+    "entryCount": "entries",
+    "entriesByType": "entries by type",
+    "messagesByRole": "messages by role",
+    "toolCalls": "tool calls",
+    "roots": "roots",
+    "compactions": "compactions",
+    "branchSummaries": "branch summaries",
+    "inputTokens": "input tokens",
+    "outputTokens": "output tokens",
+    "cacheReadTokens": "cache read tokens",
+    "cacheWriteTokens": "cache write tokens",
+    "costUsd": "cost (USD)",
+    "contextMessages": "context messages",
+    "contextTokens": "context tokens",
+}
+"""The row label of each ``stats --json`` key in the ``stats`` table."""
 
 
 @click.command("stats")
@@ -455,5 +522,5 @@ async def stats_cmd(app: App, session: str, as_json: bool) -> None:
             shown = f"{value:,}"
         else:
             shown = "-" if value is None else str(value)
-        table.add_row(key, Text(shown))
+        table.add_row(STATS_LABELS.get(key, key), Text(shown))
     app.out.print(table)

@@ -61,12 +61,13 @@ async def checkout_cmd(
 ) -> None:
     """Move the leaf to an entry.
 
-    The leaf of SESSION moves to ENTRY (an id or unique prefix); the next append goes there.
+    The leaf of SESSION moves to ENTRY (an id, a unique prefix or the short id `show`
+    prints); the next append goes there.
 
     The move is recorded as a `leaf` entry, so it survives restarts; nothing is deleted.
     With --summarize the abandoned branch (below the common ancestor down to the old leaf)
-    is summarised and a branch_summary entry is appended under ENTRY; it becomes the leaf
-    (docs/branching.md). If summarising fails nothing is changed. When ENTRY is already the
+    is summarised and a branch_summary entry is appended under ENTRY; it becomes the leaf.
+    If summarising fails nothing is changed. When ENTRY is already the
     leaf nothing is written.
     """
     s = await app.session(session)
@@ -111,7 +112,7 @@ async def fork_cmd(app: App, session: str, entry: str, before: bool) -> None:
 
     The new session keeps the entry ids, content and labels, records parentSessionId and
     forkedFromEntryId, and its leaf is ENTRY (its parent with --before). The original is
-    untouched (docs/branching.md). A branch summary on the copied path keeps its text; the
+    untouched. A branch summary on the copied path keeps its text; the
     branch it summarised stays in SESSION only, so in the new session it names none
     (fromId null).
     """

@@ -1,8 +1,9 @@
-"""``sessiontree import``: session files of pi, Claude Code, Codex, SWE-agent, Aider and Cline into the store."""
+"""``sessiontree import``: session files of pi, Claude Code, Codex, SWE-agent, Aider, Cline and
+Gemini CLI into the store."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -14,6 +15,8 @@ from sessiontree.cli._common import App, error_line, plural, repo_command, stder
 from sessiontree.errors import SessionTreeError
 
 if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
     from sessiontree.interop import AlreadyImportedError, Format, ImportReport
 
 __all__ = ["DIR_SUFFIXES", "PROGRESS_MIN_BYTES", "collect_files", "import_cmd"]
@@ -25,6 +28,8 @@ DIR_NAMES = (".aider.chat.history.md", "api_conversation_history.json")
 histories and Cline / Roo Code tasks (their ``ui_messages.json`` is read with the task)."""
 PROGRESS_MIN_BYTES = 4 * 1024 * 1024
 """Inputs at least this large (bytes, all files together) get a progress bar on a terminal."""
+NAME_WIDTH = 32
+"""Most characters of the file name shown beside the progress bar."""
 FORMATS = ("pi", "claude-code", "codex", "swe-agent", "aider", "cline", "gemini-cli")
 _PARENT_PROBLEMS = {
     "names no entry": "is not in the file",
@@ -165,6 +170,21 @@ async def _already_present(app: App, outcome: Outcome, exc: AlreadyImportedError
     outcome.skipped = text + ")"
 
 
+def _bar_advancer(
+    bar: Progress, task: TaskID, before: int, size: int, name: str
+) -> Callable[[int], None]:
+    """The ``progress`` callback of one file's import: moves the bar to ``before`` plus the
+    bytes of the file parsed so far (at most ``size``, the file's size when the import
+    began); once the whole file is parsed it says the session is being stored."""
+
+    def advance(read: int) -> None:
+        bar.update(task, completed=before + min(read, size))
+        if read >= size:
+            bar.update(task, name=f"storing {name}")
+
+    return advance
+
+
 @click.command("import")
 @click.argument(
     "paths",
@@ -191,7 +211,8 @@ async def _already_present(app: App, outcome: Outcome, exc: AlreadyImportedError
 @click.option(
     "--progress/--no-progress",
     default=None,
-    help="Force the progress bar on or off (default: on a terminal, for inputs of 4 MB or more).",
+    help="Force the progress bar on or off (default: on a terminal, for inputs of 4 MB or "
+    "more). It moves as each file is read, then waits while its session is stored.",
 )
 @click.option(
     "--as-new",
@@ -208,10 +229,10 @@ async def import_cmd(
     progress: bool | None,
     as_new: bool,
 ) -> int | None:
-    """Import session files of pi, Claude Code, Codex, SWE-agent, Aider, Cline.
+    """Import session files of pi, Claude Code, Codex, SWE-agent, Aider, Cline, Gemini CLI.
 
     Formats: pi v1-v3, Claude Code transcripts, Codex rollouts, SWE-agent trajectories,
-    Aider chat histories, Cline / Roo Code tasks.
+    Aider chat histories, Cline / Roo Code tasks, Gemini CLI chats.
 
     PATH may be a file or a directory (searched recursively for *.jsonl, *.traj,
     *.aider.chat.history.md and api_conversation_history.json). Prints
@@ -232,7 +253,8 @@ async def import_cmd(
             "*.aider.chat.history.md, api_conversation_history.json)"
         )
         return 1
-    total = sum(p.stat().st_size for p in files)
+    sizes = [p.stat().st_size for p in files]
+    total = sum(sizes)
     outcomes: list[Outcome] = []
     if progress is None:
         progress = total >= PROGRESS_MIN_BYTES and stderr_is_terminal()
@@ -246,22 +268,30 @@ async def import_cmd(
             TextColumn,
             TimeRemainingColumn,
         )
+        from rich.table import Column
 
         bar = Progress(
             TextColumn("[bold]importing"),
             BarColumn(),
             DownloadColumn(),
             TimeRemainingColumn(),
-            TextColumn("{task.fields[name]}"),
+            # the file name gives way first on a narrow terminal, not the bar or the sizes
+            TextColumn(
+                "{task.fields[name]}",
+                table_column=Column(no_wrap=True, overflow="ellipsis", max_width=NAME_WIDTH),
+            ),
             console=app.err,
             transient=True,
         )
         bar.start()
         task = bar.add_task("import", total=total, name="")
+    done_bytes = 0
     try:
-        for path in files:
+        for path, size in zip(files, sizes, strict=True):
+            on_bytes = None
             if bar is not None and task is not None:
                 bar.update(task, name=path.name)
+                on_bytes = _bar_advancer(bar, task, done_bytes, size, path.name)
             outcome = Outcome(path)
             try:
                 session, report = await import_session(
@@ -270,6 +300,7 @@ async def import_cmd(
                     format=cast("Format | None", fmt),
                     lenient=lenient,
                     session_id=new_id() if as_new else None,
+                    progress=on_bytes,
                 )
                 outcome.session_id = session.id
                 outcome.report = report
@@ -283,8 +314,9 @@ async def import_cmd(
                     raise
                 outcome.error = error_line(exc)[len("error: ") :]
             outcomes.append(outcome)
+            done_bytes += size
             if bar is not None and task is not None:
-                bar.advance(task, path.stat().st_size)
+                bar.update(task, completed=done_bytes)
             # on a terminal, print above the live bar (its console) so the two do not garble
             printer = bar.console if bar is not None and app.out.is_terminal else app.out
             printer.print(_report_text(outcome))

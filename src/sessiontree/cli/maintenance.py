@@ -104,7 +104,7 @@ async def compact_cmd(
 ) -> None:
     """Compact a session's context with a summary.
 
-    Summarises the older part of SESSION's context and appends a compaction entry (docs/compaction.md).
+    Summarises the older part of SESSION's context and appends a compaction entry.
 
     Prints the estimated context tokens before and after. The summary comes from the
     offline extractive summariser unless --summarizer openai|anthropic (with --model, and

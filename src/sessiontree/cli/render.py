@@ -7,9 +7,10 @@ linear runs are collapsed to ``… N entries …`` unless ``full`` is asked for.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from rich.tree import Tree
@@ -43,15 +44,20 @@ from sessiontree.messages import (
 )
 from sessiontree.tree import TreeNode
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
 __all__ = [
     "EntryLine",
     "describe_entry",
     "describe_message",
     "flatten_tree",
+    "message_pieces",
     "one_line",
     "render_messages",
     "render_tree",
     "short",
+    "write_pieces",
 ]
 
 LINE_WIDTH = 100
@@ -188,7 +194,7 @@ def _entry_text(
     *,
     leaf_id: str | None,
     on_path: bool,
-    id_len: int,
+    short_id: Callable[[str], str],
     twig: bool = False,
 ) -> Text:
     """One tree line; the label and the leaf marker come before the text, so cutting a long
@@ -197,7 +203,7 @@ def _entry_text(
     text = Text(no_wrap=True, overflow="ellipsis")
     if twig:
         text.append("⎇ ", style="dim")
-    text.append(short(entry.id, id_len), style="cyan" if on_path else "dim cyan")
+    text.append(short_id(entry.id), style="cyan" if on_path else "dim cyan")
     if entry.id == leaf_id:
         text.append(" ◀ leaf", style="bold red")
     if label:
@@ -327,8 +333,9 @@ def render_tree(
     *,
     leaf_id: str | None,
     path_ids: set[str],
-    id_len: int,
+    id_len: int = 8,
     full: bool = False,
+    short_id: Callable[[str], str] | None = None,
 ) -> Tree:
     """The session tree: linear runs listed at one level, each fork as ``⎇ branch k/n``.
 
@@ -338,7 +345,12 @@ def render_tree(
     entries, compactions and branch summaries are never hidden) and consecutive side records
     (``custom`` entries) are folded to one line that counts them by kind. Every line is cut
     at the console's width. Iterative (explicit stack).
+
+    Each entry shows as ``short_id(entry.id)`` (e.g. a :class:`~sessiontree.cli._common.ShortIds`),
+    by default its first ``id_len`` characters.
     """
+    if short_id is None:
+        short_id = functools.partial(short, length=id_len)
     top = Tree(title, guide_style="dim")
     stack: list[tuple[Tree, TreeNode]] = []
 
@@ -382,7 +394,7 @@ def render_tree(
                     node.label,
                     leaf_id=leaf_id,
                     on_path=e.id in path_ids,
-                    id_len=id_len,
+                    short_id=short_id,
                     twig=twig,
                 )
             )
@@ -391,33 +403,87 @@ def render_tree(
     return top
 
 
-def render_messages(messages: Sequence[AgentMessage], *, full: bool = False) -> list[Text]:
-    """One block per context message: ``[i] role`` then its text (cut unless ``full``)."""
-    out: list[Text] = []
+Piece = tuple[str, str]
+"""``(text, style)``: a run of text and the rich style it is shown in (``""``: plain)."""
+
+_UNPRINTABLE = dict.fromkeys(
+    [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0)], None
+)
+"""Control characters other than tab and newline (escape sequences among them): dropped from
+stored text before it reaches a terminal."""
+
+
+def message_pieces(messages: Sequence[AgentMessage], *, full: bool = False) -> list[list[Piece]]:
+    """One block per context message: ``[i] role`` then its text (cut unless ``full``), as
+    styled pieces for :func:`write_pieces`."""
+    out: list[list[Piece]] = []
     limit = None if full else 400
     for i, msg in enumerate(messages):
         role = str(getattr(msg, "role", "?"))
-        block = Text()
-        block.append(f"[{i}] ", style="dim")
-        block.append(role, style="bold " + ROLE_STYLES.get(role, "white"))
+        block: list[Piece] = [(f"[{i}] ", "dim"), (role, "bold " + ROLE_STYLES.get(role, "white"))]
         if isinstance(msg, ToolResultMessage):
-            block.append(f" {msg.tool_name} ({msg.tool_call_id})", style="dim")
+            block.append((f" {msg.tool_name} ({msg.tool_call_id})", "dim"))
             if msg.is_error:
-                block.append(" ERROR", style="bold red")
+                block.append((" ERROR", "bold red"))
         body = message_text(msg)
         if limit is not None and len(body) > limit:
             body = body[:limit] + f"… ({len(body) - limit} more characters)"
         if body.strip():
-            block.append("\n" + body)
+            block.append(("\n" + body, ""))
         if isinstance(msg, AssistantMessage):
             for call in msg.tool_calls():
                 call_text = _call_text(call)
                 if limit is not None:
                     call_text = one_line(call_text, 200)
-                block.append(f"\n→ {call_text} ", style="blue")
-                block.append(f"({call.id})", style="dim")
+                block.append((f"\n→ {call_text} ", "blue"))
+                block.append((f"({call.id})", "dim"))
         out.append(block)
     return out
+
+
+def render_messages(messages: Sequence[AgentMessage], *, full: bool = False) -> list[Text]:
+    """:func:`message_pieces` as one rich :class:`~rich.text.Text` per message."""
+    return [Text.assemble(*block) for block in message_pieces(messages, full=full)]
+
+
+def write_pieces(console: Console, blocks: Iterable[Sequence[Piece]]) -> None:
+    """Write ``blocks`` to the console's file, one line break after each block.
+
+    Straight to the file, not through rich's layout: no wrapping or cutting (a terminal
+    wraps long lines itself, a pipe gets them whole), so tens of thousands of messages print
+    about as fast as their JSON. Styles become ANSI codes only when the console uses colour
+    (a terminal without ``NO_COLOR``); control characters other than tab and newline are
+    dropped from the text.
+    """
+    codes: dict[str, tuple[str, str]] = {}
+
+    def wrap(style: str) -> tuple[str, str]:
+        found = codes.get(style)
+        if found is None:
+            with console.capture() as captured:
+                console.print(Text("\0", style=style), end="", soft_wrap=True)
+            before, _, after = captured.get().partition("\0")
+            found = codes[style] = (before, after)
+        return found
+
+    chunk: list[str] = []
+    file = console.file
+    for block in blocks:
+        for text, style in block:
+            text = text.translate(_UNPRINTABLE)
+            before, after = wrap(style) if style else ("", "")
+            if before or after:
+                # codes per line, so a style never runs on past a line break of the terminal
+                text = "\n".join(
+                    f"{before}{line}{after}" if line else "" for line in text.split("\n")
+                )
+            chunk.append(text)
+        chunk.append("\n")
+        if len(chunk) >= 4096:
+            file.write("".join(chunk))
+            chunk.clear()
+    file.write("".join(chunk))
+    file.flush()
 
 
 def entry_json(

@@ -19,7 +19,7 @@ from pathlib import Path
 import orjson
 
 from sessiontree.errors import CorruptSessionError, StorageError
-from sessiontree.interop._common import AlreadyImportedError, Converted, store
+from sessiontree.interop._common import AlreadyImportedError, Converted, Progress, store
 from sessiontree.interop.detect import FORMATS, Format, detect_format_bytes, strip_bom
 from sessiontree.interop.pi import export_pi_session, migrate_pi_file
 from sessiontree.interop.report import CustomLine, DanglingParent, ImportReport, UnreadableLine
@@ -93,12 +93,15 @@ def convert(
     lenient: bool = False,
     mtime_ms: int = 0,
     ui: object = None,
+    progress: Progress | None = None,
 ) -> Converted:
     """Turn a file's bytes into draft entries and metadata (pure; nothing is stored).
 
     ``mtime_ms`` (Unix ms) dates the entries of formats without timestamps (SWE-agent, Cline
     without its UI log, Aider text before the first chat); ``ui`` is the parsed
-    ``ui_messages.json`` of a Cline task.
+    ``ui_messages.json`` of a Cline task. ``progress`` is called with the bytes of ``data``
+    parsed so far: line by line (every 256 KiB or so) for the JSONL formats, once at the end
+    for the others; its last call is with ``len(data)``.
 
     Raises:
         CorruptSessionError: an unreadable line and not ``lenient``; content that is not of
@@ -107,15 +110,34 @@ def convert(
     if fmt == "pi":
         from sessiontree.interop.pi import convert_pi
 
-        return convert_pi(data, path, report, lenient=lenient)
+        return convert_pi(data, path, report, lenient=lenient, progress=progress)
     if fmt == "claude-code":
         from sessiontree.interop.claude_code import convert_claude_code
 
-        return convert_claude_code(data, path, report, lenient=lenient)
+        return convert_claude_code(data, path, report, lenient=lenient, progress=progress)
     if fmt == "codex":
         from sessiontree.interop.codex import convert_codex
 
-        return convert_codex(data, path, report, lenient=lenient)
+        return convert_codex(data, path, report, lenient=lenient, progress=progress)
+    converted = _convert_document(
+        data, path, fmt, report, lenient=lenient, mtime_ms=mtime_ms, ui=ui
+    )
+    if progress is not None:
+        progress(len(data))
+    return converted
+
+
+def _convert_document(
+    data: bytes,
+    path: Path,
+    fmt: Format,
+    report: ImportReport,
+    *,
+    lenient: bool,
+    mtime_ms: int,
+    ui: object,
+) -> Converted:
+    """:func:`convert` for the formats read as one document (no progress within the file)."""
     if fmt == "swe-agent":
         from sessiontree.interop.swe_agent import convert_swe_agent
 
@@ -142,6 +164,7 @@ async def import_session(
     format: Format | None = None,
     lenient: bool = False,
     session_id: str | None = None,
+    progress: Progress | None = None,
 ) -> tuple[Session, ImportReport]:
     """Import one session file into ``repo`` (docs/interop.md); returns the new session and a report.
 
@@ -159,6 +182,9 @@ async def import_session(
             ``gemini-cli``; detected from the content when ``None``.
         lenient: go on past unreadable lines and list them in the report instead of failing.
         session_id: the id of the new session instead of the file's (e.g. for a second copy).
+        progress: called with the number of bytes of the file parsed so far, as it is
+            parsed (about every 256 KiB for the JSONL formats); the last call is with the
+            file's size, before the session is stored.
 
     Raises:
         CorruptSessionError: the file is not a session file of a known format, or (without
@@ -186,6 +212,8 @@ async def import_session(
         looks = f"looks like {detected}" if detected else "matches no known format"
         report.warnings.append(f"the content {looks}; read as {fmt} as asked")
     ui = await _cline_ui(p, report) if fmt == "cline" else None
-    converted = convert(data, p, fmt, report, lenient=lenient, mtime_ms=mtime_ms, ui=ui)
+    converted = convert(
+        data, p, fmt, report, lenient=lenient, mtime_ms=mtime_ms, ui=ui, progress=progress
+    )
     session = await store(repo, converted, report, p, lenient=lenient, session_id=session_id)
     return session, report

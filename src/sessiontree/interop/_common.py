@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,11 +36,15 @@ from sessiontree.session import Session
 from sessiontree.stored import stored_form
 from sessiontree.tree import check_append, entry_refs, leaf_of_log
 
+Progress = Callable[[int], None]
+"""An import's progress callback: called with the number of bytes of the file read so far."""
+
 __all__ = [
     "AlreadyImportedError",
     "Converted",
     "Draft",
     "IdMaker",
+    "Progress",
     "custom_draft",
     "finalize",
     "iso_or",

@@ -48,6 +48,7 @@ from sessiontree.interop._common import (
     Converted,
     Draft,
     IdMaker,
+    Progress,
     custom_draft,
     iso_or,
     ms_or,
@@ -277,14 +278,19 @@ def _summaries(rows: list[Row]) -> dict[int, Row]:
 
 
 def convert_claude_code(
-    data: bytes, path: Path, report: ImportReport, *, lenient: bool
+    data: bytes,
+    path: Path,
+    report: ImportReport,
+    *,
+    lenient: bool,
+    progress: Progress | None = None,
 ) -> Converted:
     """Parse a Claude Code transcript into drafts and metadata. Pure, no I/O.
 
     Raises:
         CorruptSessionError: a line that is not a JSON object and not ``lenient``.
     """
-    rows = list(read_jsonl(data, path, report, lenient=lenient))
+    rows = list(read_jsonl(data, path, report, lenient=lenient, progress=progress))
     tool_names: dict[str, str] = {}
     seen: set[str] = set()
     duplicates: set[int] = set()

@@ -50,6 +50,7 @@ from sessiontree.interop._common import (
     Converted,
     Draft,
     IdMaker,
+    Progress,
     custom_draft,
     iso_or,
     ms_or,
@@ -327,14 +328,21 @@ def _items(rows: list[tuple[int, dict[str, Any]]]) -> list[tuple[int, str, Any, 
     return out
 
 
-def convert_codex(data: bytes, path: Path, report: ImportReport, *, lenient: bool) -> Converted:
+def convert_codex(
+    data: bytes,
+    path: Path,
+    report: ImportReport,
+    *,
+    lenient: bool,
+    progress: Progress | None = None,
+) -> Converted:
     """Parse a Codex rollout (either layout) into a linear chain of drafts plus metadata.
     Pure, no I/O.
 
     Raises:
         CorruptSessionError: a line that is not a JSON object and not ``lenient``.
     """
-    items = _items(list(read_jsonl(data, path, report, lenient=lenient)))
+    items = _items(list(read_jsonl(data, path, report, lenient=lenient, progress=progress)))
     out = Converted()
     state = _State()
     meta: dict[str, Any] = {}

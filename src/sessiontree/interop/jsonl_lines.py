@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from sessiontree import _json as exact_json
-from sessiontree.interop._common import unreadable
+from sessiontree.interop._common import Progress, unreadable
 from sessiontree.interop.detect import strip_bom
 from sessiontree.interop.lenient_json import recover
 from sessiontree.interop.report import ImportReport
@@ -20,10 +20,22 @@ from sessiontree.interop.report import ImportReport
 __all__ = ["read_jsonl"]
 
 
+PROGRESS_STEP = 256 * 1024
+"""Bytes read between two calls of a :func:`read_jsonl` ``progress`` callback."""
+
+
 def read_jsonl(
-    data: bytes, path: Path, report: ImportReport, *, lenient: bool
+    data: bytes,
+    path: Path,
+    report: ImportReport,
+    *,
+    lenient: bool,
+    progress: Progress | None = None,
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line_number, object)`` for every JSON-object line (1-based); blank lines are ignored.
+
+    ``progress`` is called with the number of bytes of ``data`` read so far: about every
+    :data:`PROGRESS_STEP` bytes, and with ``len(data)`` once every line is read.
 
     A leading UTF-8 byte-order mark is skipped. A line that is not a JSON object is unreadable (see :func:`unreadable`); a last line
     without a newline that does not parse is reported as a torn final line.
@@ -31,11 +43,18 @@ def read_jsonl(
     Raises:
         CorruptSessionError: an unreadable line and not ``lenient``.
     """
+    size = len(data)
     data = strip_bom(data)
+    offset = size - len(data)  # the byte-order mark
+    reported = offset
     lines = data.split(b"\n")
     last = len(lines)
     torn_possible = not data.endswith(b"\n")
     for number, raw in enumerate(lines, 1):
+        offset += len(raw) + 1
+        if progress is not None and offset - reported >= PROGRESS_STEP:
+            reported = offset
+            progress(min(offset, size))
         if not raw.strip():
             continue
         report.lines_read += 1
@@ -60,3 +79,5 @@ def read_jsonl(
                 )
                 continue
             yield number, obj
+    if progress is not None:
+        progress(size)

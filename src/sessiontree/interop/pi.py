@@ -41,6 +41,7 @@ from sessiontree.interop._common import (
     Converted,
     Draft,
     IdMaker,
+    Progress,
     custom_draft,
     finalize,
     ms_or,
@@ -71,14 +72,21 @@ def _metadata_from_header(header: dict[str, Any], version: int, path: Path) -> d
     return meta
 
 
-def convert_pi(data: bytes, path: Path, report: ImportReport, *, lenient: bool) -> Converted:
+def convert_pi(
+    data: bytes,
+    path: Path,
+    report: ImportReport,
+    *,
+    lenient: bool,
+    progress: Progress | None = None,
+) -> Converted:
     """Parse a pi session file (any version) into drafts and metadata. Pure, no I/O.
 
     Raises:
         CorruptSessionError: no session header on the first line; an unreadable line or an
             invalid entry and not ``lenient`` (names the file and the line).
     """
-    rows = list(read_jsonl(data, path, report, lenient=lenient))
+    rows = list(read_jsonl(data, path, report, lenient=lenient, progress=progress))
     if not rows or rows[0][1].get("type") != "session":
         line = rows[0][0] if rows else 1
         raise CorruptSessionError(

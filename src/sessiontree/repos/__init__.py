@@ -3,23 +3,32 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from sessiontree.errors import StorageError
 from sessiontree.repos.base import SessionRepo
 from sessiontree.repos.memory import MemoryRepo
 
-__all__ = ["MemoryRepo", "SessionRepo", "default_url", "open_repo"]
+__all__ = ["MemoryRepo", "SessionRepo", "default_store_path", "default_url", "open_repo"]
+
+
+def default_store_path() -> Path:
+    """The SQLite file of the default store: ``sessions.db`` in the user data directory
+    (platformdirs; ``~/.local/share/sessiontree/sessions.db`` on Linux), absolute. It may
+    not exist yet: it is created by the first write."""
+    import platformdirs
+
+    return (platformdirs.user_data_path("sessiontree", appauthor=False) / "sessions.db").absolute()
 
 
 def default_url() -> str:
-    """``SESSIONTREE_URL`` if set, else a SQLite file in the user data directory (platformdirs)."""
+    """``SESSIONTREE_URL`` if set, else a SQLite file in the user data directory (platformdirs):
+    ``sqlite:////home/me/.local/share/sessiontree/sessions.db`` on Linux (four slashes: an
+    absolute path)."""
     url = os.environ.get("SESSIONTREE_URL")
     if url:
         return url
-    import platformdirs
-
-    path = platformdirs.user_data_path("sessiontree", appauthor=False) / "sessions.db"
-    return f"sqlite:///{path}"
+    return f"sqlite:///{default_store_path()}"  # an absolute path: sqlite:////home/…
 
 
 def open_repo(url: str | None = None, *, read_only: bool = False) -> SessionRepo:
@@ -27,7 +36,8 @@ def open_repo(url: str | None = None, *, read_only: bool = False) -> SessionRepo
 
     * ``memory://``
     * ``jsonl:///abs/dir`` or a plain directory path
-    * ``sqlite:///abs/file.db`` (``sqlite:///:memory:`` too)
+    * ``sqlite:///rel/file.db`` (relative to the working directory) or
+      ``sqlite:////abs/file.db`` (absolute), as in SQLAlchemy; ``sqlite:///:memory:`` too
     * ``postgresql://user@host:port/db``
     * ``None``: :func:`default_url`.
 

@@ -38,28 +38,39 @@ from sessiontree.storage.sql.schema import (
     foreign_database,
 )
 
-__all__ = ["SQLiteConnection", "is_busy", "sqlite_path_from_url", "write_transaction"]
+__all__ = [
+    "SQLiteConnection",
+    "is_busy",
+    "sqlite_path_from_url",
+    "write_transaction",
+]
 
 _SYNC_LEVELS = {"off": "OFF", "normal": "NORMAL", "full": "FULL", "extra": "EXTRA"}
 
 
 def sqlite_path_from_url(url: str) -> tuple[str, dict[str, str]]:
-    """The file path and query options of a ``sqlite:`` URL.
+    """The file path and query options of a ``sqlite:`` URL (SQLAlchemy's convention).
 
-    ``sqlite:///abs/file.db`` → ``/abs/file.db``; ``sqlite:///:memory:`` → ``:memory:``;
-    ``sqlite:rel.db`` → ``rel.db``. Options: ``?synchronous=normal|full|off|extra``
-    (default ``normal``: durable against a crash of the process, not of the machine),
-    ``?timeout=<seconds>`` (busy timeout, default 30).
+    ``sqlite:///rel/file.db`` → ``rel/file.db`` (relative to the working directory, as
+    SQLAlchemy reads it); ``sqlite:////abs/file.db`` → ``/abs/file.db``;
+    ``sqlite:///:memory:`` and ``sqlite://`` → ``:memory:``; ``sqlite:rel.db`` → ``rel.db``. Options:
+    ``?synchronous=normal|full|off|extra`` (default ``normal``: durable against a crash of the
+    process, not of the machine), ``?timeout=<seconds>`` (busy timeout, default 30).
 
     Raises:
-        StorageError: no path, or an unknown option.
+        StorageError: no path, a host (``sqlite://host/…``), or an unknown option.
     """
     rest = url.split(":", 1)[1]
     rest, _, query = rest.partition("?")
-    if rest.startswith("//"):
-        rest = rest[2:]
-    if rest.startswith("/:memory:"):
+    if rest == "//":  # SQLAlchemy's in-memory database
         rest = ":memory:"
+    elif rest.startswith("//"):
+        host, slash, rest = rest[2:].partition("/")
+        if host or not slash:
+            raise StorageError(
+                f"a sqlite URL names no host: {url!r}; use sqlite:///relative/path.db "
+                "or sqlite:////absolute/path.db"
+            )
     opts: dict[str, str] = {}
     for part in filter(None, query.split("&")):
         key, _, value = part.partition("=")
@@ -69,7 +80,10 @@ def sqlite_path_from_url(url: str) -> tuple[str, dict[str, str]]:
     if opts.get("synchronous", "normal").lower() not in _SYNC_LEVELS:
         raise StorageError(f"synchronous must be one of {sorted(_SYNC_LEVELS)} in {url!r}")
     if not rest:
-        raise StorageError(f"no database file in {url!r}: use sqlite:///abs/path.db")
+        raise StorageError(
+            f"no database file in {url!r}: use sqlite:///relative/path.db or "
+            "sqlite:////absolute/path.db"
+        )
     return rest, opts
 
 
