@@ -243,7 +243,8 @@ def _results_in_call_order(rows: list[Row], replies: dict[str, list[Row]]) -> li
         calls = [
             str(b.get("id", ""))
             for _, o in lines
-            for b in o["message"].get("content") or []
+            if isinstance(content := o["message"].get("content"), list)
+            for b in content
             if isinstance(b, dict) and b.get("type") == "tool_use"
         ]
         for k, call_id in enumerate(calls):
