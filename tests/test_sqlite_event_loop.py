@@ -19,7 +19,7 @@ from typing import TypeVar
 
 import pytest
 
-from sessiontree import SQLRepo, StorageError
+from sessiontree import SQLRepo, StorageError, StorageTimeoutError
 
 T = TypeVar("T")
 
@@ -166,7 +166,9 @@ async def test_a_lock_held_past_the_busy_timeout_fails_the_append_without_stalli
         kept = await s.append_message(user("kept"))
         with write_lock_held(path):
             async with Heartbeat().running() as beat:
-                with pytest.raises(StorageError, match=r"locked by another writer for over 0.5 s"):
+                with pytest.raises(
+                    StorageTimeoutError, match=r"locked by another writer for over 0.5 s"
+                ):
                     await s.append_message(user("refused"))
         assert beat.max_gap < MAX_GAP_S
         assert [e.id for e in await s.get_entries()] == [kept]

@@ -28,7 +28,7 @@ from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
-from sessiontree.errors import SessionTreeError, StorageError
+from sessiontree.errors import SessionTreeError, StorageError, StorageTimeoutError
 from sessiontree.ids import now_ms
 from sessiontree.storage.private_files import (
     create_private_file,
@@ -225,7 +225,7 @@ class SQLiteConnection:
         if "readonly" in msg or "read-only" in msg:
             return self._read_only_error()
         if isinstance(exc, sqlite3.Error) and is_busy(exc):
-            return StorageError(
+            return StorageTimeoutError(
                 f"{self.path}: database is locked by another writer for over {self._timeout:g} s"
             )
         return StorageError(f"{self.path}: {msg}")
