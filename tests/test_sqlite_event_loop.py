@@ -15,7 +15,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 
@@ -227,3 +227,47 @@ def test_an_engine_dropped_without_close_stops_its_thread(tmp_path: Path) -> Non
     while len(ours()) > before and time.monotonic() < deadline:
         time.sleep(0.01)
     assert len(ours()) == before
+
+
+def _append_in_child(session: Any, done: Any) -> None:
+    async def child() -> str:
+        new: str = await session.append_message(user("from the child"))
+        await session.storage.close()
+        return new
+
+    done.put(asyncio.run(child()))
+
+
+@pytest.mark.filterwarnings("ignore:.*fork.*:DeprecationWarning")  # fork with threads alive
+def test_a_forked_child_opens_its_own_connection_and_thread(tmp_path: Path) -> None:
+    # the connection's thread does not exist in a forked child: the child's calls must not
+    # wait for it, nor use the parent's connection
+    import multiprocessing
+
+    repo = SQLRepo(f"sqlite:///{tmp_path / 's.db'}")
+
+    async def start() -> tuple[Any, str]:
+        s = await repo.create()
+        return s, await s.append_message(user("from the parent"))
+
+    session, first = asyncio.run(start())
+    ctx = multiprocessing.get_context("fork")
+    done = ctx.Queue()
+    child = ctx.Process(target=_append_in_child, args=(session, done))
+    child.start()
+    child.join(30)
+    if child.is_alive():
+        child.kill()
+        child.join()
+    assert child.exitcode == 0
+    from_child = done.get(timeout=5)
+    done.close()
+
+    async def finish() -> list[str]:
+        third = await session.append_message(user("the parent again"))
+        ids = [e.id for e in await session.get_branch()]
+        await repo.close()
+        assert ids[-1] == third
+        return ids
+
+    assert asyncio.run(finish())[:2] == [first, from_child]

@@ -140,7 +140,7 @@ def _on_connection_thread(
 
     @functools.wraps(method)
     async def call(self: SQLiteConnection, *args: Any, **kwargs: Any) -> Any:
-        thread = self._thread
+        thread = self._running_thread()
         if thread is not None and threading.get_ident() == thread.ident:
             # called by another operation of this connection: already on its thread
             return await method(self, *args, **kwargs)
@@ -196,6 +196,8 @@ class SQLiteConnection:
         self._closed = False
         self._thread: ConnectionThread | None = None
         self._stop_thread: weakref.finalize[Any, Any] | None = None
+        self._inherited: list[sqlite3.Connection] = []
+        """Connections of the process this one was forked from (see :meth:`_running_thread`)."""
         self._leaf_types: dict[str, tuple[str | None, str]] = {}
         """Per session: the leaf this connection's last append left and its type."""
 
@@ -210,6 +212,22 @@ class SQLiteConnection:
                 and not getattr(value, "__sessiontree_on_thread__", False)
             ):
                 setattr(cls, name, _on_connection_thread(value))
+
+    def _running_thread(self) -> ConnectionThread | None:
+        """The connection's thread, ``None`` before it starts, or in a process forked since
+        (where it does not run). A forked child drops the connection too: SQLite connections
+        must not be used across ``fork``, and closing it could touch the parent's locks; the
+        child opens its own on its next call."""
+        thread = self._thread
+        if thread is not None and thread.pid != os.getpid():
+            if self._stop_thread is not None:
+                self._stop_thread.detach()
+            self._thread = self._stop_thread = None
+            if self._conn is not None:
+                self._inherited.append(self._conn)  # kept, never used nor closed here
+                self._conn = None
+            return None
+        return thread
 
     def _start_thread(self) -> ConnectionThread:
         """The connection's thread, started; stopped when this is closed or collected."""
@@ -405,7 +423,7 @@ class SQLiteConnection:
         """Close the connection once the operations already called are done, and stop its
         thread. Later calls raise :class:`StorageError`. Idempotent."""
         self._closed = True
-        thread = self._thread
+        thread = self._running_thread()
         if thread is None:
             self._close_now()
             return

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import queue
 import threading
 from collections.abc import Callable
@@ -77,6 +78,8 @@ class ConnectionThread:
     """
 
     def __init__(self, name: str) -> None:
+        self.pid = os.getpid()
+        """The process the thread runs in (a forked child has no such thread)."""
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=_serve, args=(self._jobs,), name=name, daemon=True)
         self._thread.start()
