@@ -213,20 +213,18 @@ def test_an_engine_dropped_without_close_stops_its_thread(tmp_path: Path) -> Non
     import gc
     import threading
 
-    async def use() -> None:
+    async def use() -> threading.Thread:
         repo = SQLRepo(f"sqlite:///{tmp_path / 's.db'}")
         await (await repo.create()).append_message(user("x"))
+        ours = [t for t in threading.enumerate() if t.name.startswith("sessiontree-sqlite")]
+        mine = [t for t in ours if str(tmp_path) in t.name]
+        assert len(mine) == 1
+        return mine[0]
 
-    def ours() -> list[threading.Thread]:
-        return [t for t in threading.enumerate() if t.name.startswith("sessiontree-sqlite")]
-
-    before = len(ours())
-    asyncio.run(use())
+    thread = asyncio.run(use())
     gc.collect()
-    deadline = time.monotonic() + 5
-    while len(ours()) > before and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert len(ours()) == before
+    thread.join(5)
+    assert not thread.is_alive()
 
 
 def _append_in_child(session: Any, done: Any) -> None:
