@@ -51,6 +51,7 @@ from sessiontree.errors import (
     SessionNotFoundError,
     SessionTreeError,
     StorageError,
+    StorageTimeoutError,
     SummaryError,
 )
 from sessiontree.messages import (
@@ -219,6 +220,7 @@ __all__ = [
     "SessionStorage",
     "SessionTreeError",
     "StorageError",
+    "StorageTimeoutError",
     "Summarizer",
     "SummaryError",
     "SummaryResult",

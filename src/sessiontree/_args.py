@@ -13,6 +13,7 @@ from typing import Any
 from sessiontree.errors import InvalidArgumentError
 
 __all__ = [
+    "MAX_COUNT",
     "MAX_ENTRY_ID_CHARS",
     "check_bool",
     "check_count",
@@ -20,6 +21,11 @@ __all__ = [
     "check_text",
     "check_types",
 ]
+
+MAX_COUNT = 2**63 - 1
+"""The largest count argument (``limit``, ``offset``, ...) any backend takes: the largest
+SQLite ``INTEGER`` and PostgreSQL ``bigint``. Larger ones are refused on every backend, not
+passed on for the driver to fail on."""
 
 MAX_ENTRY_ID_CHARS = 512
 """The longest entry id any backend stores (PostgreSQL's unique index holds at most ~2.7 kB
@@ -45,16 +51,16 @@ def check_entry_id(value: object, what: str, *, optional: bool = False) -> None:
 
 
 def check_count(value: object, what: str, *, optional: bool = False) -> None:
-    """A count argument (``limit``, ``offset``, ``tokens_before``): an ``int`` ≥ 0, not a
-    ``bool`` (or ``None`` when ``optional``).
+    """A count argument (``limit``, ``offset``, ``tokens_before``): an ``int`` from 0 to
+    :data:`MAX_COUNT`, not a ``bool`` (or ``None`` when ``optional``).
 
     Raises:
         InvalidArgumentError: anything else.
     """
     if value is None and optional:
         return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        kind = "an int >= 0" + (" or None" if optional else "")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
+        kind = f"an int from 0 to {MAX_COUNT}" + (" or None" if optional else "")
         raise InvalidArgumentError(f"{what} must be {kind}, not {_got(value)}")
 
 

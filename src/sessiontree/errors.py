@@ -16,6 +16,7 @@ builtin, so ``except LookupError`` / ``except ValueError`` keep working::
     │   └── InvalidMetadataError (ValueError)
     ├── CorruptSessionError (ValueError)
     ├── StorageError (OSError)
+    │   └── StorageTimeoutError (TimeoutError)
     ├── MissingExtraError (ImportError)
     ├── CompactionError (RuntimeError)
     ├── SummaryError (RuntimeError)
@@ -55,6 +56,7 @@ __all__ = [
     "SessionNotFoundError",
     "SessionTreeError",
     "StorageError",
+    "StorageTimeoutError",
     "SummaryError",
 ]
 
@@ -155,6 +157,13 @@ class CorruptSessionError(SessionTreeError, ValueError):
 
 class StorageError(SessionTreeError, OSError):
     """The store cannot be reached or written (bad URL, unreachable server, read-only file)."""
+
+
+class StorageTimeoutError(StorageError, TimeoutError):
+    """The store gave up waiting: a statement ran past PostgreSQL's ``statement_timeout``, a
+    lock was not granted within ``lock_timeout`` (or SQLite's busy timeout), no connection
+    could be made or taken from the pool in time. The operation was rolled back; it may
+    succeed if tried again later."""
 
 
 class MissingExtraError(SessionTreeError, ImportError):

@@ -80,8 +80,8 @@ class SessionRepo(Protocol):
         filter. Indexed on SQL backends.
 
         Raises:
-            InvalidArgumentError: ``limit`` not an int >= 0 or ``None``, ``offset`` not an
-                int >= 0.
+            InvalidArgumentError: ``limit`` not an int from 0 to 2**63 - 1 or ``None``,
+                ``offset`` not an int from 0 to 2**63 - 1 (the same on every backend).
             InvalidMetadataError: a ``where`` value of another type.
         """
         ...
@@ -104,7 +104,8 @@ class SessionRepo(Protocol):
         query finds nothing. Which hits come first differs by backend.
 
         Raises:
-            InvalidArgumentError: ``query`` is not a str, or ``limit`` not an int >= 0.
+            InvalidArgumentError: ``query`` is not a str, or ``limit`` not an int from 0 to
+                2**63 - 1.
         """
         ...
 
@@ -118,11 +119,13 @@ class SessionRepo(Protocol):
 
 
 def check_list_args(limit: object, offset: object) -> None:
-    """``list``'s paging arguments, alike on every backend.
+    """``list``'s paging arguments, alike on every backend (every repository checks them
+    here before it reads anything).
 
     Raises:
-        InvalidArgumentError: ``limit`` not an int >= 0 or ``None``, ``offset`` not an
-            int >= 0.
+        InvalidArgumentError: ``limit`` not an int from 0 to
+            :data:`~sessiontree._args.MAX_COUNT` or ``None``, ``offset`` not an int in that
+            range.
     """
     check_count(limit, "limit", optional=True)
     check_count(offset, "offset")

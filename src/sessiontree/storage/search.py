@@ -15,6 +15,7 @@ every backend returns the same set of entries.
 
 from __future__ import annotations
 
+from sessiontree._args import check_count
 from sessiontree.errors import InvalidArgumentError
 from sessiontree.messages import AgentMessage, message_text
 
@@ -52,9 +53,9 @@ def check_search_args(query: object, limit: object) -> None:
     """The arguments every backend's ``search`` accepts.
 
     Raises:
-        InvalidArgumentError: ``query`` is not a ``str``, or ``limit`` not an ``int`` ≥ 0.
+        InvalidArgumentError: ``query`` is not a ``str``, or ``limit`` not an ``int`` from 0
+            to :data:`~sessiontree._args.MAX_COUNT`.
     """
     if not isinstance(query, str):
         raise InvalidArgumentError(f"search query must be a str, not {type(query).__name__}")
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-        raise InvalidArgumentError(f"search limit must be an int >= 0, not {limit!r}")
+    check_count(limit, "search limit")

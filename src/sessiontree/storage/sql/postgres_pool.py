@@ -19,6 +19,7 @@ from sessiontree.errors import (
     MissingExtraError,
     SessionTreeError,
     StorageError,
+    StorageTimeoutError,
 )
 from sessiontree.ids import now_ms
 from sessiontree.storage.sql.plan import row_index_text
@@ -34,6 +35,7 @@ from sessiontree.storage.sql.schema import (
 __all__ = [
     "CONNECT_TIMEOUT_S",
     "POOL_MAX_SIZE",
+    "SQLSTATE_ERRORS",
     "PostgresConnection",
     "clean_text",
     "import_drivers",
@@ -45,6 +47,28 @@ CONNECT_TIMEOUT_S = 5
 POOL_MAX_SIZE = 8
 """Connections one engine's pool may open."""
 _MIGRATION_LOCK = 0x5E55_10_7E  # advisory lock key for schema creation
+
+SQLSTATE_ERRORS: dict[str, tuple[bool, str]] = {
+    "57014": (False, "PostgreSQL cancelled the statement (pg_cancel_backend, an administrator)"),
+    "55P03": (True, "a lock was not granted within lock_timeout (another transaction holds it)"),
+    "25P03": (True, "PostgreSQL ended the session after idle_in_transaction_session_timeout"),
+    "25P04": (True, "PostgreSQL ended the transaction after transaction_timeout"),
+    "57P05": (True, "PostgreSQL ended the session after idle_session_timeout"),
+    "57P": (False, "PostgreSQL ended the connection (the server is shutting down or restarting)"),
+    "08": (False, "lost the connection to PostgreSQL"),
+    "53300": (False, "PostgreSQL refused the connection: too many connections"),
+    "53": (False, "PostgreSQL is out of resources (disk, memory)"),
+    "40": (False, "the transaction conflicted with another one and was rolled back; try again"),
+    "28": (False, "PostgreSQL refused the login"),
+    "3D": (False, "no such database"),
+    "25006": (False, "the server only allows reads (a standby?); nothing written"),
+    "42501": (False, "permission denied"),
+}
+"""What a PostgreSQL error means, by SQLSTATE (a code, or a class prefix; the first match
+wins): ``(timed out, what happened)``. A timed-out one is a
+:class:`~sessiontree.errors.StorageTimeoutError`, the rest :class:`StorageError`. A statement
+cancelled by ``statement_timeout`` shares ``57014`` with one cancelled on request; the server's
+message tells them apart (English server messages, the default ``lc_messages``)."""
 
 
 def import_drivers() -> tuple[Any, Any]:
@@ -121,20 +145,50 @@ class PostgresConnection:
         self._opening: asyncio.Lock | None = None
         self._closed = False
 
-    def _error(self, exc: BaseException, session_id: str | None = None) -> SessionTreeError:
-        errors = self._psycopg.errors
+    def _error(
+        self, exc: BaseException, session_id: str | None = None, *, connecting: bool = False
+    ) -> SessionTreeError:
+        """The sessiontree error for a driver error: every psycopg error of this engine is
+        translated here, by class and SQLSTATE (:data:`SQLSTATE_ERRORS`), into what happened.
+        ``connecting``: it came from opening the first connection (no SQLSTATE then means
+        the server cannot be reached, not a connection lost)."""
+        psycopg, errors = self._psycopg, self._psycopg.errors
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        where = self._where
         if isinstance(exc, errors.UniqueViolation):
             return DuplicateEntryError(f"already exists ({first})", session_id=session_id)
-        if isinstance(exc, self._psycopg.DataError):
+        if isinstance(exc, psycopg.DataError):
             return InvalidEntryError(
                 f"PostgreSQL refused the value: {first}", session_id=session_id
             )
         if isinstance(exc, self._pool_mod.PoolTimeout):
-            return StorageError(f"{self._where}: no connection available: {first}")
-        if isinstance(exc, self._psycopg.OperationalError):
-            return StorageError(f"{self._where}: cannot reach PostgreSQL: {first}")
-        return StorageError(f"{self._where}: {first}")
+            return StorageTimeoutError(
+                f"{where}: no connection free in time (all {POOL_MAX_SIZE} of the pool busy,"
+                f" or the server cannot be reached): {first}"
+            )
+        if isinstance(exc, getattr(errors, "ConnectionTimeout", ())):
+            return StorageTimeoutError(
+                f"{where}: cannot reach PostgreSQL within connect_timeout: {first}"
+            )
+        sqlstate: str | None = getattr(exc, "sqlstate", None)
+        if sqlstate is not None:
+            if sqlstate == "57014" and "statement timeout" in first:
+                return StorageTimeoutError(
+                    f"{where}: the statement ran past statement_timeout and PostgreSQL"
+                    f" cancelled it: {first}"
+                )
+            if connecting and sqlstate.startswith("08"):
+                return StorageError(f"{where}: cannot reach PostgreSQL: {first}")
+            for prefix, (timed_out, what) in SQLSTATE_ERRORS.items():
+                if sqlstate.startswith(prefix):
+                    kind = StorageTimeoutError if timed_out else StorageError
+                    return kind(f"{where}: {what}: {first}")
+            return StorageError(f"{where}: {first}")
+        if isinstance(exc, psycopg.OperationalError):
+            if connecting:
+                return StorageError(f"{where}: cannot reach PostgreSQL: {first}")
+            return StorageError(f"{where}: lost the connection to PostgreSQL: {first}")
+        return StorageError(f"{where}: {first}")
 
     async def _get_pool(self) -> Any:
         if self._pool is not None:
@@ -145,10 +199,12 @@ class PostgresConnection:
             self._opening = asyncio.Lock()
         async with self._opening:
             if self._pool is None:
+                connected = False
                 try:
                     first = await self._psycopg.AsyncConnection.connect(
                         self._conninfo, autocommit=True
                     )
+                    connected = True
                     try:
                         await self._setup(first)
                     except BaseException:
@@ -172,7 +228,7 @@ class PostgresConnection:
                 except SessionTreeError:
                     raise
                 except self._psycopg.Error as exc:
-                    raise self._error(exc) from exc
+                    raise self._error(exc, connecting=not connected) from exc
                 self._pool = pool
         return self._pool
 

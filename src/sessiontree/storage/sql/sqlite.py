@@ -6,9 +6,10 @@ Opening (URL, connection, schema check, migration) lives in
 :mod:`~sessiontree.storage.sql.sqlite_sql`, the append in
 :mod:`~sessiontree.storage.sql.sqlite_append`; this module holds the session rows, the reads,
 search and fork.
-Calls are synchronous inside the async methods: each is a short local critical section, far
-cheaper than a hop to a thread. The search-index watermark is read in the append's
-session-row query, so the common append runs no extra statement.
+The async methods' bodies are synchronous ``sqlite3`` code, run whole on the connection's
+own thread (:class:`~sessiontree.storage.sql.sqlite_open.SQLiteConnection`), never on the
+event loop. The search-index watermark is read in the append's session-row query, so the
+common append runs no extra statement.
 """
 
 from __future__ import annotations
@@ -80,8 +81,9 @@ def _insert_session(
 class SQLiteEngine(SQLiteAppender):
     """The :class:`~sessiontree.storage.sql.plan.SQLEngine` over one SQLite file.
 
-    The connection opens on first use. Not thread-safe: use one engine per thread (asyncio
-    tasks on one loop are fine: no method awaits inside a transaction).
+    The connection opens on first use. Each method runs on the connection's thread, one
+    after another, so tasks (and threads) may share one engine; a method awaits only other
+    methods of the engine.
     """
 
     # ------------------------------------------------------------------ sessions

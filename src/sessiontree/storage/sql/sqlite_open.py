@@ -4,6 +4,9 @@ One ``sqlite3`` connection per engine (shared by the repository and every sessio
 in WAL mode with a busy timeout, so readers never block and writers from several processes
 queue instead of failing. Every write runs in ``BEGIN IMMEDIATE`` … ``COMMIT``
 (:func:`write_transaction`), so the validation read and the writes see the same state.
+Every operation runs on the connection's own thread
+(:mod:`~sessiontree.storage.sql.sqlite_thread`), so a write waiting for another process's
+lock, or the opening's retries, never stall the event loop.
 
 Opening is careful: the file is checked to be a sessiontree database (or empty) *before*
 anything is written to it; setting WAL and migrating are retried while another process holds
@@ -13,15 +16,19 @@ the lock during its own first open; a newer schema version is refused.
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import os
 import sqlite3
+import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterator
+import weakref
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
-from sessiontree.errors import SessionTreeError, StorageError
+from sessiontree.errors import SessionTreeError, StorageError, StorageTimeoutError
 from sessiontree.ids import now_ms
 from sessiontree.storage.private_files import (
     create_private_file,
@@ -37,6 +44,7 @@ from sessiontree.storage.sql.schema import (
     check_version,
     foreign_database,
 )
+from sessiontree.storage.sql.sqlite_thread import ConnectionThread
 
 __all__ = [
     "SQLiteConnection",
@@ -110,15 +118,67 @@ def write_transaction(
 
 
 def is_busy(exc: sqlite3.Error) -> bool:
+    """Whether ``exc`` is SQLite's "database is locked" (another connection holds the lock)."""
     msg = str(exc).lower()
     return "locked" in msg or "busy" in msg
+
+
+def _drive(
+    method: Callable[..., Coroutine[Any, Any, Any]],
+    owner: SQLiteConnection,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Any:
+    """Run a coroutine method of a connection to its end in this thread.
+
+    The engine's coroutine methods are synchronous code behind ``async def`` (the protocol
+    is async); they await nothing but each other, so one ``send`` runs them whole.
+
+    Raises:
+        RuntimeError: the method awaited something else (it would need the loop).
+    """
+    coro = method(owner, *args, **kwargs)
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return done.value
+    coro.close()
+    raise RuntimeError(
+        f"{method.__qualname__} awaited something other than the engine's own methods"
+    )
+
+
+def _on_connection_thread(
+    method: Callable[..., Coroutine[Any, Any, Any]],
+) -> Callable[..., Coroutine[Any, Any, Any]]:
+    """``method`` run on the connection's thread (see :class:`SQLiteConnection`)."""
+
+    @functools.wraps(method)
+    async def call(self: SQLiteConnection, *args: Any, **kwargs: Any) -> Any:
+        thread = self._running_thread()
+        if thread is not None and threading.get_ident() == thread.ident:
+            # called by another operation of this connection: already on its thread
+            return await method(self, *args, **kwargs)
+        if self._closed:
+            raise StorageError(f"{self.url}: the repository is closed")
+        if thread is None:
+            thread = self._start_thread()
+        return await thread.run(functools.partial(_drive, method, self, args, kwargs))
+
+    call.__sessiontree_on_thread__ = True  # type: ignore[attr-defined]
+    return call
 
 
 class SQLiteConnection:
     """The connection of one SQLite file, opened (checked, migrated) on first use.
 
-    Not thread-safe: use one per thread (asyncio tasks on one loop are fine as long as no
-    method awaits inside a transaction).
+    Every coroutine method of a subclass (the engine's operations) runs whole on the
+    connection's own thread (:class:`~sessiontree.storage.sql.sqlite_thread.ConnectionThread`),
+    in the order called: its body is synchronous ``sqlite3`` code and may await only other
+    methods of the engine. The event loop is never blocked, not by a lock another process
+    holds for the whole busy timeout nor by the disk, and tasks and threads may share one
+    connection. A call cancelled before its turn does nothing; once started it runs to its
+    end (its transaction commits or rolls back whole).
 
     Files: a new database is created ``0600`` (SQLite gives its ``-wal``/``-shm`` files the
     same mode) and missing directories ``0700``. With ``read_only`` the file is opened with
@@ -149,8 +209,47 @@ class SQLiteConnection:
             raise StorageError(f"timeout must be a number of seconds in {url!r}") from None
         self._conn: sqlite3.Connection | None = None
         self._closed = False
+        self._thread: ConnectionThread | None = None
+        self._stop_thread: weakref.finalize[Any, Any] | None = None
+        self._inherited: list[sqlite3.Connection] = []
+        """Connections of the process this one was forked from (see :meth:`_running_thread`)."""
         self._leaf_types: dict[str, tuple[str | None, str]] = {}
         """Per session: the leaf this connection's last append left and its type."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Put every coroutine method the subclass defines (but :meth:`close`) on the
+        connection's thread."""
+        super().__init_subclass__(**kwargs)
+        for name, value in list(vars(cls).items()):
+            if (
+                name != "close"
+                and inspect.iscoroutinefunction(value)
+                and not getattr(value, "__sessiontree_on_thread__", False)
+            ):
+                setattr(cls, name, _on_connection_thread(value))
+
+    def _running_thread(self) -> ConnectionThread | None:
+        """The connection's thread, ``None`` before it starts, or in a process forked since
+        (where it does not run). A forked child drops the connection too: SQLite connections
+        must not be used across ``fork``, and closing it could touch the parent's locks; the
+        child opens its own on its next call."""
+        thread = self._thread
+        if thread is not None and thread.pid != os.getpid():
+            if self._stop_thread is not None:
+                self._stop_thread.detach()
+            self._thread = self._stop_thread = None
+            if self._conn is not None:
+                self._inherited.append(self._conn)  # kept, never used nor closed here
+                self._conn = None
+            return None
+        return thread
+
+    def _start_thread(self) -> ConnectionThread:
+        """The connection's thread, started; stopped when this is closed or collected."""
+        thread = ConnectionThread(f"sessiontree-sqlite {self.path}")
+        self._thread = thread
+        self._stop_thread = weakref.finalize(self, thread.stop)
+        return thread
 
     def _error(self, exc: BaseException) -> SessionTreeError:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -159,7 +258,7 @@ class SQLiteConnection:
         if "readonly" in msg or "read-only" in msg:
             return self._read_only_error()
         if isinstance(exc, sqlite3.Error) and is_busy(exc):
-            return StorageError(
+            return StorageTimeoutError(
                 f"{self.path}: database is locked by another writer for over {self._timeout:g} s"
             )
         return StorageError(f"{self.path}: {msg}")
@@ -334,8 +433,19 @@ class SQLiteConnection:
                 )
 
     async def close(self) -> None:
-        """Close the connection. Idempotent."""
+        """Close the connection once the operations already called are done, and stop its
+        thread. Later calls raise :class:`StorageError`. Idempotent."""
         self._closed = True
+        thread = self._running_thread()
+        if thread is None:
+            self._close_now()
+            return
+        await thread.run(self._close_now)
+        if self._stop_thread is not None:
+            self._stop_thread()  # once, however many closes wait here
+        self._thread = None
+
+    def _close_now(self) -> None:
         if self._conn is not None:
             conn, self._conn = self._conn, None
             conn.close()
