@@ -262,7 +262,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # what reads a session through its storage; verify also needs the JSONL line rule
     ("session", "branching", "harness", "verify"),
     ("repos",),
-    ("interop", "cli", "testing", "integrations", "sync", "web"),
+    ("interop", "cli", "testing", "integrations", "sync", "usage", "web"),
 )
 """The layers of ``src/sessiontree``, bottom first (names under ``sessiontree.``). A module
 may import its own layer and those below, never one above."""

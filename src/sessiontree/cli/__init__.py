@@ -35,6 +35,7 @@ from sessiontree.cli.edit import checkout_cmd, export_cmd, fork_cmd, label_cmd, 
 from sessiontree.cli.importing import import_cmd
 from sessiontree.cli.maintenance import compact_cmd, verify_cmd
 from sessiontree.cli.serve import serve_cmd
+from sessiontree.cli.usage import usage_cmd
 from sessiontree.errors import SessionTreeError
 
 __all__ = ["CliState", "cli", "main"]
@@ -131,6 +132,7 @@ for _command in (
     rm_cmd,
     search_cmd,
     stats_cmd,
+    usage_cmd,
     verify_cmd,
     compact_cmd,
     chat_cmd,
