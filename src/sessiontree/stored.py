@@ -42,6 +42,8 @@ from sessiontree.ids import entry_id_problem, new_id, now_iso, now_ms
 from sessiontree.messages import MESSAGE_ADAPTER, MESSAGE_ROLES, AgentMessage, parse_message
 
 __all__ = [
+    "check_entry_ids",
+    "check_id",
     "checked_entry",
     "checked_under",
     "discard_checked",
