@@ -429,6 +429,8 @@ async def test_ids_holding_nul_or_a_lone_surrogate_are_refused_alike_everywhere(
                               "message": {"role": "user", "content": "x"}})  # fmt: skip
     with pytest.raises(InvalidEntryError):
         await repo.create(entries=[made[0].model_copy(update={"parent_id": None})])
+    with pytest.raises(InvalidEntryError, match="timestamp"):  # a column too, on SQL
+        await s.append_entry({"type": "custom", "customType": "x", "timestamp": "2026\x00"})
     for read in (s.get_entry, s.get_label, s.set_leaf_id, lambda i: s.get_branch(i)):
         with pytest.raises(InvalidArgumentError):
             await read(bad_id)

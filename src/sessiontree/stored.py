@@ -293,7 +293,8 @@ def stored_form(obj: Any) -> tuple[Entry, bytes]:
     Raises:
         InvalidEntryError: not a valid entry, an id longer than
             :data:`~sessiontree._args.MAX_ENTRY_ID_CHARS`, an id or reference holding a NUL
-            or a lone surrogate (:func:`check_entry_ids`), a value JSON cannot carry, or JSON
+            or a lone surrogate (:func:`check_entry_ids`), a timestamp holding a NUL, a value
+            JSON cannot carry, or JSON
             that does not read back as an entry (names the entry and the field).
     """
     hit = _take_checked(obj)
@@ -307,6 +308,10 @@ def stored_form(obj: Any) -> tuple[Entry, bytes]:
             entry_id=entry.id[:40] + "…",
         )
     check_entry_ids(entry)
+    if "\x00" in entry.timestamp:  # a column on SQL, refused by PostgreSQL: refused alike
+        raise InvalidEntryError(
+            f"timestamp {entry.timestamp!r} holds a NUL character", entry_id=entry.id
+        )
     data = dump_entry_json(entry)
     try:
         return validate_entry_json(data), data
