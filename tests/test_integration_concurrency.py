@@ -23,7 +23,7 @@ import pytest
 from backends import throwaway_pg_database
 
 WORKERS = 3
-ROUNDS = 40
+ROUNDS = 24
 APPENDS = 12
 
 
@@ -107,21 +107,25 @@ BATCH = [
     }
     for n in range(6)
 ]
-KEY = {"project_key": "proj", "session_id": "retried"}
+
+
+def key(n: int) -> dict[str, str]:
+    return {"project_key": "proj", "session_id": f"retried-{n}"}
 
 
 def append_same_batch(url: str, who: int, out: str, start: Any) -> None:
-    """One process: append the same growing prefixes of :data:`BATCH` again and again, as
-    the SDK's retries do; write every error's type name to ``out``."""
+    """One process: in each round, all processes at once (a barrier), append the same batch
+    to that round's key, as the SDK's retries do; write every error to ``out``."""
     from sessiontree.integrations.claude_agent_sdk import SessionTreeStore
 
     async def run() -> list[str]:
         store = SessionTreeStore(url=url)
         errors: list[str] = []
         for n in range(APPENDS):
+            lines: Any = [dict(line) for line in BATCH]
+            start.wait()
             try:
-                lines: Any = [dict(line) for line in BATCH[: 2 + n % 5]]
-                await store.append(KEY, lines)  # type: ignore[arg-type]
+                await store.append(key(n), lines)  # type: ignore[arg-type]
             except Exception as exc:
                 errors.append(f"{type(exc).__name__}: {exc}")
         return errors
@@ -140,9 +144,11 @@ def test_the_same_batch_appended_by_several_processes_is_stored_once(
     with store_url(backend, tmp_path) as url:
         results = run_workers(append_same_batch, url, tmp_path)
         with open_repo(url) as repo:
-            loaded = asyncio.run(SessionTreeStore(repo=repo).load(KEY))  # type: ignore[arg-type]
-            session = repo.open(store_session_id(KEY))
-            parents = [(e.id, e.parent_id) for e in session.get_entries()]
+            store = SessionTreeStore(repo=repo)
+            for n in range(APPENDS):
+                loaded = asyncio.run(store.load(key(n)))  # type: ignore[arg-type]
+                assert loaded == BATCH
+                session = repo.open(store_session_id(key(n)))
+                parents = [(e.id, e.parent_id) for e in session.get_entries()]
+                assert parents == [(line["uuid"], line["parentUuid"]) for line in BATCH]
     assert [errors for errors in results] == [[]] * WORKERS
-    assert loaded == BATCH
-    assert parents == [(line["uuid"], line["parentUuid"]) for line in BATCH]
