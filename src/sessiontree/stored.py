@@ -263,7 +263,8 @@ def check_entry_ids(entry: Entry, *, session_id: str | None = None) -> None:
     Raises:
         InvalidEntryError: names the field and the id.
     """
-    check_id(entry.id, "id", entry.id, session_id)
+    if isinstance(entry.id, str):  # not a str: the read-back names the fault
+        check_id(entry.id, "id", entry.id, session_id)
     for what, field in _ID_FIELDS:
         value = getattr(entry, field, None)
         if isinstance(value, str):
@@ -308,7 +309,8 @@ def stored_form(obj: Any) -> tuple[Entry, bytes]:
             entry_id=entry.id[:40] + "…",
         )
     check_entry_ids(entry)
-    if "\x00" in entry.timestamp:  # a column on SQL, refused by PostgreSQL: refused alike
+    stamp = entry.timestamp  # a column on SQL, where PostgreSQL refuses a NUL: refused alike
+    if isinstance(stamp, str) and "\x00" in stamp:
         raise InvalidEntryError(
             f"timestamp {entry.timestamp!r} holds a NUL character", entry_id=entry.id
         )
