@@ -395,3 +395,45 @@ def test_verify_reads_a_bom_header_without_newline_as_whole(tmp_path: Path) -> N
     assert torn_final_line(path) is None
     path.write_bytes(b"\xef\xbb\xbf" + header[:-5])
     assert torn_final_line(path) == 1
+
+
+@pytest.mark.parametrize("bad_id", ["a\x00b", "\ud800", "x\udc00y"], ids=["nul", "high", "low"])
+async def test_ids_holding_nul_or_a_lone_surrogate_are_refused_alike_everywhere(
+    repo: SessionRepo, bad_id: str
+) -> None:
+    """A NUL id was stored by memory, JSONL and SQLite and refused by PostgreSQL alone; a
+    lone surrogate raised the SQL drivers' UnicodeEncodeError. Now every backend gives the
+    same InvalidEntryError, and nothing is stored."""
+    from sessiontree import InvalidArgumentError, LabelEntry, LeafEntry, MessageEntry
+    from sessiontree.messages import UserMessage
+
+    s = await repo.create()
+    u = await s.append_message(user("q"))
+    before = await snapshot(s)
+    message = UserMessage(content="x")
+    made: list[Any] = [
+        MessageEntry.model_construct(id=bad_id, parent_id=u, message=message, timestamp="t"),
+        MessageEntry(parent_id=u, message=message).model_copy(update={"parent_id": bad_id}),
+        LabelEntry(target_id=u, label="l", parent_id=u).model_copy(update={"target_id": bad_id}),
+        LeafEntry(target_id=u, parent_id=u).model_copy(update={"target_id": bad_id}),
+    ]
+    messages = []
+    for entry in made:
+        for append in (s.append_entry, lambda e: s.storage.append_entries([e])):
+            with pytest.raises(InvalidEntryError) as err:
+                await append(entry)
+            messages.append(str(err.value).replace(s.id, "<session>"))
+    with pytest.raises(InvalidEntryError):
+        await s.append_entry({"type": "message", "id": bad_id, "parentId": u,
+                              "timestamp": "2026-01-01T00:00:00.000Z",
+                              "message": {"role": "user", "content": "x"}})  # fmt: skip
+    with pytest.raises(InvalidEntryError):
+        await repo.create(entries=[made[0].model_copy(update={"parent_id": None})])
+    with pytest.raises(InvalidEntryError, match="timestamp"):  # a column too, on SQL
+        await s.append_entry({"type": "custom", "customType": "x", "timestamp": "2026\x00"})
+    for read in (s.get_entry, s.get_label, s.set_leaf_id, lambda i: s.get_branch(i)):
+        with pytest.raises(InvalidArgumentError):
+            await read(bad_id)
+    assert await snapshot(s) == before
+    assert all("cannot be an entry id" in m and repr(bad_id) in m for m in messages), messages
+    assert len(await repo.list()) == 1

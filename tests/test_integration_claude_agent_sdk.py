@@ -289,3 +289,34 @@ def test_a_sync_repository_serves_the_store(tmp_path: Path) -> None:
         assert [i.id for i in repo.list(where={"claudeProjectKey": KEY["project_key"]})] == [
             store_session_id(KEY)
         ]
+
+
+@pytest.mark.parametrize("field", ["uuid", "parentUuid"])
+@pytest.mark.parametrize("bad", ["a\x00b", "cut \ud83d", "\udc00"], ids=["nul", "high", "low"])
+async def test_a_uuid_no_backend_can_hold_is_refused_naming_its_line(
+    repo: SessionRepo, field: str, bad: str
+) -> None:
+    """A lone surrogate in a line's uuid raised untyped errors (pydantic's, the SQL drivers'
+    UnicodeEncodeError); a NUL was stored on three backends and refused on PostgreSQL."""
+    store = SessionTreeStore(repo=repo)
+    first: Any = {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "hi"}}
+    await store.append(KEY, [first])
+    line: Any = {"type": "user", "uuid": "u3", "parentUuid": "u1", field: bad,
+                 "message": {"role": "user", "content": "again"}}  # fmt: skip
+    second: Any = {"type": "user", "uuid": "u2", "message": {"role": "user", "content": "ok"}}
+    with pytest.raises(InvalidEntryError, match=f"transcript line 1: {field} .* cannot be an"):
+        await store.append(KEY, [second, line])
+    assert await store.load(KEY) == [first]
+
+
+async def test_sdk_conformance_with_memory_urls_and_a_shared_named_one() -> None:
+    """``SessionTreeStore(url="memory://")`` was the process-wide shared store: the SDK's
+    runner saw the previous contract's data. Each object now has its own."""
+    await run_session_store_conformance(lambda: SessionTreeStore(url="memory://"))
+    one, two = SessionTreeStore(url="memory://"), SessionTreeStore(url="memory://")
+    line: Any = {"type": "x", "uuid": "u1"}
+    await one.append(KEY, [line])
+    assert await two.load(KEY) is None
+    name = f"memory://claude-{uuidlib.uuid4().hex}"
+    await SessionTreeStore(url=name).append(KEY, [line])
+    assert await SessionTreeStore(url=name).load(KEY) == [line]

@@ -288,3 +288,14 @@ async def test_an_item_that_is_not_a_message_is_refused_naming_its_index(
     with pytest.raises(InvalidEntryError, match="message 1 of the batch"):
         await ours.aadd_messages([HumanMessage("not kept"), item])
     assert [m.content for m in await ours.aget_messages()] == ["kept"]
+
+
+def test_memory_url_histories_are_private_and_a_named_one_is_shared() -> None:
+    first = SessionTreeChatMessageHistory("h", url="memory://")
+    second = SessionTreeChatMessageHistory("h", url="memory://")
+    first.add_user_message("only mine")
+    assert second.messages == []
+    assert [m.content for m in first.messages] == ["only mine"]
+    name = f"memory://lc-{uuid.uuid4().hex}"
+    SessionTreeChatMessageHistory("h", url=name).add_user_message("ours")
+    assert [m.content for m in SessionTreeChatMessageHistory("h", url=name).messages] == ["ours"]

@@ -562,3 +562,38 @@ def test_sessiontree_show_reads_an_sdk_session(tmp_path: Path) -> None:
         True,
         False,
     ]
+
+
+async def test_memory_url_sessions_are_private_like_sqlite_memory_sessions() -> None:
+    """Two ``SessionTreeSession(..., url="memory://")`` shared one process-wide store; each
+    is private now, as two ``SQLiteSession(sid, ":memory:")`` are. A named
+    ``memory://NAME`` is shared by every session given that name."""
+    item: TResponseInputItem = {"role": "user", "content": "hi"}
+    for make in (
+        lambda: SQLiteSession("s"),
+        lambda: SessionTreeSession("s", url="memory://"),
+        lambda: SessionTreeSession("s", url="sqlite:///:memory:"),
+    ):
+        first, second = make(), make()
+        await first.add_items([item])
+        assert await second.get_items() == []
+        assert await first.get_items() == [item]
+    name = f"memory://oa-{uuid.uuid4().hex}"
+    await SessionTreeSession("s", url=name).add_items([item])
+    assert await SessionTreeSession("s", url=name).get_items() == [item]
+
+
+async def test_a_model_item_holding_inf_is_refused_not_stored_as_null(repo: SessionRepo) -> None:
+    from openai.types.responses import ResponseFunctionToolCall
+
+    session = SessionTreeSession("inf", repo=repo)
+    item: Any = {"role": "user", "content": "before"}
+    await session.add_items([item])
+
+    class Scored(ResponseFunctionToolCall):
+        score: float = 0.0
+
+    call = Scored(arguments="{}", call_id="c1", name="f", type="function_call", score=float("inf"))
+    with pytest.raises(InvalidEntryError, match=r"item 1 .*non-finite"):
+        await session.add_items([item, call])  # type: ignore[list-item]
+    assert await session.get_items() == [item]

@@ -320,3 +320,33 @@ def test_a_lone_surrogate_in_a_part_is_a_typed_error_naming_the_message() -> Non
     bad = pa.ModelRequest(parts=[pa.UserPromptPart(content="cut mid-emoji \ud83d")])
     with pytest.raises(InvalidEntryError, match="message 1 cannot be written as JSON"):
         from_model_messages([good, bad])
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
+async def test_a_non_finite_tool_return_is_refused_not_stored_as_null(
+    repo: SessionRepo, value: float
+) -> None:
+    """pydantic's JSON writes ``inf`` as ``null``: the message is refused instead, and the
+    store is left as it was, on every backend."""
+    session = await repo.create()
+    before = await session.get_entries()
+    good = pa.ModelRequest(parts=[pa.UserPromptPart(content="hi")])
+    returned = pa.ModelRequest(
+        parts=[pa.ToolReturnPart(tool_name="measure", content={"ratio": value}, tool_call_id="c1")]
+    )
+    called = pa.ModelResponse(
+        parts=[pa.ToolCallPart(tool_name="measure", args={"x": [1.0, value]}, tool_call_id="c1")]
+    )
+    for bad in (returned, called):
+        with pytest.raises(InvalidEntryError, match=r"message 1 .*non-finite"):
+            for message in from_model_messages([good, bad]):
+                await session.append_message(message)
+    assert await session.get_entries() == before
+    finite = pa.ModelRequest(
+        parts=[pa.ToolReturnPart(tool_name="measure", content={"ratio": 1e308}, tool_call_id="c1")]
+    )
+    for message in from_model_messages([finite]):
+        await session.append_message(message)
+    stored = [e.message for e in await session.get_branch() if isinstance(e, MessageEntry)]
+    (back,) = to_model_messages(stored)
+    assert back.parts[0].content == {"ratio": 1e308}  # type: ignore[union-attr]

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -261,15 +262,34 @@ async def test_driver_errors_keep_their_cause_sqlite(tmp_path: Path) -> None:
 
 
 async def test_driver_errors_keep_their_cause_postgres() -> None:
+    """A write the server refuses (a role that may only read) is a StorageError whose
+    cause is psycopg's error. (A NUL in an id, which PostgreSQL refuses, never reaches the
+    driver: every backend refuses it alike, tests/test_edge_inputs.py.)"""
     import psycopg
 
     with throwaway_pg_database() as url:
         async with SQLRepo(url) as repo:
             s = await repo.create()
-            with pytest.raises(InvalidEntryError) as err:
+            with pytest.raises(InvalidEntryError) as refused:
                 await s.append_entry({"type": "custom", "id": "bad\x00id", "customType": "x"})
-            assert isinstance(err.value.__cause__, psycopg.DataError)
-            assert await s.get_entries() == []
+            assert not isinstance(refused.value.__cause__, psycopg.Error)
+        schema = url.rsplit("%3D", 1)[1]
+        role = f"ro_{uuid.uuid4().hex[:12]}"
+        pg_exec(
+            url,
+            f'CREATE ROLE "{role}" LOGIN',
+            f'GRANT USAGE ON SCHEMA "{schema}" TO "{role}"',
+            f'GRANT SELECT ON ALL TABLES IN SCHEMA "{schema}" TO "{role}"',
+        )
+        try:
+            async with SQLRepo(url.replace("postgres@", f"{role}@", 1)) as reader:
+                session = await reader.open(s.id)
+                with pytest.raises(StorageError, match="permission denied") as err:
+                    await session.append_custom_entry("x", {})
+                assert isinstance(err.value.__cause__, psycopg.Error)
+                assert await session.get_entries() == []
+        finally:
+            pg_exec(url, f'DROP OWNED BY "{role}"', f'DROP ROLE "{role}"')
 
 
 async def test_closed_repo_refuses_work(store_url: str) -> None:

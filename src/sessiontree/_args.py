@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from sessiontree.errors import InvalidArgumentError
+from sessiontree.ids import entry_id_problem
 
 __all__ = [
     "MAX_COUNT",
@@ -38,7 +39,8 @@ def _got(value: object) -> str:
 
 
 def check_entry_id(value: object, what: str, *, optional: bool = False) -> None:
-    """An entry id argument: a non-empty ``str`` (or ``None`` when ``optional``).
+    """An entry id argument: a non-empty ``str`` (or ``None`` when ``optional``) that
+    :func:`~sessiontree.ids.entry_id_problem` accepts (no NUL, no lone surrogate).
 
     Raises:
         InvalidArgumentError: anything else.
@@ -48,6 +50,9 @@ def check_entry_id(value: object, what: str, *, optional: bool = False) -> None:
     if not isinstance(value, str) or not value:
         kind = "an entry id (non-empty str)" + (" or None" if optional else "")
         raise InvalidArgumentError(f"{what} must be {kind}, not {_got(value)}")
+    problem = entry_id_problem(value)
+    if problem is not None:
+        raise InvalidArgumentError(f"{what} {value!r} is no entry id: it {problem}")
 
 
 def check_count(value: object, what: str, *, optional: bool = False) -> None:

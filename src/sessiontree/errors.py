@@ -15,6 +15,7 @@ builtin, so ``except LookupError`` / ``except ValueError`` keep working::
     │   ├── InvalidSessionIdError (ValueError)
     │   └── InvalidMetadataError (ValueError)
     ├── CorruptSessionError (ValueError)
+    ├── LeafMovedError (RuntimeError)
     ├── StorageError (OSError)
     │   └── StorageTimeoutError (TimeoutError)
     ├── MissingExtraError (ImportError)
@@ -47,6 +48,7 @@ __all__ = [
     "InvalidEntryError",
     "InvalidMetadataError",
     "InvalidSessionIdError",
+    "LeafMovedError",
     "MissingExtraError",
     "ModelAuthError",
     "ModelConfigError",
@@ -153,6 +155,26 @@ class CorruptSessionError(SessionTreeError, ValueError):
         super().__init__(message, session_id=session_id, entry_id=entry_id)
         self.path = None if path is None else Path(path)
         self.line_number = line_number
+
+
+class LeafMovedError(SessionTreeError, RuntimeError):
+    """A conditional leaf move (``set_leaf_id_if``) found the leaf no longer where the caller
+    read it: another writer appended or moved it in between. Nothing was written; read the
+    leaf again and decide again.
+
+    Attributes:
+        expected_id: the leaf the caller expected (``None``: no leaf).
+        actual_id: the leaf the store holds.
+    """
+
+    def __init__(self, session_id: str, expected_id: str | None, actual_id: str | None) -> None:
+        super().__init__(
+            f"the leaf is {actual_id!r}, not {expected_id!r}: another writer moved it; "
+            "nothing was written",
+            session_id=session_id,
+        )
+        self.expected_id = expected_id
+        self.actual_id = actual_id
 
 
 class StorageError(SessionTreeError, OSError):

@@ -17,6 +17,7 @@ from sessiontree.errors import InvalidSessionIdError
 __all__ = [
     "SESSION_ID_PATTERN",
     "check_session_id",
+    "entry_id_problem",
     "is_session_id",
     "iso_from_ms",
     "ms_from_iso",
@@ -45,6 +46,24 @@ def check_session_id(session_id: str) -> str:
             f"session id {session_id!r} is not allowed: use 1-128 of [A-Za-z0-9_-]"
         )
     return session_id
+
+
+def entry_id_problem(entry_id: str) -> str | None:
+    """Why ``entry_id`` cannot be an entry id on every backend, ``None`` when it can.
+
+    Entry ids may be any non-empty string (imports keep their source's ids), except one
+    holding a NUL character (PostgreSQL text cannot hold it) or a lone surrogate (not
+    UTF-8, which every backend writes): each backend refuses those alike. ~50 ns for an
+    ASCII id.
+    """
+    if "\x00" in entry_id:
+        return "holds a NUL character"
+    if not entry_id.isascii():
+        try:
+            entry_id.encode("utf-8")
+        except UnicodeEncodeError:
+            return "holds a lone surrogate (not UTF-8)"
+    return None
 
 
 def new_id() -> str:

@@ -412,6 +412,24 @@ class Session:
         check_entry_id(target_id, "target_id", optional=True)
         await self.storage.set_leaf_id(target_id)
 
+    async def set_leaf_id_if(self, target_id: str | None, expected_id: str | None) -> None:
+        """Move the leaf to ``target_id`` only if it is still ``expected_id`` (compare-and-set).
+
+        For read-modify-write of the leaf: read the leaf (and what hangs above it), decide
+        where it goes, then move it with this; on
+        :class:`~sessiontree.errors.LeafMovedError` another writer
+        moved it in between, so read again and decide again. The check and the append are
+        one atomic step on every backend (:meth:`SessionStorage.set_leaf_id_if`).
+
+        Raises:
+            LeafMovedError: the leaf is not ``expected_id``; nothing was written.
+            EntryNotFoundError: unknown id. InvalidEntryError: a bookkeeping entry.
+            InvalidArgumentError: ``target_id`` or ``expected_id`` is not an entry id or ``None``.
+        """
+        check_entry_id(target_id, "target_id", optional=True)
+        check_entry_id(expected_id, "expected_id", optional=True)
+        await self.storage.set_leaf_id_if(target_id, expected_id)
+
     async def navigate(
         self,
         target_id: str | None,

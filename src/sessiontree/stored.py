@@ -38,10 +38,12 @@ from sessiontree.entries import (
     with_parent,
 )
 from sessiontree.errors import InvalidEntryError
-from sessiontree.ids import new_id, now_iso, now_ms
+from sessiontree.ids import entry_id_problem, new_id, now_iso, now_ms
 from sessiontree.messages import MESSAGE_ADAPTER, MESSAGE_ROLES, AgentMessage, parse_message
 
 __all__ = [
+    "check_entry_ids",
+    "check_id",
     "checked_entry",
     "checked_under",
     "discard_checked",
@@ -237,6 +239,46 @@ def stored_form_under(obj: Any, parent_id: str | None) -> tuple[Entry, bytes]:
     return (entry, data) if entry.parent_id == parent_id else reparent(entry, data, parent_id)
 
 
+def check_id(value: str, what: str, entry_id: str, session_id: str | None = None) -> None:
+    """Refuse ``value`` (the entry's ``id``, or the id its field ``what`` refers to) when
+    :func:`~sessiontree.ids.entry_id_problem` does.
+
+    Raises:
+        InvalidEntryError: names the field and the id.
+    """
+    problem = entry_id_problem(value)
+    if problem is not None:
+        raise InvalidEntryError(
+            f"{what} {value!r} cannot be an entry id: it {problem}",
+            session_id=session_id,
+            entry_id=None if what == "id" else entry_id,
+        )
+
+
+def check_entry_ids(entry: Entry, *, session_id: str | None = None) -> None:
+    """Refuse an entry whose id, or an id it refers to (``parentId``, ``targetId``,
+    ``fromId``, ``firstKeptEntryId``), no backend can hold: one holding a NUL or a lone
+    surrogate. Every backend refuses it alike, before anything is read or written.
+
+    Raises:
+        InvalidEntryError: names the field and the id.
+    """
+    if isinstance(entry.id, str):  # not a str: the read-back names the fault
+        check_id(entry.id, "id", entry.id, session_id)
+    for what, field in _ID_FIELDS:
+        value = getattr(entry, field, None)
+        if isinstance(value, str):
+            check_id(value, what, entry.id, session_id)
+
+
+_ID_FIELDS = (
+    ("parentId", "parent_id"),
+    ("targetId", "target_id"),
+    ("fromId", "from_id"),
+    ("firstKeptEntryId", "first_kept_entry_id"),
+)
+
+
 def stored_form(obj: Any) -> tuple[Entry, bytes]:
     """What a backend stores for an entry to append: its JSON, and the entry read back from it.
 
@@ -251,7 +293,9 @@ def stored_form(obj: Any) -> tuple[Entry, bytes]:
 
     Raises:
         InvalidEntryError: not a valid entry, an id longer than
-            :data:`~sessiontree._args.MAX_ENTRY_ID_CHARS`, a value JSON cannot carry, or JSON
+            :data:`~sessiontree._args.MAX_ENTRY_ID_CHARS`, an id or reference holding a NUL
+            or a lone surrogate (:func:`check_entry_ids`), a timestamp holding a NUL, a value
+            JSON cannot carry, or JSON
             that does not read back as an entry (names the entry and the field).
     """
     hit = _take_checked(obj)
@@ -263,6 +307,12 @@ def stored_form(obj: Any) -> tuple[Entry, bytes]:
             f"entry id of {len(entry.id):,} characters is longer than the "
             f"{MAX_ENTRY_ID_CHARS} any store keeps",
             entry_id=entry.id[:40] + "…",
+        )
+    check_entry_ids(entry)
+    stamp = entry.timestamp  # a column on SQL, where PostgreSQL refuses a NUL: refused alike
+    if isinstance(stamp, str) and "\x00" in stamp:
+        raise InvalidEntryError(
+            f"timestamp {entry.timestamp!r} holds a NUL character", entry_id=entry.id
         )
     data = dump_entry_json(entry)
     try:

@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import copy
 import hashlib
+import math
+import random
 import weakref
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 
 import orjson
@@ -16,24 +18,29 @@ from sessiontree.entries import MessageEntry
 from sessiontree.errors import (
     DuplicateEntryError,
     InvalidEntryError,
+    LeafMovedError,
     MissingExtraError,
     SessionNotFoundError,
 )
 from sessiontree.ids import check_session_id
 from sessiontree.messages import AgentMessage, parse_message
-from sessiontree.repos import SessionRepo, default_url
+from sessiontree.repos import SessionRepo, default_url, is_private_url
 from sessiontree.session import Session
 from sessiontree.stored import stored_form
 from sessiontree.sync import LoopThread, SyncRepo, shared_repo
+from sessiontree.sync import open_repo as open_sync_repo
 
 __all__ = [
     "LoopLocks",
     "RepoHandle",
     "append_chain",
     "check_batch",
+    "clear_leaf",
+    "holds_non_finite",
     "import_extra",
     "open_or_create",
     "original_of",
+    "retry_leaf_move",
     "tree_session_id",
     "with_original",
 ]
@@ -65,7 +72,11 @@ class RepoHandle:
     given, or on the loop thread of a :class:`sessiontree.sync.SyncRepo` it was given, or of
     the process-wide :func:`sessiontree.sync.shared_repo` of a URL.
 
-    The second is what makes an adapter built from a URL work under any loop: the SDKs run
+    A private URL (``memory://``, ``sqlite:///:memory:``: :func:`sessiontree.repos.is_private_url`)
+    gets a store of its own instead, on a loop thread of its own, closed when the object is
+    dropped; a named ``memory://NAME`` is shared like any other URL.
+
+    The loop thread is what makes an adapter built from a URL work under any loop: the SDKs run
     their hooks on loops they create and tear down (``Runner.run_sync`` shuts down a loop's
     async generators after every call), which a connection pool created on one of them does
     not survive.
@@ -80,8 +91,12 @@ class RepoHandle:
         self._runner: LoopThread | None = None
         given: Any = repo
         if given is None:
-            given = shared_repo(url if url is not None else default_url())
+            url = url if url is not None else default_url()
+            # a private store (memory://, sqlite:///:memory:) is this object's own: sharing
+            # the process-wide repository of its URL would show it every other object's data
+            given = open_sync_repo(url) if is_private_url(url) else shared_repo(url)
         if isinstance(given, SyncRepo):
+            self._sync = given  # held: a private store is closed when its SyncRepo is dropped
             self.repo: SessionRepo = given.aio
             self._runner = given.runner
         else:
@@ -159,6 +174,22 @@ class LoopLocks:
         return lock
 
 
+def holds_non_finite(value: Any) -> bool:
+    """Whether a float ``inf`` or ``nan`` is anywhere in ``value`` (through dicts, lists,
+    tuples and sets): what a framework's JSON dump would write as ``null`` unasked."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple | set | frozenset):
+            stack.extend(item)
+    return False
+
+
 def import_extra(module: str, extra: str) -> Any:
     """Import ``module`` or raise :class:`MissingExtraError` naming ``sessiontree[extra]``."""
     import importlib
@@ -187,6 +218,36 @@ async def append_chain(session: Session, messages: Sequence[AgentMessage]) -> No
         stored_form(entry)
     for entry in entries:
         await session.storage.append_entry(entry, at_leaf=True)
+
+
+async def retry_leaf_move(step: Callable[[], Awaitable[T]]) -> T:
+    """``await step()`` until it ends without :class:`LeafMovedError`.
+
+    ``step`` is one read-modify-write of the leaf: it reads the leaf (and the branch under
+    it), decides, and moves the leaf with :meth:`Session.set_leaf_id_if` expecting the leaf
+    it read, so a move decided on a stale read is never written. A conflict means another
+    writer got through, so the loop always progresses; a short random pause between tries
+    keeps writers in several processes from colliding in step.
+    """
+    attempt = 0
+    while True:
+        try:
+            return await step()
+        except LeafMovedError:
+            attempt += 1
+            await asyncio.sleep(random.uniform(0, 0.001 * min(attempt, 20)))
+
+
+async def clear_leaf(session: Session) -> None:
+    """Move the leaf to ``None`` (the next append starts a new root), unless it is there
+    already; atomic against other writers (:func:`retry_leaf_move`)."""
+
+    async def step() -> None:
+        leaf = await session.get_leaf_id()
+        if leaf is not None:
+            await session.set_leaf_id_if(None, leaf)
+
+    await retry_leaf_move(step)
 
 
 def with_original(message: AgentMessage, key: str, original: Any, stamp: int) -> AgentMessage:

@@ -31,8 +31,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from sessiontree.entries import CustomEntry, Entry, MessageEntry
-from sessiontree.errors import InvalidEntryError, SessionNotFoundError
-from sessiontree.ids import new_id, now_ms
+from sessiontree.errors import DuplicateEntryError, InvalidEntryError, SessionNotFoundError
+from sessiontree.ids import entry_id_problem, new_id, now_ms
 from sessiontree.integrations._common import (
     LoopLocks,
     RepoHandle,
@@ -132,39 +132,36 @@ class SessionTreeStore:
     async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
         """Append transcript lines in order; lines whose ``uuid`` is stored already are skipped.
 
+        Idempotent per ``uuid``, also when the same batch is appended by several writers at
+        once (the SDK retries; another process may mirror the same transcript): a line is
+        stored once, by whichever writer gets there first, and the others skip it as they
+        skip a line stored before.
+
         Raises:
-            InvalidEntryError: a line that is not a JSON object JSON can carry (nothing stored).
+            InvalidEntryError: a line that is not a JSON object JSON can carry, or whose
+                ``uuid`` or ``parentUuid`` cannot be an entry id (a NUL character, a lone
+                surrogate); the error names the line's index. Nothing of the batch is stored.
         """
         if not entries:
             return
         check_batch(entries, Mapping, item="transcript line", expected="a JSON object")
-        await self._handle.run(self._append(key, [dict(e) for e in entries]))
+        lines = [dict(e) for e in entries]
+        _check_line_ids(lines, store_session_id(key))
+        await self._handle.run(self._append(key, lines))
 
     async def _append(self, key: Mapping[str, Any], lines: list[dict[str, Any]]) -> None:
         async with self._locks.get():
             session = await open_or_create(self.repo, store_session_id(key), _key_metadata(key))
-            previous = await _last_line_entry(session)
-            seen: set[str] = set()
-            batch: list[Entry] = []
-            for line in lines:
-                uuid = line.get("uuid")
-                if isinstance(uuid, str) and uuid:
-                    if uuid in seen or await session.get_entry(uuid) is not None:
-                        continue
-                    seen.add(uuid)
-                    entry_id = uuid
-                    parent = line.get("parentUuid")
-                    parent_id = (
-                        parent
-                        if isinstance(parent, str)
-                        and (parent in seen or await session.get_entry(parent) is not None)
-                        else None
-                    )
-                else:
-                    entry_id, parent_id = new_id(), previous
-                batch.append(_line_entry(line, entry_id, parent_id))
-                previous = entry_id
-            await session.storage.append_entries(batch)
+            # a DuplicateEntryError means another writer stored a line of this batch since it
+            # was planned: plan again (that line is skipped now, so this ends)
+            for attempt in range(len(lines) + 1):
+                batch = await _plan_lines(session, lines)
+                try:
+                    await session.storage.append_entries(batch)
+                    return
+                except DuplicateEntryError:
+                    if attempt == len(lines):
+                        raise
 
     async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
         """The lines of ``key`` in append order, deep-equal to those appended; ``None`` for a
@@ -242,6 +239,50 @@ class SessionTreeStore:
             for i in await self.repo.list(where=where)
             if SUBPATH_KEY in _meta(i)
         ]
+
+
+def _check_line_ids(lines: list[dict[str, Any]], session_id: str) -> None:
+    """Refuse a line whose ``uuid`` or ``parentUuid`` no backend can hold as an entry id."""
+    for index, line in enumerate(lines):
+        for field in ("uuid", "parentUuid"):
+            value = line.get(field)
+            if isinstance(value, str) and value:
+                problem = entry_id_problem(value)
+                if problem is not None:
+                    raise InvalidEntryError(
+                        f"transcript line {index}: {field} {value!r} cannot be an entry id: it "
+                        f"{problem}; nothing of the batch was stored",
+                        session_id=session_id,
+                    )
+
+
+async def _plan_lines(session: Session, lines: list[dict[str, Any]]) -> list[Entry]:
+    """The entries for ``lines`` not stored yet: a stored ``uuid`` (or one earlier in the
+    batch) is skipped; a line's parent is its ``parentUuid`` when that is stored or earlier
+    in the batch (else it is a root); a line without ``uuid`` hangs under the previous line."""
+    previous = await _last_line_entry(session)
+    seen: set[str] = set()
+    batch: list[Entry] = []
+    for line in lines:
+        uuid = line.get("uuid")
+        if isinstance(uuid, str) and uuid:
+            if uuid in seen or await session.get_entry(uuid) is not None:
+                continue
+            seen.add(uuid)
+            entry_id = uuid
+            parent = line.get("parentUuid")
+            parent_id = (
+                parent
+                if isinstance(parent, str)
+                and parent
+                and (parent in seen or await session.get_entry(parent) is not None)
+                else None
+            )
+        else:
+            entry_id, parent_id = new_id(), previous
+        batch.append(_line_entry(line, entry_id, parent_id))
+        previous = entry_id
+    return batch
 
 
 async def _last_line_entry(session: Session) -> str | None:

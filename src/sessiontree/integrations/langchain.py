@@ -24,6 +24,7 @@ from sessiontree.integrations._common import (
     RepoHandle,
     append_chain,
     check_batch,
+    clear_leaf,
     import_extra,
     open_or_create,
     original_of,
@@ -166,9 +167,7 @@ class SessionTreeChatMessageHistory(BaseChatMessageHistory):
 
     async def _clear(self) -> None:
         async with self._locks.get():
-            session = await self._tree()
-            if await session.get_leaf_id() is not None:
-                await session.set_leaf_id(None)
+            await clear_leaf(await self._tree())
 
 
 def _langchain_of(message: AgentMessage) -> list[BaseMessage]:

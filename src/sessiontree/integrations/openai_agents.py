@@ -31,9 +31,12 @@ from sessiontree.integrations._common import (
     LoopLocks,
     RepoHandle,
     append_chain,
+    clear_leaf,
+    holds_non_finite,
     import_extra,
     open_or_create,
     original_of,
+    retry_leaf_move,
     tree_session_id,
     with_original,
 )
@@ -152,18 +155,18 @@ class SessionTreeSession:
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Move the leaf to the newest message's parent and return that message's item;
-        ``None`` when the branch holds no message. The entry stays in the tree."""
+        ``None`` when the branch holds no message. The entry stays in the tree.
+
+        The leaf moves only if it is still the one the branch was read from (else the read
+        is made again), so across processes an item is popped once, and an item another
+        writer added in between is never dropped with it.
+        """
         return await self._handle.run(self._pop())
 
     async def _pop(self) -> Any:
         async with self._locks.get():
             session = await self._tree()
-            for entry in reversed(await session.get_branch()):
-                if isinstance(entry, MessageEntry):
-                    await session.set_leaf_id(entry.parent_id)
-                    items = _items_of(entry.message)
-                    return items[-1] if items else None
-            return None
+            return await retry_leaf_move(lambda: _pop_once(session))
 
     async def clear_session(self) -> None:
         """Start a new empty root: ``get_items`` returns ``[]``; the old items stay in the tree."""
@@ -171,9 +174,20 @@ class SessionTreeSession:
 
     async def _clear(self) -> None:
         async with self._locks.get():
-            session = await self._tree()
-            if await session.get_leaf_id() is not None:
-                await session.set_leaf_id(None)
+            await clear_leaf(await self._tree())
+
+
+async def _pop_once(session: Session) -> Any:
+    """One try of :meth:`SessionTreeSession.pop_item`: the leaf moves only if it is still the
+    one the branch was read from (:class:`LeafMovedError` otherwise, nothing written)."""
+    leaf = await session.get_leaf_id()
+    branch = [] if leaf is None else await session.get_branch(leaf)
+    for entry in reversed(branch):
+        if isinstance(entry, MessageEntry):
+            await session.set_leaf_id_if(entry.parent_id, leaf)
+            items = _items_of(entry.message)
+            return items[-1] if items else None
+    return None
 
 
 def _stored_message(item: Any, index: int, stamp: int) -> AgentMessage:
@@ -182,6 +196,10 @@ def _stored_message(item: Any, index: int, stamp: int) -> AgentMessage:
         dump = getattr(item, "model_dump", None)
         if not callable(dump):
             raise InvalidEntryError(f"item {index} is a {type(item).__name__}, not a mapping")
+        if holds_non_finite(dump(exclude_unset=True)):  # mode="json" would write it as null
+            raise InvalidEntryError(
+                f"item {index} holds a non-finite number (inf or nan), which JSON cannot carry"
+            )
         item = dump(mode="json", exclude_unset=True)
     original = copy.deepcopy(dict(item))
     (message,) = read_items([original], first_index=index)

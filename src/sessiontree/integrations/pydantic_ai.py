@@ -34,7 +34,7 @@ import orjson
 from sessiontree.context import to_llm_messages
 from sessiontree.errors import InvalidEntryError
 from sessiontree.ids import new_id
-from sessiontree.integrations._common import import_extra
+from sessiontree.integrations._common import holds_non_finite, import_extra
 from sessiontree.messages import (
     AgentMessage,
     AssistantMessage,
@@ -67,7 +67,16 @@ OPAQUE_ROLE = "pydanticAiPart"
 
 
 def _dump(message: pa.ModelMessage) -> dict[str, Any]:
-    """pydantic-ai's JSON form of one message (bytes as base64), as a plain dict."""
+    """pydantic-ai's JSON form of one message (bytes as base64), as a plain dict.
+
+    pydantic writes ``inf``/``nan`` as ``null``; a message holding one is refused instead
+    of being stored changed.
+
+    Raises:
+        ValueError: a value JSON cannot carry (a lone surrogate, a non-finite number).
+    """
+    if holds_non_finite(pa.ModelMessagesTypeAdapter.dump_python([message])):
+        raise ValueError("it holds a non-finite number (inf or nan), which JSON cannot carry")
     data: Any = orjson.loads(pa.ModelMessagesTypeAdapter.dump_json([message]))
     return data[0]  # type: ignore[no-any-return]
 
@@ -80,7 +89,8 @@ def from_model_messages(model_messages: Sequence[pa.ModelMessage]) -> list[Agent
 
     Raises:
         InvalidEntryError: an object that is not a ``ModelRequest`` or ``ModelResponse``, or
-            one JSON cannot carry (a string with a lone surrogate).
+            one JSON cannot carry (a string with a lone surrogate, a float ``inf`` or
+            ``nan``), named by its index.
     """
     out: list[AgentMessage] = []
     for index, model_message in enumerate(model_messages):
@@ -91,7 +101,9 @@ def from_model_messages(model_messages: Sequence[pa.ModelMessage]) -> list[Agent
             )
         try:
             data = _dump(model_message)
-        except ValueError as exc:  # PydanticSerializationError: a lone surrogate, say
+        except (
+            ValueError
+        ) as exc:  # a non-finite number; PydanticSerializationError: a lone surrogate
             raise InvalidEntryError(
                 f"pydantic-ai message {index} cannot be written as JSON: {exc}"
             ) from exc

@@ -9,7 +9,14 @@ from sessiontree.errors import StorageError
 from sessiontree.repos.base import SessionRepo
 from sessiontree.repos.memory import MemoryRepo
 
-__all__ = ["MemoryRepo", "SessionRepo", "default_store_path", "default_url", "open_repo"]
+__all__ = [
+    "MemoryRepo",
+    "SessionRepo",
+    "default_store_path",
+    "default_url",
+    "is_private_url",
+    "open_repo",
+]
 
 
 def default_store_path() -> Path:
@@ -31,10 +38,26 @@ def default_url() -> str:
     return f"sqlite:///{default_store_path()}"  # an absolute path: sqlite:////home/…
 
 
+def is_private_url(url: str) -> bool:
+    """Whether ``url`` names a store that lives only in the object that opens it:
+    ``memory://`` (or ``memory:``) and SQLite's in-memory ``sqlite://`` and ``sqlite:///:memory:``.
+
+    Code that shares one repository per URL (the framework adapters) opens such a URL anew
+    for each user instead, as the OpenAI Agents SDK's ``SQLiteSession(":memory:")`` is
+    private to its instance; a named ``memory://NAME`` is shared by all who give that name.
+    """
+    if url in ("memory:", "memory://"):
+        return True
+    if url.startswith("sqlite:"):
+        rest = url.split(":", 1)[1].partition("?")[0]
+        return rest in ("", "//", ":memory:", "///:memory:", "//:memory:")
+    return False
+
+
 def open_repo(url: str | None = None, *, read_only: bool = False) -> SessionRepo:
     """Open a store by URL (not async; connections open lazily on first use).
 
-    * ``memory://``
+    * ``memory://`` (a ``memory://NAME`` too): a new, empty store in this object
     * ``jsonl:///abs/dir`` or a plain directory path
     * ``sqlite:///rel/file.db`` (relative to the working directory) or
       ``sqlite:////abs/file.db`` (absolute), as in SQLAlchemy; ``sqlite:///:memory:`` too

@@ -114,6 +114,23 @@ class SessionStorage(Protocol):
         """
         ...
 
+    async def set_leaf_id_if(self, target_id: str | None, expected_id: str | None) -> Entry:
+        """:meth:`set_leaf_id`, only while the current leaf is still ``expected_id``.
+
+        A compare-and-set: the check and the append are one atomic step against every other
+        writer of the session, in this process or another (memory: no ``await`` between
+        them; JSONL: under the file lock; SQL: in the append's transaction). Read-modify-write
+        code (read the leaf or the branch, decide where the leaf goes) uses it with a retry
+        loop on :class:`~sessiontree.errors.LeafMovedError`, so a move decided on a stale
+        read is never written.
+
+        Raises:
+            LeafMovedError: the leaf is not ``expected_id``; nothing appended.
+            EntryNotFoundError: ``target_id`` names no entry.
+            InvalidEntryError: ``target_id`` names a bookkeeping entry.
+        """
+        ...
+
     async def get_entry(self, entry_id: str) -> Entry | None:
         """The entry with this id, ``None`` when there is none."""
         ...

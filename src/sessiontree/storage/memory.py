@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from sessiontree.context import ContextStart
 from sessiontree.entries import Entry, LeafEntry
-from sessiontree.errors import SessionNotFoundError
+from sessiontree.errors import LeafMovedError, SessionNotFoundError
 from sessiontree.ids import new_id
 from sessiontree.metadata import SessionMetadata, session_time
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage, select_entries
@@ -65,6 +65,13 @@ class MemoryStorage:
         """See :meth:`SessionStorage.set_leaf_id`."""
         return await self.append_entry(LeafEntry(target_id=target_id), at_leaf=True)
 
+    async def set_leaf_id_if(self, target_id: str | None, expected_id: str | None) -> Entry:
+        """See :meth:`SessionStorage.set_leaf_id_if` (no ``await`` between check and append)."""
+        self._alive()
+        if self.index.fold.leaf_id != expected_id:
+            raise LeafMovedError(self._id, expected_id, self.index.fold.leaf_id)
+        return self._append(LeafEntry(target_id=target_id), at_leaf=True)
+
     async def get_entry(self, entry_id: str) -> Entry | None:
         """See :meth:`SessionStorage.get_entry`."""
         self._alive()
@@ -97,6 +104,9 @@ class MemoryStorage:
     async def append_entry(self, entry: Entry, *, at_leaf: bool = False) -> Entry:
         """See :meth:`SessionStorage.append_entry`."""
         self._alive()
+        return self._append(entry, at_leaf=at_leaf)
+
+    def _append(self, entry: Entry, *, at_leaf: bool) -> Entry:
         # the entry a persistent backend would read back (parity: refused alike, held alike)
         if at_leaf:
             entry = checked_under(entry, self.index.fold.leaf_id)

@@ -40,7 +40,7 @@ from typing import cast
 
 from sessiontree.context import ContextStart
 from sessiontree.entries import Entry, LeafEntry
-from sessiontree.errors import StorageError
+from sessiontree.errors import LeafMovedError, StorageError
 from sessiontree.ids import new_id
 from sessiontree.metadata import SessionMetadata, session_time
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage, select_entries
@@ -77,6 +77,9 @@ __all__ = [
     "fsync_dir",
     "remove_session_log",
 ]
+
+_ANY_LEAF = object()
+"""An append that holds whatever the leaf is (not a conditional leaf move)."""
 
 
 def entry_lines(entries: Sequence[Entry], session_id: str) -> list[bytes]:
@@ -284,6 +287,16 @@ class JSONLStorage(SessionLog):
         """See :meth:`SessionStorage.set_leaf_id`."""
         return await self.append_entry(LeafEntry(target_id=target_id), at_leaf=True)
 
+    async def set_leaf_id_if(self, target_id: str | None, expected_id: str | None) -> Entry:
+        """See :meth:`SessionStorage.set_leaf_id_if`: the leaf is checked under the file
+        lock, after reading what other processes appended.
+
+        Raises:
+            LeafMovedError: the leaf is not ``expected_id``; nothing written.
+            StorageError: as :meth:`append_entry`.
+        """
+        return self._append_one(LeafEntry(target_id=target_id), True, expected_id)
+
     async def get_entry(self, entry_id: str) -> Entry | None:
         """See :meth:`SessionStorage.get_entry`.
 
@@ -340,6 +353,11 @@ class JSONLStorage(SessionLog):
             DuplicateEntryError, EntryNotFoundError, InvalidEntryError: docs/tree.md; nothing written.
             StorageError: the file or its lock cannot be written, or the storage is read-only.
         """
+        return self._append_one(entry, at_leaf, _ANY_LEAF)
+
+    def _append_one(self, entry: Entry, at_leaf: bool, expected_leaf: object) -> Entry:
+        """:meth:`append_entry`; unless ``expected_leaf`` is ``_ANY_LEAF``, only while the
+        leaf under the lock is ``expected_leaf`` (else :class:`LeafMovedError`)."""
         if self.read_only:
             self._writable()
         self._open_read()
@@ -355,6 +373,10 @@ class JSONLStorage(SessionLog):
             if self._writer_pid != os.getpid():
                 self._begin_writing()
             index = self._index
+            if expected_leaf is not _ANY_LEAF and index.fold.leaf_id != expected_leaf:
+                raise LeafMovedError(
+                    self._id, cast("str | None", expected_leaf), index.fold.leaf_id
+                )
             if at_leaf and entry.parent_id != index.fold.leaf_id:
                 entry, data = reparent(entry, data, index.fold.leaf_id)
             check_append(entry, index.type_of, session_id=self._id)

@@ -463,6 +463,18 @@ class SQLEngine(Protocol):
         """
         ...
 
+    async def move_leaf_if(
+        self, session_id: str, entry: Entry, body: bytes, expected_id: str | None
+    ) -> Entry:
+        """Append the ``leaf`` entry ``entry`` (JSON ``body``) under the stored leaf, in one
+        transaction that first checks the stored leaf is ``expected_id``.
+
+        Raises:
+            LeafMovedError: the stored leaf is another; nothing written.
+            SessionNotFoundError, EntryNotFoundError, InvalidEntryError.
+        """
+        ...
+
     async def get_label_body(self, session_id: str, entry_id: str) -> str | None:
         """The JSON of the newest ``label`` entry targeting ``entry_id`` (an index lookup)."""
         ...

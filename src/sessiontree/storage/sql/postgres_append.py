@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sessiontree.entries import Entry
-from sessiontree.errors import SessionNotFoundError, StorageError
+from sessiontree.errors import LeafMovedError, SessionNotFoundError, StorageError
 from sessiontree.storage.sql.fork import ForkPlan
 from sessiontree.storage.sql.plan import (
     AppendPlan,
@@ -164,6 +164,30 @@ class PostgresAppender(PostgresConnection):
             f"{self._where}: gave up appending to session {session_id!r} after {MAX_ATTEMPTS}"
             " attempts: too many concurrent writers"
         )
+
+    async def move_leaf_if(
+        self, session_id: str, entry: Entry, body: bytes, expected_id: str | None
+    ) -> Entry:
+        """See :class:`SQLEngine`: one transaction holding the session row lock (which the
+        compare-and-set appends of other writers wait for) from the leaf check to the
+        commit."""
+        self._writable(session_id)
+        pool = self._pool or await self._get_pool()
+        self._known.pop(session_id, None)
+        try:
+            async with pool.connection() as conn, conn.transaction():
+                cur = await conn.execute(
+                    "SELECT leaf_id FROM sessions WHERE id = %s FOR UPDATE", (session_id,)
+                )
+                row = await cur.fetchone()
+                if row is None:
+                    raise SessionNotFoundError(session_id)
+                if row[0] != expected_id:
+                    raise LeafMovedError(session_id, expected_id, row[0])
+                (stored,) = await self._append_in(conn, session_id, [entry], True, [body])
+        except self._psycopg.Error as exc:
+            raise self._error(exc, session_id) from exc
+        return stored
 
     def _fast_plan(
         self,

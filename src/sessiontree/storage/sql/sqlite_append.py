@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from sessiontree.entries import Entry
-from sessiontree.errors import DuplicateEntryError, SessionNotFoundError
+from sessiontree.errors import DuplicateEntryError, LeafMovedError, SessionNotFoundError
 from sessiontree.storage.sql.plan import SessionState, lookup_ids, now_us, plan_append
 from sessiontree.storage.sql.sqlite_index import ADVANCE_INDEX, INSERT_FTS, index_pending
 from sessiontree.storage.sql.sqlite_open import SQLiteConnection
@@ -57,6 +57,28 @@ class SQLiteAppender(SQLiteConnection):
             raise DuplicateEntryError(
                 f"entry id already used ({exc})", session_id=session_id
             ) from exc
+        except sqlite3.Error as exc:
+            self._leaf_types.pop(session_id, None)
+            raise self._error(exc) from exc
+        except BaseException:
+            self._leaf_types.pop(session_id, None)
+            raise
+        return stored
+
+    async def move_leaf_if(
+        self, session_id: str, entry: Entry, body: bytes, expected_id: str | None
+    ) -> Entry:
+        """See :class:`SQLEngine`: the leaf check and the append in one ``BEGIN IMMEDIATE``
+        transaction (no other writer can come between them)."""
+        conn = self._db()
+        try:
+            with self.writing(conn):
+                row = conn.execute(SESSION_ROW, (session_id,)).fetchone()
+                if row is None:
+                    raise SessionNotFoundError(session_id)
+                if row[0] != expected_id:
+                    raise LeafMovedError(session_id, expected_id, row[0])
+                (stored,) = self._append_locked(conn, session_id, [entry], True, [body])
         except sqlite3.Error as exc:
             self._leaf_types.pop(session_id, None)
             raise self._error(exc) from exc

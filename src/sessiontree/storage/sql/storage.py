@@ -439,6 +439,14 @@ class SQLStorage:
         """See :meth:`SessionStorage.set_leaf_id`."""
         return await self.append_entry(LeafEntry(target_id=target_id), at_leaf=True)
 
+    async def set_leaf_id_if(self, target_id: str | None, expected_id: str | None) -> Entry:
+        """See :meth:`SessionStorage.set_leaf_id_if`: the leaf check and the append in one
+        transaction."""
+        entry, body = stored_form(LeafEntry(target_id=target_id))
+        stored = await self._engine.move_leaf_if(self._id, entry, body, expected_id)
+        self._remember(stored, len(body))
+        return stored
+
     async def set_modified_at(self, modified_at: datetime) -> None:
         """See :meth:`SessionStorage.set_modified_at`: the session row's ``modified_us``."""
         us = us_from_datetime(session_time(modified_at, "modified_at"))

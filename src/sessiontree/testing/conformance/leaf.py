@@ -18,6 +18,7 @@ from sessiontree.errors import (
     DuplicateEntryError,
     EntryNotFoundError,
     InvalidEntryError,
+    LeafMovedError,
 )
 from sessiontree.messages import (
     UserMessage,
@@ -111,6 +112,37 @@ class LeafConformance(Conformance):
         with pytest.raises(InvalidEntryError):
             await s.set_leaf_id(lab)
         assert await snapshot(s) == before
+
+    async def test_set_leaf_id_if_moves_only_from_the_expected_leaf(
+        self, repo: SessionRepo, reopen: Reopen
+    ) -> None:
+        """The conditional leaf move: written when the leaf is the expected one, refused
+        with :class:`LeafMovedError` (nothing written) when another writer moved it, even
+        through another repository object on the same store."""
+        s = await repo.create()
+        u = await s.append_message(user("q"))
+        a = await s.append_message(assistant("a"))
+        await s.set_leaf_id_if(u, a)
+        assert await s.get_leaf_id() == u
+        (leaf_entry,) = await s.get_entries(types={"leaf"})
+        assert isinstance(leaf_entry, LeafEntry)
+        assert (leaf_entry.target_id, leaf_entry.parent_id) == (u, a)
+        async with reopened(reopen, s) as other:  # another writer moves the leaf
+            b = await other.append_message(assistant("b"))
+        before = await snapshot(s)
+        with pytest.raises(LeafMovedError) as caught:
+            await s.set_leaf_id_if(None, u)
+        assert (caught.value.expected_id, caught.value.actual_id) == (u, b)
+        assert caught.value.session_id == s.id
+        with pytest.raises(LeafMovedError):
+            await s.set_leaf_id_if(u, None)
+        with pytest.raises(EntryNotFoundError):
+            await s.set_leaf_id_if("missing", b)
+        assert await snapshot(s) == before
+        await s.set_leaf_id_if(None, b)
+        assert await s.get_leaf_id() is None
+        await s.set_leaf_id_if(a, None)
+        assert await s.get_leaf_id() == a
 
     async def test_leaf_is_pure_function_of_log(self, repo: SessionRepo, reopen: Reopen) -> None:
         s = await repo.create()
