@@ -19,7 +19,7 @@ from pathlib import Path
 
 import orjson
 
-from sessiontree.errors import CorruptSessionError, StorageError
+from sessiontree.errors import CorruptSessionError, StorageError, UnknownFormatError
 from sessiontree.interop._common import AlreadyImportedError, Converted, store
 from sessiontree.interop.detect import FORMATS, Format, detect_format_bytes, strip_bom
 from sessiontree.interop.pi import export_pi_session, migrate_pi_file
@@ -77,7 +77,8 @@ async def detect_format(path: str | Path) -> Format:
     ``swe-agent``, ``aider``, ``cline``). Reads the whole file.
 
     Raises:
-        CorruptSessionError: the file is not a session file of a known format.
+        UnknownFormatError: the file is not a session file of a known format.
+        CorruptSessionError: a Cline ``ui_messages.json`` (names the file to import instead).
         StorageError: the file cannot be read.
     """
     p = Path(path)
@@ -158,9 +159,10 @@ async def import_session(
         session_id: the id of the new session instead of the file's (e.g. for a second copy).
 
     Raises:
-        CorruptSessionError: the file is not a session file of a known format, or (without
-            ``lenient``) a line cannot be read; names the file and the line. Nothing is
-            created in ``repo``.
+        UnknownFormatError: ``format`` is ``None`` and the file is not a session file of
+            a known format (names the file and the formats tried). Nothing is created.
+        CorruptSessionError: (without ``lenient``) a line cannot be read; names the file
+            and the line. Nothing is created in ``repo``.
         AlreadyImportedError: (a :class:`DuplicateEntryError`) the session id is already in
             ``repo`` (``session_id`` set on the error, ``entry_id`` ``None``, ``report`` what
             the file holds); nothing was created.
@@ -172,7 +174,7 @@ async def import_session(
     detected: Format | None
     try:
         detected = detect_format_bytes(data, p)
-    except CorruptSessionError:
+    except (CorruptSessionError, UnknownFormatError):
         if format is None:
             raise
         detected = None
