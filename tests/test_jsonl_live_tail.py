@@ -17,8 +17,11 @@ import time
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from sessiontree.cli import cli
 from sessiontree.metadata import SessionMetadata
+from sessiontree.repos.jsonl import JSONLRepo
 from sessiontree.session import Session
 from sessiontree.storage.jsonl.storage import JSONLStorage, create_session_file
 from sessiontree.verify import torn_final_line, verify_session
@@ -146,3 +149,34 @@ def test_a_line_being_written_is_not_torn_until_its_writer_is_killed(
     assert ":2: torn final line" in problems[0]
     asyncio.run(JSONLStorage(path, read_only=True).close())
     assert any("ignoring a torn final line" in r.getMessage() for r in caplog.records)
+
+
+def test_the_verify_command_tells_a_line_being_written_from_a_torn_one(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+
+    async def create() -> None:
+        async with JSONLRepo(root) as repo:
+            session = await repo.create("half")
+            await session.append_message({"role": "user", "content": "hello"})
+
+    asyncio.run(create())
+    (path,) = root.glob("*/session.jsonl")
+
+    def verify() -> tuple[int, str]:
+        result = CliRunner().invoke(
+            cli,
+            ["--store", f"jsonl://{root}", "verify", "half"],
+            env={"SESSIONTREE_URL": None, "COLUMNS": "300"},
+        )
+        return result.exit_code, result.output
+
+    writer = _start_writer(path, HALF_WRITER)
+    try:
+        code, output = verify()
+        assert code == 0, output
+        assert "torn" not in output
+    finally:
+        _stop(writer)
+    code, output = verify()
+    assert code == 1, output
+    assert "torn final line" in output
