@@ -480,3 +480,21 @@ def test_only_lone_surrogate_escapes_are_replaced() -> None:
         assert not any(0xD800 <= ord(c) <= 0xDFFF for c in json.loads(fixed))
     plain = rb'"plain \u00e9"'
     assert without_lone_surrogates(plain) is plain
+
+
+async def test_a_lone_surrogate_in_the_header_is_read_by_import_and_in_place(
+    tmp_path: Path,
+) -> None:
+    lines = PI_SMALL.read_bytes().rstrip(b"\n").split(b"\n")
+    header = json.loads(lines[0])
+    header["cwd"] = "/home/me/\ud83d"  # a lone surrogate: json.dumps writes it as an escape
+    lines[0] = json.dumps(header).encode()
+    assert b"\\ud83d" in lines[0]
+    path = tmp_path / "header.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+
+    imported, _ = await import_session(path, MemoryRepo())
+    storage = JSONLStorage(path)
+    assert storage.metadata.cwd == "/home/me/\ufffd"
+    assert (await imported.get_metadata()).cwd == storage.metadata.cwd
+    await storage.close()

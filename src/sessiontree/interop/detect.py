@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 import orjson
 
+from sessiontree import _json as exact_json
 from sessiontree.errors import CorruptSessionError, UnknownFormatError
 from sessiontree.interop.lenient_json import load_document
 
@@ -186,7 +187,10 @@ def _probe_lines(data: bytes) -> Format | None:
         try:
             obj = orjson.loads(raw)
         except orjson.JSONDecodeError:
-            continue
+            try:  # a lone surrogate escape (import reads it as U+FFFD)
+                obj = orjson.loads(exact_json.without_lone_surrogates(raw))
+            except orjson.JSONDecodeError:
+                continue
         if isinstance(obj, dict):
             if seen == 1 and isinstance(obj.get("history"), list):
                 return "swe-agent"
