@@ -15,7 +15,12 @@ from sessiontree import MemoryRepo, Session, import_session
 from sessiontree._json import without_lone_surrogates
 from sessiontree.cli import cli
 from sessiontree.entries import MessageEntry, dump_entry, parse_entry
-from sessiontree.errors import CorruptSessionError, SessionTreeError, UnknownFormatError
+from sessiontree.errors import (
+    CorruptSessionError,
+    InvalidArgumentError,
+    SessionTreeError,
+    UnknownFormatError,
+)
 from sessiontree.interop import FORMATS, detect_format
 from sessiontree.repos.jsonl import JSONLRepo
 from sessiontree.storage.jsonl.storage import JSONLStorage
@@ -166,3 +171,15 @@ async def test_a_lone_surrogate_in_the_header_is_read_by_import_and_in_place(
     assert storage.metadata.cwd == "/home/me/\ufffd"
     assert (await imported.get_metadata()).cwd == storage.metadata.cwd
     await storage.close()
+
+
+async def test_an_unknown_format_name_is_a_bad_argument_not_a_damaged_file(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(PI_SMALL.read_bytes())
+    repo = MemoryRepo()
+    with pytest.raises(InvalidArgumentError, match="unknown import format 'nope'") as info:
+        await import_session(path, repo, format="nope")  # type: ignore[arg-type]
+    assert not isinstance(info.value, CorruptSessionError)
+    assert await repo.list() == []
