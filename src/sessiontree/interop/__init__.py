@@ -19,12 +19,7 @@ from pathlib import Path
 
 import orjson
 
-from sessiontree.errors import (
-    CorruptSessionError,
-    InvalidArgumentError,
-    StorageError,
-    UnknownFormatError,
-)
+from sessiontree.errors import CorruptSessionError, StorageError, UnknownFormatError
 from sessiontree.interop._common import AlreadyImportedError, Converted, store
 from sessiontree.interop.detect import FORMATS, Format, detect_format_bytes, strip_bom
 from sessiontree.interop.pi import export_pi_session, migrate_pi_file
@@ -135,6 +130,8 @@ def convert(
         from sessiontree.interop.cline import convert_cline
 
         return convert_cline(data, path, report, lenient=lenient, mtime_ms=mtime_ms, ui=ui)
+    from sessiontree.errors import InvalidArgumentError
+
     raise InvalidArgumentError(f"unknown import format {fmt!r}; use one of {', '.join(FORMATS)}")
 
 
