@@ -19,7 +19,7 @@ from pathlib import Path
 
 import orjson
 
-from sessiontree.errors import CorruptSessionError, StorageError, UnknownFormatError
+from sessiontree.errors import CorruptSessionError, StorageError
 from sessiontree.interop._common import AlreadyImportedError, Converted, store
 from sessiontree.interop.detect import FORMATS, Format, detect_format_bytes, strip_bom
 from sessiontree.interop.pi import export_pi_session, migrate_pi_file
@@ -171,6 +171,8 @@ async def import_session(
         InvalidEntryError: ``session_id`` is not of the form ``[A-Za-z0-9_-]{1,128}``.
         StorageError: the file cannot be read.
     """
+    from sessiontree.errors import UnknownFormatError
+
     p = Path(path)
     data, mtime_ms = await _read(p)
     detected: Format | None
