@@ -125,3 +125,28 @@ def test_sync_calls_work_in_a_forked_child_and_children_exit_promptly(url: str) 
         "parent after the fork",
     ]:
         assert repr(text) in texts
+
+
+LEFT_OPEN = r"""
+import sys
+import sessiontree.sync as st
+
+url = sys.argv[1]
+shared = st.shared_repo(url)
+shared.create("s1").append_message({"role": "user", "content": "hello"})
+repo = st.open_repo(url)
+session = repo.open("s1")
+session.get_branch()
+print("exiting", flush=True)
+"""
+
+
+def test_a_process_that_leaves_sync_repositories_open_exits(url: str) -> None:
+    # closed at exit (docs: a repository dropped without close() is closed then), while the
+    # threads their stores run on still run
+    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    run = subprocess.run(
+        [sys.executable, "-c", LEFT_OPEN, url], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "exiting"

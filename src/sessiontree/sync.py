@@ -35,6 +35,7 @@ import asyncio
 import atexit
 import functools
 import inspect
+import itertools
 import os
 import threading
 import weakref
@@ -143,7 +144,7 @@ def _wrap(value: Any, runner: LoopThread, owner: SyncRepo | None) -> Any:
     return value
 
 
-_OWN = frozenset({"_target", "_runner", "_owner", "_factory", "_finalizer", "_closed"})
+_OWN = frozenset({"_target", "_runner", "_owner", "_factory", "_finalizer", "_closed", "_order"})
 
 
 class _SyncProxy:
@@ -250,6 +251,7 @@ class SyncRepo(_SyncProxy):
         self._closed = False
         self.url = repo.url
         self._finalizer = weakref.finalize(self, _close, repo, runner)
+        self._order = next(_OPENED)
         _LIVE.add(self)
 
     def _repo(self) -> SyncRepo:
@@ -372,6 +374,8 @@ _SHARED_LOCK = threading.Lock()
 
 _LIVE: weakref.WeakSet[SyncRepo] = weakref.WeakSet()
 """Every :class:`SyncRepo` of this process not yet collected (a fork tells each of them)."""
+_OPENED = itertools.count()
+"""The order repositories were opened in (closed newest first at exit)."""
 _ABANDONED: list[object] = []
 """In a forked child, the parent's stores and sessions: kept, never closed or finalized."""
 _REOPEN_LOCK = threading.Lock()
@@ -404,10 +408,20 @@ def shared_repo(url: str) -> SyncRepo:
         return repo
 
 
-@atexit.register
-def _close_shared() -> None:
+def _close_at_exit() -> None:
+    """At interpreter exit: close every repository of this process still open, newest first
+    (the shared ones included), while the threads their stores run on still run.
+
+    It runs before the ``weakref.finalize`` callbacks of interpreter exit (it is registered
+    with ``atexit`` after them, and ``atexit`` runs the last registered first): a store's own
+    finalizers (an SQLite connection's thread, say) stop what the store needs to close, so a
+    repository closed after them would wait for ever.
+    """
     with _SHARED_LOCK:
-        repos = list(_SHARED.values())
         _SHARED.clear()
-    for repo in repos:
+    for repo in sorted(_LIVE, key=lambda r: r._order, reverse=True):
         repo.close()
+
+
+weakref.finalize(_close_at_exit, lambda: None)  # weakref's exit hook is registered by now
+atexit.register(_close_at_exit)
