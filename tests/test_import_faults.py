@@ -14,7 +14,7 @@ from session_files import VENDORED, session_file
 from sessiontree import MemoryRepo, import_session
 from sessiontree.context import LOST_RESULT_TEXT, find_tool_pair_problems
 from sessiontree.entries import CompactionEntry, CustomEntry, LeafEntry, MessageEntry
-from sessiontree.errors import CorruptSessionError, DuplicateEntryError
+from sessiontree.errors import CorruptSessionError, DuplicateEntryError, UnknownFormatError
 from sessiontree.interop import DanglingParent
 from sessiontree.messages import (
     AssistantMessage,
@@ -306,7 +306,7 @@ async def test_not_a_session_file_is_refused_and_left_alone(tmp_path: Path) -> N
     ]:
         path = tmp_path / name
         path.write_bytes(content)
-        with pytest.raises(CorruptSessionError, match="not a session file") as info:
+        with pytest.raises(UnknownFormatError, match="unknown format: not a session file") as info:
             await import_session(path, repo)
         assert info.value.path == path
         assert path.read_bytes() == content
@@ -557,7 +557,7 @@ async def test_a_damaged_trajectory_names_the_json_error_and_its_line(
     path = tmp_path / "task.traj"
     path.write_bytes(data)
     repo = MemoryRepo()
-    with pytest.raises(CorruptSessionError, match="JSON document that does not parse") as info:
+    with pytest.raises(UnknownFormatError, match="JSON document that does not parse") as info:
         await import_session(path, repo)
     assert info.value.path == path
     assert info.value.line_number == bad_line
@@ -577,9 +577,10 @@ async def test_a_file_not_in_utf8_says_so(
 ) -> None:
     path = tmp_path / "session.jsonl"
     path.write_bytes(data)
-    with pytest.raises(CorruptSessionError, match=message) as info:
+    with pytest.raises(UnknownFormatError, match=message) as info:
         await import_session(path, MemoryRepo())
     assert info.value.line_number == line
+    assert "unknown format" in str(info.value)
     assert "tried pi" in str(info.value)
 
 
@@ -652,7 +653,7 @@ async def test_a_line_whose_type_is_a_list_does_not_stop_detection(tmp_path: Pat
     damaged["type"] = []
     path = tmp_path / "session.jsonl"
     path.write_bytes(b"\n".join([json.dumps(damaged).encode(), *rest]))
-    with pytest.raises(CorruptSessionError, match="not a session file"):
+    with pytest.raises(UnknownFormatError, match="not a session file"):
         await import_session(path, MemoryRepo())
 
 

@@ -231,16 +231,6 @@ async def test_the_real_cline_task_keeps_every_tool_output() -> None:
 # ----------------------------------------------------------------- detection
 
 
-async def test_a_file_of_no_known_format_lists_the_formats_tried(tmp_path: Path) -> None:
-    path = tmp_path / "notes.md"
-    path.write_text("# my notes\n\nnothing to see\n")
-    with pytest.raises(CorruptSessionError) as info:
-        await import_session(path, MemoryRepo())
-    for fmt in FORMATS:
-        assert fmt in str(info.value)
-    assert {"aider", "cline"} <= set(FORMATS)
-
-
 def test_the_cli_offers_every_import_format() -> None:
     from sessiontree.cli.importing import FORMATS as CLI_FORMATS
 

@@ -8,12 +8,18 @@ pi session, under 1 ms for 2.4 MB). pydantic-core stops at ~200 levels of nestin
 1024: a deeper document is read by orjson, so a deeply nested tool argument never makes a
 whole line look torn (and cut off by the next append).
 
+A lone UTF-16 surrogate escape (``"\\ud83d"``, what JavaScript writes when it cuts a string
+inside an emoji) is not strict JSON: every reader of a session file that meets a line the
+strict parser refuses tries it again with :func:`without_lone_surrogates` (the character
+reads as U+FFFD, as import reads it), so such a line reads the same everywhere.
+
 Known difference left: a float literal beyond the double range (``1e400``) reads as infinity
 here (orjson refused the line); such a value is refused when written back.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
@@ -27,10 +33,39 @@ __all__ = [
     "loads",
     "may_be_non_finite",
     "model_json",
+    "without_lone_surrogates",
 ]
 
 JSONDecodeError = ValueError
 """What :func:`loads` raises for text that is not strict JSON."""
+
+
+_ESCAPE = re.compile(
+    rb"\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+    rb"|u[dD][89a-fA-F][0-9a-fA-F]{2}|[\s\S])"
+)
+"""A backslash escape of JSON text: a surrogate pair (12 bytes), a lone surrogate (6 bytes)
+or any other escape (its first 2 bytes). Matching from each backslash in turn reads escaped
+backslashes (``\\\\ud83d`` is a backslash and the text ``ud83d``) as what they are."""
+
+
+def _replace_lone(match: re.Match[bytes]) -> bytes:
+    escape = match.group()
+    return b"\\ufffd" if len(escape) == 6 else escape
+
+
+def without_lone_surrogates(data: bytes) -> bytes:
+    """JSON text with every lone UTF-16 surrogate escape (``\\ud800``-``\\udfff`` not in a
+    high-low pair) written ``\\ufffd`` (U+FFFD, the replacement character), else ``data``
+    itself (the same object: ``is`` tells whether anything was replaced).
+
+    The text keeps its length, so byte offsets into a file stay right. Import reads such a
+    string the same way (:mod:`sessiontree.interop.lenient_json`).
+    """
+    if b"\\u" not in data:
+        return data
+    fixed = _ESCAPE.sub(_replace_lone, data)
+    return data if fixed == data else fixed
 
 
 def may_be_non_finite(data: bytes) -> bool:

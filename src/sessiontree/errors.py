@@ -8,6 +8,7 @@ builtin, so ``except LookupError`` / ``except ValueError`` keep working::
     SessionTreeError (Exception)
     ├── SessionNotFoundError (LookupError)
     ├── EntryNotFoundError (LookupError)
+    ├── UnknownFormatError (ValueError)
     ├── DuplicateEntryError (ValueError)
     │   └── SessionExistsError (ValueError)
     ├── InvalidEntryError (ValueError)
@@ -60,6 +61,7 @@ __all__ = [
     "StorageError",
     "StorageTimeoutError",
     "SummaryError",
+    "UnknownFormatError",
 ]
 
 
@@ -101,6 +103,43 @@ class SessionNotFoundError(SessionTreeError, LookupError):
 
 class EntryNotFoundError(SessionTreeError, LookupError):
     """An id (parent, label/leaf target, branch summary ``fromId``) names no entry of the session."""
+
+
+class UnknownFormatError(SessionTreeError, ValueError):
+    """A file to import is of no format any importer reads (``sessiontree import``,
+    :func:`sessiontree.import_session`, :func:`sessiontree.interop.detect_format`).
+
+    Not a :class:`CorruptSessionError`: nothing says the file is damaged, only that it is
+    not a session file sessiontree knows. The message begins ``<file>: unknown format`` and
+    lists the formats tried; when the content shows why (UTF-16 text, bytes that are not
+    UTF-8, a JSON document that does not parse) that is said too.
+
+    Attributes:
+        path: the file.
+        formats: the formats tried, in the order they are named.
+        line_number: 1-based line at fault, when one is (the first byte that is not UTF-8,
+            where a JSON document stops parsing); else ``None``.
+        reason: what the content shows, or ``""``.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        formats: tuple[str, ...],
+        *,
+        reason: str = "",
+        line_number: int | None = None,
+    ) -> None:
+        loc = str(path) if line_number is None else f"{path}:{line_number}"
+        why = f"{reason}; " if reason else ""
+        super().__init__(
+            f"{loc}: unknown format: {why}not a session file of a format sessiontree "
+            f"imports (tried {', '.join(formats)})"
+        )
+        self.path = Path(path)
+        self.formats = formats
+        self.line_number = line_number
+        self.reason = reason
 
 
 class DuplicateEntryError(SessionTreeError, ValueError):

@@ -6,7 +6,7 @@ the pure core (:mod:`sessiontree.tree`, :mod:`sessiontree.context`) over what st
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, NoReturn
 
 from pydantic import ValidationError
@@ -47,7 +47,41 @@ from sessiontree.summarizers.base import Summarizer
 from sessiontree.tree import ForkPosition, TreeNode, build_tree
 from sessiontree.wire._common import provider_shape
 
-__all__ = ["Session"]
+__all__ = ["Session", "stats_of"]
+
+
+def stats_of(entries: Iterable[Entry]) -> SessionStats:
+    """The counts, tokens and cost of :meth:`Session.get_stats` over ``entries`` (every entry
+    of a session, in append order); ``leaf_id`` is left ``None``. Pure (no I/O), so it can
+    run in a worker thread.
+    """
+    stats = SessionStats()
+    for entry in entries:
+        stats.entry_count += 1
+        stats.entries_by_type[entry.type] = stats.entries_by_type.get(entry.type, 0) + 1
+        if entry.parent_id is None and is_path_entry(entry):
+            stats.roots += 1
+        usage: Usage | None = None
+        if isinstance(entry, MessageEntry):
+            msg = entry.message
+            stats.messages_by_role[msg.role] = stats.messages_by_role.get(msg.role, 0) + 1
+            if isinstance(msg, AssistantMessage):
+                usage = msg.usage
+                stats.tool_calls += len(msg.tool_calls())
+        elif isinstance(entry, CompactionEntry):
+            stats.compactions += 1
+            usage = entry.usage
+        elif isinstance(entry, BranchSummaryEntry):
+            stats.branch_summaries += 1
+            usage = entry.usage
+        if usage is not None:
+            stats.input_tokens += usage.input
+            stats.output_tokens += usage.output
+            stats.cache_read_tokens += usage.cache_read
+            stats.cache_write_tokens += usage.cache_write
+            if usage.cost is not None:
+                stats.cost += usage.cost.total
+    return stats
 
 
 class Session:
@@ -183,32 +217,7 @@ class Session:
 
         Reads every entry.
         """
-        stats = SessionStats()
-        for entry in await self.storage.get_entries():
-            stats.entry_count += 1
-            stats.entries_by_type[entry.type] = stats.entries_by_type.get(entry.type, 0) + 1
-            if entry.parent_id is None and is_path_entry(entry):
-                stats.roots += 1
-            usage: Usage | None = None
-            if isinstance(entry, MessageEntry):
-                msg = entry.message
-                stats.messages_by_role[msg.role] = stats.messages_by_role.get(msg.role, 0) + 1
-                if isinstance(msg, AssistantMessage):
-                    usage = msg.usage
-                    stats.tool_calls += len(msg.tool_calls())
-            elif isinstance(entry, CompactionEntry):
-                stats.compactions += 1
-                usage = entry.usage
-            elif isinstance(entry, BranchSummaryEntry):
-                stats.branch_summaries += 1
-                usage = entry.usage
-            if usage is not None:
-                stats.input_tokens += usage.input
-                stats.output_tokens += usage.output
-                stats.cache_read_tokens += usage.cache_read
-                stats.cache_write_tokens += usage.cache_write
-                if usage.cost is not None:
-                    stats.cost += usage.cost.total
+        stats = stats_of(await self.storage.get_entries())
         stats.leaf_id = await self.storage.get_leaf_id()
         return stats
 

@@ -18,6 +18,15 @@ between threads, and works where a loop is already running (a notebook cell, an 
 framework calling sync code): the caller's loop is never used. ``close()`` closes the store
 on its loop, then stops and joins the thread; a repository dropped without ``close()`` is
 closed when it is garbage-collected or at interpreter exit.
+
+After ``os.fork()`` (gunicorn ``--preload``, multiprocessing's ``fork`` start method) the
+child has none of the parent's loop threads, and the store's connections are the parent's.
+A repository made before the fork is opened again, from the same URL (or factory), on a new
+loop thread in the child on its first use there, and the sessions it returned are opened
+again by id; the parent's connections are never used or closed by the child. A repository
+that cannot be opened again (a ``memory://`` store lives in the parent's memory only), and a
+bare :class:`LoopThread` of the parent, raise ``RuntimeError`` in the child. A child that
+never uses sessiontree exits without waiting for anything of the parent's.
 """
 
 from __future__ import annotations
@@ -26,12 +35,14 @@ import asyncio
 import atexit
 import functools
 import inspect
+import itertools
+import os
 import threading
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
-from sessiontree.repos import SessionRepo
+from sessiontree.repos import MemoryRepo, SessionRepo
 from sessiontree.repos import open_repo as _open_async_repo
 from sessiontree.session import Session
 
@@ -49,6 +60,7 @@ class LoopThread:
 
     def __init__(self, name: str = "sessiontree-sync") -> None:
         self.loop = asyncio.new_event_loop()
+        self.pid = os.getpid()
         self._closed = False
         self._lock = threading.Lock()
         self.thread = threading.Thread(target=self._serve, name=name, daemon=True)
@@ -58,13 +70,25 @@ class LoopThread:
         asyncio.set_event_loop(self.loop)
         self.loop.run_forever()
 
+    def _check_process(self, coro: Coroutine[Any, Any, object]) -> None:
+        """Refuse a call in a process forked from the one that started the thread (the
+        thread does not exist there: waiting for it would never end)."""
+        if self.pid != os.getpid():
+            coro.close()
+            raise RuntimeError(
+                f"this sessiontree.sync loop thread was started in process {self.pid}, before "
+                f"os.fork(); it does not run in this process ({os.getpid()}): open the "
+                "repository again here (sessiontree.sync.open_repo)"
+            )
+
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run ``coro`` on the loop and return its result (its exception is raised here).
 
         Raises:
-            RuntimeError: called from the loop's own thread (it would wait for itself), or
-                after :meth:`close`.
+            RuntimeError: called from the loop's own thread (it would wait for itself), after
+                :meth:`close`, or in a process forked after the thread was started.
         """
+        self._check_process(coro)
         if threading.current_thread() is self.thread:
             coro.close()
             raise RuntimeError(
@@ -79,7 +103,13 @@ class LoopThread:
         return future.result()
 
     async def run_async(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Await ``coro`` run on this loop from another loop (the caller's loop keeps running)."""
+        """Await ``coro`` run on this loop from another loop (the caller's loop keeps running).
+
+        Raises:
+            RuntimeError: after :meth:`close`, or in a process forked after the thread was
+                started.
+        """
+        self._check_process(coro)
         if threading.current_thread() is self.thread:
             return await coro
         with self._lock:
@@ -90,7 +120,10 @@ class LoopThread:
         return await asyncio.wrap_future(future)
 
     def close(self) -> None:
-        """Stop the loop and join the thread. Idempotent."""
+        """Stop the loop and join the thread. Idempotent; does nothing in a forked child
+        (the thread is the parent's)."""
+        if self.pid != os.getpid():
+            return
         with self._lock:
             if self._closed:
                 return
@@ -103,12 +136,15 @@ class LoopThread:
         self.loop.close()
 
 
-def _wrap(value: Any, runner: LoopThread) -> Any:
+def _wrap(value: Any, runner: LoopThread, owner: SyncRepo | None) -> Any:
     if isinstance(value, Session):
-        return SyncSession(value, runner)
+        return SyncSession(value, runner, owner)
     if isinstance(value, list) and value and isinstance(value[0], Session):
-        return [SyncSession(v, runner) for v in value]
+        return [SyncSession(v, runner, owner) for v in value]
     return value
+
+
+_OWN = frozenset({"_target", "_runner", "_owner", "_factory", "_finalizer", "_closed", "_order"})
 
 
 class _SyncProxy:
@@ -116,16 +152,27 @@ class _SyncProxy:
 
     _target: Any
     _runner: LoopThread
+    _owner: SyncRepo | None
+
+    def _current(self) -> None:
+        """In a process forked since the target was opened: open it again here."""
+
+    def _repo(self) -> SyncRepo | None:
+        """The repository that calls returning sessions wrap them for."""
+        return self._owner
 
     def __getattr__(self, name: str) -> Any:
+        if name in _OWN:  # not set yet (a copy made without __init__): never the target's
+            raise AttributeError(name)
+        self._current()
         attr = getattr(self._target, name)
         if not inspect.iscoroutinefunction(attr):
             return attr
-        runner = self._runner
+        runner, owner = self._runner, self._repo()
 
         @functools.wraps(attr)
         def call(*args: Any, **kwargs: Any) -> Any:
-            return _wrap(runner.run(attr(*args, **kwargs)), runner)
+            return _wrap(runner.run(attr(*args, **kwargs)), runner, owner)
 
         return call
 
@@ -140,14 +187,34 @@ class SyncSession(_SyncProxy):
     async session stays reachable as :attr:`aio` (use it only on the repository's loop).
     """
 
-    def __init__(self, session: Session, runner: LoopThread) -> None:
+    def __init__(self, session: Session, runner: LoopThread, owner: SyncRepo | None = None) -> None:
         self._target = session
         self._runner = runner
+        self._owner = owner
         self.id = session.id
+
+    def _current(self) -> None:
+        """In a process forked since the session was opened: open it again by id from its
+        repository (itself opened again here), or raise if it cannot be.
+
+        Raises:
+            RuntimeError: the repository cannot be opened again in this process.
+        """
+        if self._runner.pid == os.getpid():
+            return
+        owner = self._owner
+        if owner is None:
+            return  # the runner refuses the call with a clear error
+        owner._current()
+        stale = self._target
+        self._target = owner._runner.run(owner._target.open(self.id))
+        self._runner = owner._runner
+        _ABANDONED.append(stale)
 
     @property
     def aio(self) -> Session:
         """The async :class:`~sessiontree.Session` behind this object."""
+        self._current()
         return self._target  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:
@@ -168,20 +235,70 @@ class SyncRepo(_SyncProxy):
     any coroutine function on the repository's loop (e.g. ``repo.call(compact, session.aio)``).
     """
 
-    def __init__(self, repo: SessionRepo, runner: LoopThread) -> None:
+    def __init__(
+        self,
+        repo: SessionRepo,
+        runner: LoopThread,
+        factory: Callable[[], SessionRepo] | None = None,
+    ) -> None:
+        """Wrap ``repo``, which lives on ``runner``'s loop; ``factory`` builds it again (in a
+        forked child).
+        """
         self._target = repo
         self._runner = runner
+        self._owner = None
+        self._factory = factory
+        self._closed = False
         self.url = repo.url
         self._finalizer = weakref.finalize(self, _close, repo, runner)
+        self._order = next(_OPENED)
+        _LIVE.add(self)
+
+    def _repo(self) -> SyncRepo:
+        return self
+
+    def _forked(self) -> None:
+        """In a forked child, right after the fork: never close the parent's store or wait
+        for its thread from here (the objects are kept, so nothing of theirs is finalized)."""
+        self._finalizer.detach()
+        _ABANDONED.append((self._target, self._runner))
+
+    def _current(self) -> None:
+        """In a process forked since the repository was opened: open it again here on a new
+        loop thread (once), from the URL or factory it was opened from.
+
+        Raises:
+            RuntimeError: it cannot be opened again (a memory store, or no factory), or it
+                was closed.
+        """
+        if self._runner.pid == os.getpid():
+            return
+        with _REOPEN_LOCK:
+            if self._runner.pid == os.getpid():
+                return
+            parent = self._runner.pid
+            if self._factory is None or isinstance(self._target, MemoryRepo):
+                raise RuntimeError(
+                    f"the sessiontree.sync repository {self.url!r} was opened in process "
+                    f"{parent}, before os.fork(), and cannot be opened again in this process "
+                    f"({os.getpid()}): open the repository after the fork"
+                )
+            if self._closed or self._runner._closed:
+                raise RuntimeError("this sessiontree.sync repository is closed")
+            repo, runner = _build(self._factory)
+            self._target, self._runner = repo, runner
+            self._finalizer = weakref.finalize(self, _close, repo, runner)
 
     @property
     def aio(self) -> SessionRepo:
         """The async repository (its methods must run on :attr:`runner`'s loop)."""
+        self._current()
         return self._target  # type: ignore[no-any-return]
 
     @property
     def runner(self) -> LoopThread:
         """The loop thread this repository runs on."""
+        self._current()
         return self._runner
 
     def call(self, fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
@@ -190,10 +307,12 @@ class SyncRepo(_SyncProxy):
         async def go() -> T:
             return await fn(*args, **kwargs)
 
-        return _wrap(self._runner.run(go()), self._runner)  # type: ignore[no-any-return]
+        self._current()
+        return _wrap(self._runner.run(go()), self._runner, self)  # type: ignore[no-any-return]
 
     def close(self) -> None:
         """Close the store and stop the loop thread. Idempotent."""
+        self._closed = True
         self._finalizer()
 
     def __repr__(self) -> str:
@@ -215,12 +334,8 @@ def _close(repo: SessionRepo, runner: LoopThread) -> None:
         runner.close()
 
 
-def wrap_repo(factory: Callable[[], SessionRepo]) -> SyncRepo:
-    """A :class:`SyncRepo` of the repository ``factory()`` builds on a new loop thread.
-
-    The factory runs on that thread's loop, so everything the repository creates belongs
-    to it.
-    """
+def _build(factory: Callable[[], SessionRepo]) -> tuple[SessionRepo, LoopThread]:
+    """``factory()`` run on a new loop thread's loop, and that thread."""
     runner = LoopThread()
 
     async def build() -> SessionRepo:
@@ -231,7 +346,18 @@ def wrap_repo(factory: Callable[[], SessionRepo]) -> SyncRepo:
     except BaseException:
         runner.close()
         raise
-    return SyncRepo(repo, runner)
+    return repo, runner
+
+
+def wrap_repo(factory: Callable[[], SessionRepo]) -> SyncRepo:
+    """A :class:`SyncRepo` of the repository ``factory()`` builds on a new loop thread.
+
+    The factory runs on that thread's loop, so everything the repository creates belongs
+    to it. In a process forked later, the factory is run again there (see the module
+    docstring).
+    """
+    repo, runner = _build(factory)
+    return SyncRepo(repo, runner, factory)
 
 
 def open_repo(url: str | None = None) -> SyncRepo:
@@ -245,6 +371,28 @@ def open_repo(url: str | None = None) -> SyncRepo:
 
 _SHARED: dict[str, SyncRepo] = {}
 _SHARED_LOCK = threading.Lock()
+
+_LIVE: weakref.WeakSet[SyncRepo] = weakref.WeakSet()
+"""Every :class:`SyncRepo` of this process not yet collected (a fork tells each of them)."""
+_OPENED = itertools.count()
+"""The order repositories were opened in (closed newest first at exit)."""
+_ABANDONED: list[object] = []
+"""In a forked child, the parent's stores and sessions: kept, never closed or finalized."""
+_REOPEN_LOCK = threading.Lock()
+
+
+def _after_fork_in_child() -> None:
+    """``os.register_at_fork(after_in_child=...)``: only the forking thread exists now, so
+    the locks another thread held are replaced, and no repository of the parent's is closed
+    or waited for from here (each is opened again on first use, see :meth:`SyncRepo._current`)."""
+    global _SHARED_LOCK, _REOPEN_LOCK
+    _SHARED_LOCK = threading.Lock()
+    _REOPEN_LOCK = threading.Lock()
+    for repo in list(_LIVE):
+        repo._forked()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def shared_repo(url: str) -> SyncRepo:
@@ -260,10 +408,20 @@ def shared_repo(url: str) -> SyncRepo:
         return repo
 
 
-@atexit.register
-def _close_shared() -> None:
+def _close_at_exit() -> None:
+    """At interpreter exit: close every repository of this process still open, newest first
+    (the shared ones included), while the threads their stores run on still run.
+
+    It runs before the ``weakref.finalize`` callbacks of interpreter exit (it is registered
+    with ``atexit`` after them, and ``atexit`` runs the last registered first): a store's own
+    finalizers (an SQLite connection's thread, say) stop what the store needs to close, so a
+    repository closed after them would wait for ever.
+    """
     with _SHARED_LOCK:
-        repos = list(_SHARED.values())
         _SHARED.clear()
-    for repo in repos:
+    for repo in sorted(_LIVE, key=lambda r: r._order, reverse=True):
         repo.close()
+
+
+weakref.finalize(_close_at_exit, lambda: None)  # weakref's exit hook is registered by now
+atexit.register(_close_at_exit)

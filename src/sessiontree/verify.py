@@ -21,6 +21,7 @@ session once and adds the file check.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +30,9 @@ from typing import TYPE_CHECKING, Any
 from sessiontree.context import build_context_from_path, find_tool_pair_problems
 from sessiontree.entries import CompactionEntry, Entry
 from sessiontree.errors import CorruptSessionError, EntryNotFoundError
+from sessiontree.storage.jsonl.files import lock_path
 from sessiontree.storage.jsonl.format import is_whole_line
+from sessiontree.storage.jsonl.lockfile import no_append_running
 from sessiontree.tree import branch_of, entry_refs, find_cycles, trace_chain
 
 if TYPE_CHECKING:
@@ -71,15 +74,30 @@ def torn_final_line(path: Path) -> int | None:
 
     Torn: unterminated and not whole JSON (a whole line without its newline is read as a
     line, :func:`~sessiontree.storage.jsonl.format.is_whole_line`; a UTF-8 byte-order mark
-    before a header is not part of it, as for storage).
+    before a header is not part of it, as for storage), and not an append in progress: an
+    unfinished line is checked again while no append to the file can run (a shared hold on
+    its lock file, :func:`~sessiontree.storage.jsonl.lockfile.no_append_running`); a writer
+    holding the lock, or a file that grew meanwhile, means a line still being written.
 
     Raises:
         OSError: the file cannot be read.
     """
-    size = path.stat().st_size
-    if size == 0:
+    first = _unfinished_line(path)
+    if first is None:
         return None
+    with no_append_running(lock_path(path)) as quiet:
+        if not quiet:
+            return None  # a writer is appending: the line is being written
+        again = _unfinished_line(path)
+    return again[0] if again == first else None
+
+
+def _unfinished_line(path: Path) -> tuple[int, int] | None:
+    """``(line number, file size)`` when the file ends in a line that is not whole JSON."""
     with path.open("rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size == 0:
+            return None
         fh.seek(size - 1)
         if fh.read(1) == b"\n":
             return None
@@ -88,7 +106,7 @@ def torn_final_line(path: Path) -> int | None:
     last = data[data.rfind(b"\n") + 1 :].removeprefix(b"\xef\xbb\xbf")
     if is_whole_line(last):
         return None
-    return data.count(b"\n") + 1
+    return data.count(b"\n") + 1, len(data)
 
 
 def check_entries(

@@ -76,7 +76,8 @@ async def detect_format(path: str | Path) -> Format:
     whole file.
 
     Raises:
-        CorruptSessionError: the file is not a session file of a known format.
+        UnknownFormatError: the file is not a session file of a known format.
+        CorruptSessionError: a Cline ``ui_messages.json`` (names the file to import instead).
         StorageError: the file cannot be read.
     """
     p = Path(path)
@@ -154,7 +155,9 @@ def _convert_document(
         from sessiontree.interop.cline import convert_cline
 
         return convert_cline(data, path, report, lenient=lenient, mtime_ms=mtime_ms, ui=ui)
-    raise CorruptSessionError(f"unknown import format {fmt!r}; use one of {', '.join(FORMATS)}")
+    from sessiontree.errors import InvalidArgumentError
+
+    raise InvalidArgumentError(f"unknown import format {fmt!r}; use one of {', '.join(FORMATS)}")
 
 
 async def import_session(
@@ -187,21 +190,24 @@ async def import_session(
             file's size, before the session is stored.
 
     Raises:
-        CorruptSessionError: the file is not a session file of a known format, or (without
-            ``lenient``) a line cannot be read; names the file and the line. Nothing is
-            created in ``repo``.
+        UnknownFormatError: ``format`` is ``None`` and the file is not a session file of
+            a known format (names the file and the formats tried). Nothing is created.
+        CorruptSessionError: (without ``lenient``) a line cannot be read; names the file
+            and the line. Nothing is created in ``repo``.
         AlreadyImportedError: (a :class:`DuplicateEntryError`) the session id is already in
             ``repo`` (``session_id`` set on the error, ``entry_id`` ``None``, ``report`` what
             the file holds); nothing was created.
         InvalidEntryError: ``session_id`` is not of the form ``[A-Za-z0-9_-]{1,128}``.
         StorageError: the file cannot be read.
     """
+    from sessiontree.errors import UnknownFormatError
+
     p = Path(path)
     data, mtime_ms = await _read(p)
     detected: Format | None
     try:
         detected = detect_format_bytes(data, p)
-    except CorruptSessionError:
+    except (CorruptSessionError, UnknownFormatError):
         if format is None:
             raise
         detected = None

@@ -7,7 +7,8 @@ from typing import Any, Literal
 
 import orjson
 
-from sessiontree.errors import CorruptSessionError
+from sessiontree import _json as exact_json
+from sessiontree.errors import CorruptSessionError, UnknownFormatError
 from sessiontree.interop.lenient_json import load_document
 
 __all__ = ["FORMATS", "Format", "detect_format_bytes", "is_gemini_cli_header"]
@@ -135,9 +136,10 @@ def detect_format_bytes(data: bytes, path: Path) -> Format:
     them are passed over (the importer then reports them).
 
     Raises:
-        CorruptSessionError: the content is none of these (names the file, the formats
+        UnknownFormatError: the content is none of these (names the file, the formats
             tried, and the line of a JSON document that does not parse or of the first byte
-            that is not UTF-8); a Cline ``ui_messages.json`` (names the file to import instead).
+            that is not UTF-8).
+        CorruptSessionError: a Cline ``ui_messages.json`` (names the file to import instead).
     """
     data = strip_bom(data)
     stripped = data.lstrip()
@@ -172,29 +174,25 @@ def detect_format_bytes(data: bytes, path: Path) -> Format:
         if fmt is not None:
             return fmt
     reason, line = _why_unknown(data, whole_document)
-    raise CorruptSessionError(
-        f"{reason}not a session file of a known format (tried {', '.join(FORMATS)})",
-        path=path,
-        line_number=line,
-    )
+    raise UnknownFormatError(path, FORMATS, reason=reason, line_number=line)
 
 
 def _why_unknown(data: bytes, whole_document: bool) -> tuple[str, int | None]:
-    """What is visibly wrong with bytes of no known format, as a message prefix, and the
+    """What is visibly wrong with bytes of no known format (``""`` when nothing is), and the
     1-based line at fault: UTF-16 text, bytes that are not UTF-8, or a JSON document (a
     SWE-agent trajectory, say) that does not parse (torn, or lines doubled by hand)."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return "UTF-16 text (session files are UTF-8); ", None
+        return "UTF-16 text (session files are UTF-8)", None
     try:
         data.decode()
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        return f"not UTF-8 (byte 0x{data[exc.start]:02x}); ", line
+        return f"not UTF-8 (byte 0x{data[exc.start]:02x})", line
     if whole_document:
         try:
             orjson.loads(data)
         except orjson.JSONDecodeError as exc:
-            return f"a JSON document that does not parse ({exc.msg}, column {exc.colno}); ", (
+            return f"a JSON document that does not parse ({exc.msg}, column {exc.colno})", (
                 exc.lineno
             )
     return "", None
@@ -212,7 +210,10 @@ def _probe_lines(data: bytes) -> Format | None:
         try:
             obj = orjson.loads(raw)
         except orjson.JSONDecodeError:
-            continue
+            try:  # a lone surrogate escape (import reads it as U+FFFD)
+                obj = orjson.loads(exact_json.without_lone_surrogates(raw))
+            except orjson.JSONDecodeError:
+                continue
         if isinstance(obj, dict):
             if seen == 1 and isinstance(obj.get("history"), list):
                 return "swe-agent"

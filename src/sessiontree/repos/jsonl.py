@@ -387,7 +387,10 @@ def _match_line(raw: bytes, needle: str, probe: str, query: str) -> tuple[str, s
     try:
         obj = exact_json.loads(raw)
     except exact_json.JSONDecodeError:
-        return None
+        try:  # read as storage reads it (its lone surrogates as U+FFFD)
+            obj = exact_json.loads(exact_json.without_lone_surrogates(raw))
+        except exact_json.JSONDecodeError:
+            return None
     if type(obj) is not dict or obj.get("type") != "message":
         return None
     entry_id = obj.get("id")

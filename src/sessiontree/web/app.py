@@ -5,6 +5,11 @@ message search), and per session the tree (``/s/{id}``, paged), the context
 (``/s/{id}/context``), a diff of two branches (``/s/{id}/diff``), stats (``/s/{id}/stats``)
 and an entry's stored JSON (``/s/{id}/entry/{entry}``).
 
+Pages whose work grows with the session (context, diff, stats) read the session on the
+server's event loop and do the rest — building, counting, rendering — in a worker thread
+(:func:`sessiontree.web.views.off_loop`), so a small page asked for meanwhile is served at
+once instead of after them.
+
 Writes (``POST`` checkout, label, name, fork) exist only when the app is made with
 ``write=True``; each needs the per-process token embedded in the page's forms, and a request
 whose ``Origin`` is another site is refused, so another page open in the browser cannot
@@ -122,23 +127,30 @@ def create_app(
         return templates.TemplateResponse(request, template, context, status_code=status)
 
     async def session_page(
-        request: Request, session: Session, view: str, status: int = 200, **context: Any
+        request: Request,
+        session: Session,
+        view: str,
+        status: int = 200,
+        *,
+        heavy: bool = False,
+        **context: Any,
     ) -> Response:
+        """A page of one session; ``heavy``: one whose size grows with the session (a whole
+        context, a diff, stats), rendered in a worker thread so other pages are not held up."""
         context.setdefault("error", None)
         context.setdefault("page", None)
         context.setdefault("path_known", True)
         context.setdefault("id_len", 12)
-        return page(
-            request,
-            "session.html",
-            status,
+        context.update(
             sid=session.id,
             view=view,
             name=await session.get_name(),
             leaf_id=await session.get_leaf_id(),
             meta=await session.get_metadata(),
-            **context,
         )
+        if heavy:
+            return await views.off_loop(page, request, "session.html", status, **context)
+        return page(request, "session.html", status, **context)
 
     async def open_session(request: Request) -> Session:
         return await sessions.get(request.path_params["sid"])
@@ -200,7 +212,7 @@ def create_app(
         s = await open_session(request)
         leaf = request.query_params.get("leaf") or None
         ctx = await views.context_view(s, leaf, show_all=request.query_params.get("all") == "1")
-        return await session_page(request, s, "context", ctx=ctx)
+        return await session_page(request, s, "context", heavy=True, ctx=ctx)
 
     async def diff(request: Request) -> Response:
         s = await open_session(request)
@@ -211,11 +223,12 @@ def create_app(
         if b is not None:
             b = (await resolve_entry(s, b)).id
         result = await views.diff_view(s, a, b) if a and b else None
-        return await session_page(request, s, "diff", diff=result, a=a, b=b)
+        return await session_page(request, s, "diff", heavy=True, diff=result, a=a, b=b)
 
     async def stats(request: Request) -> Response:
         s = await open_session(request)
-        return await session_page(request, s, "stats", stats=await views.stats_view(s))
+        stats = await views.stats_view(s)
+        return await session_page(request, s, "stats", heavy=True, stats=stats)
 
     async def entry(request: Request) -> Response:
         s = await open_session(request)

@@ -5,21 +5,29 @@
 * :func:`diff_view` — two branches from their common ancestor;
 * :func:`stats_view` — counts, tokens and cost (reads every entry).
 
+Each reads what it needs through the session on the caller's event loop, then does the work
+that grows with the session (building the context, planning a compaction, counting, making
+the rows and message views) in a worker thread (:func:`off_loop`): on a session of 100,000
+entries that work takes seconds, and the server's other pages must not wait behind it.
+
 The tree page is :mod:`sessiontree.web.tree`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from sessiontree.compaction import estimate_context_tokens, estimate_tokens, prepare_compaction
 from sessiontree.context import build_context_from_path
 from sessiontree.entries import Entry, dump_entry
 from sessiontree.errors import CompactionError
 from sessiontree.messages import AgentMessage, AssistantMessage, ToolResultMessage
-from sessiontree.session import Session
+from sessiontree.session import Session, stats_of
+from sessiontree.storage.base import ContextBranchReader
 from sessiontree.tree import labels_of
 from sessiontree.web.render import MessageView, message_views, pretty_json
 from sessiontree.web.tree import Row, make_row, results_by_call
@@ -31,11 +39,23 @@ __all__ = [
     "context_view",
     "diff_view",
     "entry_json",
+    "off_loop",
     "stats_view",
 ]
 
+T = TypeVar("T")
+
 CONTEXT_SHOWN = 400
 """Context messages shown before the rest is folded behind a link (newest are shown)."""
+
+
+async def off_loop(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)`` run in a worker thread (the loop's default executor); the
+    calling event loop serves other requests meanwhile. ``fn`` must not touch the session's
+    storage (that belongs to the loop): only data already read."""
+    return await asyncio.get_running_loop().run_in_executor(
+        None, functools.partial(fn, *args, **kwargs)
+    )
 
 
 @dataclass
@@ -71,10 +91,24 @@ async def context_view(
         leaf_id = await session.get_leaf_id()
     path = await session.get_branch(leaf_id)
     meta = await session.get_metadata()
-    ctx = build_context_from_path(path, metadata_system_prompt=meta.system_prompt)
+    return await off_loop(
+        _context_view, path, leaf_id, meta.system_prompt, show_all, session_id=session.id
+    )
+
+
+def _context_view(
+    path: Sequence[Entry],
+    leaf_id: str | None,
+    system_prompt: str | None,
+    show_all: bool,
+    *,
+    session_id: str,
+) -> ContextView:
+    """:func:`context_view` of a branch already read (pure; runs in a worker thread)."""
+    ctx = build_context_from_path(path, metadata_system_prompt=system_prompt)
     cut_at: int | None = None
     try:
-        prep = prepare_compaction(path, session_id=session.id)
+        prep = prepare_compaction(path, session_id=session_id)
     except CompactionError as exc:
         note = f"a compaction now would do nothing: {exc}"
     else:
@@ -144,12 +178,20 @@ async def diff_view(session: Session, a: str, b: str) -> DiffView:
     """
     path_a = await session.get_branch(a)
     path_b = await session.get_branch(b)
+    label_entries = await session.get_entries(types={"label"})
+    return await off_loop(_diff_view, a, b, path_a, path_b, label_entries)
+
+
+def _diff_view(
+    a: str, b: str, path_a: list[Entry], path_b: list[Entry], label_entries: list[Entry]
+) -> DiffView:
+    """:func:`diff_view` of branches already read (pure; runs in a worker thread)."""
     shared = 0
     for x, y in zip(path_a, path_b, strict=False):
         if x.id != y.id:
             break
         shared += 1
-    labels = labels_of(await session.get_entries(types={"label"}))
+    labels = labels_of(label_entries)
 
     def rows(part: Sequence[Entry], leaf: str) -> list[Row]:
         results = results_by_call(part)
@@ -168,8 +210,23 @@ async def diff_view(session: Session, a: str, b: str) -> DiffView:
 
 async def stats_view(session: Session) -> dict[str, Any]:
     """Counts, tokens and cost (``Session.get_stats``) and the current context's size."""
-    stats = await session.get_stats()
-    ctx = await session.build_context()
+    entries = await session.get_entries()
+    storage = session.storage
+    if isinstance(storage, ContextBranchReader):
+        path = await storage.get_context_branch(None)  # what build_context reads
+    else:
+        path = await session.get_branch()
+    meta = await session.get_metadata()
+    return await off_loop(_stats_view, entries, path, meta.system_prompt)
+
+
+def _stats_view(
+    entries: list[Entry], path: list[Entry], system_prompt: str | None
+) -> dict[str, Any]:
+    """:func:`stats_view` of entries and a branch already read (pure; runs in a worker
+    thread)."""
+    stats = stats_of(entries)
+    ctx = build_context_from_path(path, metadata_system_prompt=system_prompt)
     return {
         "entries": stats.entry_count,
         "entries by type": stats.entries_by_type,

@@ -152,9 +152,13 @@ def parse_header(first_line: bytes, path: str | Path) -> Header:
     try:
         obj = exact_json.loads(line) if line.strip() else None
     except exact_json.JSONDecodeError as exc:
-        raise CorruptSessionError(
-            "not a session file: line 1 is not a JSON session header", path=path, line_number=1
-        ) from exc
+        obj, _, reason = _read_repaired(line)
+        if reason is not None:
+            raise CorruptSessionError(
+                "not a session file: line 1 is not a JSON session header",
+                path=path,
+                line_number=1,
+            ) from exc
     if not isinstance(obj, dict) or obj.get("type") != "session":
         raise CorruptSessionError(
             'not a session file: line 1 is not a {"type":"session"} header',
@@ -451,7 +455,7 @@ def scan_block(
             try:
                 obj = loads(piece)
             except exact_json.JSONDecodeError:
-                reason = "not valid JSON"
+                obj, piece, reason = _read_repaired(piece)
             if reason is None:
                 if (
                     type(obj) is dict
@@ -496,6 +500,19 @@ def scan_block(
     return result
 
 
+def _read_repaired(line: bytes) -> tuple[Any, bytes, str | None]:
+    """A line the strict parser refused, read again with its lone surrogate escapes as
+    U+FFFD (:func:`sessiontree._json.without_lone_surrogates`, as import reads them):
+    ``(value, the line as read, None)``, else ``(None, line, "not valid JSON")``."""
+    fixed = exact_json.without_lone_surrogates(line)
+    if fixed is not line:
+        try:
+            return exact_json.loads(fixed), fixed, None
+        except exact_json.JSONDecodeError:
+            pass
+    return None, line, "not valid JSON"
+
+
 def is_whole_line(tail: bytes) -> bool:
     """Whether ``tail``, a final line without its newline, is whole (it parses as JSON).
 
@@ -508,7 +525,7 @@ def is_whole_line(tail: bytes) -> bool:
     try:
         exact_json.loads(tail)
     except exact_json.JSONDecodeError:
-        return False
+        return _read_repaired(tail)[2] is None
     return True
 
 

@@ -13,6 +13,10 @@ id: a ``stat`` of the name shows another inode or none), the lock is taken again
 file that is there now. An uncontended acquire and release is three system calls
 (``flock``, ``stat``, ``flock``).
 Where ``fcntl`` does not exist (Windows), :mod:`filelock` does the same job per append.
+
+Readers never wait for the lock, but one that sees a log end inside a line asks
+:func:`no_append_running` whether that line is an append still being copied in (a writer
+holds the lock) or a torn line left by a writer that died (nobody holds it).
 """
 
 from __future__ import annotations
@@ -31,9 +35,47 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["LogLock"]
+__all__ = ["LogLock", "no_append_running"]
 
 _POLL_S = 0.001
+
+
+@contextlib.contextmanager
+def no_append_running(path: Path) -> Iterator[bool]:
+    """For the ``with`` block, hold off appends to a log whose lock file is ``path``, if none
+    is running now; yields whether it could.
+
+    Takes a shared ``flock`` on the lock file without waiting (writers take it exclusively
+    around each append, so while it is held no append is half written). Yields ``False``
+    when a writer holds the lock: an append may be in progress. A missing lock file means no
+    writer has taken it yet; nothing is locked or created then (a reader must not create
+    files) and ``True`` is yielded — the caller compares the file's size to tell an append
+    that started meanwhile. Where ``fcntl`` does not exist (Windows) nothing is locked and
+    ``True`` is yielded.
+
+    Raises:
+        nothing: a lock file that cannot be opened counts as missing.
+    """
+    if fcntl is None:  # pragma: no cover - Windows
+        yield True
+        return
+    try:
+        fd = os.open(os.fspath(path), os.O_RDONLY)
+    except OSError:
+        yield True
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        except OSError:
+            yield True
+            return
+        yield True  # closing the descriptor releases the lock
+    finally:
+        os.close(fd)
 
 
 class LogLock:

@@ -6,6 +6,9 @@ Under the lock a writer first reads the bytes other processes appended since its
 then writes each entry line with one ``os.write``; reads pick up appended lines without the
 lock (one ``fstat`` per call). A torn final line is ignored, and cut off under the lock before
 the next append; a final whole entry lacking only its newline is read and finished instead.
+A reader that finds the file ending inside a line while a writer holds the lock (or while the
+file is still growing) is looking at an append in progress, not a torn line: it waits for
+the rest without a warning.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from sessiontree.errors import CorruptSessionError, SessionNotFoundError, Storag
 from sessiontree.storage.jsonl.files import Durability, lock_path
 from sessiontree.storage.jsonl.format import LineRecord, SkippedLine, is_whole_line, scan_block
 from sessiontree.storage.jsonl.index import LineIndex
-from sessiontree.storage.jsonl.lockfile import LogLock
+from sessiontree.storage.jsonl.lockfile import LogLock, no_append_running
 
 __all__ = ["LOCK_TIMEOUT_S", "SessionLog", "writer_in_process"]
 
@@ -157,10 +160,24 @@ class SessionLog:
                 os.ftruncate(self._open_write(), self._offset)
                 self._torn_at = -1
                 return
-            if self._torn_at != end:
-                log.warning("%s:%d: ignoring a torn final line", self.path, self._next_line)
+            if self._torn_at == end or self._append_running(end):
+                return
+            log.warning("%s:%d: ignoring a torn final line", self.path, self._next_line)
             # remember the file size that ends in this torn tail: no re-read until it changes
             self._torn_at = end
+
+    def _append_running(self, end: int) -> bool:
+        """Whether the unfinished line ending at file offset ``end`` (the size read) may be an
+        append still being written: a writer holds the lock, or the file is no longer ``end``
+        bytes long. Otherwise no append is running while the lock is checked, and the line
+        is torn. Used by readers only (a writer holds the lock itself)."""
+        with no_append_running(self._lock_path) as quiet:
+            if not quiet:
+                return True
+            try:
+                return os.fstat(self._open_read()).st_size != end
+            except OSError:
+                return False
 
     def _take_unterminated(self, tail: bytes) -> bool:
         """Take a final line that is whole JSON but lacks its newline; True if so.

@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from sessiontree import _json as exact_json
 from sessiontree.fold import LogFold
 from sessiontree.storage.jsonl.format import first_user_text, is_whole_line
 
@@ -131,13 +132,19 @@ def count_lines(stats: Stats, block: bytes) -> None:
             try:
                 obj: Any = loads(line)
             except orjson.JSONDecodeError:
-                break
+                fixed = exact_json.without_lone_surrogates(line)
+                if fixed is line:
+                    break
+                try:  # read as storage reads it (its lone surrogates as U+FFFD)
+                    obj = loads(fixed)
+                except orjson.JSONDecodeError:
+                    break
             if type(obj) is dict and type(obj.get("id")) is str:
                 _count(fold, obj)
         pos = end + 1
     tail = block[pos:]
     if tail and is_whole_line(tail):  # a whole last line without its newline: a line
-        obj = orjson.loads(tail)
+        obj = orjson.loads(exact_json.without_lone_surrogates(tail))
         if type(obj) is dict and type(obj.get("id")) is str:
             _count(fold, obj)
         pos = len(block)
