@@ -25,7 +25,7 @@ DIR_NAMES = (".aider.chat.history.md", "api_conversation_history.json")
 histories and Cline / Roo Code tasks (their ``ui_messages.json`` is read with the task)."""
 PROGRESS_MIN_BYTES = 4 * 1024 * 1024
 """Inputs at least this large (bytes, all files together) get a progress bar on a terminal."""
-FORMATS = ("pi", "claude-code", "codex", "swe-agent", "aider", "cline", "gemini-cli")
+FORMATS = ("pi", "claude-code", "codex", "swe-agent", "aider", "cline", "gemini-cli", "copilot-cli")
 _PARENT_PROBLEMS = {
     "names no entry": "is not in the file",
     "is a leaf entry": "is a leaf-move record, which cannot be a parent",

@@ -128,6 +128,10 @@ def convert(
         from sessiontree.interop.gemini_cli import convert_gemini_cli
 
         return convert_gemini_cli(data, path, report, lenient=lenient)
+    if fmt == "copilot-cli":
+        from sessiontree.interop.copilot_cli import convert_copilot_cli
+
+        return convert_copilot_cli(data, path, report, lenient=lenient)
     if fmt == "cline":
         from sessiontree.interop.cline import convert_cline
 

@@ -12,7 +12,9 @@ from sessiontree.interop.lenient_json import load_document
 
 __all__ = ["FORMATS", "Format", "detect_format_bytes", "is_gemini_cli_header"]
 
-Format = Literal["pi", "claude-code", "codex", "swe-agent", "aider", "cline", "gemini-cli"]
+Format = Literal[
+    "pi", "claude-code", "codex", "swe-agent", "aider", "cline", "gemini-cli", "copilot-cli"
+]
 FORMATS: tuple[Format, ...] = (
     "pi",
     "claude-code",
@@ -21,6 +23,7 @@ FORMATS: tuple[Format, ...] = (
     "aider",
     "cline",
     "gemini-cli",
+    "copilot-cli",
 )
 """The formats :func:`sessiontree.import_session` reads."""
 
@@ -66,6 +69,14 @@ def _classify(obj: dict[str, Any]) -> Format | None:
         return "codex"
     if kind is None and ("record_type" in obj or ("id" in obj and "instructions" in obj)):
         return "codex"  # the 2025 rollout layout: a bare header, then record_type lines
+    if (
+        isinstance(kind, str)
+        and kind.split(".", 1)[0] in ("session", "user", "assistant", "system", "tool")
+        and "." in kind
+        and isinstance(obj.get("data"), dict)
+        and "id" in obj
+    ):
+        return "copilot-cli"  # an event of Copilot CLI's log: session.start, user.message, ...
     if "uuid" in obj and "parentUuid" in obj:
         return "claude-code"
     if kind in _CLAUDE_TYPES and ("sessionId" in obj or "leafUuid" in obj or "message" in obj):
@@ -129,7 +140,10 @@ def detect_format_bytes(data: bytes, path: Path) -> Format:
     * Markdown that begins with ``# aider chat started at``: ``aider``;
     * a JSON array of ``{role, content}`` messages: ``cline`` (Cline / Roo Code);
     * a Gemini CLI chat: a JSON document, or a JSONL header line, with ``sessionId`` and
-      ``projectHash``: ``gemini-cli``.
+      ``projectHash``: ``gemini-cli``;
+    * GitHub Copilot CLI: JSONL events ``{type: "session.start" | "user.message" | …, data,
+      id}``, or a JSON document with ``chatMessages`` (the legacy session state):
+      ``copilot-cli``.
 
     A leading UTF-8 byte-order mark is ignored. Only the first 50 non-blank lines of a JSONL file are looked at; damaged lines among
     them are passed over (the importer then reports them).
@@ -168,6 +182,8 @@ def detect_format_bytes(data: bytes, path: Path) -> Format:
                 return "swe-agent"
             if is_gemini_cli_header(doc) and isinstance(doc.get("messages"), list):
                 return "gemini-cli"
+            if isinstance(doc, dict) and isinstance(doc.get("chatMessages"), list):
+                return "copilot-cli"
         fmt = _probe_lines(data)
         if fmt is not None:
             return fmt
