@@ -25,7 +25,18 @@ DIR_NAMES = (".aider.chat.history.md", "api_conversation_history.json")
 histories and Cline / Roo Code tasks (their ``ui_messages.json`` is read with the task)."""
 PROGRESS_MIN_BYTES = 4 * 1024 * 1024
 """Inputs at least this large (bytes, all files together) get a progress bar on a terminal."""
-FORMATS = ("pi", "claude-code", "codex", "swe-agent", "aider", "cline", "gemini-cli", "copilot-cli")
+FORMATS = (
+    "pi",
+    "claude-code",
+    "codex",
+    "swe-agent",
+    "aider",
+    "cline",
+    "gemini-cli",
+    "copilot-cli",
+    "opencode",
+    "openclaw",
+)
 _PARENT_PROBLEMS = {
     "names no entry": "is not in the file",
     "is a leaf entry": "is a leaf-move record, which cannot be a parent",
@@ -42,6 +53,8 @@ def _wanted(relative: Path) -> bool:
         return False
     if name.endswith(DIR_NAMES):
         return True
+    if relative.parts[-3:-2] == ("session",) and name.startswith("ses") and name.endswith(".json"):
+        return True  # an OpenCode storage session file: session/<project>/<id>.json
     return not name.startswith(".") and relative.suffix in DIR_SUFFIXES
 
 
@@ -49,8 +62,9 @@ def collect_files(paths: Iterable[Path]) -> list[Path]:
     """The files to import: each file as given, each directory searched recursively.
 
     Directories contribute files ending in ``.jsonl`` or ``.traj``, Aider histories
-    (``*.aider.chat.history.md``, the hidden ``.aider.chat.history.md`` too) and Cline tasks
-    (``api_conversation_history.json``); other hidden files are skipped. Sorted order; a file
+    (``*.aider.chat.history.md``, the hidden ``.aider.chat.history.md`` too), Cline tasks
+    (``api_conversation_history.json``) and OpenCode storage session files
+    (``session/<project>/ses*.json``); other hidden files are skipped. Sorted order; a file
     named twice is imported once.
 
     Raises:
@@ -72,6 +86,29 @@ def collect_files(paths: Iterable[Path]) -> list[Path]:
             if key not in seen:
                 seen.add(key)
                 out.append(p)
+    return out
+
+
+def _jobs(files: list[Path]) -> list[tuple[Path, str | None, bool]]:
+    """``(file, session, last job of that file)`` for each import to run: one per file, and
+    one per session of a database file (OpenCode, OpenClaw) holding several."""
+    from sessiontree.interop import database_sessions
+    from sessiontree.interop.detect import SQLITE_HEADER
+
+    out: list[tuple[Path, str | None, bool]] = []
+    for path in files:
+        sessions: list[str] | None = None
+        try:
+            with path.open("rb") as f:
+                is_database = f.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+            if is_database:
+                sessions = database_sessions(path.read_bytes())
+        except OSError:
+            sessions = None  # import_session reports the unreadable file
+        if not sessions:
+            out.append((path, None, True))
+            continue
+        out.extend((path, s, k == len(sessions) - 1) for k, s in enumerate(sessions))
     return out
 
 
@@ -213,8 +250,13 @@ async def import_cmd(
     Formats: pi v1-v3, Claude Code transcripts, Codex rollouts, SWE-agent trajectories,
     Aider chat histories, Cline / Roo Code tasks.
 
+    Also Gemini CLI chats, GitHub Copilot CLI sessions, OpenCode sessions (export JSON, share
+    pair, storage session files, the opencode.db database) and OpenClaw databases; a database
+    gives one import per session it holds.
+
     PATH may be a file or a directory (searched recursively for *.jsonl, *.traj,
-    *.aider.chat.history.md and api_conversation_history.json). Prints
+    *.aider.chat.history.md, api_conversation_history.json and OpenCode storage
+    session/*/ses*.json files). Prints
     one line per file: the new session id, the detected format, entries imported, lines
     kept as custom entries, dangling parents (re-attached or made roots) and unreadable lines.
     A file that fails is reported on its line and the others still import; the exit
@@ -259,7 +301,7 @@ async def import_cmd(
         bar.start()
         task = bar.add_task("import", total=total, name="")
     try:
-        for path in files:
+        for path, source_session, last_of_file in _jobs(files):
             if bar is not None and task is not None:
                 bar.update(task, name=path.name)
             outcome = Outcome(path)
@@ -270,6 +312,7 @@ async def import_cmd(
                     format=cast("Format | None", fmt),
                     lenient=lenient,
                     session_id=new_id() if as_new else None,
+                    source_session=source_session,
                 )
                 outcome.session_id = session.id
                 outcome.report = report
@@ -283,7 +326,7 @@ async def import_cmd(
                     raise
                 outcome.error = error_line(exc)[len("error: ") :]
             outcomes.append(outcome)
-            if bar is not None and task is not None:
+            if bar is not None and task is not None and last_of_file:
                 bar.advance(task, path.stat().st_size)
             # on a terminal, print above the live bar (its console) so the two do not garble
             printer = bar.console if bar is not None and app.out.is_terminal else app.out
