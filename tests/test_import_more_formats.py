@@ -685,3 +685,27 @@ async def test_the_cli_imports_every_session_of_a_database(tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr
     assert "s-one" in done.stdout and "s-two" in done.stdout
     assert "2 imported" in done.stderr
+
+
+async def test_a_grown_copilot_cli_legacy_state_gives_the_same_entry_ids(tmp_path: Path) -> None:
+    state = _copilot_state()
+    short = {**state, "chatMessages": state["chatMessages"][:5], "timeline": state["timeline"][:3]}
+    ids = []
+    for name, doc in (("short", short), ("full", state)):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(doc, indent=4))
+        session, _ = await import_session(path, MemoryRepo())
+        ids.append([e.id for e in await session.get_entries()])
+    assert ids[1][: len(ids[0])] == ids[0]
+
+
+async def test_a_sqlite_database_of_another_program_is_no_session(tmp_path: Path) -> None:
+    path = tmp_path / "other.db"
+    conn = sqlite3.connect(path)
+    # a table of the same name and another shape (other programs use the name too)
+    conn.execute("CREATE TABLE transcript_events (id INTEGER PRIMARY KEY, text TEXT)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(CorruptSessionError, match="SQLite database of no known agent"):
+        await import_session(path, MemoryRepo())
+    assert database_sessions(path.read_bytes()) is None

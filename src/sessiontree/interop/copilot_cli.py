@@ -37,7 +37,7 @@ as a toolResult. Times come from the ``timeline`` where a message can be matched
 message to ``user`` items in order, an assistant turn to the ``copilot`` item of its text,
 a result to the ``tool_call_completed`` item of its call id), else the previous time (at
 first ``startTime``); the entry id is the matched timeline item's ``id`` (so a grown file
-gives the same ids), else one made from the message's place. The timeline is kept whole in
+gives the same ids), else ``<sessionId>:<index in chatMessages>``. The timeline is kept whole in
 one ``custom`` entry ``copilot-cli:timeline`` at the start.
 """
 
@@ -515,7 +515,12 @@ def _convert_state(data: bytes, path: Path, report: ImportReport) -> Converted:
                 f"{where}: a {role} message that could not be read is kept as a custom entry"
             )
             message = None
-        entry_id = stamp[1] if stamp[1] and stamp[1] not in used else ids.make(last_ms, where)
+        if stamp[1] and stamp[1] not in used:
+            entry_id = stamp[1]
+        elif isinstance(session_id, str):
+            entry_id = f"{session_id}:{index}"  # chat messages are only ever appended
+        else:
+            entry_id = ids.make(last_ms, where)
         used.add(entry_id)
         ts = iso_or(last_ms, last_ms)
         if message is not None:

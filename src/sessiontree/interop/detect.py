@@ -134,20 +134,26 @@ def database_tables(conn: sqlite3.Connection) -> set[str]:
 
 def _database_format(data: bytes) -> Format | None:
     """``opencode`` for a database with OpenCode's ``session``/``message``/``part`` tables,
-    ``openclaw`` for one with OpenClaw's ``transcript_events``; else ``None``."""
+    ``openclaw`` for one with OpenClaw's ``transcript_events(session_id, seq, event_json)``;
+    else ``None``."""
     try:
         conn = open_database(data)
     except sqlite3.DatabaseError:
         return None
     try:
         tables = database_tables(conn)
+        events = (
+            {r[1] for r in conn.execute("PRAGMA table_info(transcript_events)")}
+            if "transcript_events" in tables
+            else set()
+        )
     except sqlite3.DatabaseError:
         return None
     finally:
         conn.close()
     if {"session", "message", "part"} <= tables:
         return "opencode"
-    if "transcript_events" in tables:
+    if {"session_id", "seq", "event_json"} <= events:
         return "openclaw"
     return None
 

@@ -9,7 +9,8 @@ imports a pi v3 file of those lines (:mod:`sessiontree.interop.pi`): entry ids a
 events' own ``id``, so a session that grew gives the same ids. When the events start
 without a ``session`` header one is made from the session's row (id, first event time).
 
-The report's line numbers count the session's events in ``seq`` order (1 = the first). The
+The report's line numbers count the session's events in ``seq`` order (1 = the first; when
+a header had to be made, it is line 1 and the events start at 2). The
 session's row of the ``sessions`` table, when there is one, is kept in the metadata under
 ``openclaw``. A row whose ``event_json`` is empty (OpenClaw compresses some events with
 zstd into ``event_zstd``, which this importer cannot read) is an unreadable line.
