@@ -437,6 +437,15 @@ async def test_either_file_of_an_opencode_share_pair_imports_the_session(
     await _check_opencode(session, report)
 
 
+async def test_an_opencode_session_info_without_its_messages_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "session.json").write_text(json.dumps(_opencode_session(), indent=2))
+    repo = MemoryRepo()
+    with pytest.raises(CorruptSessionError, match="without its messages") as caught:
+        await import_session(tmp_path / "session.json", repo)
+    assert caught.value.path == tmp_path / "session.json"
+    assert await repo.list() == []
+
+
 async def test_an_opencode_storage_session_file_reads_its_messages_and_parts(
     tmp_path: Path,
 ) -> None:

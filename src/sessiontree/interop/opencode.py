@@ -218,9 +218,14 @@ def _from_json(
             info = {**info, "export": extra}  # e.g. the todos of ``opencode export``
         return info, [m for m in doc["messages"] if isinstance(m, dict)]
     if is_opencode_session_info(doc):
-        if companion is None:
-            report.warnings.append("no messages found beside the session info (messages.json)")
-        return doc, [m for m in companion or [] if isinstance(m, dict)]
+        if not isinstance(companion, list):
+            raise CorruptSessionError(
+                "an OpenCode Session.Info without its messages: no messages.json beside it "
+                "and not in a storage directory (session/<project>/<id>.json with "
+                "message/<id>/ next to session/)",
+                path=path,
+            )
+        return doc, [m for m in companion if isinstance(m, dict)]
     if is_opencode_messages(doc):
         return (companion if isinstance(companion, dict) else None), doc
     raise CorruptSessionError(
@@ -385,7 +390,8 @@ def convert_opencode(
     ``[{info, parts}]``. ``source_session`` names the session of a database holding several.
 
     Raises:
-        CorruptSessionError: the JSON does not parse or is no OpenCode session; a database
+        CorruptSessionError: the JSON does not parse or is no OpenCode session; a
+            ``Session.Info`` without its messages (no ``companion`` list); a database
             with several sessions and no ``source_session``, or without that session.
     """
     del lenient  # one document or one database: nothing to skip line by line
