@@ -19,7 +19,7 @@ from session_files import ROOT
 from sessiontree import MemoryRepo, import_session
 from sessiontree.cli.importing import collect_files
 from sessiontree.context import find_tool_pair_problems
-from sessiontree.entries import CustomEntry, MessageEntry
+from sessiontree.entries import CompactionEntry, CustomEntry, MessageEntry
 from sessiontree.errors import CorruptSessionError
 from sessiontree.interop import database_sessions
 from sessiontree.messages import (
@@ -718,3 +718,58 @@ async def test_a_sqlite_database_of_another_program_is_no_session(tmp_path: Path
     with pytest.raises(CorruptSessionError, match="SQLite database of no known agent"):
         await import_session(path, MemoryRepo())
     assert database_sessions(path.read_bytes()) is None
+
+
+def _opencode_compacted(tail: str | None) -> list[dict[str, Any]]:
+    def message(msg_id: str, role: str, *parts: dict[str, Any], **info: Any) -> dict[str, Any]:
+        return {
+            "info": {"id": msg_id, "sessionID": SES, "role": role, "time": {"created": 1}, **info},
+            "parts": [{"id": f"prt_{msg_id}_{k}", **p} for k, p in enumerate(parts)],
+        }
+
+    def text(value: str) -> dict[str, Any]:
+        return {"type": "text", "text": value}
+
+    reply = {"modelID": "deepseek-v4-pro", "providerID": "opencode-go", "finish": "stop"}
+    compaction: dict[str, Any] = {"type": "compaction", "auto": True}
+    if tail is not None:
+        compaction["tail_start_id"] = tail
+    return [
+        message("msg_a", "user", text("q1")),
+        message("msg_b", "assistant", text("a1"), parentID="msg_a", **reply),
+        message("msg_c", "user", text("q2")),
+        message("msg_d", "assistant", text("a2"), parentID="msg_c", **reply),
+        message("msg_e", "user", compaction),
+        message(
+            "msg_f",
+            "assistant",
+            text("Summary: q1 and q2 answered."),
+            parentID="msg_e",
+            summary=True,
+            tokens={"input": 900, "output": 40, "cache": {"read": 100}},
+            **reply,
+        ),
+        message("msg_g", "user", text("q3")),
+        message("msg_h", "assistant", text("a3"), parentID="msg_g", **reply),
+    ]
+
+
+@pytest.mark.parametrize(("tail", "kept"), [("msg_c", ["q2", "a2"]), (None, [])])
+async def test_an_opencode_compaction_leaves_the_context_opencode_sends(
+    tmp_path: Path, tail: str | None, kept: list[str]
+) -> None:
+    path = tmp_path / "export.json"
+    path.write_text(
+        json.dumps({"info": _opencode_session(), "messages": _opencode_compacted(tail)})
+    )
+    session, report = await import_session(path, MemoryRepo())
+    entries = {e.id: e for e in await session.get_entries()}
+    request, summary = entries["msg_e"], entries["msg_f"]
+    assert isinstance(request, CustomEntry) and request.custom_type == "opencode:compaction"
+    assert isinstance(summary, CompactionEntry)
+    assert summary.summary == "Summary: q1 and q2 answered." and summary.tokens_before == 1000
+    assert [c.custom_type for c in report.custom_lines] == ["opencode:compaction"]
+    ctx = await session.build_context()
+    assert ctx.messages[0].role == "compactionSummary"
+    assert [message_text(m) for m in ctx.messages[1:]] == [*kept, "q3", "a3"]
+    assert await session.get_leaf_id() == "msg_h"

@@ -28,7 +28,12 @@ same ids):
   provider, ``finish`` as the stop reason (``tool-calls`` → ``toolUse``) and ``error`` as the
   error message. The first step's entry id is the message id, a later step's its
   ``step-start`` part id, a result's its tool part id. ``patch``, ``snapshot`` and other
-  bookkeeping parts stay on the entry's ``source``.
+  bookkeeping parts stay on the entry's ``source``;
+* a compaction — a user message with a ``compaction`` part answered by a finished
+  ``summary`` assistant message — becomes a ``custom`` entry ``opencode:compaction`` (the
+  request) and a ``compaction`` entry (the summary message's id and text; the request's
+  ``tail_start_id``, when it names an earlier message, is the first kept entry, else nothing
+  before it is kept), so the context after it is what OpenCode sends its model.
 
 Messages are chained in order (``parentID`` names the user message a run of replies answers,
 not the previous message; it is kept on ``source``). The leaf is the newest message. The
@@ -44,7 +49,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from sessiontree import _json as exact_json
-from sessiontree.entries import MessageEntry
+from sessiontree.entries import CompactionEntry, MessageEntry
 from sessiontree.errors import CorruptSessionError
 from sessiontree.interop._common import Converted, Draft, IdMaker, custom_draft, iso_or, ms_or
 from sessiontree.interop.detect import (
@@ -373,6 +378,69 @@ def _source(info: dict[str, Any], step: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _compactions(messages: list[Message]) -> tuple[dict[str, str | None], dict[str, str]]:
+    """OpenCode's compactions: the user messages holding a ``compaction`` part (id → the part's
+    ``tail_start_id``) that a finished, error-free ``summary`` assistant message answers, and
+    those summary messages (id → the request's id)."""
+    asked: dict[str, str | None] = {}
+    for message in messages:
+        m_info = _dict(message.get("info"))
+        for part in message.get("parts") or []:
+            if isinstance(part, dict) and part.get("type") == "compaction":
+                tail = part.get("tail_start_id")
+                asked[str(m_info.get("id"))] = tail if isinstance(tail, str) else None
+    summaries: dict[str, str] = {}
+    for message in messages:
+        m_info = _dict(message.get("info"))
+        request = m_info.get("parentID")
+        if (
+            m_info.get("role") == "assistant"
+            and m_info.get("summary") is True
+            and m_info.get("finish")
+            and not m_info.get("error")
+            and request in asked
+            and isinstance(m_info.get("id"), str)
+        ):
+            summaries[m_info["id"]] = str(request)
+    done = set(summaries.values())
+    return {k: v for k, v in asked.items() if k in done}, summaries
+
+
+def _compaction(
+    info: dict[str, Any],
+    parts: list[dict[str, Any]],
+    entry_id: str,
+    parent: str | None,
+    ms: int,
+    placed: set[str],
+    tail: str | None,
+) -> CompactionEntry:
+    """The ``compaction`` entry of a summary message: its text is the summary; the request's
+    ``tail_start_id``, when it names a message already placed, is the first kept entry."""
+    text = "\n".join(
+        p["text"] for p in parts if p.get("type") == "text" and isinstance(p.get("text"), str)
+    )
+    tokens = _dict(info.get("tokens"))
+    before = _int(tokens.get("input")) + _int(_dict(tokens.get("cache")).get("read"))
+    fields: dict[str, Any] = {}
+    if tail is not None and tail in placed:
+        fields["first_kept_entry_id"] = tail
+    else:
+        fields["retained_tail"] = []
+    usage = _usage(info.get("tokens"), info.get("cost"))
+    if usage is not None:
+        fields["usage"] = usage
+    return CompactionEntry(
+        id=entry_id,
+        parent_id=parent,
+        timestamp=iso_or(ms, ms),
+        summary=text,
+        tokens_before=before,
+        source=_source(info, parts),
+        **fields,
+    )
+
+
 def convert_opencode(
     data: bytes,
     path: Path,
@@ -415,6 +483,8 @@ def convert_opencode(
     out.metadata = meta
 
     ids = IdMaker(data)
+    requests, summaries = _compactions(messages)
+    placed: set[str] = set()
     parent: str | None = None
     leaf: str | None = None
     created = info.get("time", {}).get("created") if info is not None else None
@@ -427,9 +497,18 @@ def convert_opencode(
         message_id = m_info.get("id") if isinstance(m_info.get("id"), str) else None
         base_id = message_id or ids.make(last_ms, f"messages[{index}]")
         role = m_info.get("role")
+        if message_id in summaries:
+            tail = requests[summaries[message_id]]
+            compaction = _compaction(m_info, parts, base_id, parent, last_ms, placed, tail)
+            out.drafts.append(Draft(compaction))
+            parent = leaf = base_id
+            placed.add(base_id)
+            continue
         made: list[tuple[str, AgentMessage, dict[str, Any] | None]] = []
         try:
-            if role == "user":
+            if message_id in requests:
+                made = []  # a compaction request: kept as a custom entry below
+            elif role == "user":
                 made.append(
                     (
                         base_id,
@@ -482,10 +561,11 @@ def convert_opencode(
                     )
                 )
                 parent = leaf = entry_id
+                placed.add(entry_id)
             continue
         draft = custom_draft(
             report,
-            f"opencode:{role}",
+            "opencode:compaction" if message_id in requests else f"opencode:{role}",
             message,
             line=None,
             entry_id=base_id,
@@ -495,5 +575,6 @@ def convert_opencode(
         )
         out.drafts.append(draft)
         parent = draft.entry.id
+        placed.add(parent)
     out.leaf_id = leaf
     return out
