@@ -285,18 +285,17 @@ def _convert_events(data: bytes, path: Path, report: ImportReport, *, lenient: b
         if entry_id is None or entry_id in seen:
             entry_id = ids.make(last_ms, line)
         raw_parent = obj.get("parentId")
-        parent: str | None
+        parent: str | None = None
         if entry_id in result_parent:
             parent = result_parent[entry_id]
         elif isinstance(raw_parent, str) and raw_parent:
             parent = last_of_run.get(raw_parent, raw_parent)
-            if raw_parent not in seen and raw_parent not in last_of_run:
-                parent = previous
-                report.dangling_parents.append(
-                    DanglingParent(line, entry_id, raw_parent, "names no entry", previous)
-                )
-        else:
-            parent = None
+        if parent is not None and parent not in seen and parent not in last_of_run:
+            # names no earlier event: re-attached to the previous one (a root when first)
+            report.dangling_parents.append(
+                DanglingParent(line, entry_id, str(raw_parent), "names no entry", previous)
+            )
+            parent = previous
         kind = obj.get("type")
         message: AgentMessage | None = None
         try:

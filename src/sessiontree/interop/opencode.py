@@ -471,7 +471,7 @@ def convert_opencode(
     meta: dict[str, Any] = {}
     session_id = info.get("id") if info is not None else None
     if session_id is None and messages:
-        session_id = messages[0].get("info", {}).get("sessionID")
+        session_id = _dict(messages[0].get("info")).get("sessionID")
     if isinstance(session_id, str):
         report.source_session_id = session_id
         out.session_id = session_id
@@ -487,7 +487,7 @@ def convert_opencode(
     placed: set[str] = set()
     parent: str | None = None
     leaf: str | None = None
-    created = info.get("time", {}).get("created") if info is not None else None
+    created = _dict(info.get("time")).get("created") if info is not None else None
     last_ms = ms_or(created, 0)
     for index, message in enumerate(messages):
         m_info = _dict(message.get("info"))
