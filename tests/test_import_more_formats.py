@@ -773,3 +773,15 @@ async def test_an_opencode_compaction_leaves_the_context_opencode_sends(
     assert ctx.messages[0].role == "compactionSummary"
     assert [message_text(m) for m in ctx.messages[1:]] == [*kept, "q3", "a3"]
     assert await session.get_leaf_id() == "msg_h"
+
+
+async def test_an_openclaw_session_imports_as_the_pi_file_of_its_lines(tmp_path: Path) -> None:
+    pi_file = ROOT / "data" / "sessions" / "pi" / "agent-sessions_pi-small.v3.jsonl"
+    events = [json.loads(line) for line in pi_file.read_text().splitlines() if line.strip()]
+    session_id = events[0]["id"]
+    db = _openclaw_database(tmp_path / "agent.sqlite", {session_id: events})
+    from_db, _ = await import_session(db, MemoryRepo())
+    from_file, _ = await import_session(pi_file, MemoryRepo())
+    assert from_db.id == from_file.id == session_id
+    assert await from_db.get_entries() == await from_file.get_entries()
+    assert await from_db.get_leaf_id() == await from_file.get_leaf_id()
