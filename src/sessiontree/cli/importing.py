@@ -245,14 +245,13 @@ async def import_cmd(
     progress: bool | None,
     as_new: bool,
 ) -> int | None:
-    """Import session files of pi, Claude Code, Codex, SWE-agent, Aider, Cline.
+    """Import session files of pi, Claude Code, Codex, SWE-agent, Aider, Cline and more.
 
     Formats: pi v1-v3, Claude Code transcripts, Codex rollouts, SWE-agent trajectories,
-    Aider chat histories, Cline / Roo Code tasks.
-
-    Also Gemini CLI chats, GitHub Copilot CLI sessions, OpenCode sessions (export JSON, share
-    pair, storage session files, the opencode.db database) and OpenClaw databases; a database
-    gives one import per session it holds.
+    Aider chat histories, Cline / Roo Code tasks, Gemini CLI chats, GitHub Copilot CLI
+    sessions, OpenCode sessions (export JSON, share pair, storage session files, the
+    opencode.db database) and OpenClaw databases; a database gives one import per session
+    it holds.
 
     PATH may be a file or a directory (searched recursively for *.jsonl, *.traj,
     *.aider.chat.history.md, api_conversation_history.json and OpenCode storage
