@@ -316,6 +316,74 @@ def expect_gemini(path: Path) -> Expected:
     return exp
 
 
+def _expect_copilot_state(path: Path) -> Expected:
+    doc = json.loads(path.read_bytes())
+    exp = Expected(roots=1, custom=1)  # the timeline, kept whole
+    previous = None
+    for message in doc["chatMessages"]:
+        role = message["role"]
+        if role == "assistant":
+            exp.tool_calls += len(message.get("tool_calls") or [])
+            if previous != "assistant":
+                exp.roles["assistant"] += 1
+        else:
+            exp.roles["toolResult" if role == "tool" else role] += 1
+        previous = role
+    exp.marker = _marker(doc["chatMessages"][-1].get("content"))
+    return exp
+
+
+def expect_copilot(path: Path) -> Expected:
+    if path.suffix == ".json":
+        return _expect_copilot_state(path)
+    rows = [o for _, o in jsonl(path)]
+    exp = Expected()
+    known: set[str] = set()
+    last: dict[str, Any] | None = None
+    completion_models = {
+        o["data"]["toolCallId"]: o["data"]["model"]
+        for o in rows
+        if o["type"] == "tool.execution_complete" and "model" in o["data"]
+    }
+    model_change = None
+    for obj in rows:
+        kind, data = obj["type"], obj["data"]
+        parent = obj.get("parentId")
+        exp.roots += parent is None
+        exp.dangling += parent is not None and parent not in known
+        known.add(obj["id"])
+        if kind == "session.model_change":
+            model_change = data["newModel"]
+        role = {
+            "user.message": "user",
+            "assistant.message": "assistant",
+            "tool.execution_complete": "toolResult",
+            "system.message": "custom",
+        }.get(kind)
+        if role is None:
+            exp.custom += 1
+            continue
+        exp.roles[role] += 1
+        if role != "custom":
+            last = obj
+        if role == "assistant":
+            calls = data.get("toolRequests") or []
+            exp.tool_calls += len(calls)
+            exp.with_usage += data.get("outputTokens", 0) > 0
+            named = [
+                completion_models[c["toolCallId"]]
+                for c in calls
+                if c["toolCallId"] in completion_models
+            ]
+            exp.model = named[0] if named else model_change
+    if last is not None:
+        content = last["data"].get("content")
+        if isinstance(last["data"].get("result"), dict):
+            content = last["data"]["result"].get("content")
+        exp.marker = _marker(content)
+    return exp
+
+
 EXPECT = {
     "pi": expect_pi,
     "claude-code": expect_claude,
@@ -324,4 +392,5 @@ EXPECT = {
     "aider": expect_aider,
     "cline": expect_cline,
     "gemini-cli": expect_gemini,
+    "copilot-cli": expect_copilot,
 }

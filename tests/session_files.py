@@ -29,6 +29,7 @@ FORMAT_OF_DIR = {
     "aider": "aider",
     "cline": "cline",
     "gemini-cli": "gemini-cli",
+    "copilot-cli": "copilot-cli",
 }
 """The format of the files in each folder of the collection."""
 
@@ -41,6 +42,8 @@ COLLECTION = (
     "claude-code/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
     "cline/api_conversation_history.json",
     "codex/legacy-rollout-example.jsonl",
+    "copilot-cli/test_conversation_copilot.json",
+    "copilot-cli/test_conversation_copilot.jsonl",
     "codex/rollout-2026-06-19T10-14-27-019edda8-7eca-7710-b78b-6ce7607beaa1.jsonl",
     "codex/rollout-2026-06-19T12-32-38-019ede26-ff03-7a82-bb34-cfab716a498a.jsonl",
     "codex/sample_codex_session_simonw.jsonl",

@@ -30,7 +30,18 @@ PROGRESS_MIN_BYTES = 4 * 1024 * 1024
 """Inputs at least this large (bytes, all files together) get a progress bar on a terminal."""
 NAME_WIDTH = 32
 """Most characters of the file name shown beside the progress bar."""
-FORMATS = ("pi", "claude-code", "codex", "swe-agent", "aider", "cline", "gemini-cli")
+FORMATS = (
+    "pi",
+    "claude-code",
+    "codex",
+    "swe-agent",
+    "aider",
+    "cline",
+    "gemini-cli",
+    "copilot-cli",
+    "opencode",
+    "openclaw",
+)
 _PARENT_PROBLEMS = {
     "names no entry": "is not in the file",
     "is a leaf entry": "is a leaf-move record, which cannot be a parent",
@@ -47,6 +58,8 @@ def _wanted(relative: Path) -> bool:
         return False
     if name.endswith(DIR_NAMES):
         return True
+    if relative.parts[-3:-2] == ("session",) and name.startswith("ses") and name.endswith(".json"):
+        return True  # an OpenCode storage session file: session/<project>/<id>.json
     return not name.startswith(".") and relative.suffix in DIR_SUFFIXES
 
 
@@ -54,8 +67,9 @@ def collect_files(paths: Iterable[Path]) -> list[Path]:
     """The files to import: each file as given, each directory searched recursively.
 
     Directories contribute files ending in ``.jsonl`` or ``.traj``, Aider histories
-    (``*.aider.chat.history.md``, the hidden ``.aider.chat.history.md`` too) and Cline tasks
-    (``api_conversation_history.json``); other hidden files are skipped. Sorted order; a file
+    (``*.aider.chat.history.md``, the hidden ``.aider.chat.history.md`` too), Cline tasks
+    (``api_conversation_history.json``) and OpenCode storage session files
+    (``session/<project>/ses*.json``); other hidden files are skipped. Sorted order; a file
     named twice is imported once.
 
     Raises:
@@ -77,6 +91,29 @@ def collect_files(paths: Iterable[Path]) -> list[Path]:
             if key not in seen:
                 seen.add(key)
                 out.append(p)
+    return out
+
+
+def _jobs(files: list[Path]) -> list[tuple[Path, str | None, bool]]:
+    """``(file, session, last job of that file)`` for each import to run: one per file, and
+    one per session of a database file (OpenCode, OpenClaw) holding several."""
+    from sessiontree.interop import database_sessions
+    from sessiontree.interop.detect import SQLITE_HEADER
+
+    out: list[tuple[Path, str | None, bool]] = []
+    for path in files:
+        sessions: list[str] | None = None
+        try:
+            with path.open("rb") as f:
+                is_database = f.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+            if is_database:
+                sessions = database_sessions(path.read_bytes())
+        except OSError:
+            sessions = None  # import_session reports the unreadable file
+        if not sessions:
+            out.append((path, None, True))
+            continue
+        out.extend((path, s, k == len(sessions) - 1) for k, s in enumerate(sessions))
     return out
 
 
@@ -229,13 +266,17 @@ async def import_cmd(
     progress: bool | None,
     as_new: bool,
 ) -> int | None:
-    """Import session files of pi, Claude Code, Codex, SWE-agent, Aider, Cline, Gemini CLI.
+    """Import session files of pi, Claude Code, Codex, SWE-agent, Aider, Cline and more.
 
     Formats: pi v1-v3, Claude Code transcripts, Codex rollouts, SWE-agent trajectories,
-    Aider chat histories, Cline / Roo Code tasks, Gemini CLI chats.
+    Aider chat histories, Cline / Roo Code tasks, Gemini CLI chats, GitHub Copilot CLI
+    sessions, OpenCode sessions (export JSON, share pair, storage session files, the
+    opencode.db database) and OpenClaw databases; a database gives one import per session
+    it holds.
 
     PATH may be a file or a directory (searched recursively for *.jsonl, *.traj,
-    *.aider.chat.history.md and api_conversation_history.json). Prints
+    *.aider.chat.history.md, api_conversation_history.json and OpenCode storage
+    session/*/ses*.json files). Prints
     one line per file: the new session id, the detected format, entries imported, lines
     kept as custom entries, dangling parents (re-attached or made roots) and unreadable lines.
     A file that fails is reported on its line and the others still import; the exit
@@ -287,7 +328,9 @@ async def import_cmd(
         task = bar.add_task("import", total=total, name="")
     done_bytes = 0
     try:
-        for path, size in zip(files, sizes, strict=True):
+        size_of = dict(zip(files, sizes, strict=True))
+        for path, source_session, last_of_file in _jobs(files):
+            size = size_of[path]
             on_bytes = None
             if bar is not None and task is not None:
                 bar.update(task, name=path.name)
@@ -301,6 +344,7 @@ async def import_cmd(
                     lenient=lenient,
                     session_id=new_id() if as_new else None,
                     progress=on_bytes,
+                    source_session=source_session,
                 )
                 outcome.session_id = session.id
                 outcome.report = report
@@ -314,9 +358,10 @@ async def import_cmd(
                     raise
                 outcome.error = error_line(exc)[len("error: ") :]
             outcomes.append(outcome)
-            done_bytes += size
-            if bar is not None and task is not None:
-                bar.update(task, completed=done_bytes)
+            if last_of_file:
+                done_bytes += size
+                if bar is not None and task is not None:
+                    bar.update(task, completed=done_bytes)
             # on a terminal, print above the live bar (its console) so the two do not garble
             printer = bar.console if bar is not None and app.out.is_terminal else app.out
             printer.print(_report_text(outcome))

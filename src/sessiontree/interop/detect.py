@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any, Literal
 
@@ -11,9 +12,30 @@ from sessiontree import _json as exact_json
 from sessiontree.errors import CorruptSessionError, UnknownFormatError
 from sessiontree.interop.lenient_json import load_document
 
-__all__ = ["FORMATS", "Format", "detect_format_bytes", "is_gemini_cli_header"]
+__all__ = [
+    "FORMATS",
+    "SQLITE_HEADER",
+    "Format",
+    "database_tables",
+    "detect_format_bytes",
+    "is_gemini_cli_header",
+    "is_opencode_messages",
+    "is_opencode_session_info",
+    "open_database",
+]
 
-Format = Literal["pi", "claude-code", "codex", "swe-agent", "aider", "cline", "gemini-cli"]
+Format = Literal[
+    "pi",
+    "claude-code",
+    "codex",
+    "swe-agent",
+    "aider",
+    "cline",
+    "gemini-cli",
+    "copilot-cli",
+    "opencode",
+    "openclaw",
+]
 FORMATS: tuple[Format, ...] = (
     "pi",
     "claude-code",
@@ -22,6 +44,9 @@ FORMATS: tuple[Format, ...] = (
     "aider",
     "cline",
     "gemini-cli",
+    "copilot-cli",
+    "opencode",
+    "openclaw",
 )
 """The formats :func:`sessiontree.import_session` reads."""
 
@@ -57,6 +82,83 @@ def is_gemini_cli_header(obj: Any) -> bool:
     )
 
 
+def is_opencode_session_info(doc: Any) -> bool:
+    """Whether a JSON value is an OpenCode ``Session.Info``: an ``id`` starting ``ses``, a
+    ``time`` object and a ``projectID`` or ``version``."""
+    return (
+        isinstance(doc, dict)
+        and isinstance(doc.get("id"), str)
+        and doc["id"].startswith("ses")
+        and isinstance(doc.get("time"), dict)
+        and ("projectID" in doc or "version" in doc)
+    )
+
+
+def is_opencode_messages(doc: Any) -> bool:
+    """Whether a JSON value is a list of OpenCode messages ``[{info, parts}]``."""
+    return (
+        isinstance(doc, list)
+        and bool(doc)
+        and all(
+            isinstance(m, dict)
+            and isinstance(m.get("info"), dict)
+            and isinstance(m.get("parts"), list)
+            for m in doc[:20]
+        )
+    )
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+"""The first 16 bytes of every SQLite database file."""
+
+
+def open_database(data: bytes) -> sqlite3.Connection:
+    """An in-memory SQLite database holding a copy of a database file's bytes (nothing on
+    disk is opened or locked). The caller closes it.
+
+    Raises:
+        sqlite3.DatabaseError: the bytes are not a database SQLite can read.
+    """
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.deserialize(data)
+    except sqlite3.DatabaseError:
+        conn.close()
+        raise
+    return conn
+
+
+def database_tables(conn: sqlite3.Connection) -> set[str]:
+    """The names of the tables of a SQLite database."""
+    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def _database_format(data: bytes) -> Format | None:
+    """``opencode`` for a database with OpenCode's ``session``/``message``/``part`` tables,
+    ``openclaw`` for one with OpenClaw's ``transcript_events(session_id, seq, event_json)``;
+    else ``None``."""
+    try:
+        conn = open_database(data)
+    except sqlite3.DatabaseError:
+        return None
+    try:
+        tables = database_tables(conn)
+        events = (
+            {r[1] for r in conn.execute("PRAGMA table_info(transcript_events)")}
+            if "transcript_events" in tables
+            else set()
+        )
+    except sqlite3.DatabaseError:
+        return None
+    finally:
+        conn.close()
+    if {"session", "message", "part"} <= tables:
+        return "opencode"
+    if {"session_id", "seq", "event_json"} <= events:
+        return "openclaw"
+    return None
+
+
 def _classify(obj: dict[str, Any]) -> Format | None:
     kind = obj.get("type")
     if not (kind is None or isinstance(kind, str)):  # a damaged line: only uuids can tell
@@ -67,6 +169,14 @@ def _classify(obj: dict[str, Any]) -> Format | None:
         return "codex"
     if kind is None and ("record_type" in obj or ("id" in obj and "instructions" in obj)):
         return "codex"  # the 2025 rollout layout: a bare header, then record_type lines
+    if (
+        isinstance(kind, str)
+        and kind.split(".", 1)[0] in ("session", "user", "assistant", "system", "tool")
+        and "." in kind
+        and isinstance(obj.get("data"), dict)
+        and "id" in obj
+    ):
+        return "copilot-cli"  # an event of Copilot CLI's log: session.start, user.message, ...
     if "uuid" in obj and "parentUuid" in obj:
         return "claude-code"
     if kind in _CLAUDE_TYPES and ("sessionId" in obj or "leafUuid" in obj or "message" in obj):
@@ -130,7 +240,15 @@ def detect_format_bytes(data: bytes, path: Path) -> Format:
     * Markdown that begins with ``# aider chat started at``: ``aider``;
     * a JSON array of ``{role, content}`` messages: ``cline`` (Cline / Roo Code);
     * a Gemini CLI chat: a JSON document, or a JSONL header line, with ``sessionId`` and
-      ``projectHash``: ``gemini-cli``.
+      ``projectHash``: ``gemini-cli``;
+    * OpenCode: ``opencode export`` output (``{info, messages}``), a ``Session.Info``
+      (``session.json``, a storage ``session/<project>/<id>.json``), a message list
+      ``[{info, parts}]`` (``messages.json``), or a SQLite database with ``session``,
+      ``message`` and ``part`` tables: ``opencode``;
+    * an OpenClaw SQLite database (a ``transcript_events`` table): ``openclaw``;
+    * GitHub Copilot CLI: JSONL events ``{type: "session.start" | "user.message" | …, data,
+      id}``, or a JSON document with ``chatMessages`` (the legacy session state):
+      ``copilot-cli``.
 
     A leading UTF-8 byte-order mark is ignored. Only the first 50 non-blank lines of a JSONL file are looked at; damaged lines among
     them are passed over (the importer then reports them).
@@ -141,6 +259,15 @@ def detect_format_bytes(data: bytes, path: Path) -> Format:
             that is not UTF-8).
         CorruptSessionError: a Cline ``ui_messages.json`` (names the file to import instead).
     """
+    if data.startswith(SQLITE_HEADER):
+        fmt = _database_format(data)
+        if fmt is not None:
+            return fmt
+        raise CorruptSessionError(
+            "a SQLite database of no known agent (OpenCode: session/message/part tables; "
+            "OpenClaw: transcript_events)",
+            path=path,
+        )
     data = strip_bom(data)
     stripped = data.lstrip()
     if stripped.startswith(AIDER_CHAT_STARTED):
@@ -149,6 +276,8 @@ def detect_format_bytes(data: bytes, path: Path) -> Format:
         doc = _document(data)
         if _is_cline(doc):
             return "cline"
+        if is_opencode_messages(doc):
+            return "opencode"
         if _is_cline_ui(doc):
             raise CorruptSessionError(
                 "a Cline / Roo Code UI log; import the api_conversation_history.json of the "
@@ -170,6 +299,14 @@ def detect_format_bytes(data: bytes, path: Path) -> Format:
                 return "swe-agent"
             if is_gemini_cli_header(doc) and isinstance(doc.get("messages"), list):
                 return "gemini-cli"
+            if isinstance(doc, dict) and isinstance(doc.get("chatMessages"), list):
+                return "copilot-cli"
+            if is_opencode_session_info(doc) or (
+                isinstance(doc, dict)
+                and is_opencode_session_info(doc.get("info"))
+                and isinstance(doc.get("messages"), list)
+            ):
+                return "opencode"
         fmt = _probe_lines(data)
         if fmt is not None:
             return fmt
@@ -219,6 +356,10 @@ def _probe_lines(data: bytes) -> Format | None:
                 return "swe-agent"
             if seen == 1 and is_gemini_cli_header(obj):
                 return "gemini-cli"
+            if seen == 1 and (
+                is_opencode_session_info(obj) or is_opencode_session_info(obj.get("info"))
+            ):
+                return "opencode"  # a Session.Info or an export written on one line
             fmt = _classify(obj)
             if fmt is not None:
                 return fmt

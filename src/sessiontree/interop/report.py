@@ -72,7 +72,7 @@ class ImportReport:
 
     Attributes:
         source_path: the file that was read (never written to).
-        format: ``pi``, ``claude-code``, ``codex``, ``swe-agent``, ``aider`` or ``cline``.
+        format: the format read, one of :data:`sessiontree.interop.FORMATS`.
         session_id: the id of the session created in the repository.
         source_session_id: the session id the file itself names, if any.
         source_version: the format version when the file states one (pi ``version``; ``1`` for
