@@ -31,7 +31,15 @@ from sessiontree.cli._common import (
 )
 from sessiontree.cli.browse import context_cmd, list_cmd, search_cmd, show_cmd, stats_cmd
 from sessiontree.cli.chat import chat_cmd
-from sessiontree.cli.edit import checkout_cmd, export_cmd, fork_cmd, label_cmd, name_cmd, rm_cmd
+from sessiontree.cli.edit import (
+    checkout_cmd,
+    export_cmd,
+    fork_cmd,
+    handoff_cmd,
+    label_cmd,
+    name_cmd,
+    rm_cmd,
+)
 from sessiontree.cli.importing import import_cmd
 from sessiontree.cli.maintenance import compact_cmd, verify_cmd
 from sessiontree.cli.serve import serve_cmd
@@ -129,6 +137,7 @@ for _command in (
     label_cmd,
     name_cmd,
     export_cmd,
+    handoff_cmd,
     rm_cmd,
     search_cmd,
     stats_cmd,

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from sessiontree.cli._common import (
     App,
+    echo_json,
     open_summarizer,
     plural,
     read_command,
@@ -178,11 +179,12 @@ async def name_cmd(app: App, session: str, name: str) -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["pi", "html", "markdown"]),
+    type=click.Choice(["pi", "claude-code", "codex", "html", "markdown"]),
     default="pi",
     show_default=True,
-    help="pi: a pi v3 session file (JSONL, importable again); html: one self-contained "
-    "page (needs sessiontree[web]); markdown: one Markdown file.",
+    help="pi: a pi v3 session file (JSONL, importable again); claude-code, codex: the "
+    "session's context as that agent's transcript; html: one self-contained page (needs "
+    "sessiontree[web]); markdown: one Markdown file.",
 )
 @click.option(
     "--redact-tool-output",
@@ -198,6 +200,9 @@ async def export_cmd(
     Writes SESSION to PATH as a pi version-3 session file (JSONL) by default.
 
     Every entry is written (all branches), so `sessiontree import PATH` gives it back.
+    With --format claude-code or codex the file is that agent's transcript of the session's
+    context (the current branch after compaction) under a new id; what the format cannot
+    carry is listed. To put it where the agent finds it, use handoff.
     With --format html the file is one page with the tree and every message (CSS inline,
     no script, nothing loaded from anywhere, every text escaped); --format markdown writes
     the same as Markdown. PATH `-` writes the pi file to standard output. An existing PATH
@@ -226,6 +231,21 @@ async def export_cmd(
         raise StorageError(f"{path}: is {kind}, not a regular file; refusing to replace it")
     if not force and kind is not None:  # the library says overwrite=, the command --force
         raise StorageError(f"{path}: file exists (pass --force to replace it)")
+    if fmt in ("claude-code", "codex"):
+        from sessiontree.interop.export import claude_code_transcript, codex_rollout
+        from sessiontree.interop.pi import write_atomic
+
+        write = claude_code_transcript if fmt == "claude-code" else codex_rollout
+        metadata = await s.get_metadata()
+        exported = write(await s.build_context(), cwd=metadata.cwd or os.getcwd())
+        await asyncio.to_thread(write_atomic, path, exported.data, force)
+        app.out.print(
+            Text(
+                f"wrote {path}: {fmt} session {exported.session_id} ({len(exported.data):,} bytes)"
+            )
+        )
+        _print_not_carried(app, exported.not_carried)
+        return
     if fmt != "pi":
         from sessiontree.web import require_web
 
@@ -245,6 +265,52 @@ async def export_cmd(
     count = await export_pi_session(s, path, overwrite=force)
     size = (await asyncio.to_thread(path.stat)).st_size
     app.out.print(Text(f"wrote {path}: {plural(count, 'entry')} ({plural(size, 'byte')})"))
+
+
+def _print_not_carried(app: App, not_carried: dict[str, int]) -> None:
+    for what, count in sorted(not_carried.items()):
+        app.err.print(Text(f"not carried: {count} {what}"))
+
+
+@click.command("handoff")
+@click.argument("session")
+@click.option(
+    "--to",
+    "agent",
+    type=click.Choice(["claude-code", "codex", "pi"]),
+    required=True,
+    help="The agent that continues the session.",
+)
+@click.option("--cwd", help="The project directory (default: the session's, else this one).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: path, session_id, resume.")
+@read_command
+async def handoff_cmd(app: App, session: str, agent: str, cwd: str | None, as_json: bool) -> None:
+    """Write SESSION where another agent keeps its sessions, and print how to resume it.
+
+    The session's context (the current branch after compaction) is written in the agent's
+    own format, under a new id of that agent's form, in its session directory for the
+    project (CLAUDE_CONFIG_DIR, CODEX_HOME and PI_CODING_AGENT_DIR are honoured). Then run
+    the printed command in the project: claude --resume ID, codex resume ID, or
+    pi --session PATH. What the format cannot carry is listed.
+    """
+    from sessiontree.interop.handoff import handoff
+
+    s = await app.session(session)
+    done = await handoff(s, agent, cwd=cwd)  # type: ignore[arg-type]  # a click.Choice of AGENTS
+    if as_json:
+        echo_json(
+            {
+                "path": str(done.path),
+                "session_id": done.session_id,
+                "resume": done.resume,
+                "cwd": done.cwd,
+                "not_carried": done.not_carried,
+            }
+        )
+        return
+    app.out.print(Text(f"wrote {done.path}"))
+    app.out.print(Text(f"resume in {done.cwd}: {done.resume}"))
+    _print_not_carried(app, done.not_carried)
 
 
 def _existing_kind(path: Path) -> str | None:

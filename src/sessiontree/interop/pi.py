@@ -55,7 +55,14 @@ from sessiontree.storage.jsonl.format import build_header, header_metadata
 from sessiontree.storage.private_files import file_kind
 from sessiontree.tree import leaf_of_log
 
-__all__ = ["PI_VERSION", "convert_pi", "export_pi_session", "migrate_pi_file", "pi_file_bytes"]
+__all__ = [
+    "PI_VERSION",
+    "convert_pi",
+    "export_pi_session",
+    "migrate_pi_file",
+    "pi_file_bytes",
+    "write_atomic",
+]
 
 PI_VERSION = 3
 """The pi session format version that :func:`export_pi_session` writes."""
@@ -202,23 +209,34 @@ async def export_pi_session(session: Session, path: str | Path, *, overwrite: bo
     """
     target = Path(path)
     payload, count = await pi_file_bytes(session)
-    await asyncio.to_thread(_write_atomic, target, payload, overwrite)
+    await asyncio.to_thread(write_atomic, target, payload, overwrite)
     return count
 
 
-async def pi_file_bytes(session: Session) -> tuple[bytes, int]:
+async def pi_file_bytes(
+    session: Session,
+    *,
+    session_id: str | None = None,
+    timestamp: str | None = None,
+    cwd: str | None = None,
+) -> tuple[bytes, int]:
     """The pi version 3 file of a session (what :func:`export_pi_session` writes) and the
-    number of entries in it. Reads every entry of the session."""
+    number of entries in it. Reads every entry of the session.
+
+    ``session_id``, ``timestamp`` (ISO 8601) and ``cwd`` replace the header's (a session
+    handed to pi gets a new id); by default they are the session's own.
+    """
     entries = await session.get_entries()
     metadata = await session.get_metadata()
+    if cwd is not None:
+        metadata = metadata.model_copy(update={"cwd": cwd})
     imported = (metadata.model_extra or {}).get("importedFrom")
-    timestamp: str | None = None
-    if isinstance(imported, dict) and imported.get("format") == "pi":
+    if timestamp is None and isinstance(imported, dict) and imported.get("format") == "pi":
         ts = imported.get("timestamp")
         timestamp = ts if isinstance(ts, str) else None
     if timestamp is None:
         timestamp = entries[0].timestamp if entries else now_iso()
-    lines = [build_header(session.id, metadata, timestamp)]
+    lines = [build_header(session_id or session.id, metadata, timestamp)]
     lines.extend(exact_json.dumps(dump_entry(e)) + b"\n" for e in entries)
     return b"".join(lines), len(entries)
 
@@ -267,7 +285,7 @@ async def migrate_pi_file(path: str | Path, *, lenient: bool = False) -> ImportR
         raise CorruptSessionError(f"header metadata does not validate: {exc}", path=target) from exc
     lines = [build_header(session_id, metadata, timestamp)]
     lines.extend(exact_json.dumps(dump_entry(e)) + b"\n" for e in entries)
-    await asyncio.to_thread(_write_atomic, target, b"".join(lines), True, mode)
+    await asyncio.to_thread(write_atomic, target, b"".join(lines), True, mode)
     report.entries_imported = len(entries)
     report.leaf_id = leaf_of_log(entries)
     return report
@@ -278,7 +296,14 @@ def _read_with_mode(path: Path) -> tuple[bytes, int]:
         return f.read(), stat.S_IMODE(os.fstat(f.fileno()).st_mode)
 
 
-def _write_atomic(target: Path, payload: bytes, overwrite: bool, mode: int = 0o600) -> None:
+def write_atomic(target: Path, payload: bytes, overwrite: bool, mode: int = 0o600) -> None:
+    """Write ``payload`` to ``target`` under a temporary name, fsync it and rename it into place
+    (and fsync the directory): a crash leaves the old file or the whole new one.
+
+    Raises:
+        StorageError: ``target`` is not a regular file, exists and not ``overwrite``, or
+            cannot be written.
+    """
     try:
         st = os.lstat(target)  # the link itself: a symlink is never followed or replaced
     except FileNotFoundError:

@@ -30,7 +30,14 @@ from sessiontree.messages import (
 )
 from sessiontree.wire._common import request_messages, safe_tool_id
 
-__all__ = ["CONTINUE_TEXT", "from_anthropic", "to_anthropic"]
+__all__ = [
+    "CONTINUE_TEXT",
+    "assistant_blocks",
+    "from_anthropic",
+    "to_anthropic",
+    "tool_result_block",
+    "user_blocks",
+]
 
 CONTINUE_TEXT = "(continued)"
 """The user turn put first when a context starts with an assistant message."""
@@ -45,7 +52,8 @@ def _image(block: ImageContent) -> dict[str, Any]:
     }
 
 
-def _user_blocks(content: str | Sequence[Any]) -> list[dict[str, Any]]:
+def user_blocks(content: str | Sequence[Any]) -> list[dict[str, Any]]:
+    """User content as Anthropic blocks: non-empty text and base64 images (others left out)."""
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
     blocks: list[dict[str, Any]] = []
@@ -57,7 +65,9 @@ def _user_blocks(content: str | Sequence[Any]) -> list[dict[str, Any]]:
     return blocks
 
 
-def _assistant_blocks(msg: AssistantMessage, model: str | None) -> list[dict[str, Any]]:
+def assistant_blocks(msg: AssistantMessage, model: str | None) -> list[dict[str, Any]]:
+    """An assistant message's blocks as Anthropic sends them back: text, ``tool_use``, and
+    thinking only with its signature and only when ``model`` wrote it (``None``: any)."""
     same_model = model is None or msg.model is None or msg.model == model
     blocks: list[dict[str, Any]] = []
     for block in msg.content:
@@ -89,7 +99,8 @@ def _assistant_blocks(msg: AssistantMessage, model: str | None) -> list[dict[str
     return blocks
 
 
-def _result_block(msg: ToolResultMessage) -> dict[str, Any]:
+def tool_result_block(msg: ToolResultMessage) -> dict[str, Any]:
+    """A tool result as a ``tool_result`` block (text and images; a placeholder when empty)."""
     content: list[dict[str, Any]] = []
     for block in msg.content:
         if isinstance(block, TextContent) and block.text:
@@ -140,15 +151,15 @@ def to_anthropic(
 
     for msg in request_messages(messages, wire_id=safe_tool_id):
         if isinstance(msg, AssistantMessage):
-            add("assistant", _assistant_blocks(msg, model))
+            add("assistant", assistant_blocks(msg, model))
         elif isinstance(msg, ToolResultMessage):
-            add("user", [_result_block(msg)])
+            add("user", [tool_result_block(msg)])
         elif isinstance(msg, OpaqueMessage):
             continue
         else:
             content = user_content(msg)
             if content is not None:
-                add("user", _user_blocks(content))
+                add("user", user_blocks(content))
     if turns and turns[0]["role"] != "user":
         turns.insert(0, {"role": "user", "content": [{"type": "text", "text": CONTINUE_TEXT}]})
     return (system_prompt or None), turns

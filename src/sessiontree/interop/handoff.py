@@ -1,0 +1,145 @@
+"""Hand a session to another agent: write it where that agent keeps its sessions (docs/interop.md).
+
+:func:`handoff` writes the session in the agent's own format (:mod:`sessiontree.interop.export`
+for Claude Code and Codex, the pi v3 file for pi) under a new session id of that agent's form,
+in the directory the agent reads, and returns the command that resumes it:
+
+===============  ==========================================================  ===========================
+agent            file                                                        resume
+===============  ==========================================================  ===========================
+``claude-code``  ``$CLAUDE_CONFIG_DIR`` (``~/.claude``) ``/projects/<cwd,    ``claude --resume ID``
+                 every character but ASCII letters and digits as "-">/ID.jsonl``  (run in the project)
+``codex``        ``$CODEX_HOME`` (``~/.codex``) ``/sessions/YYYY/MM/DD/       ``codex resume ID``
+                 rollout-YYYY-MM-DDThh-mm-ss-ID.jsonl`` (local time)
+``pi``           ``$PI_CODING_AGENT_DIR`` (``~/.pi/agent``) ``/sessions/--<cwd   ``pi --session PATH``
+                 without its first "/", "/" "\\" ":" as "-">--/<time>_ID.jsonl``
+===============  ==========================================================  ===========================
+
+The file is written atomically (a temporary name, fsync, rename), never over an existing file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Literal
+
+from sessiontree.errors import StorageError
+from sessiontree.ids import now_iso
+from sessiontree.interop.export import claude_code_transcript, codex_rollout
+from sessiontree.interop.pi import pi_file_bytes, write_atomic
+from sessiontree.session import Session
+
+__all__ = ["AGENTS", "Agent", "HandedOff", "agent_session_path", "handoff"]
+
+Agent = Literal["claude-code", "codex", "pi"]
+AGENTS: tuple[Agent, ...] = ("claude-code", "codex", "pi")
+"""The agents a session can be handed to."""
+
+
+@dataclass
+class HandedOff:
+    """Where a handed-off session was written and how to resume it."""
+
+    agent: Agent
+    """The agent it was written for."""
+    path: Path
+    """The session file written."""
+    session_id: str
+    """Its id in that agent's form."""
+    resume: str
+    """The shell command that continues it (run in ``cwd``)."""
+    cwd: str
+    """The project directory the agent resumes in."""
+    not_carried: dict[str, int] = field(default_factory=dict)
+    """What the agent's format could not carry (:attr:`Exported.not_carried`)."""
+
+
+def _home(env: Mapping[str, str], var: str, default: str) -> Path:
+    value = env.get(var)
+    return Path(value) if value else Path(env.get("HOME") or Path.home()) / default
+
+
+def agent_session_path(
+    agent: Agent, session_id: str, cwd: str, when: datetime, env: Mapping[str, str]
+) -> Path:
+    """The file ``agent`` keeps session ``session_id`` of project ``cwd`` in (see the table
+    above); ``when`` (aware) names Codex's date folders and pi's file, in local time."""
+    local = when.astimezone()
+    if agent == "claude-code":
+        folder = re.sub(r"[^A-Za-z0-9]", "-", cwd)
+        return (
+            _home(env, "CLAUDE_CONFIG_DIR", ".claude") / "projects" / folder / f"{session_id}.jsonl"
+        )
+    if agent == "codex":
+        day = local.strftime("%Y/%m/%d")
+        stamp = local.strftime("%Y-%m-%dT%H-%M-%S")
+        return (
+            _home(env, "CODEX_HOME", ".codex")
+            / "sessions"
+            / day
+            / f"rollout-{stamp}-{session_id}.jsonl"
+        )
+    folder = "--" + re.sub(r"[/\\:]", "-", re.sub(r"^[/\\]", "", cwd)) + "--"
+    stamp = when.astimezone().isoformat(timespec="milliseconds").replace(":", "-").replace(".", "-")
+    return (
+        _home(env, "PI_CODING_AGENT_DIR", ".pi/agent")
+        / "sessions"
+        / folder
+        / f"{stamp}_{session_id}.jsonl"
+    )
+
+
+async def handoff(
+    session: Session,
+    agent: Agent,
+    *,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> HandedOff:
+    """Write ``session`` where ``agent`` finds it, under a new id; return how to resume it.
+
+    Args:
+        session: the session to hand over (its context: the current branch after compaction).
+        agent: ``claude-code``, ``codex`` or ``pi``.
+        cwd: the project directory (default: the session's ``cwd``, else the working
+            directory).
+        env: the environment that locates the agent's directories (default ``os.environ``).
+
+    Raises:
+        InvalidArgumentError: the context has no message to resume (Claude Code, Codex).
+        StorageError: the file cannot be written.
+    """
+    env = os.environ if env is None else env
+    metadata = await session.get_metadata()
+    project = cwd or metadata.cwd or os.getcwd()
+    when = datetime.now().astimezone()
+    not_carried: dict[str, int] = {}
+    if agent == "pi":
+        session_id = str(uuid.uuid4())
+        data, _ = await pi_file_bytes(
+            session, session_id=session_id, timestamp=now_iso(), cwd=project
+        )
+    else:
+        context = await session.build_context()
+        write = claude_code_transcript if agent == "claude-code" else codex_rollout
+        exported = write(context, cwd=project)
+        session_id, data, not_carried = exported.session_id, exported.data, exported.not_carried
+    path = agent_session_path(agent, session_id, project, when, env)
+    try:
+        await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise StorageError(f"{path.parent}: cannot make the directory: {exc}") from exc
+    await asyncio.to_thread(write_atomic, path, data, False)
+    resume = {
+        "claude-code": f"claude --resume {session_id}",
+        "codex": f"codex resume {session_id}",
+        "pi": f"pi --session {path}",
+    }[agent]
+    return HandedOff(agent, path, session_id, resume, project, not_carried)
