@@ -72,6 +72,8 @@ async def navigate_with_summary(
         EntryNotFoundError: ``target_id`` names no entry.
         InvalidEntryError: ``target_id`` names a bookkeeping entry.
         SummaryError: the summariser failed or returned no text; nothing was changed.
+        LeafMovedError: another writer moved the leaf while the branch was being read or
+            summarised; nothing was changed (navigate again).
     """
     if target_id is not None:
         target = await storage.get_entry(target_id)
@@ -93,7 +95,8 @@ async def navigate_with_summary(
     abandoned = abandoned_entries(old_path, target_path)
     messages = branch_messages(old_path, abandoned) if abandoned else []
     if old_leaf is None or not messages:
-        await storage.set_leaf_id(target_id)
+        # the move was decided on this read of the leaf: written only while it still holds
+        await storage.set_leaf_id_if(target_id, old_leaf)
         return None
     if summarizer is None:
         summarizer = ExtractiveSummarizer()
@@ -122,4 +125,5 @@ async def navigate_with_summary(
     if result.usage is not None:
         fields["usage"] = result.usage
     entry = BranchSummaryEntry(**fields)
-    return (await storage.append_entry(entry)).id
+    # the summary is of the branch read above: written only while the leaf is still its end
+    return (await storage.append_entry_if(entry, old_leaf)).id

@@ -36,6 +36,7 @@ from sessiontree.entries import (
     ThinkingLevel,
     ThinkingLevelChangeEntry,
     is_path_entry,
+    parse_entry,
     validation_problem,
 )
 from sessiontree.errors import EntryNotFoundError, InvalidEntryError
@@ -231,6 +232,28 @@ class Session:
         """
         try:
             stored = await self.storage.append_entry(entry)  # type: ignore[arg-type]
+        except InvalidEntryError as exc:
+            self._raise_named(exc)
+        return stored.id
+
+    async def append_entry_if(
+        self, entry: Entry | Mapping[str, Any], expected_leaf: str | None
+    ) -> str:
+        """:meth:`append_entry`, only while the leaf is still ``expected_leaf``; returns its id.
+
+        For an entry decided from a read of the leaf or the branch (a summary of it): the check
+        and the append are one atomic step on every backend
+        (:meth:`SessionStorage.append_entry_if`), so another writer's append in between is
+        never hidden under it.
+
+        Raises:
+            LeafMovedError: the leaf is not ``expected_leaf``; nothing was written.
+            DuplicateEntryError, EntryNotFoundError, InvalidEntryError: docs/tree.md.
+        """
+        check_entry_id(expected_leaf, "expected_leaf", optional=True)
+        try:
+            parsed = parse_entry(entry)
+            stored = await self.storage.append_entry_if(parsed, expected_leaf)
         except InvalidEntryError as exc:
             self._raise_named(exc)
         return stored.id

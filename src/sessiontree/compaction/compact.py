@@ -14,7 +14,7 @@ from sessiontree.compaction.tokens import (
 )
 from sessiontree.context import EntryProjector
 from sessiontree.entries import CompactionDetails, CompactionEntry
-from sessiontree.errors import CompactionError, SummaryError
+from sessiontree.errors import CompactionError, LeafMovedError, SummaryError
 from sessiontree.messages import AgentMessage, CompactionSummaryMessage, Usage
 from sessiontree.summarizers.base import (
     TURN_PREFIX_SEPARATOR,
@@ -207,12 +207,14 @@ async def compact(
             session_id=session.id,
             entry_id=prep.leaf_id,
         )
-    if await session.get_leaf_id() != prep.leaf_id:
+    try:
+        # one atomic step: appended only while the leaf is still the one the plan was made on
+        await session.append_entry_if(entry, prep.leaf_id)
+    except LeafMovedError as exc:
         raise CompactionError(
             "leaf_moved",
             "the leaf moved while the summary was being made; compact again",
             session_id=session.id,
             entry_id=prep.leaf_id,
-        )
-    await session.append_entry(entry)
+        ) from exc
     return entry

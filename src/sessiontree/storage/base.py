@@ -131,6 +131,23 @@ class SessionStorage(Protocol):
         """
         ...
 
+    async def append_entry_if(
+        self, entry: Entry, expected_leaf: str | None, *, at_leaf: bool = False
+    ) -> Entry:
+        """:meth:`append_entry`, only while the current leaf is still ``expected_leaf``.
+
+        The compare-and-set of :meth:`set_leaf_id_if` for any entry: the check and the
+        append are one atomic step against every other writer (memory: no ``await`` between
+        them; JSONL: under the file lock; SQL: in the append's transaction). For an entry
+        decided from a read of the leaf or the branch (a compaction, a branch summary), so
+        that it is never written on a stale read.
+
+        Raises:
+            LeafMovedError: the leaf is not ``expected_leaf``; nothing appended.
+            DuplicateEntryError, EntryNotFoundError, InvalidEntryError: as :meth:`append_entry`.
+        """
+        ...
+
     async def get_entry(self, entry_id: str) -> Entry | None:
         """The entry with this id, ``None`` when there is none."""
         ...

@@ -67,10 +67,16 @@ class MemoryStorage:
 
     async def set_leaf_id_if(self, target_id: str | None, expected_id: str | None) -> Entry:
         """See :meth:`SessionStorage.set_leaf_id_if` (no ``await`` between check and append)."""
+        return await self.append_entry_if(LeafEntry(target_id=target_id), expected_id, at_leaf=True)
+
+    async def append_entry_if(
+        self, entry: Entry, expected_leaf: str | None, *, at_leaf: bool = False
+    ) -> Entry:
+        """See :meth:`SessionStorage.append_entry_if` (no ``await`` between check and append)."""
         self._alive()
-        if self.index.fold.leaf_id != expected_id:
-            raise LeafMovedError(self._id, expected_id, self.index.fold.leaf_id)
-        return self._append(LeafEntry(target_id=target_id), at_leaf=True)
+        if self.index.fold.leaf_id != expected_leaf:
+            raise LeafMovedError(self._id, expected_leaf, self.index.fold.leaf_id)
+        return self._append(entry, at_leaf=at_leaf)
 
     async def get_entry(self, entry_id: str) -> Entry | None:
         """See :meth:`SessionStorage.get_entry`."""

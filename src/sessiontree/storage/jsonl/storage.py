@@ -297,6 +297,18 @@ class JSONLStorage(SessionLog):
         """
         return self._append_one(LeafEntry(target_id=target_id), True, expected_id)
 
+    async def append_entry_if(
+        self, entry: Entry, expected_leaf: str | None, *, at_leaf: bool = False
+    ) -> Entry:
+        """See :meth:`SessionStorage.append_entry_if`: the leaf is checked under the file
+        lock, after reading what other processes appended.
+
+        Raises:
+            LeafMovedError: the leaf is not ``expected_leaf``; nothing written.
+            StorageError: as :meth:`append_entry`.
+        """
+        return self._append_one(entry, at_leaf, expected_leaf)
+
     async def get_entry(self, entry_id: str) -> Entry | None:
         """See :meth:`SessionStorage.get_entry`.
 

@@ -463,10 +463,16 @@ class SQLEngine(Protocol):
         """
         ...
 
-    async def move_leaf_if(
-        self, session_id: str, entry: Entry, body: bytes, expected_id: str | None
+    async def append_if_leaf(
+        self,
+        session_id: str,
+        entry: Entry,
+        body: bytes,
+        expected_id: str | None,
+        *,
+        at_leaf: bool = True,
     ) -> Entry:
-        """Append the ``leaf`` entry ``entry`` (JSON ``body``) under the stored leaf, in one
+        """Append ``entry`` (JSON ``body``; under the stored leaf when ``at_leaf``), in one
         transaction that first checks the stored leaf is ``expected_id``.
 
         Raises:

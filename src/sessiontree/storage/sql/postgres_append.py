@@ -165,8 +165,14 @@ class PostgresAppender(PostgresConnection):
             " attempts: too many concurrent writers"
         )
 
-    async def move_leaf_if(
-        self, session_id: str, entry: Entry, body: bytes, expected_id: str | None
+    async def append_if_leaf(
+        self,
+        session_id: str,
+        entry: Entry,
+        body: bytes,
+        expected_id: str | None,
+        *,
+        at_leaf: bool = True,
     ) -> Entry:
         """See :class:`SQLEngine`: one transaction holding the session row lock (which the
         compare-and-set appends of other writers wait for) from the leaf check to the
@@ -184,7 +190,7 @@ class PostgresAppender(PostgresConnection):
                     raise SessionNotFoundError(session_id)
                 if row[0] != expected_id:
                     raise LeafMovedError(session_id, expected_id, row[0])
-                (stored,) = await self._append_in(conn, session_id, [entry], True, [body])
+                (stored,) = await self._append_in(conn, session_id, [entry], at_leaf, [body])
         except self._psycopg.Error as exc:
             raise self._error(exc, session_id) from exc
         return stored

@@ -65,8 +65,14 @@ class SQLiteAppender(SQLiteConnection):
             raise
         return stored
 
-    async def move_leaf_if(
-        self, session_id: str, entry: Entry, body: bytes, expected_id: str | None
+    async def append_if_leaf(
+        self,
+        session_id: str,
+        entry: Entry,
+        body: bytes,
+        expected_id: str | None,
+        *,
+        at_leaf: bool = True,
     ) -> Entry:
         """See :class:`SQLEngine`: the leaf check and the append in one ``BEGIN IMMEDIATE``
         transaction (no other writer can come between them)."""
@@ -78,7 +84,7 @@ class SQLiteAppender(SQLiteConnection):
                     raise SessionNotFoundError(session_id)
                 if row[0] != expected_id:
                     raise LeafMovedError(session_id, expected_id, row[0])
-                (stored,) = self._append_locked(conn, session_id, [entry], True, [body])
+                (stored,) = self._append_locked(conn, session_id, [entry], at_leaf, [body])
         except sqlite3.Error as exc:
             self._leaf_types.pop(session_id, None)
             raise self._error(exc) from exc

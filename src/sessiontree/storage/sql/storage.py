@@ -442,8 +442,17 @@ class SQLStorage:
     async def set_leaf_id_if(self, target_id: str | None, expected_id: str | None) -> Entry:
         """See :meth:`SessionStorage.set_leaf_id_if`: the leaf check and the append in one
         transaction."""
-        entry, body = stored_form(LeafEntry(target_id=target_id))
-        stored = await self._engine.move_leaf_if(self._id, entry, body, expected_id)
+        return await self.append_entry_if(LeafEntry(target_id=target_id), expected_id, at_leaf=True)
+
+    async def append_entry_if(
+        self, entry: Entry, expected_leaf: str | None, *, at_leaf: bool = False
+    ) -> Entry:
+        """See :meth:`SessionStorage.append_entry_if`: the leaf check and the append in one
+        transaction."""
+        entry, body = stored_form(entry)
+        stored = await self._engine.append_if_leaf(
+            self._id, entry, body, expected_leaf, at_leaf=at_leaf
+        )
         self._remember(stored, len(body))
         return stored
 

@@ -144,6 +144,26 @@ class LeafConformance(Conformance):
         await s.set_leaf_id_if(a, None)
         assert await s.get_leaf_id() == a
 
+    async def test_append_entry_if_appends_only_at_the_expected_leaf(
+        self, repo: SessionRepo, reopen: Reopen
+    ) -> None:
+        """The conditional append: an entry decided on a read of the leaf is written while
+        the leaf holds, refused with :class:`LeafMovedError` (nothing written) once another
+        writer moved it."""
+        s = await repo.create()
+        u = await s.append_message(user("q"))
+        summary = BranchSummaryEntry(summary="left", from_id=u, parent_id=u)
+        assert await s.append_entry_if(summary, u) == summary.id
+        assert await s.get_leaf_id() == summary.id
+        async with reopened(reopen, s) as other:
+            b = await other.append_message(assistant("b"))
+        before = await snapshot(s)
+        late = BranchSummaryEntry(summary="late", from_id=summary.id, parent_id=u)
+        with pytest.raises(LeafMovedError) as caught:
+            await s.append_entry_if(late, summary.id)
+        assert (caught.value.expected_id, caught.value.actual_id) == (summary.id, b)
+        assert await snapshot(s) == before
+
     async def test_leaf_is_pure_function_of_log(self, repo: SessionRepo, reopen: Reopen) -> None:
         s = await repo.create()
         u = await s.append_message(user("a"))
