@@ -7,6 +7,12 @@ mid-stream or left hanging), :class:`Fail` (an error status with the API's error
 headers such as ``retry-after``) or a callable ``(ReceivedRequest) -> Reply | Say | Fail``
 that decides per request.
 
+Routes (the query string is ignored): ``…/messages`` speaks the Anthropic messages API,
+``…/responses`` the OpenAI Responses API (the events Codex reads), anything else OpenAI chat
+completions. ``…/count_tokens`` answers a token count and ``GET …/models`` a model list
+without taking a reply from the script; any other ``GET``/``HEAD`` gets a 404 error body. All
+of them are recorded, so a test can assert on every request a client sent.
+
 :class:`FakeLLMServer` is a stdlib ``ThreadingHTTPServer`` on a random loopback port, run in
 a daemon thread. It records every request it receives (path, headers, decoded JSON body) and
 answers from a script of :class:`Reply` objects, the last one repeating. The helpers
@@ -18,6 +24,7 @@ enough for the official SDKs to parse. No test using them reaches the internet.
 
 from __future__ import annotations
 
+import itertools
 import socket
 import threading
 from collections.abc import Iterator
@@ -77,6 +84,8 @@ class Say:
             server stops) — to abort a stream in flight.
         chunk: characters of text per delta.
         signature: the thinking block's signature (Anthropic).
+        model: the model name the answer reports; ``None``: ``fake-claude`` (Anthropic),
+            ``fake-model`` (OpenAI chat completions), the requested model (Responses API).
     """
 
     text: str = ""
@@ -90,6 +99,7 @@ class Say:
     hang_after: int | None = None
     chunk: int = 8
     signature: str = "sig-1"
+    model: str | None = None
 
 
 @dataclass(frozen=True)
@@ -148,6 +158,10 @@ class FakeLLMServer:
         with self._lock:
             self._replies = list(replies)
 
+    def _record(self, request: ReceivedRequest) -> None:
+        with self._lock:
+            self.requests.append(request)
+
     def _next_reply(self, request: ReceivedRequest) -> Any:
         with self._lock:
             self.requests.append(request)
@@ -164,32 +178,64 @@ class FakeLLMServer:
             protocol_version = "HTTP/1.1"
             disable_nagle_algorithm = True  # headers and body leave at once, no ACK wait
 
-            def do_POST(self) -> None:
+            def _received(self, method: str) -> ReceivedRequest:
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length) if length else b""
                 try:
                     body: Any = orjson.loads(raw) if raw else None
                 except orjson.JSONDecodeError:
                     body = raw
-                request = ReceivedRequest(
-                    method="POST",
+                return ReceivedRequest(
+                    method=method,
                     path=self.path,
                     headers={k.lower(): v for k, v in self.headers.items()},
                     body=body,
                 )
+
+            def do_GET(self) -> None:
+                request = self._received("GET")
+                owner._record(request)
+                route = _route(request.path)
+                if route.endswith("/models"):
+                    self._send(200, orjson.dumps(_model_list(request)), {})
+                else:
+                    self._send(404, orjson.dumps(_not_found(request)), {})
+
+            def do_HEAD(self) -> None:
+                request = self._received("HEAD")
+                owner._record(request)
+                try:
+                    self.send_response(404)
+                    self.send_header("content-length", "0")
+                    self.end_headers()
+                except OSError:
+                    pass
+
+            def do_POST(self) -> None:
+                request = self._received("POST")
+                body = request.body
+                route = _route(request.path)
+                if route.endswith("/count_tokens"):
+                    owner._record(request)
+                    self._send(200, orjson.dumps({"input_tokens": 100}), {})
+                    return
                 reply = owner._next_reply(request)
-                anthropic = request.path.endswith("/messages")
+                anthropic = route.endswith("/messages")
+                api = (
+                    "anthropic"
+                    if anthropic
+                    else "responses"
+                    if route.endswith("/responses")
+                    else "openai"
+                )
                 if isinstance(reply, Fail):
                     reply = _fail_reply(reply, anthropic=anthropic)
                 if isinstance(reply, Say):
+                    model = body.get("model") if isinstance(body, dict) else None
                     if isinstance(body, dict) and body.get("stream"):
-                        events = (_anthropic_events if anthropic else _openai_events)(reply)
-                        self._stream(events, reply)
+                        self._stream(_EVENTS[api](reply, model), reply)
                     else:
-                        payload = orjson.dumps(
-                            (_anthropic_body if anthropic else _openai_body)(reply)
-                        )
-                        self._send(200, payload, {})
+                        self._send(200, orjson.dumps(_BODIES[api](reply, model)), {})
                     return
                 if reply.delay_s and owner._closing.wait(reply.delay_s):
                     return
@@ -405,6 +451,15 @@ def context_length_message(*, anthropic: bool) -> str:
     )
 
 
+_ANSWERS = itertools.count(1)
+
+
+def _answer_id(prefix: str) -> str:
+    """A fresh id for one rendered answer (``msg_0000000001``…): clients such as Claude Code
+    group the lines of one reply by it, so two answers never share one."""
+    return f"{prefix}{next(_ANSWERS):010d}"
+
+
 def _pieces(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), max(size, 1))]
 
@@ -418,12 +473,12 @@ def _openai_stop(say: Say) -> str:
     return say.stop or ("tool_calls" if say.tool_calls else "stop")
 
 
-def _openai_events(say: Say) -> list[bytes]:
+def _openai_events(say: Say, requested: Any = None) -> list[bytes]:
     base = {
-        "id": "chatcmpl-s",
+        "id": _answer_id("chatcmpl-"),
         "object": "chat.completion.chunk",
         "created": 1,
-        "model": "fake-model",
+        "model": say.model or "fake-model",
     }
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
@@ -452,14 +507,16 @@ def _openai_events(say: Say) -> list[bytes]:
     return events
 
 
-def _openai_body(say: Say) -> dict[str, Any]:
+def _openai_body(say: Say, requested: Any = None) -> dict[str, Any]:
     body = openai_completion(
         say.text or None,
         prompt_tokens=say.input_tokens + say.cached_tokens,
         completion_tokens=say.output_tokens,
         cached_tokens=say.cached_tokens,
         finish_reason=_openai_stop(say),
+        model=say.model or "fake-model",
     )
+    body["id"] = _answer_id("chatcmpl-")
     if say.tool_calls:
         body["choices"][0]["message"]["tool_calls"] = [
             {
@@ -487,7 +544,7 @@ def _anthropic_blocks(say: Say) -> list[dict[str, Any]]:
     return blocks
 
 
-def _anthropic_events(say: Say) -> list[bytes]:
+def _anthropic_events(say: Say, requested: Any = None) -> list[bytes]:
     usage = {
         "input_tokens": say.input_tokens,
         "output_tokens": 1,
@@ -495,10 +552,10 @@ def _anthropic_events(say: Say) -> list[bytes]:
         "cache_creation_input_tokens": 0,
     }
     start: dict[str, Any] = {
-        "id": "msg_s",
+        "id": _answer_id("msg_"),
         "type": "message",
         "role": "assistant",
-        "model": "fake-claude",
+        "model": say.model or "fake-claude",
         "content": [],
         "stop_reason": None,
         "stop_sequence": None,
@@ -553,9 +610,10 @@ def _anthropic_events(say: Say) -> list[bytes]:
     return events
 
 
-def _anthropic_body(say: Say) -> dict[str, Any]:
+def _anthropic_body(say: Say, requested: Any = None) -> dict[str, Any]:
     body = anthropic_message(
         None,
+        model=say.model or "fake-claude",
         input_tokens=say.input_tokens,
         output_tokens=say.output_tokens,
         cache_read_input_tokens=say.cached_tokens,
@@ -563,4 +621,160 @@ def _anthropic_body(say: Say) -> dict[str, Any]:
         stop_reason=_anthropic_stop(say),
     )
     body["content"] = _anthropic_blocks(say)
+    body["id"] = _answer_id("msg_")
     return body
+
+
+# --------------------------------------------------------------------------- OpenAI Responses API
+
+
+def _responses_items(say: Say) -> list[dict[str, Any]]:
+    """The output items of a Responses API answer: reasoning, message, function calls."""
+    items: list[dict[str, Any]] = []
+    if say.thinking:
+        summary = [{"type": "summary_text", "text": say.thinking}]
+        items.append({"type": "reasoning", "id": _answer_id("rs_"), "summary": summary})
+    if say.text:
+        part = {"type": "output_text", "text": say.text, "annotations": []}
+        items.append(
+            {
+                "type": "message",
+                "id": _answer_id("msg_"),
+                "role": "assistant",
+                "status": "completed",
+                "content": [part],
+            }
+        )
+    for call_id, name, args in say.tool_calls:
+        items.append(
+            {
+                "type": "function_call",
+                "id": _answer_id("fc_"),
+                "call_id": call_id,
+                "name": name,
+                "arguments": orjson.dumps(args).decode(),
+                "status": "completed",
+            }
+        )
+    return items
+
+
+def _responses_object(
+    say: Say,
+    requested: Any,
+    status: str,
+    output: list[dict[str, Any]],
+    response_id: str | None = None,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "id": response_id or _answer_id("resp_"),
+        "object": "response",
+        "created_at": 1,
+        "model": say.model or (requested if isinstance(requested, str) else "fake-model"),
+        "status": status,
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": None,
+    }
+    if status != "in_progress":
+        body["usage"] = {
+            "input_tokens": say.input_tokens + say.cached_tokens,
+            "input_tokens_details": {"cached_tokens": say.cached_tokens},
+            "output_tokens": say.output_tokens,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": say.input_tokens + say.cached_tokens + say.output_tokens,
+        }
+    return body
+
+
+def _responses_events(say: Say, requested: Any = None) -> list[bytes]:
+    """The streamed events of ``POST /v1/responses`` (``response.created`` … ``completed``)."""
+    sequence = itertools.count()
+    response_id = _answer_id("resp_")
+    events: list[bytes] = []
+
+    def emit(kind: str, **fields: Any) -> None:
+        data = {"type": kind, "sequence_number": next(sequence), **fields}
+        events.append(_sse(data, kind))
+
+    emit(
+        "response.created",
+        response=_responses_object(say, requested, "in_progress", [], response_id),
+    )
+    items = _responses_items(say)
+    for index, item in enumerate(items):
+        kind = item["type"]
+        at = {"output_index": index, "item_id": item["id"]}
+        if kind == "message":
+            emit("response.output_item.added", output_index=index, item={**item, "content": []})
+            part = item["content"][0]
+            emit("response.content_part.added", **at, content_index=0, part={**part, "text": ""})
+            for piece in _pieces(part["text"], say.chunk):
+                emit("response.output_text.delta", **at, content_index=0, delta=piece, logprobs=[])
+            emit("response.output_text.done", **at, content_index=0, text=part["text"], logprobs=[])
+            emit("response.content_part.done", **at, content_index=0, part=part)
+        elif kind == "function_call":
+            started = {**item, "arguments": "", "status": "in_progress"}
+            emit("response.output_item.added", output_index=index, item=started)
+            for piece in _pieces(item["arguments"], say.chunk):
+                emit("response.function_call_arguments.delta", **at, delta=piece)
+            emit("response.function_call_arguments.done", **at, arguments=item["arguments"])
+        else:
+            emit("response.output_item.added", output_index=index, item={**item, "summary": []})
+            text = item["summary"][0]["text"]
+            for piece in _pieces(text, say.chunk):
+                emit("response.reasoning_summary_text.delta", **at, summary_index=0, delta=piece)
+            emit("response.reasoning_summary_text.done", **at, summary_index=0, text=text)
+        emit("response.output_item.done", output_index=index, item=item)
+    emit(
+        "response.completed",
+        response=_responses_object(say, requested, "completed", items, response_id),
+    )
+    return events
+
+
+def _responses_body(say: Say, requested: Any = None) -> dict[str, Any]:
+    return _responses_object(say, requested, "completed", _responses_items(say))
+
+
+_EVENTS = {"anthropic": _anthropic_events, "openai": _openai_events, "responses": _responses_events}
+_BODIES = {"anthropic": _anthropic_body, "openai": _openai_body, "responses": _responses_body}
+
+
+# --------------------------------------------------------------------------- probes
+
+
+def _route(path: str) -> str:
+    """A request path without its query string (``/v1/messages?beta=true`` → ``/v1/messages``)."""
+    return path.split("?", 1)[0].rstrip("/")
+
+
+def _model_list(request: ReceivedRequest) -> dict[str, Any]:
+    """``GET /v1/models``: one model, in the Anthropic shape when the request carries
+    ``anthropic-version``, else the OpenAI one."""
+    if "anthropic-version" in request.headers:
+        model = {
+            "type": "model",
+            "id": "fake-claude",
+            "display_name": "Fake Claude",
+            "created_at": "2026-01-01T00:00:00Z",
+        }
+        return {
+            "data": [model],
+            "has_more": False,
+            "first_id": "fake-claude",
+            "last_id": "fake-claude",
+        }
+    return {
+        "object": "list",
+        "data": [{"id": "fake-model", "object": "model", "created": 1, "owned_by": "fake"}],
+    }
+
+
+def _not_found(request: ReceivedRequest) -> dict[str, Any]:
+    message = f"no route {request.method} {request.path}"
+    if "anthropic-version" in request.headers:
+        return anthropic_error(message, type="not_found_error")
+    return openai_error(message, type="not_found_error")
