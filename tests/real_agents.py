@@ -47,6 +47,12 @@ TIMEOUT_S = 120.0
 NOTE_TEXT = "the note says 42"
 """The content of ``note.txt`` in the working directory, which the tool call reads."""
 
+THINKING = "I should read the note first"
+"""The reasoning text every scripted answer starts with."""
+CALL_INPUT_TOKENS, ANSWER_INPUT_TOKENS, CACHED_TOKENS, OUTPUT_TOKENS = 100, 120, 30, 7
+"""The usage the scripted model reports (uncached input of a tool call / of an answer, cached
+input, output), so imports and usage tools can be checked against it."""
+
 AGENTS = ("claude-code", "codex", "pi")
 MODELS = {"claude-code": "claude-opus-4-5", "codex": "fake-codex", "pi": "fake-pi"}
 """The model each agent is told to use (and the fake model reports back)."""
@@ -102,29 +108,45 @@ def carries_tool_result(request: ReceivedRequest) -> bool:
 class ToolThenAnswer:
     """A scripted model: each turn one tool call, then a text answer once the result is back.
 
+    Every answer starts with the thinking :attr:`thinking` and reports usage: ``input_tokens``
+    uncached input (:data:`CALL_INPUT_TOKENS` for a tool call, :data:`ANSWER_INPUT_TOKENS` for
+    an answer), :data:`CACHED_TOKENS` cached input, :data:`OUTPUT_TOKENS` output.
+
     Attributes:
         call: ``(name, arguments)`` of the tool call every turn starts with.
         model: the model name every answer reports.
+        thinking: the reasoning text of every answer (none when empty).
         calls: the ids of the tool calls made so far (``call_1``, ``call_2``, …).
         answers: the text answers given so far (``answer 1``, ``answer 2``, …).
     """
 
     call: tuple[str, dict[str, Any]]
     model: str
+    thinking: str = THINKING
     calls: list[str] = field(default_factory=list)
     answers: list[str] = field(default_factory=list)
 
     def __call__(self, request: ReceivedRequest) -> Say:
+        calls: tuple[tuple[str, str, dict[str, Any]], ...]
         if carries_tool_result(request):
             self.answers.append(f"answer {len(self.answers) + 1}")
-            return Say(text=self.answers[-1], model=self.model, input_tokens=120)
-        self.calls.append(f"call_{len(self.calls) + 1}")
-        name, arguments = self.call
+            text, calls, input_tokens = self.answers[-1], (), ANSWER_INPUT_TOKENS
+        else:
+            self.calls.append(f"call_{len(self.calls) + 1}")
+            name, arguments = self.call
+            text, calls, input_tokens = (
+                "let me look",
+                ((self.calls[-1], name, arguments),),
+                CALL_INPUT_TOKENS,
+            )
         return Say(
-            text="let me look",
-            tool_calls=((self.calls[-1], name, arguments),),
+            text=text,
+            thinking=self.thinking,
+            tool_calls=calls,
             model=self.model,
-            input_tokens=100,
+            input_tokens=input_tokens,
+            cached_tokens=CACHED_TOKENS,
+            output_tokens=OUTPUT_TOKENS,
         )
 
 
