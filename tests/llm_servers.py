@@ -233,9 +233,10 @@ class FakeLLMServer:
                 if isinstance(reply, Say):
                     model = body.get("model") if isinstance(body, dict) else None
                     if isinstance(body, dict) and body.get("stream"):
-                        self._stream(_EVENTS[api](reply, model), reply)
+                        self._stream(_EVENTS[api](reply, model), reply, _request_id(api))
                     else:
-                        self._send(200, orjson.dumps(_BODIES[api](reply, model)), {})
+                        payload = orjson.dumps(_BODIES[api](reply, model))
+                        self._send(200, payload, _request_id(api))
                     return
                 if reply.delay_s and owner._closing.wait(reply.delay_s):
                     return
@@ -263,11 +264,13 @@ class FakeLLMServer:
                 except OSError:
                     pass
 
-            def _stream(self, events: list[bytes], say: Say) -> None:
+            def _stream(self, events: list[bytes], say: Say, headers: dict[str, str]) -> None:
                 try:
                     self.send_response(200)
                     self.send_header("content-type", "text/event-stream")
                     self.send_header("transfer-encoding", "chunked")
+                    for name, value in headers.items():
+                        self.send_header(name, value)
                     self.end_headers()
                     if say.cut_after is None and say.hang_after is None:
                         # one write: per-event writes of small packets meet delayed ACKs
@@ -458,6 +461,15 @@ def _answer_id(prefix: str) -> str:
     """A fresh id for one rendered answer (``msg_0000000001``…): clients such as Claude Code
     group the lines of one reply by it, so two answers never share one."""
     return f"{prefix}{next(_ANSWERS):010d}"
+
+
+def _request_id(api: str) -> dict[str, str]:
+    """The request-id header a real API sends with each answer (Claude Code records it as the
+    line's ``requestId``; usage tools such as ccusage count a reply once by message and
+    request id)."""
+    if api == "anthropic":
+        return {"request-id": _answer_id("req_")}
+    return {"x-request-id": _answer_id("req_")}
 
 
 def _pieces(text: str, size: int) -> list[str]:

@@ -64,13 +64,21 @@ def pinned_versions() -> dict[str, str]:
     return dict(manifest["dependencies"])
 
 
-def missing(agent: str) -> str | None:
-    """Why ``agent`` cannot run here (``None`` when it can): no node, or not installed."""
+COMMANDS = {"claude-code": "claude", "codex": "codex", "pi": "pi"}
+CCUSAGE = {"claude-code": "ccusage", "codex": "ccusage-codex", "pi": "ccusage-pi"}
+"""The ccusage command that reads each agent's session files (``ccusage``, ``@ccusage/codex``,
+``@ccusage/pi``)."""
+
+
+def missing(agent: str, *, ccusage: bool = False) -> str | None:
+    """Why ``agent`` (with ``ccusage``: also its ccusage reader) cannot run here (``None`` when
+    it can): no node, or a package not installed."""
     if shutil.which("node") is None:
         return "node is not on PATH (the agents are npm packages)"
-    command = {"claude-code": "claude", "codex": "codex", "pi": "pi"}[agent]
-    if not (BIN / command).exists():
-        return f"{BIN / command} is missing: run `npm ci --prefix tests/node_agents`"
+    commands = [COMMANDS[agent], *([CCUSAGE[agent]] if ccusage else [])]
+    for command in commands:
+        if not (BIN / command).exists():
+            return f"{BIN / command} is missing: run `npm ci --prefix tests/node_agents`"
     return None
 
 
@@ -162,6 +170,17 @@ def tool_then_answer(agent: str, workdir: Path) -> ToolThenAnswer:
 
 
 # --------------------------------------------------------------------------- a run
+
+
+@dataclass(frozen=True)
+class TokenTotals:
+    """Token counts summed over a session: ``input`` uncached input, ``cache_read`` and
+    ``cache_write`` cached input read and written, ``output`` output."""
+
+    input: int
+    cache_read: int
+    cache_write: int
+    output: int
 
 
 @dataclass(frozen=True)
@@ -375,6 +394,32 @@ class AgentSandbox:
         """One non-interactive turn in a new session; raises :class:`AgentError` when the agent
         fails, times out, or leaves other than one session file."""
         return self._turn(prompt, resume=False)
+
+    def ccusage(self) -> TokenTotals:
+        """What ccusage (the pinned version, offline) counts for every session in the sandbox.
+
+        Claude Code: ``ccusage session``; Codex: ``ccusage-codex session`` (its ``inputTokens``
+        include the cached ones); pi: ``ccusage-pi session --piPath``. Raises
+        :class:`AgentError` when the command fails.
+        """
+        argv = [str(BIN / CCUSAGE[self.agent]), "session", "--json"]
+        if self.agent == "pi":
+            argv += ["--piPath", str(self.config_dir / "sessions")]
+        else:
+            argv.append("--offline")
+        done = _run(argv, self.env(), self.workdir)
+        if done.returncode != 0:
+            raise AgentError(f"{' '.join(argv)} exited {done.returncode}\n{done.stderr}")
+        totals = json.loads(done.stdout)["totals"]
+        if self.agent == "codex":
+            cached = totals["cachedInputTokens"]
+            return TokenTotals(totals["inputTokens"] - cached, cached, 0, totals["outputTokens"])
+        return TokenTotals(
+            totals["inputTokens"],
+            totals["cacheReadTokens"],
+            totals["cacheCreationTokens"],
+            totals["outputTokens"],
+        )
 
     def resume(self, prompt: str) -> AgentRun:
         """One more non-interactive turn appended to the session of the last :meth:`run`."""

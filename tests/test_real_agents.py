@@ -32,6 +32,7 @@ from real_agents import (
     THINKING,
     AgentRun,
     AgentSandbox,
+    TokenTotals,
     missing,
 )
 from sessiontree import open_repo
@@ -63,6 +64,26 @@ def text_of(message: UserMessage | AssistantMessage | ToolResultMessage) -> str:
     if isinstance(content, str):
         return content
     return "".join(b.text for b in content if isinstance(b, TextContent))
+
+
+def stats_of(path: Path, store: Path) -> TokenTotals:
+    """Import ``path``; the token totals of ``sessiontree stats`` (Session.get_stats)."""
+    session_id = import_with_cli(path, store)
+
+    async def read() -> TokenTotals:
+        repo = open_repo(f"sqlite:///{store}")
+        try:
+            stats = await (await repo.open(session_id)).get_stats()
+        finally:
+            await repo.close()
+        return TokenTotals(
+            stats.input_tokens,
+            stats.cache_read_tokens,
+            stats.cache_write_tokens,
+            stats.output_tokens,
+        )
+
+    return asyncio.run(read())
 
 
 def import_with_cli(path: Path, store: Path) -> str:
@@ -210,3 +231,24 @@ def test_codex_reasoning_summary_imports_as_thinking(
     assert THINKING in run.session_file.read_text()  # Codex wrote the summary
     messages, _, _ = imported_branch(run.session_file, tmp_path / "store.db")
     assert thinking_of(messages) == [THINKING, THINKING]
+
+
+@each_agent
+def test_token_totals_agree_with_ccusage(agent: str, tmp_path: Path) -> None:
+    # what the scripted model reported over two turns (a tool call and an answer each), what
+    # ccusage reads from the agent's own files, and what the import adds up are the same
+    reason = missing(agent, ccusage=True)
+    if reason is not None:
+        unavailable(f"{agent}: {reason}")
+    with AgentSandbox(agent, tmp_path / agent) as box:
+        box.run(PROMPTS[0])
+        run = box.resume(PROMPTS[1])
+        counted = box.ccusage()
+    scripted = TokenTotals(
+        input=2 * (CALL_INPUT_TOKENS + ANSWER_INPUT_TOKENS),
+        cache_read=4 * CACHED_TOKENS,
+        cache_write=0,
+        output=4 * OUTPUT_TOKENS,
+    )
+    assert counted == scripted
+    assert stats_of(run.session_file, tmp_path / "store.db") == scripted
