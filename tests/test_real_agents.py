@@ -34,6 +34,7 @@ from real_agents import (
     AgentSandbox,
     TokenTotals,
     missing,
+    pinned_versions,
 )
 from sessiontree import open_repo
 from sessiontree.entries import MessageEntry
@@ -252,3 +253,15 @@ def test_token_totals_agree_with_ccusage(agent: str, tmp_path: Path) -> None:
     )
     assert counted == scripted
     assert stats_of(run.session_file, tmp_path / "store.db") == scripted
+
+
+def test_the_docs_name_the_pinned_versions() -> None:
+    # docs/interop.md's table of the agents tested against states the versions that run
+    docs = (Path(__file__).parent.parent / "docs" / "interop.md").read_text()
+    section = docs.split("## Tested against the real agents", 1)[1]
+    rows = {
+        name: version
+        for names, version in re.findall(r"^\| (`[^|]+`) \| ([\d.]+) \|", section, re.M)
+        for name in re.findall(r"`([^`]+)`", names)
+    }
+    assert rows == pinned_versions()
