@@ -288,6 +288,8 @@ class AgentSandbox:
             (self.config_dir / "config.toml").write_text(
                 f'model = "{MODELS["codex"]}"\n'
                 'model_provider = "fake"\n'
+                "check_for_update_on_startup = false\n"
+                f'chatgpt_base_url = "{self.server.url}/backend-api/"\n'
                 "[model_providers.fake]\n"
                 'name = "fake"\n'
                 f'base_url = "{self.server.url}/v1"\n'
@@ -295,6 +297,17 @@ class AgentSandbox:
                 'env_key = "FAKE_API_KEY"\n'
                 "request_max_retries = 0\n"
                 "stream_max_retries = 0\n"
+                # no lookups of plugins, apps, models or updates on the internet
+                "[features]\n"
+                "apps = false\n"
+                "plugins = false\n"
+                "remote_plugin = false\n"
+                "plugin_sharing = false\n"
+                "api_key_model_discovery = false\n"
+                "in_app_updates = false\n"
+                "skill_mcp_dependency_install = false\n"
+                "[analytics]\n"
+                "enabled = false\n"
             )
         elif self.agent == "pi":
             provider = {
