@@ -96,6 +96,8 @@ def import_with_cli(path: Path, store: Path) -> str:
         timeout=120,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+    # every parent link of the file held; no line was unreadable (that fails the import)
+    assert "missing parent" not in done.stdout, done.stdout
     match = re.search(r"→ (\S+) \(", done.stdout)
     assert match, done.stdout
     return match.group(1)
