@@ -114,7 +114,8 @@ def carries_tool_result(request: ReceivedRequest) -> bool:
 
 @dataclass
 class ToolThenAnswer:
-    """A scripted model: each turn one tool call, then a text answer once the result is back.
+    """A scripted model: each turn ``parallel`` tool calls in one reply, then a text answer
+    once the results are back.
 
     Every answer starts with the thinking :attr:`thinking` and reports usage: ``input_tokens``
     uncached input (:data:`CALL_INPUT_TOKENS` for a tool call, :data:`ANSWER_INPUT_TOKENS` for
@@ -124,6 +125,7 @@ class ToolThenAnswer:
         call: ``(name, arguments)`` of the tool call every turn starts with.
         model: the model name every answer reports.
         thinking: the reasoning text of every answer (none when empty).
+        parallel: the number of (identical) tool calls of each turn's first reply.
         calls: the ids of the tool calls made so far (``call_1``, ``call_2``, …).
         answers: the text answers given so far (``answer 1``, ``answer 2``, …).
     """
@@ -131,6 +133,7 @@ class ToolThenAnswer:
     call: tuple[str, dict[str, Any]]
     model: str
     thinking: str = THINKING
+    parallel: int = 1
     calls: list[str] = field(default_factory=list)
     answers: list[str] = field(default_factory=list)
 
@@ -140,13 +143,11 @@ class ToolThenAnswer:
             self.answers.append(f"answer {len(self.answers) + 1}")
             text, calls, input_tokens = self.answers[-1], (), ANSWER_INPUT_TOKENS
         else:
-            self.calls.append(f"call_{len(self.calls) + 1}")
             name, arguments = self.call
-            text, calls, input_tokens = (
-                "let me look",
-                ((self.calls[-1], name, arguments),),
-                CALL_INPUT_TOKENS,
-            )
+            ids = [f"call_{len(self.calls) + n}" for n in range(1, self.parallel + 1)]
+            self.calls += ids
+            calls = tuple((call_id, name, arguments) for call_id in ids)
+            text, input_tokens = "let me look", CALL_INPUT_TOKENS
         return Say(
             text=text,
             thinking=self.thinking,
@@ -158,15 +159,16 @@ class ToolThenAnswer:
         )
 
 
-def tool_then_answer(agent: str, workdir: Path) -> ToolThenAnswer:
-    """The script for ``agent``: read ``workdir/note.txt`` with its own tool, then answer."""
+def tool_then_answer(agent: str, workdir: Path, *, parallel: int = 1) -> ToolThenAnswer:
+    """The script for ``agent``: read ``workdir/note.txt`` with its own tool (``parallel``
+    times in one reply), then answer."""
     note = workdir / "note.txt"
     call = {
         "claude-code": ("Read", {"file_path": str(note)}),
         "codex": ("exec_command", {"cmd": "cat note.txt", "workdir": str(workdir)}),
         "pi": ("read", {"path": str(note)}),
     }[agent]
-    return ToolThenAnswer(call=call, model=MODELS[agent])
+    return ToolThenAnswer(call=call, model=MODELS[agent], parallel=parallel)
 
 
 # --------------------------------------------------------------------------- a run

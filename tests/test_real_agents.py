@@ -35,6 +35,7 @@ from real_agents import (
     TokenTotals,
     missing,
     pinned_versions,
+    tool_then_answer,
 )
 from sessiontree import open_repo
 from sessiontree.entries import MessageEntry
@@ -124,10 +125,15 @@ def imported_branch(path: Path, store: Path) -> tuple[list[MessageEntry], str | 
 
 
 def check_whole(
-    agent: str, messages: list[MessageEntry], leaf: str | None, model: str | None, turns: int
+    agent: str,
+    messages: list[MessageEntry],
+    leaf: str | None,
+    model: str | None,
+    turns: int,
+    parallel: int = 1,
 ) -> None:
-    """Every prompt and answer of ``turns`` turns, each call paired with its result, the model
-    name, the leaf on the last answer."""
+    """Every prompt and answer of ``turns`` turns, each call (``parallel`` in one reply per
+    turn) paired with its result, the model name, the leaf on the last answer."""
     said = [m.message for m in messages]
     prompts = [text_of(m) for m in said if isinstance(m, UserMessage)]
     # Codex sends its environment as a user message too; the prompts come in order, once each
@@ -143,13 +149,15 @@ def check_whole(
         for b in m.content
         if isinstance(b, ToolCall)
     ]
-    assert [c.id for c in calls] == [f"call_{n}" for n in range(1, turns + 1)]
+    assert [c.id for c in calls] == [f"call_{n}" for n in range(1, parallel * turns + 1)]
     results = [m for m in said if isinstance(m, ToolResultMessage)]
     assert [r.tool_call_id for r in results] == [c.id for c in calls]
     assert all(NOTE_TEXT in text_of(r) for r in results), [text_of(r) for r in results]
     assert find_tool_pair_problems(said) == []
     replies = [m for m in said if isinstance(m, AssistantMessage)]
-    assert len(replies) == 2 * turns  # the tool call and the answer of each turn
+    assert len(replies) == 2 * turns  # the tool calls and the answer of each turn
+    for reply in replies[::2]:  # each turn's calls are one message
+        assert sum(isinstance(b, ToolCall) for b in reply.content) == parallel
     for n, message in enumerate(replies):
         assert message.model == MODELS[agent]
         usage = message.usage
@@ -207,6 +215,23 @@ def test_resumed_session_imports_both_turns(
     assert "answer 1" in str(second.requests[0].body)
     messages, leaf, model = imported_branch(second.session_file, tmp_path / "store.db")
     check_whole(agent, messages, leaf, model, turns=2)
+
+
+@each_agent
+def test_parallel_tool_calls_import_as_one_message_with_results_in_order(
+    agent: str, tmp_path: Path
+) -> None:
+    # two calls in one reply: Claude Code writes a line per block, Codex an item per call
+    reason = missing(agent)
+    if reason is not None:
+        unavailable(f"{agent}: {reason}")
+    root = tmp_path / agent
+    script = tool_then_answer(agent, root / "work", parallel=2)
+    with AgentSandbox(agent, root, script) as box:
+        run = box.run(PROMPTS[0])
+    check_requests(run)
+    messages, leaf, model = imported_branch(run.session_file, tmp_path / "store.db")
+    check_whole(agent, messages, leaf, model, turns=1, parallel=2)
 
 
 @pytest.mark.parametrize("agent", ["claude-code", "pi"])
