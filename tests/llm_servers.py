@@ -8,10 +8,10 @@ headers such as ``retry-after``) or a callable ``(ReceivedRequest) -> Reply | Sa
 that decides per request.
 
 Routes (the query string is ignored): ``…/messages`` speaks the Anthropic messages API,
-``…/responses`` the OpenAI Responses API (the events Codex reads), anything else OpenAI chat
-completions. ``…/count_tokens`` answers a token count and ``GET …/models`` a model list
-without taking a reply from the script; any other ``GET``/``HEAD`` gets a 404 error body. All
-of them are recorded, so a test can assert on every request a client sent.
+``…/responses`` the OpenAI Responses API (the events Codex reads), any other ``POST`` OpenAI
+chat completions; ``…/count_tokens`` gets a token count without taking a reply from the
+script. Every answer carries a fresh id and the API's request-id header, as from a real
+provider.
 
 :class:`FakeLLMServer` is a stdlib ``ThreadingHTTPServer`` on a random loopback port, run in
 a daemon thread. It records every request it receives (path, headers, decoded JSON body) and
@@ -27,7 +27,8 @@ from __future__ import annotations
 import itertools
 import socket
 import threading
-from collections.abc import Iterator
+import urllib.parse
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -84,6 +85,13 @@ class Say:
             server stops) — to abort a stream in flight.
         chunk: characters of text per delta.
         signature: the thinking block's signature (Anthropic).
+        usage: when set, sent as the usage object instead of the counts above, as it is
+            (OpenAI: the last chunk's ``usage``; Anthropic: ``message_delta``'s) — to send
+            malformed usage.
+        error: ``(type, message)`` of an error event sent after the first two events in
+            place of the rest of the stream (Anthropic's ``event: error``; OpenAI's chunk
+            holding ``error``; the Responses API's ``error`` event), as a provider reports a
+            failure mid-stream with status 200.
         model: the model name the answer reports; ``None``: ``fake-claude`` (Anthropic),
             ``fake-model`` (OpenAI chat completions), the requested model (Responses API).
     """
@@ -99,6 +107,8 @@ class Say:
     hang_after: int | None = None
     chunk: int = 8
     signature: str = "sig-1"
+    usage: Any = None
+    error: tuple[str, str] | None = None
     model: str | None = None
 
 
@@ -128,15 +138,27 @@ class FakeLLMServer:
     Use as a context manager (or call :meth:`start` / :meth:`stop`). Each request takes the
     next :class:`Reply` of the script; the last one answers every further request.
 
+    With ``api_key`` set, every request carrying another key (``authorization: Bearer`` or
+    ``x-api-key``) gets the API's 401, as a real provider answers a rejected key. With
+    ``models`` set, ``GET .../models`` lists them and ``GET .../models/<id>`` returns one or
+    the API's 404 naming the unknown model; without it a ``GET`` gets 501, as from a server
+    without a models endpoint.
+
     Attributes:
-        requests: every request received, in arrival order.
+        requests: every ``POST`` received, in arrival order.
+        gets: every ``GET`` received, in arrival order.
     """
 
-    def __init__(self, *replies: Any) -> None:
+    def __init__(
+        self, *replies: Any, api_key: str | None = None, models: Iterable[str] | None = None
+    ) -> None:
         self._replies: list[Any] = list(replies) or [Reply(body={}, status=404)]
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self.requests: list[ReceivedRequest] = []
+        self.gets: list[ReceivedRequest] = []
+        self.api_key = api_key
+        self.models = None if models is None else list(models)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(
@@ -158,10 +180,6 @@ class FakeLLMServer:
         with self._lock:
             self._replies = list(replies)
 
-    def _record(self, request: ReceivedRequest) -> None:
-        with self._lock:
-            self.requests.append(request)
-
     def _next_reply(self, request: ReceivedRequest) -> Any:
         with self._lock:
             self.requests.append(request)
@@ -178,62 +196,89 @@ class FakeLLMServer:
             protocol_version = "HTTP/1.1"
             disable_nagle_algorithm = True  # headers and body leave at once, no ACK wait
 
-            def _received(self, method: str) -> ReceivedRequest:
+            def _rejected(self, headers: dict[str, str], anthropic: bool) -> bool:
+                if owner.api_key is None:
+                    return False
+                given = headers.get("x-api-key") or headers.get("authorization", "")
+                if given.removeprefix("Bearer ") == owner.api_key:
+                    return False
+                fail = _fail_reply(Fail(401, "invalid x-api-key"), anthropic=anthropic)
+                self._send(401, orjson.dumps(fail.body), {})
+                return True
+
+            def do_GET(self) -> None:
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                request = ReceivedRequest("GET", self.path, headers, None)
+                with owner._lock:
+                    owner.gets.append(request)
+                anthropic = "anthropic-version" in headers
+                if self._rejected(headers, anthropic):
+                    return
+                if owner.models is None:
+                    self._send(501, b'{"detail": "Not Implemented"}', {})
+                    return
+                path = urllib.parse.urlsplit(self.path).path
+                if path.endswith("/models"):
+                    data = [_model_object(m, anthropic=anthropic) for m in owner.models]
+                    listing: dict[str, Any] = {"data": data}
+                    if anthropic:
+                        listing.update(has_more=False, first_id=None, last_id=None)
+                    else:
+                        listing["object"] = "list"
+                    self._send(200, orjson.dumps(listing), {})
+                    return
+                _, _, wanted = path.partition("/models/")
+                wanted = urllib.parse.unquote(wanted)
+                if wanted in owner.models:
+                    self._send(200, orjson.dumps(_model_object(wanted, anthropic=anthropic)), {})
+                    return
+                if anthropic:
+                    body = anthropic_error(f"model: {wanted}", type="not_found_error")
+                else:
+                    body = openai_error(
+                        f"The model `{wanted}` does not exist or you do not have access to it.",
+                        type="invalid_request_error",
+                    )
+                    body["error"]["code"] = "model_not_found"
+                self._send(404, orjson.dumps(body), {})
+
+            def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length) if length else b""
                 try:
                     body: Any = orjson.loads(raw) if raw else None
                 except orjson.JSONDecodeError:
                     body = raw
-                return ReceivedRequest(
-                    method=method,
+                request = ReceivedRequest(
+                    method="POST",
                     path=self.path,
                     headers={k.lower(): v for k, v in self.headers.items()},
                     body=body,
                 )
-
-            def do_GET(self) -> None:
-                request = self._received("GET")
-                owner._record(request)
                 route = _route(request.path)
-                if route.endswith("/models"):
-                    self._send(200, orjson.dumps(_model_list(request)), {})
-                else:
-                    self._send(404, orjson.dumps(_not_found(request)), {})
-
-            def do_HEAD(self) -> None:
-                request = self._received("HEAD")
-                owner._record(request)
-                try:
-                    self.send_response(404)
-                    self.send_header("content-length", "0")
-                    self.end_headers()
-                except OSError:
-                    pass
-
-            def do_POST(self) -> None:
-                request = self._received("POST")
-                body = request.body
-                route = _route(request.path)
+                anthropic = route.endswith("/messages")
+                api = "anthropic" if anthropic else "openai"
+                if route.endswith("/responses"):
+                    api = "responses"
+                if self._rejected(request.headers, anthropic):
+                    with owner._lock:
+                        owner.requests.append(request)
+                    return
                 if route.endswith("/count_tokens"):
-                    owner._record(request)
+                    with owner._lock:
+                        owner.requests.append(request)
                     self._send(200, orjson.dumps({"input_tokens": 100}), {})
                     return
                 reply = owner._next_reply(request)
-                anthropic = route.endswith("/messages")
-                api = (
-                    "anthropic"
-                    if anthropic
-                    else "responses"
-                    if route.endswith("/responses")
-                    else "openai"
-                )
                 if isinstance(reply, Fail):
                     reply = _fail_reply(reply, anthropic=anthropic)
                 if isinstance(reply, Say):
                     model = body.get("model") if isinstance(body, dict) else None
                     if isinstance(body, dict) and body.get("stream"):
-                        self._stream(_EVENTS[api](reply, model), reply, _request_id(api))
+                        events = _EVENTS[api](reply, model)
+                        if reply.error is not None:
+                            events = [*events[:2], _error_event(reply.error, api=api)]
+                        self._stream(events, reply, _request_id(api))
                     else:
                         payload = orjson.dumps(_BODIES[api](reply, model))
                         self._send(200, payload, _request_id(api))
@@ -444,6 +489,27 @@ def _fail_reply(fail: Fail, *, anthropic: bool) -> Reply:
     return Reply(body=body, status=fail.status, headers=dict(fail.headers))
 
 
+def _error_event(error: tuple[str, str], *, api: str) -> bytes:
+    kind, message = error
+    if api == "anthropic":
+        return _sse(anthropic_error(message, type=kind), "error")
+    if api == "responses":
+        event = {"type": "error", "code": kind, "message": message, "sequence_number": 2}
+        return _sse(event, "error")
+    return _sse(openai_error(message, type=kind))
+
+
+def _model_object(model_id: str, *, anthropic: bool) -> dict[str, Any]:
+    if anthropic:
+        return {
+            "type": "model",
+            "id": model_id,
+            "display_name": model_id,
+            "created_at": "2025-01-01T00:00:00Z",
+        }
+    return {"id": model_id, "object": "model", "created": 1, "owned_by": "fake"}
+
+
 def context_length_message(*, anthropic: bool) -> str:
     """The text each API sends when a request exceeds the context window."""
     if anthropic:
@@ -514,6 +580,8 @@ def _openai_events(say: Say, requested: Any = None) -> list[bytes]:
         "total_tokens": say.input_tokens + say.cached_tokens + say.output_tokens,
         "prompt_tokens_details": {"cached_tokens": say.cached_tokens},
     }
+    if say.usage is not None:
+        usage = say.usage
     events.append(_sse({**base, "choices": [], "usage": usage}))
     events.append(b"data: [DONE]\n\n")
     return events
@@ -613,7 +681,7 @@ def _anthropic_events(say: Say, requested: Any = None) -> list[bytes]:
             {
                 "type": "message_delta",
                 "delta": {"stop_reason": _anthropic_stop(say), "stop_sequence": None},
-                "usage": {"output_tokens": say.output_tokens},
+                "usage": ({"output_tokens": say.output_tokens} if say.usage is None else say.usage),
             },
             "message_delta",
         )
@@ -698,6 +766,8 @@ def _responses_object(
             "output_tokens_details": {"reasoning_tokens": 0},
             "total_tokens": say.input_tokens + say.cached_tokens + say.output_tokens,
         }
+        if say.usage is not None:
+            body["usage"] = say.usage
     return body
 
 
@@ -755,38 +825,6 @@ _EVENTS = {"anthropic": _anthropic_events, "openai": _openai_events, "responses"
 _BODIES = {"anthropic": _anthropic_body, "openai": _openai_body, "responses": _responses_body}
 
 
-# --------------------------------------------------------------------------- probes
-
-
 def _route(path: str) -> str:
     """A request path without its query string (``/v1/messages?beta=true`` → ``/v1/messages``)."""
     return path.split("?", 1)[0].rstrip("/")
-
-
-def _model_list(request: ReceivedRequest) -> dict[str, Any]:
-    """``GET /v1/models``: one model, in the Anthropic shape when the request carries
-    ``anthropic-version``, else the OpenAI one."""
-    if "anthropic-version" in request.headers:
-        model = {
-            "type": "model",
-            "id": "fake-claude",
-            "display_name": "Fake Claude",
-            "created_at": "2026-01-01T00:00:00Z",
-        }
-        return {
-            "data": [model],
-            "has_more": False,
-            "first_id": "fake-claude",
-            "last_id": "fake-claude",
-        }
-    return {
-        "object": "list",
-        "data": [{"id": "fake-model", "object": "model", "created": 1, "owned_by": "fake"}],
-    }
-
-
-def _not_found(request: ReceivedRequest) -> dict[str, Any]:
-    message = f"no route {request.method} {request.path}"
-    if "anthropic-version" in request.headers:
-        return anthropic_error(message, type="not_found_error")
-    return openai_error(message, type="not_found_error")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import anthropic
 import openai
-import pytest
 
 from llm_servers import FakeLLMServer, Say
 
@@ -70,30 +69,46 @@ async def test_anthropic_route_ignores_the_query_string_and_ids_differ() -> None
     assert first.id != second.id
 
 
-async def test_probes_are_answered_and_recorded_without_taking_a_reply() -> None:
-    with FakeLLMServer(Say(text="the only answer")) as server:
-        oa = openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0)
-        models = await oa.models.list()
-        with pytest.raises(openai.NotFoundError):
-            await oa.files.list()
-        an = anthropic.AsyncAnthropic(base_url=server.url, api_key="k", max_retries=0)
-        counted = await an.messages.count_tokens(
+async def test_token_counts_are_answered_and_recorded_without_taking_a_reply() -> None:
+    with FakeLLMServer(Say(text="the only answer"), Say(text="never sent")) as server:
+        client = anthropic.AsyncAnthropic(base_url=server.url, api_key="k", max_retries=0)
+        counted = await client.messages.count_tokens(
             model="m", messages=[{"role": "user", "content": "hi"}]
         )
-        listed = await an.models.list()
-        answer = await an.messages.create(
+        answer = await client.messages.create(
             model="m", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
         )
-        await oa.close()
-        await an.close()
-    assert [m.id for m in models.data] == ["fake-model"]
-    assert [m.id for m in listed.data] == ["fake-claude"]
+        await client.close()
     assert counted.input_tokens == 100
-    assert answer.content[0].type == "text" and answer.content[0].text == "the only answer"
-    assert [(r.method, r.path.split("?")[0]) for r in server.requests] == [
-        ("GET", "/v1/models"),
-        ("GET", "/v1/files"),
+    assert [b.text for b in answer.content if b.type == "text"] == ["the only answer"]
+    assert [(r.method, r.path) for r in server.requests] == [
         ("POST", "/v1/messages/count_tokens"),
-        ("GET", "/v1/models"),
         ("POST", "/v1/messages"),
     ]
+
+
+async def test_answers_carry_the_request_id_header() -> None:
+    # Claude Code records it as requestId; ccusage counts a reply once by message + request id
+    with FakeLLMServer(Say(text="a"), Say(text="b")) as server:
+        client = anthropic.AsyncAnthropic(base_url=server.url, api_key="k", max_retries=0)
+        ids = []
+        for _ in range(2):
+            raw = await client.messages.with_raw_response.create(
+                model="m", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
+            )
+            ids.append(raw.headers.get("request-id"))
+        await client.close()
+    assert all(ids) and ids[0] != ids[1]
+
+
+async def test_responses_stream_can_fail_midway() -> None:
+    with FakeLLMServer(Say(text="partial answer", error=("server_error", "boom"))) as server:
+        client = openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0)
+        events = []
+        async with await client.responses.create(model="m", input="hi", stream=True) as stream:
+            async for event in stream:
+                events.append(event)
+        await client.close()
+    kinds = [e.type for e in events]
+    assert kinds == ["response.created", "response.output_item.added", "error"]
+    assert events[-1].type == "error" and events[-1].message == "boom"
