@@ -1,7 +1,8 @@
 """Run the real coding agents (Claude Code, Codex, pi) against a scripted local model.
 
 The agents are the npm packages pinned in ``tests/node_agents/package.json``, installed by
-``npm ci --prefix tests/node_agents`` (``.ci/run`` does it) into ``tests/node_agents/node_modules``.
+``npm ci --prefix tests/node_agents`` (``.ci/run`` does it) into
+``tests/node_agents/node_modules``.
 Each run gets a throwaway home (``HOME`` and the agent's own config directory:
 ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``, ``PI_CODING_AGENT_DIR``), a working directory with one
 file in it (:data:`NOTE_TEXT` in ``note.txt``), and a :class:`~llm_servers.FakeLLMServer` on
@@ -10,10 +11,11 @@ Responses API; pi: OpenAI chat completions through a ``models.json`` provider). 
 the machine: the environment is built from scratch, without the caller's API keys, and the
 agents' telemetry and update checks are switched off.
 
-The scripted model (:func:`tool_then_answer`) answers each turn with one tool call (Claude Code:
-``Read`` of ``note.txt``; Codex: ``exec_command`` of ``cat note.txt``; pi: ``read`` of
-``note.txt``), then, once the request carries that call's result, with the text answer of the
-turn (``answer 1``, ``answer 2``, … per turn).
+The scripted model (:func:`tool_then_answer`) answers each turn with reasoning and one tool
+call, or several in one reply (Claude Code: ``Read`` of ``note.txt``; Codex: ``exec_command`` of
+``cat note.txt``; pi: ``read`` of ``note.txt``), then, once the request carries the results,
+with the text answer of the turn (``answer 1``, ``answer 2``, … per turn), each with fixed token
+counts. :meth:`AgentSandbox.ccusage` reads the sandbox's sessions with the pinned ccusage.
 
 Use::
 
