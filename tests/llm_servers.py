@@ -7,6 +7,12 @@ mid-stream or left hanging), :class:`Fail` (an error status with the API's error
 headers such as ``retry-after``) or a callable ``(ReceivedRequest) -> Reply | Say | Fail``
 that decides per request.
 
+Routes (the query string is ignored): ``…/messages`` speaks the Anthropic messages API,
+``…/responses`` the OpenAI Responses API (the events Codex reads), any other ``POST`` OpenAI
+chat completions; ``…/count_tokens`` gets a token count without taking a reply from the
+script. Every answer carries a fresh id and the API's request-id header, as from a real
+provider.
+
 :class:`FakeLLMServer` is a stdlib ``ThreadingHTTPServer`` on a random loopback port, run in
 a daemon thread. It records every request it receives (path, headers, decoded JSON body) and
 answers from a script of :class:`Reply` objects, the last one repeating. The helpers
@@ -18,6 +24,7 @@ enough for the official SDKs to parse. No test using them reaches the internet.
 
 from __future__ import annotations
 
+import itertools
 import socket
 import threading
 import urllib.parse
@@ -83,7 +90,10 @@ class Say:
             malformed usage.
         error: ``(type, message)`` of an error event sent after the first two events in
             place of the rest of the stream (Anthropic's ``event: error``; OpenAI's chunk
-            holding ``error``), as a provider reports a failure mid-stream with status 200.
+            holding ``error``; the Responses API's ``error`` event), as a provider reports a
+            failure mid-stream with status 200.
+        model: the model name the answer reports; ``None``: ``fake-claude`` (Anthropic),
+            ``fake-model`` (OpenAI chat completions), the requested model (Responses API).
     """
 
     text: str = ""
@@ -99,6 +109,7 @@ class Say:
     signature: str = "sig-1"
     usage: Any = None
     error: tuple[str, str] | None = None
+    model: str | None = None
 
 
 @dataclass(frozen=True)
@@ -244,25 +255,33 @@ class FakeLLMServer:
                     headers={k.lower(): v for k, v in self.headers.items()},
                     body=body,
                 )
-                anthropic = request.path.endswith("/messages")
+                route = _route(request.path)
+                anthropic = route.endswith("/messages")
+                api = "anthropic" if anthropic else "openai"
+                if route.endswith("/responses"):
+                    api = "responses"
                 if self._rejected(request.headers, anthropic):
                     with owner._lock:
                         owner.requests.append(request)
+                    return
+                if route.endswith("/count_tokens"):
+                    with owner._lock:
+                        owner.requests.append(request)
+                    self._send(200, orjson.dumps({"input_tokens": 100}), {})
                     return
                 reply = owner._next_reply(request)
                 if isinstance(reply, Fail):
                     reply = _fail_reply(reply, anthropic=anthropic)
                 if isinstance(reply, Say):
+                    model = body.get("model") if isinstance(body, dict) else None
                     if isinstance(body, dict) and body.get("stream"):
-                        events = (_anthropic_events if anthropic else _openai_events)(reply)
+                        events = _EVENTS[api](reply, model)
                         if reply.error is not None:
-                            events = [*events[:2], _error_event(reply.error, anthropic=anthropic)]
-                        self._stream(events, reply)
+                            events = [*events[:2], _error_event(reply.error, api=api)]
+                        self._stream(events, reply, _request_id(api))
                     else:
-                        payload = orjson.dumps(
-                            (_anthropic_body if anthropic else _openai_body)(reply)
-                        )
-                        self._send(200, payload, {})
+                        payload = orjson.dumps(_BODIES[api](reply, model))
+                        self._send(200, payload, _request_id(api))
                     return
                 if reply.delay_s and owner._closing.wait(reply.delay_s):
                     return
@@ -290,11 +309,13 @@ class FakeLLMServer:
                 except OSError:
                     pass
 
-            def _stream(self, events: list[bytes], say: Say) -> None:
+            def _stream(self, events: list[bytes], say: Say, headers: dict[str, str]) -> None:
                 try:
                     self.send_response(200)
                     self.send_header("content-type", "text/event-stream")
                     self.send_header("transfer-encoding", "chunked")
+                    for name, value in headers.items():
+                        self.send_header(name, value)
                     self.end_headers()
                     if say.cut_after is None and say.hang_after is None:
                         # one write: per-event writes of small packets meet delayed ACKs
@@ -468,10 +489,13 @@ def _fail_reply(fail: Fail, *, anthropic: bool) -> Reply:
     return Reply(body=body, status=fail.status, headers=dict(fail.headers))
 
 
-def _error_event(error: tuple[str, str], *, anthropic: bool) -> bytes:
+def _error_event(error: tuple[str, str], *, api: str) -> bytes:
     kind, message = error
-    if anthropic:
+    if api == "anthropic":
         return _sse(anthropic_error(message, type=kind), "error")
+    if api == "responses":
+        event = {"type": "error", "code": kind, "message": message, "sequence_number": 2}
+        return _sse(event, "error")
     return _sse(openai_error(message, type=kind))
 
 
@@ -496,6 +520,24 @@ def context_length_message(*, anthropic: bool) -> str:
     )
 
 
+_ANSWERS = itertools.count(1)
+
+
+def _answer_id(prefix: str) -> str:
+    """A fresh id for one rendered answer (``msg_0000000001``…): clients such as Claude Code
+    group the lines of one reply by it, so two answers never share one."""
+    return f"{prefix}{next(_ANSWERS):010d}"
+
+
+def _request_id(api: str) -> dict[str, str]:
+    """The request-id header a real API sends with each answer (Claude Code records it as the
+    line's ``requestId``; usage tools such as ccusage count a reply once by message and
+    request id)."""
+    if api == "anthropic":
+        return {"request-id": _answer_id("req_")}
+    return {"x-request-id": _answer_id("req_")}
+
+
 def _pieces(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), max(size, 1))]
 
@@ -509,12 +551,12 @@ def _openai_stop(say: Say) -> str:
     return say.stop or ("tool_calls" if say.tool_calls else "stop")
 
 
-def _openai_events(say: Say) -> list[bytes]:
+def _openai_events(say: Say, requested: Any = None) -> list[bytes]:
     base = {
-        "id": "chatcmpl-s",
+        "id": _answer_id("chatcmpl-"),
         "object": "chat.completion.chunk",
         "created": 1,
-        "model": "fake-model",
+        "model": say.model or "fake-model",
     }
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
@@ -545,14 +587,16 @@ def _openai_events(say: Say) -> list[bytes]:
     return events
 
 
-def _openai_body(say: Say) -> dict[str, Any]:
+def _openai_body(say: Say, requested: Any = None) -> dict[str, Any]:
     body = openai_completion(
         say.text or None,
         prompt_tokens=say.input_tokens + say.cached_tokens,
         completion_tokens=say.output_tokens,
         cached_tokens=say.cached_tokens,
         finish_reason=_openai_stop(say),
+        model=say.model or "fake-model",
     )
+    body["id"] = _answer_id("chatcmpl-")
     if say.tool_calls:
         body["choices"][0]["message"]["tool_calls"] = [
             {
@@ -580,7 +624,7 @@ def _anthropic_blocks(say: Say) -> list[dict[str, Any]]:
     return blocks
 
 
-def _anthropic_events(say: Say) -> list[bytes]:
+def _anthropic_events(say: Say, requested: Any = None) -> list[bytes]:
     usage = {
         "input_tokens": say.input_tokens,
         "output_tokens": 1,
@@ -588,10 +632,10 @@ def _anthropic_events(say: Say) -> list[bytes]:
         "cache_creation_input_tokens": 0,
     }
     start: dict[str, Any] = {
-        "id": "msg_s",
+        "id": _answer_id("msg_"),
         "type": "message",
         "role": "assistant",
-        "model": "fake-claude",
+        "model": say.model or "fake-claude",
         "content": [],
         "stop_reason": None,
         "stop_sequence": None,
@@ -646,9 +690,10 @@ def _anthropic_events(say: Say) -> list[bytes]:
     return events
 
 
-def _anthropic_body(say: Say) -> dict[str, Any]:
+def _anthropic_body(say: Say, requested: Any = None) -> dict[str, Any]:
     body = anthropic_message(
         None,
+        model=say.model or "fake-claude",
         input_tokens=say.input_tokens,
         output_tokens=say.output_tokens,
         cache_read_input_tokens=say.cached_tokens,
@@ -656,4 +701,130 @@ def _anthropic_body(say: Say) -> dict[str, Any]:
         stop_reason=_anthropic_stop(say),
     )
     body["content"] = _anthropic_blocks(say)
+    body["id"] = _answer_id("msg_")
     return body
+
+
+# --------------------------------------------------------------------------- OpenAI Responses API
+
+
+def _responses_items(say: Say) -> list[dict[str, Any]]:
+    """The output items of a Responses API answer: reasoning, message, function calls."""
+    items: list[dict[str, Any]] = []
+    if say.thinking:
+        summary = [{"type": "summary_text", "text": say.thinking}]
+        items.append({"type": "reasoning", "id": _answer_id("rs_"), "summary": summary})
+    if say.text:
+        part = {"type": "output_text", "text": say.text, "annotations": []}
+        items.append(
+            {
+                "type": "message",
+                "id": _answer_id("msg_"),
+                "role": "assistant",
+                "status": "completed",
+                "content": [part],
+            }
+        )
+    for call_id, name, args in say.tool_calls:
+        items.append(
+            {
+                "type": "function_call",
+                "id": _answer_id("fc_"),
+                "call_id": call_id,
+                "name": name,
+                "arguments": orjson.dumps(args).decode(),
+                "status": "completed",
+            }
+        )
+    return items
+
+
+def _responses_object(
+    say: Say,
+    requested: Any,
+    status: str,
+    output: list[dict[str, Any]],
+    response_id: str | None = None,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "id": response_id or _answer_id("resp_"),
+        "object": "response",
+        "created_at": 1,
+        "model": say.model or (requested if isinstance(requested, str) else "fake-model"),
+        "status": status,
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": None,
+    }
+    if status != "in_progress":
+        body["usage"] = {
+            "input_tokens": say.input_tokens + say.cached_tokens,
+            "input_tokens_details": {"cached_tokens": say.cached_tokens},
+            "output_tokens": say.output_tokens,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": say.input_tokens + say.cached_tokens + say.output_tokens,
+        }
+        if say.usage is not None:
+            body["usage"] = say.usage
+    return body
+
+
+def _responses_events(say: Say, requested: Any = None) -> list[bytes]:
+    """The streamed events of ``POST /v1/responses`` (``response.created`` … ``completed``)."""
+    sequence = itertools.count()
+    response_id = _answer_id("resp_")
+    events: list[bytes] = []
+
+    def emit(kind: str, **fields: Any) -> None:
+        data = {"type": kind, "sequence_number": next(sequence), **fields}
+        events.append(_sse(data, kind))
+
+    emit(
+        "response.created",
+        response=_responses_object(say, requested, "in_progress", [], response_id),
+    )
+    items = _responses_items(say)
+    for index, item in enumerate(items):
+        kind = item["type"]
+        at = {"output_index": index, "item_id": item["id"]}
+        if kind == "message":
+            emit("response.output_item.added", output_index=index, item={**item, "content": []})
+            part = item["content"][0]
+            emit("response.content_part.added", **at, content_index=0, part={**part, "text": ""})
+            for piece in _pieces(part["text"], say.chunk):
+                emit("response.output_text.delta", **at, content_index=0, delta=piece, logprobs=[])
+            emit("response.output_text.done", **at, content_index=0, text=part["text"], logprobs=[])
+            emit("response.content_part.done", **at, content_index=0, part=part)
+        elif kind == "function_call":
+            started = {**item, "arguments": "", "status": "in_progress"}
+            emit("response.output_item.added", output_index=index, item=started)
+            for piece in _pieces(item["arguments"], say.chunk):
+                emit("response.function_call_arguments.delta", **at, delta=piece)
+            emit("response.function_call_arguments.done", **at, arguments=item["arguments"])
+        else:
+            emit("response.output_item.added", output_index=index, item={**item, "summary": []})
+            text = item["summary"][0]["text"]
+            for piece in _pieces(text, say.chunk):
+                emit("response.reasoning_summary_text.delta", **at, summary_index=0, delta=piece)
+            emit("response.reasoning_summary_text.done", **at, summary_index=0, text=text)
+        emit("response.output_item.done", output_index=index, item=item)
+    emit(
+        "response.completed",
+        response=_responses_object(say, requested, "completed", items, response_id),
+    )
+    return events
+
+
+def _responses_body(say: Say, requested: Any = None) -> dict[str, Any]:
+    return _responses_object(say, requested, "completed", _responses_items(say))
+
+
+_EVENTS = {"anthropic": _anthropic_events, "openai": _openai_events, "responses": _responses_events}
+_BODIES = {"anthropic": _anthropic_body, "openai": _openai_body, "responses": _responses_body}
+
+
+def _route(path: str) -> str:
+    """A request path without its query string (``/v1/messages?beta=true`` → ``/v1/messages``)."""
+    return path.split("?", 1)[0].rstrip("/")
