@@ -128,6 +128,33 @@ def open_database(data: bytes) -> sqlite3.Connection:
     return conn
 
 
+def pick_database_session(
+    sessions: list[str] | None, source_session: str | None, path: Path, agent: str
+) -> str:
+    """The session to import from a database of ``agent`` holding ``sessions``: the one
+    ``source_session`` names, else the only one.
+
+    Raises:
+        CorruptSessionError: not such a database (``sessions`` is ``None``), several sessions
+            and no ``source_session`` (the message lists them), or no session of that id.
+    """
+    if sessions is None:
+        raise CorruptSessionError(f"not an {agent} database", path=path)
+    if source_session is None:
+        if len(sessions) != 1:
+            raise CorruptSessionError(
+                f"an {agent} database with {len(sessions)} sessions; name the one to import "
+                f"(source_session=, import --session): {', '.join(sessions[:20])}",
+                path=path,
+            )
+        return sessions[0]
+    if source_session not in sessions:
+        raise CorruptSessionError(
+            f"no session {source_session!r} in this {agent} database", path=path
+        )
+    return source_session
+
+
 def database_tables(conn: sqlite3.Connection) -> set[str]:
     """The names of the tables of a SQLite database."""
     return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}

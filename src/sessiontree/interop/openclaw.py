@@ -26,7 +26,12 @@ from sessiontree import _json as exact_json
 from sessiontree.errors import CorruptSessionError
 from sessiontree.ids import iso_from_ms
 from sessiontree.interop._common import Converted, unreadable
-from sessiontree.interop.detect import SQLITE_HEADER, database_tables, open_database
+from sessiontree.interop.detect import (
+    SQLITE_HEADER,
+    database_tables,
+    open_database,
+    pick_database_session,
+)
 from sessiontree.interop.pi import convert_pi
 from sessiontree.interop.report import ImportReport
 
@@ -85,21 +90,9 @@ def convert_openclaw(
             ``source_session``, or no session of that id; an unreadable event and not
             ``lenient`` (names the database and the event's place).
     """
-    sessions = openclaw_database_sessions(data)
-    if sessions is None:
-        raise CorruptSessionError("not an OpenClaw database (no transcript_events)", path=path)
-    if source_session is None:
-        if len(sessions) != 1:
-            raise CorruptSessionError(
-                f"an OpenClaw database with {len(sessions)} sessions; name the one to import "
-                f"(source_session=, import --session): {', '.join(sessions[:20])}",
-                path=path,
-            )
-        source_session = sessions[0]
-    elif source_session not in sessions:
-        raise CorruptSessionError(
-            f"no session {source_session!r} in this OpenClaw database", path=path
-        )
+    source_session = pick_database_session(
+        openclaw_database_sessions(data), source_session, path, "OpenClaw"
+    )
     conn = open_database(data)
     try:
         rows = conn.execute(

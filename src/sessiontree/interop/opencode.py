@@ -58,6 +58,7 @@ from sessiontree.interop.detect import (
     is_opencode_messages,
     is_opencode_session_info,
     open_database,
+    pick_database_session,
     strip_bom,
 )
 from sessiontree.interop.lenient_json import load_document
@@ -153,21 +154,9 @@ def _session_from_row(row: sqlite3.Row) -> dict[str, Any]:
 def _from_database(
     data: bytes, path: Path, source_session: str | None
 ) -> tuple[dict[str, Any] | None, list[Message]]:
-    sessions = opencode_database_sessions(data)
-    if sessions is None:
-        raise CorruptSessionError("not an OpenCode database", path=path)
-    if source_session is None:
-        if len(sessions) != 1:
-            raise CorruptSessionError(
-                f"an OpenCode database with {len(sessions)} sessions; name the one to import "
-                f"(source_session=, import --session): {', '.join(sessions[:20])}",
-                path=path,
-            )
-        source_session = sessions[0]
-    elif source_session not in sessions:
-        raise CorruptSessionError(
-            f"no session {source_session!r} in this OpenCode database", path=path
-        )
+    source_session = pick_database_session(
+        opencode_database_sessions(data), source_session, path, "OpenCode"
+    )
     conn = open_database(data)
     conn.row_factory = sqlite3.Row
     try:
