@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -134,6 +134,19 @@ def throwaway_pg_database() -> Any:
     finally:
         with psycopg.connect(db_url, autocommit=True, connect_timeout=5) as conn:
             conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+@contextlib.contextmanager
+def shared_store_url(backend: str, tmp_path: Path) -> Iterator[str]:
+    """The URL of an empty store of ``backend`` (``sqlite``, ``jsonl`` or ``postgres``) that
+    several processes can open at once."""
+    if backend == "postgres":
+        with throwaway_pg_database() as url:
+            yield url
+    elif backend == "sqlite":
+        yield f"sqlite:///{tmp_path / 'store.db'}"
+    else:
+        yield f"jsonl://{tmp_path / 'store'}"
 
 
 @contextlib.asynccontextmanager

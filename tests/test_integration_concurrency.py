@@ -10,32 +10,19 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import multiprocessing
 import random
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
-from backends import throwaway_pg_database
+from backends import shared_store_url
 
 WORKERS = 3
 ROUNDS = 24
 APPENDS = 12
-
-
-@contextlib.contextmanager
-def store_url(backend: str, tmp_path: Path) -> Iterator[str]:
-    if backend == "postgres":
-        with throwaway_pg_database() as url:
-            yield url
-    elif backend == "sqlite":
-        yield f"sqlite:///{tmp_path / 'store.db'}"
-    else:
-        yield f"jsonl://{tmp_path / 'store'}"
 
 
 def add_and_pop(url: str, who: int, out: str, start: Any) -> None:
@@ -82,7 +69,7 @@ def test_pop_item_across_processes_pops_once_and_loses_nothing(
     from sessiontree.integrations.openai_agents import SessionTreeSession
     from sessiontree.sync import open_repo
 
-    with store_url(backend, tmp_path) as url:
+    with shared_store_url(backend, tmp_path) as url:
         with open_repo(url) as repo:  # created once, so the workers only race on items
             repo.create(id="race", metadata={"openaiAgentsSessionId": "race"})
         results = run_workers(add_and_pop, url, tmp_path)
@@ -141,7 +128,7 @@ def test_the_same_batch_appended_by_several_processes_is_stored_once(
     from sessiontree.integrations.claude_agent_sdk import SessionTreeStore, store_session_id
     from sessiontree.sync import open_repo
 
-    with store_url(backend, tmp_path) as url:
+    with shared_store_url(backend, tmp_path) as url:
         results = run_workers(append_same_batch, url, tmp_path)
         with open_repo(url) as repo:
             store = SessionTreeStore(repo=repo)

@@ -13,10 +13,8 @@ another writer moved the leaf (docs/tree.md).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import multiprocessing
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from backends import throwaway_pg_database
+from backends import shared_store_url
 from sessiontree import SessionRepo, open_repo
 from sessiontree.compaction import compact
 from sessiontree.entries import BranchSummaryEntry, CustomEntry, LeafEntry, MessageEntry
@@ -64,17 +62,6 @@ async def test_a_conditional_append_is_written_exactly_when_the_leaf_held(
                 assert (await s.get_entry(entry.id)) is not None
 
 
-@contextlib.contextmanager
-def _store(backend: str, tmp_path: Path) -> Iterator[str]:
-    if backend == "postgres":
-        with throwaway_pg_database() as url:
-            yield url
-    elif backend == "sqlite":
-        yield f"sqlite:///{tmp_path / 'store.db'}"
-    else:
-        yield f"jsonl://{tmp_path / 'store'}"
-
-
 def _writer(url: str, session_id: str, seconds: float, ready: Any) -> None:
     """Append user messages under the leaf, as fast as it can, for ``seconds``."""
 
@@ -96,7 +83,7 @@ def _writer(url: str, session_id: str, seconds: float, ready: Any) -> None:
 def test_compaction_and_navigation_never_hide_a_concurrent_append(
     backend: str, tmp_path: Path
 ) -> None:
-    with _store(backend, tmp_path) as url:
+    with shared_store_url(backend, tmp_path) as url:
 
         async def setup() -> str:
             async with open_repo(url) as repo:
