@@ -160,6 +160,17 @@ def expect_codex(path: Path) -> Expected:
             exp.with_usage += isinstance(payload.get("info"), dict)
             waiting_usage = not isinstance(payload.get("info"), dict)
         is_call = isinstance(item, str) and "call_id" in payload and item.endswith("_call")
+        summary = item == "reasoning" and (
+            any(p.get("text") for key in ("summary", "content") for p in payload.get(key) or ())
+            or (isinstance(payload.get("id"), str) and payload.get("encrypted_content") is not None)
+        )
+        if summary:  # reasoning with text, or that can be sent back: a thinking block
+            if not in_turn:
+                exp.roles["assistant"] += 1
+                exp.model = model
+                waiting_usage = True
+            in_turn = True
+            continue
         if (item == "message" and payload["role"] == "assistant") or is_call:
             if not in_turn:
                 exp.roles["assistant"] += 1

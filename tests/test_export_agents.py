@@ -155,6 +155,40 @@ def test_what_a_format_cannot_carry_is_listed() -> None:
     assert isinstance(reply.content[0], ThinkingContent)
 
 
+def test_claude_code_gets_only_anthropics_thinking_back() -> None:
+    # a signature is the provider's: Anthropic refuses another provider's on resume
+    def reply(api: str) -> AssistantMessage:
+        return AssistantMessage.model_validate(
+            {
+                "content": [
+                    {"type": "thinking", "thinking": "t", "thinkingSignature": "sig"},
+                    {"type": "text", "text": "a"},
+                ],
+                "api": api,
+                "model": "m",
+            }
+        )
+
+    context = SessionContext(
+        system_prompt="",
+        messages=[
+            parse_message({"role": "user", "content": "q"}),
+            reply("openai-responses"),
+            parse_message({"role": "user", "content": "q2"}),
+            reply("anthropic-messages"),
+        ],
+    )
+    exported = claude_code_transcript(context, cwd="/p")
+    lines = [json.loads(line) for line in exported.data.splitlines()]
+    kinds = [
+        [b["type"] for b in line["message"]["content"]]
+        for line in lines
+        if line["type"] == "assistant"
+    ]
+    assert kinds == [["text"], ["thinking", "text"]]
+    assert exported.not_carried == {"thinking of other providers than Anthropic (left out)": 1}
+
+
 def test_a_context_with_nothing_to_resume_is_refused() -> None:
     empty = SessionContext(system_prompt="", messages=[])
     for writer in WRITERS.values():

@@ -351,6 +351,52 @@ async def test_codex_parallel_calls_are_one_message_with_usage_and_the_leaf_is_t
     assert isinstance(leaf, MessageEntry) and message_text(leaf.message) == "Two files."
 
 
+async def test_a_codex_reasoning_summary_is_a_thinking_block_of_its_turn(tmp_path: Path) -> None:
+    head = (VENDORED / "codex" / "sample_codex_session_simonw.jsonl").read_bytes()
+
+    def item(payload: dict[str, object]) -> bytes:
+        line = {
+            "timestamp": "2026-01-01T00:00:01.000Z",
+            "type": "response_item",
+            "payload": payload,
+        }
+        return json.dumps(line).encode()
+
+    lines = [
+        item(
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}
+        ),
+        item({"type": "reasoning", "summary": []}),  # hidden reasoning: nothing to show
+        item({"type": "reasoning", "summary": [{"type": "summary_text", "text": "read it first"}]}),
+        item({"type": "function_call", "name": "shell", "arguments": "{}", "call_id": "c1"}),
+        item({"type": "function_call_output", "call_id": "c1", "output": "ok"}),
+        item({"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAA"}),
+        item(
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "done"}],
+            }
+        ),
+    ]
+    path = tmp_path / "rollout.jsonl"
+    path.write_bytes(head + b"\n".join(lines) + b"\n")
+    session, report = await import_session(path, MemoryRepo())
+    replies = [
+        m for m in (await session.build_context()).messages if isinstance(m, AssistantMessage)
+    ]
+    assert [[b.type for b in r.content] for r in replies[-2:]] == [
+        ["thinking", "toolCall"],
+        ["thinking", "text"],
+    ]
+    first, second = replies[-2].content[0], replies[-1].content[0]
+    assert isinstance(first, ThinkingContent) and first.thinking == "read it first"
+    assert first.thinking_signature is None  # no id: nothing to send back
+    assert isinstance(second, ThinkingContent) and second.thinking_signature is not None
+    assert "rs_1" in second.thinking_signature and "gAAA" in second.thinking_signature
+    assert sum(c.custom_type == "codex:response_item:reasoning" for c in report.custom_lines) == 1
+
+
 async def test_a_codex_compacted_record_replaces_the_context_with_its_replacement_history(
     tmp_path: Path,
 ) -> None:

@@ -244,12 +244,6 @@ def test_thinking_imports_as_thinking_blocks(
     assert thinking_of(messages) == [THINKING, THINKING]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the Codex importer keeps a `reasoning` response item only as a custom entry: its "
-    "plain-text `summary` (which Codex shows as the model's reasoning) is not a thinking "
-    "block of the turn's assistant message, unlike Claude Code's and pi's thinking",
-)
 @pytest.mark.parametrize("agent", ["codex"])
 def test_codex_reasoning_summary_imports_as_thinking(
     agent: str, sandbox: AgentSandbox, tmp_path: Path

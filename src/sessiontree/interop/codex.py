@@ -8,7 +8,8 @@ pointers, so entries are chained in file order.
 * ``response_item`` ``message``: ``user`` → a user message; ``developer``/``system`` → a
   ``custom`` message (``customType`` ``codex:developer``, not displayed) so the instructions
   stay in the context.
-* One model turn — ``assistant`` messages and ``*_call`` items with a ``call_id``
+* One model turn — ``reasoning`` items with a summary (a thinking block), ``assistant``
+  messages and ``*_call`` items with a ``call_id``
   (``function_call``, ``custom_tool_call``, ``local_shell_call``, ``tool_search_call``, ...)
   up to the next user message or tool output — is **one** assistant message (text blocks,
   then a toolCall block per call; ``function_call`` arguments decoded from JSON), with the
@@ -20,12 +21,12 @@ pointers, so entries are chained in file order.
   compaction) becomes a ``compaction`` entry in retained-tail mode: its ``summary`` is the
   line's ``message`` (often empty), its ``retained_tail`` the messages of the
   ``replacement_history`` (model items grouped into assistant messages as above; items that
-  are no message, such as encrypted ``reasoning``, stay only in the entry's ``source``), and
+  are no message, such as hidden ``reasoning``, stay only in the entry's ``source``), and
   ``tokens_before`` the context size of the newest ``token_count`` before it. So the context
   after it is what Codex's model saw: the replacement history, then what follows.
 * Everything else — ``session_meta``, ``turn_context``, the other ``event_msg`` lines (which
-  repeat the messages for the UI), ``reasoning`` (encrypted), ``state`` — becomes a
-  ``custom`` entry ``codex:<type>[:<payload type>]`` holding the whole line.
+  repeat the messages for the UI), ``reasoning`` without a summary (hidden), ``state`` —
+  becomes a ``custom`` entry ``codex:<type>[:<payload type>]`` holding the whole line.
 * The leaf is the newest message or compaction, not a trailing bookkeeping line such as
   ``task_complete``.
 
@@ -70,6 +71,7 @@ from sessiontree.messages import (
     Usage,
     UserMessage,
 )
+from sessiontree.wire.openai_responses import thinking_from_reasoning
 
 __all__ = ["convert_codex"]
 
@@ -206,6 +208,9 @@ def _turn_blocks(payload: dict[str, Any], state: _State) -> tuple[list[ContentBl
     kind = payload.get("type")
     if kind == "message":
         return (_blocks(payload.get("content")), 0) if payload.get("role") == "assistant" else None
+    if kind == "reasoning":  # reasoning with a summary is a thinking block of the turn
+        thinking = thinking_from_reasoning(payload)
+        return ([thinking], 0) if thinking is not None else None
     call_id = payload.get("call_id")
     if not isinstance(kind, str) or not isinstance(call_id, str) or not kind.endswith("_call"):
         return None
@@ -245,8 +250,8 @@ def _history(items: list[Any], ms: int, state: _State) -> list[AgentMessage]:
     """The messages of a ``compacted`` line's ``replacement_history``, in order.
 
     Model items up to the next user message or tool output make one assistant message, as in
-    the file itself; items that stand for no message (``reasoning``, newer item kinds) are left
-    out. Raises ``ValidationError``/``ValueError``/``TypeError`` for an item that is not
+    the file itself; items that stand for no message (hidden ``reasoning``, newer item kinds)
+    are left out. Raises ``ValidationError``/``ValueError``/``TypeError`` for an item that is not
     readable as the message its kind says.
     """
     out: list[AgentMessage] = []

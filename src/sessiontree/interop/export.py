@@ -20,8 +20,8 @@ where the session stands:
   as every provider request words it (what Codex itself puts in its history after ``/compact``).
 
 What a format cannot carry is counted in :attr:`Exported.not_carried` (never dropped
-silently): thinking without a signature (Claude Code) or from another provider than OpenAI
-(Codex), failed or aborted replies, results that were lost (written as errors), summaries,
+silently): thinking without a signature or from another provider than Anthropic (Claude
+Code) or than OpenAI (Codex), failed or aborted replies, results that were lost (written as errors), summaries,
 custom and bash messages written as user text, messages of unknown roles, tool error flags and
 consecutive replies (Codex has neither: the error text is kept, the replies make one turn).
 """
@@ -59,6 +59,8 @@ ExportFormat = Literal["claude-code", "codex"]
 EXPORT_FORMATS: tuple[ExportFormat, ...] = ("claude-code", "codex")
 """The agent formats a session's context can be written in (``pi`` is the store's own)."""
 
+ANTHROPIC_API = "anthropic-messages"
+"""The ``api`` of messages whose thinking signatures Anthropic accepts back."""
 CLAUDE_CODE_VERSION = "2.1.0"
 """The ``version`` written on Claude Code lines (the transcript layout of Claude Code 2.1)."""
 CODEX_CLI_VERSION = "0.140.0"
@@ -183,12 +185,12 @@ def claude_code_transcript(
         when = _ms_iso(msg, now)
         if isinstance(msg, AssistantMessage):
             blocks = assistant_blocks(msg, None)
-            unsigned = sum(
-                1
-                for b in msg.content
-                if isinstance(b, ThinkingContent) and not b.thinking_signature
-            )
-            if unsigned:
+            thinking = [b for b in msg.content if isinstance(b, ThinkingContent)]
+            if msg.api not in (None, ANTHROPIC_API):  # another provider's signature
+                blocks = [b for b in blocks if b["type"] not in ("thinking", "redacted_thinking")]
+                if thinking:
+                    lost["thinking of other providers than Anthropic (left out)"] += len(thinking)
+            elif unsigned := sum(1 for b in thinking if not b.thinking_signature):
                 lost["thinking without a signature (left out)"] += unsigned
             if not blocks:
                 blocks = [{"type": "text", "text": ""}]

@@ -52,6 +52,7 @@ __all__ = [
     "SYSTEM_CUSTOM_TYPE",
     "from_openai_responses",
     "read_items",
+    "thinking_from_reasoning",
     "to_openai_responses",
 ]
 
@@ -379,6 +380,31 @@ def _output_blocks(content: Any) -> list[ContentBlock]:
         else:
             blocks.append(OpaqueBlock.model_validate(part))
     return blocks
+
+
+def thinking_from_reasoning(item: Mapping[str, Any]) -> ThinkingContent | None:
+    """A ``reasoning`` item as a thinking block: its ``summary`` and ``content`` texts; when it
+    has an ``id`` and ``encrypted_content``, those ride in ``thinking_signature`` so the item
+    can be sent back to the Responses API. ``None`` for an item with neither text nor
+    encrypted content (Codex writes ``{"type": "reasoning", "summary": []}`` for hidden
+    reasoning)."""
+    texts = [
+        str(part.get("text", ""))
+        for key in ("summary", "content")
+        for part in item.get(key) or ()
+        if isinstance(part, Mapping)
+    ]
+    signature = None
+    if isinstance(item.get("id"), str) and item.get("encrypted_content") is not None:
+        meta = {
+            "tag": _REASONING_TAG,
+            "id": item["id"],
+            "encrypted_content": item["encrypted_content"],
+        }
+        signature = orjson.dumps(meta).decode()
+    if not any(texts) and signature is None:
+        return None
+    return ThinkingContent(thinking="\n".join(texts), thinking_signature=signature)
 
 
 def _thinking_block(item: Mapping[str, Any]) -> ThinkingContent:
