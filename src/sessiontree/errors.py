@@ -8,9 +8,11 @@ builtin, so ``except LookupError`` / ``except ValueError`` keep working::
     SessionTreeError (Exception)
     ├── SessionNotFoundError (LookupError)
     ├── EntryNotFoundError (LookupError)
+    ├── PrefixError (LookupError)
     ├── UnknownFormatError (ValueError)
     ├── DuplicateEntryError (ValueError)
-    │   └── SessionExistsError (ValueError)
+    │   ├── SessionExistsError (ValueError)
+    │   └── AlreadyImportedError (ValueError)
     ├── InvalidEntryError (ValueError)
     │   ├── InvalidArgumentError (ValueError)
     │   ├── InvalidSessionIdError (ValueError)
@@ -37,10 +39,11 @@ kept as attributes (``session_id``, ``entry_id``, ``path``, ``line_number``, ``c
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 __all__ = [
     "AgentHarnessError",
+    "AlreadyImportedError",
     "CompactionError",
     "CorruptSessionError",
     "DuplicateEntryError",
@@ -55,6 +58,7 @@ __all__ = [
     "ModelConfigError",
     "ModelError",
     "ModelRateLimitError",
+    "PrefixError",
     "SessionExistsError",
     "SessionNotFoundError",
     "SessionTreeError",
@@ -105,6 +109,10 @@ class EntryNotFoundError(SessionTreeError, LookupError):
     """An id (parent, label/leaf target, branch summary ``fromId``) names no entry of the session."""
 
 
+class PrefixError(SessionTreeError, LookupError):
+    """A session or entry prefix (or short id, or name) matched nothing or more than one id."""
+
+
 class UnknownFormatError(SessionTreeError, ValueError):
     """A file to import is of no format any importer reads (``sessiontree import``,
     :func:`sessiontree.import_session`, :func:`sessiontree.interop.detect_format`).
@@ -148,6 +156,21 @@ class DuplicateEntryError(SessionTreeError, ValueError):
 
 class SessionExistsError(DuplicateEntryError):
     """A session is created with an id the repository already holds."""
+
+
+class AlreadyImportedError(DuplicateEntryError):
+    """The session of an imported file is already in the repository (nothing was created).
+
+    Attributes:
+        report: the :class:`~sessiontree.interop.ImportReport` of what the import would have
+            stored; ``report.entries_imported`` is the number of entries the file converts to
+            (none were written), for comparing with the stored session (e.g. a file that has
+            grown since the first import).
+    """
+
+    def __init__(self, message: str, *, session_id: str | None, report: Any) -> None:
+        super().__init__(message, session_id=session_id)
+        self.report = report
 
 
 class InvalidEntryError(SessionTreeError, ValueError):

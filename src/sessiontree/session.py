@@ -46,7 +46,7 @@ from sessiontree.storage.base import ContextBranchReader, EntryCursor, SessionSt
 from sessiontree.stored import discard_checked, message_entry
 from sessiontree.summarizers.base import Summarizer
 from sessiontree.tree import ForkPosition, TreeNode, build_tree
-from sessiontree.wire._common import provider_shape
+from sessiontree.wire import provider_shape
 
 __all__ = ["Session", "stats_of"]
 

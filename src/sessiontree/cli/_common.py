@@ -25,7 +25,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from sessiontree import _json as exact_json
-from sessiontree.errors import InvalidEntryError, SessionNotFoundError, SessionTreeError
+from sessiontree.errors import (
+    InvalidEntryError,
+    PrefixError,
+    SessionNotFoundError,
+    SessionTreeError,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -107,10 +112,6 @@ class App:
                 await s.close()
         finally:
             await self.repo.close()
-
-
-class PrefixError(SessionTreeError, LookupError):
-    """A session or entry prefix matched nothing or more than one id."""
 
 
 PIPE_WIDTH = 1000

@@ -22,8 +22,8 @@ from typing import Any
 from sessiontree import _json as exact_json
 from sessiontree.entries import BOOKKEEPING_TYPES, CustomEntry, Entry, LeafEntry, with_parent
 from sessiontree.errors import (
+    AlreadyImportedError,
     CorruptSessionError,
-    DuplicateEntryError,
     InvalidEntryError,
     SessionExistsError,
     SessionTreeError,
@@ -138,20 +138,6 @@ def unreadable(
     if not lenient:
         raise CorruptSessionError(reason, path=path, line_number=line)
     report.unreadable_lines.append(UnreadableLine(line, reason, _preview(raw)))
-
-
-class AlreadyImportedError(DuplicateEntryError):
-    """The session of an imported file is already in the repository (nothing was created).
-
-    Attributes:
-        report: what the import would have stored; ``report.entries_imported`` is the number
-            of entries the file converts to (none were written), for comparing with the
-            stored session (e.g. a file that has grown since the first import).
-    """
-
-    def __init__(self, message: str, *, session_id: str | None, report: ImportReport) -> None:
-        super().__init__(message, session_id=session_id)
-        self.report = report
 
 
 MIN_MS = -62_135_596_800_000

@@ -8,7 +8,12 @@ every tool call with a result.
 
 from __future__ import annotations
 
-from sessiontree.wire._common import FAILED_STOP_REASONS, request_messages, safe_tool_id
+from sessiontree.wire._common import (
+    FAILED_STOP_REASONS,
+    provider_shape,
+    request_messages,
+    safe_tool_id,
+)
 from sessiontree.wire.anthropic import from_anthropic, to_anthropic
 from sessiontree.wire.openai_chat import from_openai_chat, to_openai_chat
 from sessiontree.wire.openai_responses import from_openai_responses, to_openai_responses
@@ -18,6 +23,7 @@ __all__ = [
     "from_anthropic",
     "from_openai_chat",
     "from_openai_responses",
+    "provider_shape",
     "request_messages",
     "safe_tool_id",
     "to_anthropic",
