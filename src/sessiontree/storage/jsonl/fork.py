@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from sessiontree._args import MAX_ENTRY_ID_CHARS
 from sessiontree.entries import Entry
@@ -29,10 +29,12 @@ from sessiontree.stored import stored_form
 from sessiontree.tree import check_append, trace_chain
 
 if TYPE_CHECKING:
-    from sessiontree.metadata import SessionMetadata
-    from sessiontree.storage.jsonl.storage import JSONLStorage
+    from pathlib import Path
 
-__all__ = ["RecordSource"]
+    from sessiontree.metadata import SessionMetadata
+    from sessiontree.storage.jsonl.index import LineIndex
+
+__all__ = ["LogSource", "RecordSource"]
 
 _READ_TYPES = frozenset({"label", "branch_summary", "leaf"})
 """Entry types whose content the fork plan reads (references besides ``parentId``)."""
@@ -40,6 +42,35 @@ _READ_TYPES = frozenset({"label", "branch_summary", "leaf"})
 _SPAN_SLACK = 1 << 16
 """Bytes of lines not copied that one read of the whole span may include before the lines are
 read one by one instead."""
+
+
+class LogSource(Protocol):
+    """What a :class:`RecordSource` reads of a JSONL storage (:class:`JSONLStorage` is one)."""
+
+    @property
+    def id(self) -> str:
+        """The session id."""
+        ...
+
+    @property
+    def path(self) -> Path:
+        """The session file."""
+        ...
+
+    @property
+    def metadata(self) -> SessionMetadata:
+        """The session metadata."""
+        ...
+
+    _index: LineIndex
+
+    def _open_read(self) -> int:
+        """A descriptor of the log opened for reading (the storage's own)."""
+        ...
+
+    async def get_entries(self, cursor: EntryCursor | None = None) -> list[Entry]:
+        """:meth:`SessionStorage.get_entries`."""
+        ...
 
 
 class RecordSource:
@@ -50,7 +81,7 @@ class RecordSource:
         metadata: the source session's metadata.
     """
 
-    def __init__(self, storage: JSONLStorage) -> None:
+    def __init__(self, storage: LogSource) -> None:
         self._storage = storage
         self.id = storage.id
         self.metadata: SessionMetadata = storage.metadata

@@ -21,13 +21,19 @@ path's entries into the same :class:`ForkPlan`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from sessiontree.entries import BOOKKEEPING_TYPES, Entry, LabelEntry, LeafEntry, MessageEntry
 from sessiontree.fold import LogFold, first_message_text
 from sessiontree.messages import message_text
-from sessiontree.storage.sql.plan import EntryRow, SessionState, index_text, plan_append
+from sessiontree.storage.sql.plan import (
+    ChainRow,
+    EntryRow,
+    ForkPlan,
+    SessionState,
+    index_text,
+    plan_append,
+)
 from sessiontree.stored import stored_form
 from sessiontree.tree import ForkPosition, check_append, fork_chain, labels_of
 
@@ -60,19 +66,6 @@ leaves the range (a branch point before it, a parent appended after its child) t
 recursive walk; the range read costs at most this many rows more."""
 
 
-class ChainRow(NamedTuple):
-    """One row of the fork's chain query: the columns of an ``entries`` row, and its JSON only
-    for the :data:`PARSED_TYPES` and the first :data:`FIRST_MESSAGES` messages (``None``
-    otherwise: such a row is copied unparsed). A tuple: the query's rows are taken as they
-    come."""
-
-    id: str
-    parent_id: str | None
-    type: str
-    body: str | None
-    seq: int
-
-
 def chain_in_window(
     rows: Sequence[tuple[str, str | None, str, str | None, int]], target_id: str
 ) -> list[ChainRow] | None:
@@ -90,28 +83,6 @@ def chain_in_window(
             return [ChainRow._make(r) for r in chain]
         row = by_id.pop(row[1], None)  # popped: a cycle ends the walk here
     return None
-
-
-@dataclass(frozen=True)
-class ForkPlan:
-    """What a fork writes: the rows copied in the database, the rows written from JSON, and
-    the new session row's counters (as :class:`~sessiontree.storage.sql.plan.AppendPlan`).
-
-    ``copies`` are ``(id, seq)``: the source row with that id becomes row ``seq`` of the fork,
-    its JSON and search text unchanged. ``rows`` are the entries written from their JSON.
-    ``copy_sources``: the source row's ``seq`` of each copy, in the order of ``copies``, as
-    the plan read them (``None``: not known), so the database can copy runs of rows by their
-    place instead of looking each one up by id (see :func:`copy_runs`).
-    """
-
-    copies: list[tuple[str, int]]
-    rows: list[EntryRow]
-    leaf_id: str | None
-    entry_count: int
-    message_count: int
-    first_message: str | None
-    name: str | None
-    copy_sources: list[int] | None = None
 
 
 def _row(seq: int, entry: Entry, body: bytes) -> EntryRow:

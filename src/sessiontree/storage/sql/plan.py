@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from sessiontree.entries import (
     Entry,
@@ -37,11 +37,10 @@ from sessiontree.storage.search import SEARCH_MAX_CHARS, text_for_search
 from sessiontree.stored import reparent
 from sessiontree.tree import check_append, entry_refs
 
-if TYPE_CHECKING:
-    from sessiontree.storage.sql.fork import ChainRow, ForkPlan
-
 __all__ = [
     "FTS_MAX_CHARS",
+    "ChainRow",
+    "ForkPlan",
     "AppendPlan",
     "EntryRow",
     "index_text",
@@ -136,6 +135,41 @@ class EntryRow:
     target_id: str | None
     body: str
     text: str | None
+
+
+class ChainRow(NamedTuple):
+    """One row of the fork's chain query: the columns of an ``entries`` row, and its JSON only
+    for the :data:`PARSED_TYPES` and the first :data:`FIRST_MESSAGES` messages (``None``
+    otherwise: such a row is copied unparsed; :mod:`~sessiontree.storage.sql.fork`). A tuple:
+    the query's rows are taken as they come."""
+
+    id: str
+    parent_id: str | None
+    type: str
+    body: str | None
+    seq: int
+
+
+@dataclass(frozen=True)
+class ForkPlan:
+    """What a fork writes: the rows copied in the database, the rows written from JSON, and
+    the new session row's counters (as :class:`~sessiontree.storage.sql.plan.AppendPlan`).
+
+    ``copies`` are ``(id, seq)``: the source row with that id becomes row ``seq`` of the fork,
+    its JSON and search text unchanged. ``rows`` are the entries written from their JSON.
+    ``copy_sources``: the source row's ``seq`` of each copy, in the order of ``copies``, as
+    the plan read them (``None``: not known), so the database can copy runs of rows by their
+    place instead of looking each one up by id (see :func:`copy_runs`).
+    """
+
+    copies: list[tuple[str, int]]
+    rows: list[EntryRow]
+    leaf_id: str | None
+    entry_count: int
+    message_count: int
+    first_message: str | None
+    name: str | None
+    copy_sources: list[int] | None = None
 
 
 @dataclass(frozen=True)
