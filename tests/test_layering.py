@@ -256,13 +256,20 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "metadata",
         "snippets",
     ),
-    ("tree", "tool_pairs", "context", "fold", "wire"),  # the pure core over entries and messages
+    (
+        "tree",
+        "tool_pairs",
+        "context",
+        "fold",
+        "wire",
+        "describe",
+    ),  # the pure core over entries and messages
     ("summarizers", "compaction", "models"),
     ("storage",),
     # what reads a session through its storage; verify also needs the JSONL line rule
     ("session", "branching", "harness", "verify"),
     ("repos",),
-    ("interop", "cli", "testing", "integrations", "sync", "usage", "web"),
+    ("interop", "cli", "testing", "integrations", "sync", "usage", "lookup", "web"),
 )
 """The layers of ``src/sessiontree``, bottom first (names under ``sessiontree.``). A module
 may import its own layer and those below, never one above."""

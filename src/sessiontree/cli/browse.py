@@ -7,7 +7,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 import click
-import orjson
 from rich.table import Table
 from rich.text import Text
 
@@ -28,6 +27,8 @@ from sessiontree.cli.render import (
     render_tree,
     write_pieces,
 )
+from sessiontree.errors import InvalidArgumentError
+from sessiontree.lookup import where_conditions
 
 if TYPE_CHECKING:
     from sessiontree.session import Session
@@ -129,22 +130,15 @@ def sessions_table(
 
 
 def parse_where(conditions: tuple[str, ...]) -> dict[str, Any]:
-    """``KEY=VALUE`` (a string) and ``KEY:=JSON`` (a JSON scalar) options as a ``where`` dict."""
-    where: dict[str, Any] = {}
-    for condition in conditions:
-        key, sep, value = condition.partition("=")
-        if not sep or not key or key == ":":
-            raise click.BadParameter(f"{condition!r} is not KEY=VALUE", param_hint="--where")
-        if key.endswith(":"):
-            try:
-                where[key[:-1]] = orjson.loads(value)
-            except orjson.JSONDecodeError as exc:
-                raise click.BadParameter(
-                    f"{condition!r}: {value!r} is not JSON", param_hint="--where"
-                ) from exc
-        else:
-            where[key] = value
-    return where
+    """:func:`sessiontree.lookup.where_conditions` for ``--where``.
+
+    Raises:
+        click.BadParameter: a condition that does not parse.
+    """
+    try:
+        return where_conditions(conditions)
+    except InvalidArgumentError as exc:
+        raise click.BadParameter(str(exc), param_hint="--where") from exc
 
 
 @click.command("list")

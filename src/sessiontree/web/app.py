@@ -27,7 +27,6 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-import click
 from jinja2 import pass_context
 from starlette.applications import Starlette
 from starlette.datastructures import FormData
@@ -38,9 +37,8 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
-from sessiontree.cli._common import resolve_entry
-from sessiontree.cli.browse import parse_where
-from sessiontree.errors import SessionNotFoundError, SessionTreeError
+from sessiontree.errors import InvalidArgumentError, SessionNotFoundError, SessionTreeError
+from sessiontree.lookup import resolve_entry, where_conditions
 from sessiontree.repos.base import SessionRepo
 from sessiontree.session import Session
 from sessiontree.web import tree as tree_views
@@ -365,9 +363,9 @@ def _where(text: str) -> dict[str, Any]:
         _Refused: a condition that does not parse (a 400 page saying which).
     """
     try:
-        return parse_where(tuple(text.replace(",", " ").split()))
-    except click.ClickException as exc:
-        raise _Refused(400, f"metadata filter: {exc.format_message()}")
+        return where_conditions(text.replace(",", " ").split())
+    except InvalidArgumentError as exc:
+        raise _Refused(400, f"metadata filter: {exc}")
 
 
 def _int(value: str | None, default: int) -> int:

@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from sessiontree.cli._common import short_id_length as unique_prefix
-from sessiontree.cli.render import describe_entry
+from sessiontree.describe import describe_entry
 from sessiontree.entries import (
     BOOKKEEPING_TYPES,
     BranchSummaryEntry,
@@ -23,6 +22,7 @@ from sessiontree.entries import (
     MessageEntry,
 )
 from sessiontree.errors import EntryNotFoundError
+from sessiontree.lookup import short_id_length as unique_prefix
 from sessiontree.messages import (
     AgentMessage,
     AssistantMessage,
