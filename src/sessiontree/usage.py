@@ -8,7 +8,9 @@ abandoned branches count too: the calls were made and paid for.
 A call's cost is the one the agent recorded itself (``usage.cost.total``, as pi writes it) when
 there is one; otherwise it is priced with the prices given by the user (``prices``: model id →
 US dollars per million tokens), else with the ``genai-prices`` package (its bundled price
-data), from the model and provider on the message. A call no price is known for adds its tokens
+data), from the model and provider on the message, the time of the call, the speed it ran at
+(``usage`` key ``speed``, Claude Code's fast mode) and the 1-hour cache writes among the cache
+writes (``cacheWrite1h``). A call no price is known for adds its tokens
 and no cost, and is counted in ``unpriced_calls``.
 
 Tokens: ``input`` is the uncached input, ``cache_read``/``cache_write`` the prompt-cache
@@ -294,18 +296,28 @@ class _Pricer:
             return self._count("user", dollars)
         genai = self._genai_prices()
         if genai is not None and call.model:
+            extra = usage.model_extra or {}
+            one_hour = extra.get("cacheWrite1h")
             tokens = genai.Usage(
-                # genai-prices counts cached tokens inside input_tokens
+                # genai-prices counts cached tokens inside input_tokens, and the 1-hour cache
+                # writes inside the cache writes
                 input_tokens=usage.input + usage.cache_read + usage.cache_write,
                 cache_read_tokens=usage.cache_read,
                 cache_write_tokens=usage.cache_write,
+                cache_write_1h_tokens=one_hour if isinstance(one_hour, int) else 0,
                 output_tokens=usage.output,
             )
+            speed = extra.get("speed")
+            context = {"speed": speed} if isinstance(speed, str) else None
             # the recorded provider first; a proxy or gateway name it does not know: any
             for provider in dict.fromkeys((call.provider or None, None)):
                 try:
                     priced = genai.calc_price(
-                        tokens, call.model, provider_id=provider, genai_request_timestamp=call.at
+                        tokens,
+                        call.model,
+                        provider_id=provider,
+                        genai_request_timestamp=call.at,
+                        price_context=context,
                     )
                 except (LookupError, ValueError, TypeError):
                     continue

@@ -104,7 +104,16 @@ def _usage(raw: Any) -> Usage | None:
     ints = {
         k: v if isinstance(v, int) and not isinstance(v, bool) else 0 for k, v in counts.items()
     }
-    return Usage(**ints, total_tokens=sum(ints.values()))
+    # what prices the call besides the counts: the speed it ran at, and how much of the cache
+    # write was to the 1-hour cache (priced above the 5-minute one)
+    extra: dict[str, Any] = {}
+    if isinstance(raw.get("speed"), str):
+        extra["speed"] = raw["speed"]
+    creation = raw.get("cache_creation")
+    one_hour = creation.get("ephemeral_1h_input_tokens") if isinstance(creation, dict) else None
+    if isinstance(one_hour, int) and not isinstance(one_hour, bool) and one_hour > 0:
+        extra["cacheWrite1h"] = one_hour
+    return Usage(**ints, total_tokens=sum(ints.values()), **extra)
 
 
 def line_record(obj: dict[str, Any], line: int, *, drop: tuple[str, ...]) -> dict[str, Any]:
