@@ -5,8 +5,8 @@ reply an importer merged from several source lines is one message, so it counts 
 ``usage`` of compaction and branch-summary entries (the summarising calls). Entries on
 abandoned branches count too: the calls were made and paid for.
 
-A call's cost is the one the agent recorded itself (``usage.cost.total``, as pi writes it) when
-there is one; otherwise it is priced with the prices given by the user (``prices``: model id →
+A call's cost is the one the agent recorded itself (``usage.cost.total``, as pi writes it, ``0``
+included: a free model, or a proxy the user does not pay per token) when there is one; otherwise it is priced with the prices given by the user (``prices``: model id →
 US dollars per million tokens), else with the ``genai-prices`` package (its bundled price
 data), from the model and provider on the message, the time of the call, the speed it ran at
 (``usage`` key ``speed``, Claude Code's fast mode) and the 1-hour cache writes among the cache
@@ -283,7 +283,7 @@ class _Pricer:
 
     def cost(self, call: UsageCall) -> float | None:
         usage = call.usage
-        if usage.cost is not None and usage.cost.total > 0:
+        if usage.cost is not None:  # what the agent recorded, a free or unpriced call's 0 too
             return self._count("recorded", usage.cost.total)
         price = self.prices.get(call.model or "")
         if price is not None:
