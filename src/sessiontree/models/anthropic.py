@@ -56,6 +56,56 @@ _STOP_REASONS = {
 }
 
 
+CACHE = {"type": "ephemeral"}
+"""An Anthropic ``cache_control``: the prompt up to this block is cached (5 minutes)."""
+
+
+def _cacheable(block: dict[str, Any]) -> bool:
+    """A block a breakpoint may sit on: not thinking, and not an empty text."""
+    kind = block.get("type")
+    return kind not in ("thinking", "redacted_thinking") and not (
+        kind == "text" and not block.get("text")
+    )
+
+
+def _mark_last(blocks: list[dict[str, Any]]) -> bool:
+    for block in reversed(blocks):
+        if _cacheable(block):
+            block["cache_control"] = dict(CACHE)
+            return True
+    return False
+
+
+def cache_breakpoints(body: dict[str, Any]) -> None:
+    """Mark at most four prompt-cache breakpoints on a Messages request body, in place.
+
+    Anthropic caches the prompt up to each marked block: the tools (the last tool), the
+    system prompt (written as one text block), the newest message and the user message
+    before it, so each turn reads the conversation so far from the cache and writes only what
+    is new (docs/harness.md). A thinking block or an empty text is never marked.
+    """
+    tools = body.get("tools")
+    if tools:
+        tools[-1]["cache_control"] = dict(CACHE)
+    system = body.get("system")
+    if isinstance(system, str) and system:
+        body["system"] = [{"type": "text", "text": system, "cache_control": dict(CACHE)}]
+    messages = body.get("messages") or []
+    marked = 0
+    for message in reversed(messages):
+        if marked == 2:
+            break
+        if marked == 1 and message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            if not content:
+                continue
+            message["content"] = content = [{"type": "text", "text": content}]
+        if isinstance(content, list) and _mark_last(content):
+            marked += 1
+
+
 class AnthropicModel:
     """A :class:`~sessiontree.models.base.Model` over Anthropic Messages, streamed.
 
@@ -68,6 +118,8 @@ class AnthropicModel:
         max_output_tokens: ``max_tokens`` of every request (default 8192).
         prices: dollars per million tokens, to record ``usage.cost``.
         timeout: seconds per request phase.
+        prompt_caching: mark cache breakpoints (:func:`cache_breakpoints`), so a long
+            session's prefix is read from Anthropic's prompt cache at its cache-read price.
 
     Raises:
         MissingExtraError: the ``anthropic`` package is not installed.
@@ -86,6 +138,7 @@ class AnthropicModel:
         max_output_tokens: int | None = None,
         prices: Prices | None = None,
         timeout: float = 600.0,
+        prompt_caching: bool = True,
     ) -> None:
         try:
             import anthropic
@@ -96,6 +149,7 @@ class AnthropicModel:
         self.context_window = context_window
         self.max_output_tokens = max_output_tokens
         self.prices = prices
+        self.prompt_caching = prompt_caching
         if client is None:
             url, key = resolve_endpoint(
                 base_url, api_key, url_env="ANTHROPIC_BASE_URL", key_env="ANTHROPIC_API_KEY"
@@ -136,6 +190,8 @@ class AnthropicModel:
             body["thinking"] = {"type": "enabled", "budget_tokens": budget}
             cap = max(cap, budget + 1024)
         body["max_tokens"] = cap
+        if self.prompt_caching:
+            cache_breakpoints(body)
         return body
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
