@@ -15,7 +15,9 @@ agent            file                                                        res
                  without its first "/", "/" "\\" ":" as "-">--/<time>_ID.jsonl``
 ===============  ==========================================================  ===========================
 
-The file is written atomically (a temporary name, fsync, rename), never over an existing file.
+The pi file ends on the session's leaf (pi continues from the last line; see
+:func:`_pi_entries`). The file is written atomically (a temporary name, fsync, rename), never
+over an existing file.
 """
 
 from __future__ import annotations
