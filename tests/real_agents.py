@@ -239,7 +239,9 @@ class AgentSandbox:
     """A throwaway home, working directory and scripted model server for one agent.
 
     ``run(prompt)`` starts a new session; ``resume(prompt)`` appends a turn to the session of
-    the last run. Use as a context manager (the model server stops on exit).
+    the last run; ``resume_session(prompt, session_id, path)`` to a session written into
+    :attr:`home` by someone else (a handoff). Sandboxes given the same ``workdir`` share the
+    project directory (and ``note.txt``). Use as a context manager (the model server stops on exit).
 
     Attributes:
         agent: ``claude-code``, ``codex`` or ``pi``.
@@ -254,14 +256,16 @@ class AgentSandbox:
         agent: str,
         root: Path,
         script: Callable[[ReceivedRequest], Say] | None = None,
+        *,
+        workdir: Path | None = None,
     ) -> None:
         if agent not in AGENTS:
             raise ValueError(f"unknown agent {agent!r}: expected one of {AGENTS}")
         self.agent = agent
         self.home = root / "home"
-        self.workdir = root / "work"
+        self.workdir = workdir or root / "work"
         self.home.mkdir(parents=True)
-        self.workdir.mkdir(parents=True)
+        self.workdir.mkdir(parents=True, exist_ok=True)
         (self.workdir / "note.txt").write_text(NOTE_TEXT + "\n")
         self.script = script or tool_then_answer(agent, self.workdir)
         self.server = FakeLLMServer(self.script)
@@ -440,4 +444,11 @@ class AgentSandbox:
 
     def resume(self, prompt: str) -> AgentRun:
         """One more non-interactive turn appended to the session of the last :meth:`run`."""
+        return self._turn(prompt, resume=True)
+
+    def resume_session(self, prompt: str, session_id: str, path: Path) -> AgentRun:
+        """One non-interactive turn appended to session ``session_id`` kept in ``path`` (a
+        file in this sandbox's agent directory that this sandbox did not write, e.g. a
+        handed-off session)."""
+        self.session_id, self._session_file = session_id, path
         return self._turn(prompt, resume=True)

@@ -261,3 +261,98 @@ def test_the_cli_exports_and_hands_off(tmp_path: Path) -> None:
     data = json.loads(result.stdout)
     assert data["resume"] == f"claude --resume {data['session_id']}"
     assert Path(data["path"]) == tmp_path / "claude/projects/-w-p" / f"{data['session_id']}.jsonl"
+
+
+async def branched_session(repo: Any) -> tuple[Any, dict[str, str]]:
+    """A session of two branches whose leaf was moved back to the first answer (labelled
+    ``kept``): the ids of its messages by text."""
+    session = await repo.create()
+    ids: dict[str, str] = {}
+    for text, role in [
+        ("first question", "user"),
+        ("first answer", "assistant"),
+        ("abandoned question", "user"),
+        ("abandoned answer", "assistant"),
+    ]:
+        message: dict[str, Any] = {"role": role, "content": [{"type": "text", "text": text}]}
+        if role == "assistant":
+            message |= {"model": "fake-pi", "provider": "fake", "stopReason": "stop"}
+        ids[text] = await session.append_message(message)
+    await session.append_label(ids["first answer"], "kept")
+    await session.set_leaf_id(ids["first answer"])
+    return session, ids
+
+
+def pi_path_of(path: Path) -> list[dict[str, Any]]:
+    """The entries pi resumes a file on: from its last line back along ``parentId`` (pi has no
+    leaf pointer; it continues from the last line)."""
+    entries = [json.loads(line) for line in path.read_text().splitlines()[1:]]
+    by_id = {e["id"]: e for e in entries}
+    path_entries: list[dict[str, Any]] = []
+    current = entries[-1]
+    while current is not None:
+        path_entries.insert(0, current)
+        current = by_id.get(current["parentId"]) if current["parentId"] else None
+    return path_entries
+
+
+async def test_a_session_handed_to_pi_continues_from_its_leaf(tmp_path: Path) -> None:
+    # pi has no leaf pointer: it continues from the file's last line, which must be the leaf
+    # or a label under it (never the `leaf` entry that set_leaf_id wrote)
+    async with open_repo("memory://") as repo:
+        session, ids = await branched_session(repo)
+        done = await handoff(session, "pi", cwd="/p", env={"HOME": str(tmp_path)})
+    on_path = pi_path_of(done.path)
+    texts = [e["message"]["content"][0]["text"] for e in on_path if e["type"] == "message"]
+    assert texts == ["first question", "first answer"]
+    assert on_path[-1]["type"] == "label"
+    assert (on_path[-1]["targetId"], on_path[-1]["label"]) == (ids["first answer"], "kept")
+    # pi reads every reply's usage: the replies without one get zero counts, and say so
+    replies = [e["message"] for e in on_path if e["type"] == "message"][1::2]
+    assert [r["usage"]["input"] for r in replies] == [0]
+    assert done.not_carried == {"replies without usage (written with zero counts)": 2}
+    # and sessiontree reads the same leaf, branch and label back
+    back, _ = await import_session(done.path, MemoryRepo())
+    assert await back.get_leaf_id() == ids["first answer"]
+    assert await back.get_label(ids["first answer"]) == "kept"
+    assert len(await back.get_tree()) == 1
+
+
+async def test_a_pi_handoff_ending_on_its_leaf_adds_nothing(tmp_path: Path) -> None:
+    async with open_repo("memory://") as repo:
+        session, ids = await branched_session(repo)
+        await session.set_leaf_id(ids["abandoned answer"])
+        await session.append_message({"role": "user", "content": "next"})
+        entries = await session.get_entries()
+        done = await handoff(session, "pi", cwd="/p", env={"HOME": str(tmp_path)})
+    lines = [json.loads(line) for line in done.path.read_text().splitlines()[1:]]
+    assert [e["id"] for e in lines] == [e.id for e in entries]
+    assert lines[-1]["message"]["content"] == "next"
+
+
+async def test_a_pi_handoff_of_a_leaf_before_the_first_entry_is_refused(tmp_path: Path) -> None:
+    async with open_repo("memory://") as repo:
+        session, _ = await branched_session(repo)
+        await session.set_leaf_id(None)
+        with pytest.raises(InvalidArgumentError, match="nothing to resume"):
+            await handoff(session, "pi", cwd="/p", env={"HOME": str(tmp_path)})
+    assert not (tmp_path / ".pi").exists()
+
+
+def test_a_codex_rollout_names_no_model_provider() -> None:
+    # Codex refuses to resume a thread of a provider its configuration lacks ("This chat uses
+    # model provider “anthropic”, which is no longer configured"); without one it continues
+    # with the provider and model it is configured for
+    reply = AssistantMessage.model_validate(
+        {
+            "content": [{"type": "text", "text": "hi"}],
+            "model": "claude-opus-4-5",
+            "provider": "anthropic",
+            "stopReason": "stop",
+        }
+    )
+    context = SessionContext(
+        system_prompt="", messages=[parse_message({"role": "user", "content": "q"}), reply]
+    )
+    meta = json.loads(codex_rollout(context, cwd="/p").data.split(b"\n")[0])
+    assert meta["type"] == "session_meta" and "model_provider" not in meta["payload"]

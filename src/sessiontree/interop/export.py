@@ -12,9 +12,11 @@ where the session stands:
   ``tool_use`` with ids made Anthropic-safe, thinking with its signature); each tool result is
   a user line with one ``tool_result`` block. A compaction summary at the start becomes a
   ``compact_boundary`` system line and the ``isCompactSummary`` user line after it.
-* **Codex** rollout (:func:`codex_rollout`): ``session_meta`` (a new thread id, ``cwd``),
-  ``turn_context`` (the model), then ``response_item`` lines (user and assistant ``message``
-  items, ``function_call`` and ``function_call_output``) with the ``event_msg`` lines Codex
+* **Codex** rollout (:func:`codex_rollout`): ``session_meta`` (a new thread id, ``cwd``; no
+  ``model_provider``: Codex refuses to resume a thread whose provider its configuration does
+  not name, and without one it continues with the provider and model it is configured for),
+  ``turn_context`` (the model the session used), then ``response_item`` lines (user and
+  assistant ``message`` items, ``function_call`` and ``function_call_output``) with the ``event_msg`` lines Codex
   shows (``user_message``, ``agent_message``) and a ``token_count`` event after each reply
   with usage (cache writes are not a Codex count). A compaction summary is a user message worded
   as every provider request words it (what Codex itself puts in its history after ``/compact``).
@@ -289,7 +291,6 @@ def codex_rollout(context: SessionContext, *, cwd: str, session_id: str | None =
     messages, lost = _plan(context, None)
     now = now_iso()
     model = context.model.model_id if context.model else None
-    provider = context.model.provider if context.model else "openai"
     records: list[dict[str, Any]] = []
 
     def record(kind: str, payload: dict[str, Any], when: str = now) -> None:
@@ -304,7 +305,6 @@ def codex_rollout(context: SessionContext, *, cwd: str, session_id: str | None =
             "originator": "sessiontree",
             "cli_version": CODEX_CLI_VERSION,
             "source": "exec",
-            "model_provider": provider,
         },
     )
     turn: dict[str, Any] = {"cwd": cwd, "approval_policy": "never", "summary": "auto"}

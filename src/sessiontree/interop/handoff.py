@@ -15,7 +15,9 @@ agent            file                                                        res
                  without its first "/", "/" "\\" ":" as "-">--/<time>_ID.jsonl``
 ===============  ==========================================================  ===========================
 
-The file is written atomically (a temporary name, fsync, rename), never over an existing file.
+The pi file ends on the session's leaf (pi continues from the last line; see
+:func:`_pi_entries`). The file is written atomically (a temporary name, fsync, rename), never
+over an existing file.
 """
 
 from __future__ import annotations
@@ -30,10 +32,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from sessiontree.errors import StorageError
+from sessiontree.entries import Entry, LabelEntry, MessageEntry
+from sessiontree.errors import InvalidArgumentError, StorageError
 from sessiontree.ids import now_iso
 from sessiontree.interop.export import claude_code_transcript, codex_rollout
 from sessiontree.interop.pi import pi_file_bytes, write_atomic
+from sessiontree.messages import AssistantMessage, Cost, Usage
 from sessiontree.session import Session
 
 __all__ = ["AGENTS", "Agent", "HandedOff", "agent_session_path", "handoff"]
@@ -96,6 +100,50 @@ def agent_session_path(
     )
 
 
+def _zero_usage() -> Usage:
+    """A usage of zero counts with every field written (pi reads each one)."""
+    cost = Cost(input=0.0, output=0.0, cache_read=0.0, cache_write=0.0, total=0.0)
+    return Usage(input=0, output=0, cache_read=0, cache_write=0, total_tokens=0, cost=cost)
+
+
+async def _pi_entries(session: Session) -> tuple[list[Entry], dict[str, int]]:
+    """The session's entries as pi resumes them, and what was changed on the way.
+
+    pi has no leaf pointer (it takes the file's last line as the leaf, walks its ``parentId``
+    chain for the context and appends under it), so unless the last entry is the leaf itself
+    a ``label`` entry under the leaf, restating its label, ends the file: pi and sessiontree
+    both trace a path through a label entry, it changes no label, and sessiontree still reads
+    the leaf from its ``leaf`` entries, which pi skips. pi reads the ``usage`` of every reply
+    (it stops with a ``TypeError`` on one without), so a reply without one gets zero counts.
+
+    Raises:
+        InvalidArgumentError: the leaf is before the first entry (nothing to resume).
+    """
+    entries = list(await session.get_entries())
+    leaf = await session.get_leaf_id()
+    changed: dict[str, int] = {}
+    for n, entry in enumerate(entries):
+        if (
+            isinstance(entry, MessageEntry)
+            and isinstance(entry.message, AssistantMessage)
+            and entry.message.usage is None
+        ):
+            message = entry.message.model_copy(update={"usage": _zero_usage()})
+            entries[n] = entry.model_copy(update={"message": message})
+            key = "replies without usage (written with zero counts)"
+            changed[key] = changed.get(key, 0) + 1
+    if not entries:
+        return entries, changed
+    if leaf is None:
+        raise InvalidArgumentError(
+            f"session {session.id}: the leaf is before the first entry: nothing to resume"
+        )
+    if entries[-1].id != leaf:
+        label = await session.get_label(leaf)
+        entries.append(LabelEntry(parent_id=leaf, target_id=leaf, label=label))
+    return entries, changed
+
+
 async def handoff(
     session: Session,
     agent: Agent,
@@ -113,7 +161,8 @@ async def handoff(
         env: the environment that locates the agent's directories (default ``os.environ``).
 
     Raises:
-        InvalidArgumentError: the context has no message to resume (Claude Code, Codex).
+        InvalidArgumentError: the context has no message to resume (Claude Code, Codex), or
+            the leaf is before the first entry (pi).
         StorageError: the file cannot be written.
     """
     env = os.environ if env is None else env
@@ -123,8 +172,9 @@ async def handoff(
     not_carried: dict[str, int] = {}
     if agent == "pi":
         session_id = str(uuid.uuid4())
+        entries, not_carried = await _pi_entries(session)
         data, _ = await pi_file_bytes(
-            session, session_id=session_id, timestamp=now_iso(), cwd=project
+            session, session_id=session_id, timestamp=now_iso(), cwd=project, entries=entries
         )
     else:
         context = await session.build_context()

@@ -30,11 +30,12 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from sessiontree import _json as exact_json
-from sessiontree.entries import ENTRY_TYPES, dump_entry, parse_entry
+from sessiontree.entries import ENTRY_TYPES, Entry, dump_entry, parse_entry
 from sessiontree.errors import CorruptSessionError, InvalidEntryError, StorageError
 from sessiontree.ids import new_id, now_iso
 from sessiontree.interop._common import (
@@ -219,14 +220,17 @@ async def pi_file_bytes(
     session_id: str | None = None,
     timestamp: str | None = None,
     cwd: str | None = None,
+    entries: Sequence[Entry] | None = None,
 ) -> tuple[bytes, int]:
     """The pi version 3 file of a session (what :func:`export_pi_session` writes) and the
     number of entries in it. Reads every entry of the session.
 
     ``session_id``, ``timestamp`` (ISO 8601) and ``cwd`` replace the header's (a session
-    handed to pi gets a new id); by default they are the session's own.
+    handed to pi gets a new id); by default they are the session's own. ``entries`` are
+    written instead of the session's own (in that order).
     """
-    entries = await session.get_entries()
+    if entries is None:
+        entries = await session.get_entries()
     metadata = await session.get_metadata()
     if cwd is not None:
         metadata = metadata.model_copy(update={"cwd": cwd})
