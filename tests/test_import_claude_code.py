@@ -310,3 +310,37 @@ async def test_a_record_written_before_the_line_it_hangs_under_keeps_that_line_o
     ctx = await session.build_context(repair_tool_pairs=False)
     assert find_tool_pair_problems(ctx.messages) == []
     assert report.dangling_parents == []
+
+
+async def test_results_chained_off_each_other_out_of_call_order_are_stored_in_call_order(
+    tmp_path: Path,
+) -> None:
+    # Claude Code 2.0: each result line names the result written before it, and the second
+    # call's result was written first
+    rows = [
+        ask("u1", None, "two reads"),
+        reply("a1", "u1", "msg_1", call("c1")),
+        reply("a2", "a1", "msg_1", call("c2"), stop_reason="tool_use"),
+        result("r2", "a2", "c2"),
+        result("r1", "r2", "c1"),
+        reply("a3", "r1", "msg_2", {"type": "text", "text": "done"}, stop_reason="end_turn"),
+    ]
+    session, _ = await import_session(write(tmp_path, rows), MemoryRepo())
+    entries = [e for e in await session.get_entries() if e.type != "leaf"]
+    assert max(Counter(e.parent_id for e in entries).values()) == 1
+    ctx = await session.build_context(repair_tool_pairs=False)
+    assert [getattr(m, "tool_call_id", m.role) for m in ctx.messages] == [
+        "user",
+        "assistant",
+        "c1",
+        "c2",
+        "assistant",
+    ]
+    assert (await verify_session(session)).warnings == []
+
+
+async def test_every_vendored_claude_code_file_verifies_strictly() -> None:
+    for path in sorted((VENDORED / "claude-code").glob("*.jsonl")):
+        session, _ = await import_session(path, MemoryRepo())
+        found = await verify_session(session)
+        assert (found.problems, found.warnings) == ([], []), path.name

@@ -255,6 +255,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "ids",
         "metadata",
         "snippets",
+        "redact",
     ),
     (
         "tree",

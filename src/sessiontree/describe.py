@@ -34,15 +34,45 @@ from sessiontree.messages import (
     message_text,
 )
 
-__all__ = ["LINE_WIDTH", "describe_entry", "describe_message", "one_line", "tool_call_text"]
+__all__ = [
+    "LINE_WIDTH",
+    "UNPRINTABLE",
+    "describe_entry",
+    "describe_message",
+    "one_line",
+    "printable",
+    "tool_call_text",
+]
 
 LINE_WIDTH = 100
 """Characters of text shown per entry line."""
 
 
+UNPRINTABLE = dict.fromkeys(
+    [
+        *range(0x00, 0x09),
+        *range(0x0B, 0x20),
+        0x7F,
+        *range(0x80, 0xA0),
+        *range(0x202A, 0x202F),  # bidirectional embeddings and overrides
+        *range(0x2066, 0x206A),  # bidirectional isolates
+    ],
+    None,
+)
+"""Characters stored text must not carry to a terminal: control characters other than tab and
+newline (escape sequences start with one) and the bidirectional overrides that make text read
+in another order than it is stored. A :meth:`str.translate` table that drops them."""
+
+
+def printable(text: str) -> str:
+    """``text`` without :data:`UNPRINTABLE` characters: safe to print on a terminal."""
+    return text.translate(UNPRINTABLE)
+
+
 def one_line(text: str, width: int = LINE_WIDTH) -> str:
-    """``text`` with whitespace runs folded to one space, cut to ``width`` characters (…)."""
-    flat = " ".join(text.split())
+    """``text`` with whitespace runs folded to one space and unprintable characters dropped
+    (:func:`printable`), cut to ``width`` characters (…)."""
+    flat = " ".join(printable(text).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 

@@ -27,6 +27,7 @@ from sessiontree.cli.render import (
     render_tree,
     write_pieces,
 )
+from sessiontree.describe import printable
 from sessiontree.errors import InvalidArgumentError
 from sessiontree.lookup import where_conditions
 
@@ -205,7 +206,7 @@ async def list_cmd(
     rows = [
         (
             _id_text(i.id, short),
-            Text(i.name or ""),
+            Text(printable(i.name or "")),
             Text(_when(i.modified_at)),
             Text(f"{i.entry_count:,}"),
             Text(f"{i.message_count:,}"),
@@ -289,7 +290,7 @@ async def print_tree(app: App, s: Session, *, full: bool, as_json: bool = False)
     title = Text("session ", style="bold")
     title.append(s.id, style="bold cyan")
     if name:
-        title.append(f"  “{name}”", style="bold")
+        title.append(f"  “{printable(name)}”", style="bold")
     branches = sum(max(0, len(line.children) - 1) for line in lines)
     title.append(
         f"  ({plural(len(lines), 'entry')}, {plural(len(roots), 'root')}, "
@@ -381,7 +382,7 @@ async def context_cmd(
     prompt = ctx.system_prompt
     if prompt:
         shown = prompt if full or len(prompt) <= 400 else prompt[:400] + "…"
-        app.out.print(Text("system: ", style="bold") + Text(shown))
+        app.out.print(Text("system: ", style="bold") + Text(printable(shown)))
     write_pieces(app.out, message_pieces(ctx.messages, full=full))
 
 
@@ -433,7 +434,7 @@ async def search_cmd(app: App, query: str, limit: int, as_json: bool) -> None:
         table.add_column("entry", no_wrap=True, style="cyan")
         table.add_column("snippet", overflow="fold")
         for h in hits:
-            table.add_row(h.session_id, h.entry_id, Text(h.snippet))
+            table.add_row(h.session_id, printable(h.entry_id), Text(printable(h.snippet)))
         app.out.print(table)
         return
     # too narrow for the two ids and a snippet side by side: one block per hit
@@ -441,8 +442,8 @@ async def search_cmd(app: App, query: str, limit: int, as_json: bool) -> None:
         block = Text(h.session_id, style="cyan")
         fits = len(h.session_id) + GAP + len(h.entry_id) <= app.out.width
         block.append(" " * GAP if fits else "\n")
-        block.append(h.entry_id, style="cyan")
-        block.append("\n  " + " ".join(h.snippet.split()))
+        block.append(printable(h.entry_id), style="cyan")
+        block.append("\n  " + one_line(h.snippet, len(h.snippet)))
         app.out.print(block, overflow="fold")
 
 

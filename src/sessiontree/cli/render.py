@@ -19,6 +19,7 @@ from sessiontree.describe import (
     describe_entry,
     describe_message,
     one_line,
+    printable,
     tool_call_text,
 )
 from sessiontree.entries import (
@@ -118,6 +119,7 @@ def _entry_text(
     if entry.id == leaf_id:
         text.append(" ◀ leaf", style="bold red")
     if label:
+        label = printable(label)
         text.append(" ")
         text.append(f"[{label}]", style="bold reverse")
     text.append(" ")
@@ -317,12 +319,6 @@ def render_tree(
 Piece = tuple[str, str]
 """``(text, style)``: a run of text and the rich style it is shown in (``""``: plain)."""
 
-_UNPRINTABLE = dict.fromkeys(
-    [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0)], None
-)
-"""Control characters other than tab and newline (escape sequences among them): dropped from
-stored text before it reaches a terminal."""
-
 
 def message_pieces(messages: Sequence[AgentMessage], *, full: bool = False) -> list[list[Piece]]:
     """One block per context message: ``[i] role`` then its text (cut unless ``full``), as
@@ -381,7 +377,7 @@ def write_pieces(console: Console, blocks: Iterable[Sequence[Piece]]) -> None:
     file = console.file
     for block in blocks:
         for text, style in block:
-            text = text.translate(_UNPRINTABLE)
+            text = printable(text)
             before, after = wrap(style) if style else ("", "")
             if before or after:
                 # codes per line, so a style never runs on past a line break of the terminal

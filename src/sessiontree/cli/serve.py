@@ -64,6 +64,7 @@ def serve_cmd(
     from sessiontree.web import require_web
 
     require_web()
+    from sessiontree.redact import redact_url
     from sessiontree.web.app import create_app
     from sessiontree.web.server import bind, serve_forever, url_of
 
@@ -86,7 +87,7 @@ def serve_cmd(
     repo = open_store(state)
     app = create_app(repo, write=write, hosts=hosts)
     click.echo(
-        f"sessiontree: serving {repo.url} on {url_of(sock)}/ "
+        f"sessiontree: serving {redact_url(repo.url)} on {url_of(sock)}/ "
         f"({'read-write' if write else 'read-only'}; Ctrl-C stops)",
         err=True,
     )

@@ -185,7 +185,8 @@ class _Tree:
 
 
 def _replies(rows: list[Row], duplicate_lines: set[int]) -> dict[str, list[Row]]:
-    """``message.id`` → the assistant lines of that reply, for replies over several lines."""
+    """``message.id`` → the assistant lines of that reply, for replies over several lines and
+    for one-line replies with parallel calls (their results make a run in call order too)."""
     by_id: dict[str, list[Row]] = {}
     for line, obj in rows:
         msg = obj.get("message")
@@ -193,7 +194,15 @@ def _replies(rows: list[Row], duplicate_lines: set[int]) -> dict[str, list[Row]]
             continue
         if _uuid(obj) is not None and isinstance(msg.get("id"), str):
             by_id.setdefault(msg["id"], []).append((line, obj))
-    return {k: v for k, v in by_id.items() if len(v) > 1}
+    return {k: v for k, v in by_id.items() if len(v) > 1 or _calls(v[0][1]) > 1}
+
+
+def _calls(obj: dict[str, Any]) -> int:
+    """How many ``tool_use`` blocks an assistant line holds."""
+    content = obj["message"].get("content")
+    if not isinstance(content, list):
+        return 0
+    return sum(1 for b in content if isinstance(b, dict) and b.get("type") == "tool_use")
 
 
 def _result_calls(obj: dict[str, Any]) -> list[str]:
@@ -232,13 +241,9 @@ def _parents_first(rows: list[Row], duplicate_lines: set[int]) -> list[Row]:
     return out
 
 
-def _results_in_call_order(rows: list[Row], replies: dict[str, list[Row]]) -> list[Row]:
-    """``rows`` with the tool-result lines of each multi-line reply put in its call order.
-
-    The result lines keep the places they had in ``rows``; only which result stands in which
-    of those places changes.
-    """
-    rank: dict[str, tuple[str, int]] = {}  # call id -> (reply id, position of the call)
+def _call_ranks(replies: dict[str, list[Row]]) -> dict[str, tuple[str, int]]:
+    """Call id → ``(message.id of its reply, position of the call in the reply)``."""
+    rank: dict[str, tuple[str, int]] = {}
     for message_id, lines in replies.items():
         calls = [
             str(b.get("id", ""))
@@ -249,6 +254,15 @@ def _results_in_call_order(rows: list[Row], replies: dict[str, list[Row]]) -> li
         ]
         for k, call_id in enumerate(calls):
             rank.setdefault(call_id, (message_id, k))
+    return rank
+
+
+def _results_in_call_order(rows: list[Row], rank: dict[str, tuple[str, int]]) -> list[Row]:
+    """``rows`` with the tool-result lines of each reply of ``rank`` put in its call order.
+
+    The result lines keep the places they had in ``rows``; only which result stands in which
+    of those places changes.
+    """
     groups: dict[str, list[int]] = {}
     for i, (_, obj) in enumerate(rows):
         owners = {rank[c][0] for c in _result_calls(obj) if c in rank}
@@ -317,7 +331,8 @@ def convert_claude_code(
     summaries = _summaries(rows)
     rows = _parents_first(rows, duplicates)
     replies = _replies(rows, duplicates)
-    rows = _results_in_call_order(rows, replies)
+    ranks = _call_ranks(replies)
+    rows = _results_in_call_order(rows, ranks)
     summary_lines = {line for line, _ in summaries.values()}
     tree = _Tree(rows, report)
     for message_id, lines in replies.items():
@@ -372,9 +387,18 @@ def convert_claude_code(
             entries = [
                 custom_draft(report, custom_type, obj, line=line, entry_id=uuid, timestamp=ts).entry
             ]
+        run = next((ranks[c][0] for c in _result_calls(obj) if c in ranks), None)
         if isinstance(entries[0], CompactionEntry):
             logical = obj.get("logicalParentUuid")
             parent = tree.resolve(logical) if isinstance(logical, str) and logical else None
+        elif run is not None and run in tree.reply_tail:
+            # a result of a reply's calls joins the reply's run, whichever line it names
+            parent = tree.follow(tree.reply_tail[run])
+            raw = obj.get("parentUuid")
+            if isinstance(raw, str) and raw and raw not in tree.uuids:
+                report.dangling_parents.append(
+                    DanglingParent(line, uuid, raw, "names no entry", attached_to=parent)
+                )
         elif side and obj.get("parentUuid") in tree.uuids:
             parent = tree.side_parent(obj)
         else:

@@ -39,6 +39,7 @@ from starlette.templating import Jinja2Templates
 
 from sessiontree.errors import InvalidArgumentError, SessionNotFoundError, SessionTreeError
 from sessiontree.lookup import resolve_entry, where_conditions
+from sessiontree.redact import redact_url
 from sessiontree.repos.base import SessionRepo
 from sessiontree.session import Session
 from sessiontree.web import tree as tree_views
@@ -121,7 +122,7 @@ def create_app(
     allowed_hosts = frozenset(h.lower() for h in hosts)
 
     def page(request: Request, template: str, status: int = 200, **context: Any) -> Response:
-        context.update(write=write, csrf=token if write else "", store=repo.url)
+        context.update(write=write, csrf=token if write else "", store=redact_url(repo.url))
         return templates.TemplateResponse(request, template, context, status_code=status)
 
     async def session_page(

@@ -10,7 +10,6 @@ schema version is refused. Then the pool opens.
 from __future__ import annotations
 
 import asyncio
-import re
 from typing import Any
 
 from sessiontree.errors import (
@@ -22,6 +21,7 @@ from sessiontree.errors import (
     StorageTimeoutError,
 )
 from sessiontree.ids import now_ms
+from sessiontree.redact import redact_url
 from sessiontree.storage.sql.plan import row_index_text
 from sessiontree.storage.sql.schema import (
     APP,
@@ -91,8 +91,9 @@ def clean_text(text: str | None) -> str | None:
 
 
 def redact(url: str) -> str:
-    """The URL with any password replaced by ``***`` (for error messages)."""
-    return re.sub(r"(//[^:@/]*):[^@/]*@", r"\1:***@", url)
+    """The URL with any password replaced by ``***`` (for error messages):
+    :func:`sessiontree.redact.redact_url`."""
+    return redact_url(url)
 
 
 def _handing_over(psycopg: Any, first: Any) -> Any:
