@@ -362,14 +362,10 @@ def test_verify_real_sessions(run: Cli) -> None:
     assert clean.stdout.startswith(f"OK {PI_SMALL_ID}: 0 problems, 0 warnings")
     report = run.json("verify", PI_SMALL_ID)
     assert report["ok"] is True and report["problems"] == [] and report["warnings"] == []
-    # the Claude Code sub-agent file: its parallel tool results are stored in the order they
-    # finished, not in call order; context building repairs that (OK), --strict makes it fail
-    repaired = run("verify", sid)
-    assert f"OK {sid}: 0 problems" in repaired.stdout
-    assert "warning: unpaired tool call/result in the stored branch" in repaired.stdout
-    assert "not in call order" in repaired.stdout
-    strict = run("verify", sid, "--strict", code=1)
-    assert f"FAILED {sid}" in strict.stdout
+    # the Claude Code sub-agent file: Claude Code wrote its parallel tool results in the order
+    # they finished; the import stores them in call order, so even --strict finds nothing
+    strict = run("verify", sid, "--strict")
+    assert strict.stdout.startswith(f"OK {sid}: 0 problems, 0 warnings")
 
 
 def test_verify_finds_torn_final_line_in_jsonl_store(tmp_path: Path) -> None:

@@ -356,3 +356,34 @@ def test_a_codex_rollout_names_no_model_provider() -> None:
     )
     meta = json.loads(codex_rollout(context, cwd="/p").data.split(b"\n")[0])
     assert meta["type"] == "session_meta" and "model_provider" not in meta["payload"]
+
+
+@pytest.mark.parametrize("given", ["rel/dir", "rel/dir/", "./rel/../rel/dir", "~/rel/dir"])
+async def test_handoff_writes_under_the_absolute_normalised_project(
+    given: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    path = session_file("claude-code/agent-a0294d5.jsonl")
+    async with open_repo("memory://") as repo:
+        session, _ = await import_session(path, repo)
+        done = await handoff(session, "claude-code", cwd=given, env={"HOME": str(tmp_path)})
+    assert done.cwd == str(tmp_path / "rel" / "dir")
+    folder = "-" + str(tmp_path / "rel" / "dir").strip("/").replace("/", "-").replace("_", "-")
+    assert done.path.parent.name == folder.replace(".", "-")
+
+
+async def test_handoff_refuses_an_empty_cwd(tmp_path: Path) -> None:
+    async with open_repo("memory://") as repo:
+        session, _ = await import_session(session_file("claude-code/agent-a0294d5.jsonl"), repo)
+        with pytest.raises(InvalidArgumentError, match="cwd is empty"):
+            await handoff(session, "codex", cwd=" ", env={"HOME": str(tmp_path)})
+
+
+def test_a_context_of_only_a_summary_can_be_handed_off() -> None:
+    summary = parse_message(
+        {"role": "compactionSummary", "summary": "we fixed the bug", "tokensBefore": 9}
+    )
+    context = SessionContext(system_prompt="", messages=[summary])
+    for writer in WRITERS.values():
+        assert b"we fixed the bug" in writer(context, cwd="/p").data

@@ -666,3 +666,15 @@ async def test_an_empty_trajectory_history_is_imported_empty_with_a_warning(
     session, report = await import_session(path, MemoryRepo())
     assert [w for w in report.warnings if "'history' is an empty list" in w]
     assert [e for e in await session.get_entries() if isinstance(e, MessageEntry)] == []
+
+
+async def test_a_fifo_is_refused_at_once_not_read_forever(tmp_path: Path) -> None:
+    import asyncio
+    import os
+
+    from sessiontree.errors import StorageError
+
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(StorageError, match="not a regular file"):
+        await asyncio.wait_for(import_session(fifo, MemoryRepo()), timeout=10)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from sessiontree.interop.pi import export_pi_session, migrate_pi_file
 from sessiontree.interop.report import CustomLine, DanglingParent, ImportReport, UnreadableLine
 from sessiontree.repos.base import SessionRepo
 from sessiontree.session import Session
+from sessiontree.storage.private_files import file_kind
 
 __all__ = [
     "AlreadyImportedError",
@@ -46,9 +48,13 @@ __all__ = [
 
 
 def _read_sync(path: Path) -> tuple[bytes, int]:
-    with path.open("rb") as f:
-        mtime_ms = os.fstat(f.fileno()).st_mtime_ns // 1_000_000
-        return f.read(), mtime_ms
+    # a FIFO or a device would block or never end: only regular files are session files
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"not a regular file ({file_kind(st.st_mode)})")
+        return f.read(), st.st_mtime_ns // 1_000_000
 
 
 async def _read(path: Path) -> tuple[bytes, int]:

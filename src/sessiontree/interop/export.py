@@ -94,9 +94,12 @@ def _plan(context: SessionContext, wire_id: Any) -> tuple[list[AgentMessage], Co
         elif isinstance(msg, OpaqueMessage):
             lost["messages of unknown roles (left out)"] += 1
     messages = request_messages(context.messages, wire_id=wire_id)
-    if not any(isinstance(m, UserMessage | AssistantMessage) for m in messages):
+    if not any(
+        isinstance(m, UserMessage | AssistantMessage | CompactionSummaryMessage) for m in messages
+    ):
         raise InvalidArgumentError(
-            "the session's context holds no user or assistant message: nothing to resume"
+            "the session's context holds no user or assistant message nor a summary: nothing to "
+            "resume"
         )
     lost["lost tool results (written as errors)"] += sum(
         1

@@ -40,7 +40,7 @@ from sessiontree.interop.pi import pi_file_bytes, write_atomic
 from sessiontree.messages import AssistantMessage, Cost, Usage
 from sessiontree.session import Session
 
-__all__ = ["AGENTS", "Agent", "HandedOff", "agent_session_path", "handoff"]
+__all__ = ["AGENTS", "Agent", "HandedOff", "agent_session_path", "handoff", "project_dir"]
 
 Agent = Literal["claude-code", "codex", "pi"]
 AGENTS: tuple[Agent, ...] = ("claude-code", "codex", "pi")
@@ -144,6 +144,12 @@ async def _pi_entries(session: Session) -> tuple[list[Entry], dict[str, int]]:
     return entries, changed
 
 
+def project_dir(path: str) -> str:
+    """``path`` as the agents key their session folders: absolute (from the working
+    directory), ``~`` expanded, normalised (no ``..``, no trailing ``/``)."""
+    return os.path.normpath(os.path.abspath(os.path.expanduser(path)))
+
+
 async def handoff(
     session: Session,
     agent: Agent,
@@ -157,7 +163,8 @@ async def handoff(
         session: the session to hand over (its context: the current branch after compaction).
         agent: ``claude-code``, ``codex`` or ``pi``.
         cwd: the project directory (default: the session's ``cwd``, else the working
-            directory).
+            directory); made absolute and normalised (``~`` expanded, no trailing ``/``), as
+            the agents key their session folders by it.
         env: the environment that locates the agent's directories (default ``os.environ``).
 
     Raises:
@@ -167,7 +174,9 @@ async def handoff(
     """
     env = os.environ if env is None else env
     metadata = await session.get_metadata()
-    project = cwd or metadata.cwd or os.getcwd()
+    if cwd is not None and not cwd.strip():
+        raise InvalidArgumentError("cwd is empty: give the project directory, or leave it out")
+    project = project_dir(cwd or metadata.cwd or os.getcwd())
     when = datetime.now().astimezone()
     not_carried: dict[str, int] = {}
     if agent == "pi":
