@@ -344,3 +344,34 @@ async def test_every_vendored_claude_code_file_verifies_strictly() -> None:
         session, _ = await import_session(path, MemoryRepo())
         found = await verify_session(session)
         assert (found.problems, found.warnings) == ([], []), path.name
+
+
+async def test_a_call_id_used_again_in_a_later_turn_belongs_to_the_later_reply(
+    tmp_path: Path,
+) -> None:
+    # models and agents reuse call ids across turns: a result answers the newest reply that
+    # made a call of its id, so the later turn stays on the branch
+    rows = [
+        ask("u1", None, "two reads"),
+        reply("a1", "u1", "msg_1", call("c1"), call("c2"), stop_reason="tool_use"),
+        result("r1", "a1", "c1"),
+        result("r2", "r1", "c2"),
+        reply("a2", "r2", "msg_2", {"type": "text", "text": "both read"}, stop_reason="end_turn"),
+        ask("u2", "a2", "again"),
+        reply("a3", "u2", "msg_3", call("c1"), stop_reason="tool_use"),
+        result("r3", "a3", "c1"),
+        reply("a4", "r3", "msg_4", {"type": "text", "text": "read again"}, stop_reason="end_turn"),
+    ]
+    session, _ = await import_session(write(tmp_path, rows), MemoryRepo())
+    assert [e.id for e in await session.get_branch()] == [
+        "u1",
+        "a1",
+        "r1",
+        "r2",
+        "a2",
+        "u2",
+        "a3",
+        "r3",
+        "a4",
+    ]
+    assert (await verify_session(session)).warnings == []

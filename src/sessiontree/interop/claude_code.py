@@ -241,39 +241,74 @@ def _parents_first(rows: list[Row], duplicate_lines: set[int]) -> list[Row]:
     return out
 
 
-def _call_ranks(replies: dict[str, list[Row]]) -> dict[str, tuple[str, int]]:
-    """Call id → ``(message.id of its reply, position of the call in the reply)``."""
-    rank: dict[str, tuple[str, int]] = {}
-    for message_id, lines in replies.items():
-        calls = [
+def _reply_calls(replies: dict[str, list[Row]]) -> dict[str, list[str]]:
+    """``message.id`` of each reply → the ids of its tool calls, in call order."""
+    return {
+        message_id: [
             str(b.get("id", ""))
             for _, o in lines
             if isinstance(content := o["message"].get("content"), list)
             for b in content
             if isinstance(b, dict) and b.get("type") == "tool_use"
         ]
-        for k, call_id in enumerate(calls):
-            rank.setdefault(call_id, (message_id, k))
-    return rank
+        for message_id, lines in replies.items()
+    }
 
 
-def _results_in_call_order(rows: list[Row], rank: dict[str, tuple[str, int]]) -> list[Row]:
-    """``rows`` with the tool-result lines of each reply of ``rank`` put in its call order.
+class _CallOwners:
+    """Which reply a tool result answers: the newest reply before it that made a call of that
+    id (agents and models reuse call ids across turns, so the first reply is not enough)."""
+
+    def __init__(self, calls: dict[str, list[str]]) -> None:
+        self.calls = calls
+        self.latest: dict[str, tuple[str, int]] = {}  # call id -> (reply id, call position)
+
+    def saw_reply(self, message_id: str) -> None:
+        """A line of reply ``message_id`` was read: its calls are the newest of their ids."""
+        for k, call_id in enumerate(self.calls.get(message_id, ())):
+            self.latest[call_id] = (message_id, k)
+
+    def saw_line(self, obj: dict[str, Any], message_id: str | None) -> None:
+        """An assistant line was read: of reply ``message_id`` (a run), or, when ``None``, a
+        reply of its own whose calls now answer their ids instead of any earlier run's."""
+        if message_id is not None:
+            self.saw_reply(message_id)
+        elif obj.get("type") == "assistant" and isinstance(obj.get("message"), dict):
+            content = obj["message"].get("content")
+            for b in content if isinstance(content, list) else ():
+                if isinstance(b, dict) and b.get("type") == "tool_use":
+                    self.latest.pop(str(b.get("id", "")), None)
+
+    def of(self, obj: dict[str, Any]) -> tuple[str, int] | None:
+        """``(reply id, first call position)`` of a results line answering one reply's calls."""
+        found = [self.latest[c] for c in _result_calls(obj) if c in self.latest]
+        if not found or len({reply for reply, _ in found}) != 1:
+            return None
+        return found[0][0], min(k for _, k in found)
+
+
+def _results_in_call_order(
+    rows: list[Row], replies: dict[str, list[Row]], calls: dict[str, list[str]]
+) -> list[Row]:
+    """``rows`` with the tool-result lines of each reply put in its call order.
 
     The result lines keep the places they had in ``rows``; only which result stands in which
     of those places changes.
     """
-    groups: dict[str, list[int]] = {}
-    for i, (_, obj) in enumerate(rows):
-        owners = {rank[c][0] for c in _result_calls(obj) if c in rank}
-        if len(owners) == 1:
-            groups.setdefault(owners.pop(), []).append(i)
+    reply_of_line = {line: mid for mid, lines in replies.items() for line, _ in lines}
+    owners = _CallOwners(calls)
+    groups: dict[str, list[tuple[int, int]]] = {}  # reply id -> (row index, call position)
+    for i, (line, obj) in enumerate(rows):
+        owners.saw_line(obj, reply_of_line.get(line))
+        if line in reply_of_line:
+            continue
+        owner = owners.of(obj)
+        if owner is not None:
+            groups.setdefault(owner[0], []).append((i, owner[1]))
     out = list(rows)
-    for places in groups.values():
-        ordered = sorted(
-            (rows[i] for i in places),
-            key=lambda r: min(rank[c][1] for c in _result_calls(r[1]) if c in rank),
-        )
+    for members in groups.values():
+        places = [i for i, _ in members]
+        ordered = [rows[i] for i, _ in sorted(members, key=lambda m: m[1])]
         for i, row in zip(places, ordered, strict=True):
             out[i] = row
     return out
@@ -331,8 +366,9 @@ def convert_claude_code(
     summaries = _summaries(rows)
     rows = _parents_first(rows, duplicates)
     replies = _replies(rows, duplicates)
-    ranks = _call_ranks(replies)
-    rows = _results_in_call_order(rows, ranks)
+    calls = _reply_calls(replies)
+    rows = _results_in_call_order(rows, replies, calls)
+    owners = _CallOwners(calls)
     summary_lines = {line for line, _ in summaries.values()}
     tree = _Tree(rows, report)
     for message_id, lines in replies.items():
@@ -374,6 +410,8 @@ def convert_claude_code(
             continue
 
         reply_id = tree.reply_of.get(uuid)
+        if line not in duplicates:
+            owners.saw_line(obj, reply_id)
         if reply_id is not None and reply_id in tree.reply_entry:
             continue  # a later line of a reply already imported whole with its first line
         entries = _line_entries(obj, line, uuid, ts, last_ms, tool_names, replies, summaries)
@@ -387,7 +425,8 @@ def convert_claude_code(
             entries = [
                 custom_draft(report, custom_type, obj, line=line, entry_id=uuid, timestamp=ts).entry
             ]
-        run = next((ranks[c][0] for c in _result_calls(obj) if c in ranks), None)
+        answered = owners.of(obj)
+        run = answered[0] if answered is not None else None
         if isinstance(entries[0], CompactionEntry):
             logical = obj.get("logicalParentUuid")
             parent = tree.resolve(logical) if isinstance(logical, str) and logical else None
