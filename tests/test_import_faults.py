@@ -509,7 +509,9 @@ async def test_a_utf8_bom_before_the_first_line_is_ignored(
         assert session.id == plain_session.id
 
 
-async def test_an_unsafe_pi_header_id_gets_a_new_id_and_a_warning(tmp_path: Path) -> None:
+async def test_an_unsafe_pi_header_id_gets_a_safe_id_made_from_it_and_a_warning(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "unsafe.jsonl"
     header = {
         "type": "session",
@@ -522,7 +524,7 @@ async def test_an_unsafe_pi_header_id_gets_a_new_id_and_a_warning(tmp_path: Path
     session, report = await import_session(path, MemoryRepo())
 
     assert session.id != "../../etc" and "/" not in session.id
-    assert any("'../../etc'" in w and "new id" in w for w in report.warnings)
+    assert any("'../../etc'" in w and session.id in w for w in report.warnings)
 
 
 async def test_a_refused_reimport_carries_what_the_file_holds(tmp_path: Path) -> None:
@@ -678,3 +680,32 @@ async def test_a_fifo_is_refused_at_once_not_read_forever(tmp_path: Path) -> Non
     os.mkfifo(fifo)
     with pytest.raises(StorageError, match="not a regular file"):
         await asyncio.wait_for(import_session(fifo, MemoryRepo()), timeout=10)
+
+
+@pytest.mark.parametrize("file_id", ["my.session:1", "a\x00b", "x" * 200])
+async def test_a_file_whose_session_id_is_not_safe_is_recognised_when_imported_again(
+    file_id: str, tmp_path: Path
+) -> None:
+    from sessiontree.interop import AlreadyImportedError
+
+    path = tmp_path / "odd.jsonl"
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": file_id,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+    }
+    line = {
+        "type": "message",
+        "id": "m1",
+        "parentId": None,
+        "timestamp": "2026-01-01T00:00:01.000Z",
+        "message": {"role": "user", "content": "hi", "timestamp": 1767225601000},
+    }
+    path.write_text(json.dumps(header) + "\n" + json.dumps(line) + "\n")
+    repo = MemoryRepo()
+    session, report = await import_session(path, repo)
+    assert session.id.startswith("import-") and any("not a safe id" in w for w in report.warnings)
+    with pytest.raises(AlreadyImportedError):
+        await import_session(path, repo)
+    assert len(await repo.list()) == 1

@@ -287,7 +287,7 @@ async def import_session(
     of the pair beside it, for an OpenCode storage session file its message and part files). The new session keeps the file's session id (for a Claude Code
     sub-agent file ``<sessionId>-agent-<agentId>``; for a SWE-agent trajectory or an Aider
     history ``swe-agent-``/``aider-<content hash>``; for a Cline task ``cline-<task id>``)
-    when it is a valid id, else it gets a new UUID v7.
+    when it is a valid id, else ``import-<SHA-256 of that id>`` (the same file, the same id).
     Importing a file whose session is already in ``repo`` is refused, never merged or copied.
 
     Args:

@@ -413,9 +413,12 @@ async def store(
         if is_session_id(converted.session_id):
             wanted = converted.session_id
         else:
+            # the same file gives the same id, so importing it again is recognised
+            digest = hashlib.sha256(converted.session_id.encode("utf-8", "surrogatepass"))
+            wanted = f"import-{digest.hexdigest()[:32]}"
             report.warnings.append(
                 f"the file's session id {converted.session_id!r} is not a safe id "
-                "([A-Za-z0-9_-]{1,128}); the session gets a new id"
+                f"([A-Za-z0-9_-]{{1,128}}); the session's id is {wanted} (made from it)"
             )
     try:
         # one step: the session appears with every entry or not at all, so an import cut

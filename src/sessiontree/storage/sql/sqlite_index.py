@@ -50,8 +50,8 @@ def match_clause(needle: str) -> tuple[str, tuple[str, ...]]:
     """The ``WHERE`` clause (over ``entries_fts``) and parameters that find ``needle``, a
     lower-cased query (:mod:`sessiontree.storage.search`): a trigram phrase lookup narrowed
     by ``instr`` for three characters or more; ``instr`` alone below that (a trigram index
-    has nothing to look up then)."""
-    if len(needle) >= 3:
+    has nothing to look up then) and for a query holding NUL (which FTS5 cannot parse)."""
+    if len(needle) >= 3 and "\x00" not in needle:  # FTS5's query syntax ends a phrase at NUL
         phrase = '"' + needle.replace('"', '""') + '"'
         return "entries_fts MATCH ? AND instr(entries_fts.text, ?) > 0", (phrase, needle)
     return "instr(entries_fts.text, ?) > 0", (needle,)
