@@ -51,3 +51,19 @@ async def test_session_of_and_fork_session_hand_out_sessions_of_the_storage() ->
     assert isinstance(fork, Session) and fork.id != "wrapped"
     assert [e.id for e in await fork.get_branch()] == [first]
     assert len(await session.get_branch()) == 2  # the source is untouched
+
+
+def test_the_agent_harness_owns_its_context_part_instead_of_inheriting_it() -> None:
+    from sessiontree.harness.agent import AgentHarness
+    from sessiontree.harness.context import ContextHarness
+
+    assert AgentHarness.__mro__ == (AgentHarness, object)
+    harness = AgentHarness(_memory_session(), context_window=10_000)
+    assert isinstance(harness._context, ContextHarness)
+    assert harness._context.session is harness.session
+    harness.summarizer = None
+    assert harness._context.summarizer is None
+
+
+def _memory_session() -> Session:
+    return session_of(MemoryStorage())
