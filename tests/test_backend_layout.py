@@ -58,7 +58,7 @@ def test_the_agent_harness_owns_its_context_part_instead_of_inheriting_it() -> N
     from sessiontree.harness.context import ContextHarness
 
     assert AgentHarness.__mro__ == (AgentHarness, object)
-    harness = AgentHarness(_memory_session(), context_window=10_000)
+    harness = AgentHarness(_memory_session(), context_window=100_000)
     assert isinstance(harness._context, ContextHarness)
     assert harness._context.session is harness.session
     harness.summarizer = None

@@ -130,6 +130,8 @@ class AgentHarness:
         self._own_summarizer = summarizer is None and model is not None
         if self._own_summarizer:
             summarizer = ModelSummarizer(model)  # type: ignore[arg-type]
+        self.session = session
+        """The session the agent runs in (its context part's session)."""
         self._context = ContextHarness(
             session,
             context_window=window,
@@ -141,8 +143,6 @@ class AgentHarness:
             token_counter=token_counter,
             on_compaction=self._compaction_event,
         )
-        self.session = session
-        """The session the agent runs in (its context part's session)."""
         self.tools: dict[str, Tool] = {}
         """Every tool the harness knows, by name."""
         for t in tools:
