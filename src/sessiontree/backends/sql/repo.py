@@ -57,8 +57,8 @@ class SQLRepo:
     ``parse_cache_mb`` > 0: the sessions it opens share a
     :class:`~sessiontree.backends.sql.ParseCache` of that much stored JSON, so opening a
     session again (a server handling each request with ``open`` + ``build_context``) reuses
-    the entries parsed before instead of validating the branch again (1k entries: ~3.4x →
-    ~1.3x the raw fetch). The entries are then shared: treat them as read-only. Off by default.
+    the entries parsed before instead of validating the branch again (bench/README.md has
+    the figures). The entries are then shared: treat them as read-only. Off by default.
 
     Raises (constructor):
         ValueError: ``parse_cache_mb`` is not a finite number ≥ 0.
@@ -139,8 +139,8 @@ class SQLRepo:
         """See :meth:`SessionRepo.list`: one query on the ``sessions`` table (``where``: one
         ``session_meta`` primary-key lookup per key); no entry is read.
 
-        The cyclic GC is paused while the rows become :class:`SessionInfo` objects (10k
-        sessions: ~10% of the listing was spent in collections that free nothing).
+        The cyclic GC is paused while the rows become :class:`SessionInfo` objects: the
+        collections a listing of many sessions would trigger free nothing.
         """
         check_list_args(limit, offset)
         with gc_paused():

@@ -320,7 +320,7 @@ class SQLiteEngine(SQLiteAppender):
             chain = [ChainRow(*r) for r in self._query(FORK_CHAIN_SQL, params)]
         labels = self._query(
             # "+seq": sorted after the read, so SQLite reads the label index instead of every
-            # row of the session in seq order (1,000 rows: 0.09 -> 0.002 ms)
+            # row of the session in seq order
             "SELECT id, body FROM entries WHERE session_id = ? AND type = 'label' ORDER BY +seq",
             (session_id,),
         )
