@@ -67,3 +67,35 @@ def test_the_agent_harness_owns_its_context_part_instead_of_inheriting_it() -> N
 
 def _memory_session() -> Session:
     return session_of(MemoryStorage())
+
+
+def test_each_database_engine_is_one_class_composed_of_parts() -> None:
+    import inspect
+
+    from sessiontree.backends.sql.sqlite import SQLiteEngine
+
+    assert SQLiteEngine.__mro__ == (SQLiteEngine, object)
+    # every operation but close runs on the connection's thread, marked where it is defined
+    operations = [
+        name
+        for name, value in vars(SQLiteEngine).items()
+        if inspect.iscoroutinefunction(value) and name != "close"
+    ]
+    assert "append" in operations and "search" in operations
+    assert [
+        name
+        for name in operations
+        if not getattr(vars(SQLiteEngine)[name], "__sessiontree_on_thread__", False)
+    ] == []
+
+
+def test_the_postgres_engine_is_one_class_composed_of_parts() -> None:
+    from sessiontree.backends.sql.postgres import PostgresEngine
+    from sessiontree.backends.sql.postgres_append import PostgresAppends
+    from sessiontree.backends.sql.postgres_pool import PostgresConnection
+
+    assert PostgresEngine.__mro__ == (PostgresEngine, object)
+    engine = PostgresEngine("postgresql://nobody@127.0.0.1:1/none")  # connects on first use
+    assert isinstance(engine.connection, PostgresConnection)
+    assert isinstance(engine._appends, PostgresAppends)
+    assert engine._appends.connection is engine.connection

@@ -226,7 +226,7 @@ _V4_SQLITE = (
 _V4_POSTGRES = (
     "ALTER TABLE entries ADD COLUMN IF NOT EXISTS search_text TEXT",
     # filled from each message's text by the engine (PostgreSQL cannot read message_text
-    # out of the JSON), then indexed; see PostgresEngine._migrate_search
+    # out of the JSON), then indexed; see PostgresConnection._migrate_search
 )
 
 _V4_POSTGRES_AFTER = (
