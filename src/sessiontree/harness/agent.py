@@ -202,7 +202,7 @@ class AgentHarness:
         """The run's newest stored answer."""
 
     def __repr__(self) -> str:
-        return f"AgentHarness({self.session!r}, context_window={self.context_window})"
+        return f"{type(self).__name__}({self.session!r}, context_window={self.context_window})"
 
     # ------------------------------------------------------------------ the context part
 
