@@ -246,7 +246,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "_model",
         "_json",
-        "_gc",
         "_args",
         "messages",
         "entries",

@@ -13,7 +13,6 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sessiontree._gc import gc_paused
 from sessiontree.entries import Entry
 from sessiontree.errors import SessionNotFoundError
 from sessiontree.ids import check_session_id, new_id
@@ -30,7 +29,7 @@ from sessiontree.storage.search import check_search_args
 from sessiontree.storage.sql.parse_cache import ParseCache
 from sessiontree.storage.sql.plan import metadata_from_json, us_from_datetime
 from sessiontree.storage.sql.storage import SQLStorage, make_engine
-from sessiontree.stored import stored_form
+from sessiontree.stored import prepare_entry
 from sessiontree.tree import ForkPosition
 
 __all__ = ["SQLRepo"]
@@ -101,9 +100,13 @@ class SQLRepo:
         created_us = (
             None if created_at is None else us_from_datetime(session_time(created_at, "created_at"))
         )
-        stored = [stored_form(e) for e in check_entries(entries)]
+        stored = [prepare_entry(e) for e in check_entries(entries)]
         await self._engine.create_session(
-            session_id, meta, [e for e, _ in stored], [b for _, b in stored], created_us=created_us
+            session_id,
+            meta,
+            [p.entry for p in stored],
+            [p.body() for p in stored],
+            created_us=created_us,
         )
         return Session(SQLStorage(self._engine, session_id, meta, parse_cache=self._parse_cache))
 
@@ -135,8 +138,7 @@ class SQLRepo:
         sessions: ~10% of the listing was spent in collections that free nothing).
         """
         check_list_args(limit, offset)
-        with gc_paused():
-            return await self._engine.list_sessions(limit, offset, where_pairs(where))
+        return await self._engine.list_sessions(limit, offset, where_pairs(where))
 
     async def delete(self, id: str) -> None:
         """See :meth:`SessionRepo.delete`.

@@ -11,7 +11,7 @@ from sessiontree.errors import LeafMovedError, SessionNotFoundError
 from sessiontree.ids import new_id
 from sessiontree.metadata import SessionMetadata, session_time
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage, select_entries
-from sessiontree.stored import checked_entry, checked_under, stored_form
+from sessiontree.stored import PreparedEntry, prepare_entry
 from sessiontree.tree import ForkPosition, TreeIndex, branch_of, check_append, trace_chain
 
 __all__ = ["MemoryStorage"]
@@ -70,7 +70,7 @@ class MemoryStorage:
         return await self.append_entry_if(LeafEntry(target_id=target_id), expected_id, at_leaf=True)
 
     async def append_entry_if(
-        self, entry: Entry, expected_leaf: str | None, *, at_leaf: bool = False
+        self, entry: Entry | PreparedEntry, expected_leaf: str | None, *, at_leaf: bool = False
     ) -> Entry:
         """See :meth:`SessionStorage.append_entry_if` (no ``await`` between check and append)."""
         self._alive()
@@ -107,17 +107,17 @@ class MemoryStorage:
         )
         return branch_of(chain)
 
-    async def append_entry(self, entry: Entry, *, at_leaf: bool = False) -> Entry:
+    async def append_entry(self, entry: Entry | PreparedEntry, *, at_leaf: bool = False) -> Entry:
         """See :meth:`SessionStorage.append_entry`."""
         self._alive()
         return self._append(entry, at_leaf=at_leaf)
 
-    def _append(self, entry: Entry, *, at_leaf: bool) -> Entry:
+    def _append(self, entry: Entry | PreparedEntry, *, at_leaf: bool) -> Entry:
         # the entry a persistent backend would read back (parity: refused alike, held alike)
+        prepared = prepare_entry(entry)
         if at_leaf:
-            entry = checked_under(entry, self.index.fold.leaf_id)
-        else:
-            entry = checked_entry(entry)
+            prepared = prepared.under(self.index.fold.leaf_id)
+        entry = prepared.entry
         self.index.check(entry)
         self.index.add(entry)
         self.modified_at = datetime.now(UTC)
@@ -126,7 +126,7 @@ class MemoryStorage:
     async def append_entries(self, entries: Sequence[Entry]) -> None:
         """See :meth:`SessionStorage.append_entries`."""
         self._alive()
-        parsed = [stored_form(e)[0] for e in entries]
+        parsed = [prepare_entry(e).entry for e in entries]
         staged: dict[str, str] = {}  # id -> type of the batch's entries checked so far
 
         def type_of(entry_id: str) -> str | None:
@@ -140,14 +140,16 @@ class MemoryStorage:
         if parsed:
             self.modified_at = datetime.now(UTC)
 
-    def load(self, entries: Sequence[Entry]) -> None:
+    def load(self, entries: Sequence[Entry | PreparedEntry]) -> None:
         """Fill a new, empty storage with ``entries`` (checked as one append), before anyone
         can see it.
 
         Raises:
             DuplicateEntryError, EntryNotFoundError, InvalidEntryError: nothing is loaded.
         """
-        self.index = TreeIndex.checked((stored_form(e)[0] for e in entries), session_id=self._id)
+        self.index = TreeIndex.checked(
+            (prepare_entry(e).entry for e in entries), session_id=self._id
+        )
 
     async def set_modified_at(self, modified_at: datetime) -> None:
         """See :meth:`SessionStorage.set_modified_at`."""
@@ -171,7 +173,10 @@ class MemoryStorage:
 
         async def create(meta: SessionMetadata, entries: list[Entry]) -> SessionStorage:
             new = MemoryStorage(metadata=meta, on_create=self._on_create, on_delete=self._on_delete)
-            new.load(entries)
+            # an entry this storage holds was prepared when it was appended, and entries are
+            # immutable: the fork holds the same object (no copy); new ones are prepared
+            held = self.index.by_id
+            new.load([PreparedEntry(e) if held.get(e.id) is e else e for e in entries])
             if self._on_create is not None:
                 self._on_create(new)
             return new
