@@ -173,15 +173,33 @@ class MemoryStorage:
 
         async def create(meta: SessionMetadata, entries: list[Entry]) -> SessionStorage:
             new = MemoryStorage(metadata=meta, on_create=self._on_create, on_delete=self._on_delete)
-            # an entry this storage holds was prepared when it was appended, and entries are
-            # immutable: the fork holds the same object (no copy); new ones are prepared
-            held = self.index.by_id
-            new.load([PreparedEntry(e) if held.get(e.id) is e else e for e in entries])
+            new.index = self._fork_index(entries, new.id)
             if self._on_create is not None:
                 self._on_create(new)
             return new
 
         return await fork_storage(self, target_id, position, create)
+
+    def _fork_index(self, entries: list[Entry], session_id: str) -> TreeIndex:
+        """The index of a fork of this session holding ``entries`` (:func:`fork_plan`'s).
+
+        Entries are immutable, so an entry this storage holds is shared, not copied, and not
+        checked again: it was prepared and checked when it was appended, and the fork holds
+        the source's chain root → target in order, so its parent comes before it with the
+        same type. Any other entry (a new label, a copy whose reference the fork cleared) is
+        prepared and checked as an append.
+
+        Raises:
+            DuplicateEntryError, EntryNotFoundError, InvalidEntryError: a new entry is refused.
+        """
+        held = self.index.by_id
+        index = TreeIndex(session_id=session_id)
+        for e in entries:
+            if held.get(e.id) is not e:
+                e = prepare_entry(e).entry
+                check_append(e, index.type_of, session_id=session_id, keep_unknown=True)
+            index.add(e)
+        return index
 
     async def delete(self) -> None:
         """See :meth:`SessionStorage.delete`."""

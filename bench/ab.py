@@ -1,0 +1,79 @@
+"""A/B of ``bench/side_by_side.py`` between two checkouts of sessiontree, in one run.
+
+Run: ``.venv/bin/python bench/ab.py --base /path/to/old/.venv/bin/python [--rounds 3]
+[-- --quick --n 1000]``. The same benchmark script (this directory's) runs under each
+interpreter in turn — base, new, base, new, … — so machine load hits both alike; each
+interpreter imports the sessiontree installed in its own environment (for an old commit:
+``git worktree add --detach ../old COMMIT``, then a venv there with
+``pip install -e . --group dev --group bench``). Every row (``label durability figure µs``)
+gets the median of its rounds on each side and the ratio new/base; a sessiontree row over
+``--limit`` (default 1.10) is marked. Peer and raw rows are printed too: their ratios show
+how far the machine's noise alone moves a figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROW = re.compile(r"^  (?P<label>.{46}) (?P<durability>.{14}) +(?P<us>[0-9.]+) µs")
+"""A row as ``side_by_side.row`` prints it."""
+
+
+def run_once(python: str, args: list[str]) -> dict[tuple[str, str], float]:
+    """The rows of one run of ``side_by_side.py`` under ``python``: (label, durability) → µs.
+
+    Raises:
+        subprocess.CalledProcessError: the benchmark failed.
+    """
+    script = Path(__file__).resolve().parent / "side_by_side.py"
+    out = subprocess.run(
+        [python, str(script), *args], capture_output=True, text=True, check=True
+    ).stdout
+    rows: dict[tuple[str, str], float] = {}
+    for line in out.splitlines():
+        m = ROW.match(line)
+        if m:
+            rows[(m["label"].strip(), m["durability"].strip())] = float(m["us"])
+    return rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--base", required=True, help="the old checkout's Python")
+    ap.add_argument("--new", default=sys.executable, help="the new checkout's Python")
+    ap.add_argument("--rounds", type=int, default=3, help="runs of each side, alternated")
+    ap.add_argument("--limit", type=float, default=1.10, help="new/base ratio marked over")
+    ap.add_argument("bench_args", nargs="*", help="arguments for side_by_side.py (after --)")
+    args = ap.parse_args()
+    sides = {"base": args.base, "new": args.new}
+    samples: dict[str, list[dict[tuple[str, str], float]]] = {"base": [], "new": []}
+    for i in range(args.rounds):
+        for side, python in sides.items():
+            t0 = time.perf_counter()
+            samples[side].append(run_once(python, args.bench_args))
+            took = time.perf_counter() - t0
+            print(f"round {i + 1}/{args.rounds} {side}: {took:.0f} s", file=sys.stderr, flush=True)
+    order = list(dict.fromkeys(k for run in samples["new"] for k in run))
+    print(f"{'row':52} {'durability':14} {'base µs':>11} {'new µs':>11} {'new/base':>8}")
+    for key in order:
+        base = [r[key] for r in samples["base"] if key in r]
+        new = [r[key] for r in samples["new"] if key in r]
+        if not new:
+            continue
+        b = statistics.median(base) if base else None
+        n = statistics.median(new)
+        ratio = "" if b is None or b == 0 else f"{n / b:8.2f}"
+        over = " over" if b and key[0].startswith("sessiontree") and n / b > args.limit else ""
+        shown = "-" if b is None else f"{b:11.1f}"
+        print(f"{key[0]:52} {key[1]:14} {shown:>11} {n:11.1f} {ratio}{over}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
