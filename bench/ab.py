@@ -43,6 +43,24 @@ def run_once(python: str, args: list[str]) -> dict[tuple[str, str], float]:
     return rows
 
 
+def table(samples: dict[str, list[dict[tuple[str, str], float]]], limit: float) -> None:
+    """Print each row's median on each side and the ratio new/base (``over``: a sessiontree
+    row whose ratio is above ``limit``)."""
+    order = list(dict.fromkeys(k for run in samples["new"] for k in run))
+    print(f"{'row':52} {'durability':14} {'base µs':>11} {'new µs':>11} {'new/base':>8}")
+    for key in order:
+        base = [r[key] for r in samples["base"] if key in r]
+        new = [r[key] for r in samples["new"] if key in r]
+        if not new:
+            continue
+        b = statistics.median(base) if base else None
+        n = statistics.median(new)
+        ratio = "" if b is None or b == 0 else f"{n / b:8.2f}"
+        over = " over" if b and key[0].startswith("sessiontree") and n / b > limit else ""
+        shown = "-" if b is None else f"{b:11.1f}"
+        print(f"{key[0]:52} {key[1]:14} {shown:>11} {n:11.1f} {ratio}{over}", flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--base", required=True, help="the old checkout's Python")
@@ -59,19 +77,8 @@ def main() -> int:
             samples[side].append(run_once(python, args.bench_args))
             took = time.perf_counter() - t0
             print(f"round {i + 1}/{args.rounds} {side}: {took:.0f} s", file=sys.stderr, flush=True)
-    order = list(dict.fromkeys(k for run in samples["new"] for k in run))
-    print(f"{'row':52} {'durability':14} {'base µs':>11} {'new µs':>11} {'new/base':>8}")
-    for key in order:
-        base = [r[key] for r in samples["base"] if key in r]
-        new = [r[key] for r in samples["new"] if key in r]
-        if not new:
-            continue
-        b = statistics.median(base) if base else None
-        n = statistics.median(new)
-        ratio = "" if b is None or b == 0 else f"{n / b:8.2f}"
-        over = " over" if b and key[0].startswith("sessiontree") and n / b > args.limit else ""
-        shown = "-" if b is None else f"{b:11.1f}"
-        print(f"{key[0]:52} {key[1]:14} {shown:>11} {n:11.1f} {ratio}{over}")
+        print(f"\nafter {i + 1} round(s) of each:")
+        table(samples, args.limit)
     return 0
 
 
