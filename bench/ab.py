@@ -23,18 +23,23 @@ from pathlib import Path
 
 ROW = re.compile(r"^  (?P<label>.{46}) (?P<durability>.{14}) +(?P<us>[0-9.]+) µs")
 """A row as ``side_by_side.row`` prints it."""
+HERE = Path(__file__).resolve().parent
 
 
-def run_once(python: str, args: list[str]) -> dict[tuple[str, str], float]:
-    """The rows of one run of ``side_by_side.py`` under ``python``: (label, durability) → µs.
+def run_once(python: str, bench: Path, args: list[str]) -> dict[tuple[str, str], float]:
+    """The rows of one run of ``bench/side_by_side.py`` under ``python``: (label, durability)
+    → µs.
 
     Raises:
-        subprocess.CalledProcessError: the benchmark failed.
+        SystemExit: the benchmark failed (its error output is printed).
     """
-    script = Path(__file__).resolve().parent / "side_by_side.py"
-    out = subprocess.run(
-        [python, str(script), *args], capture_output=True, text=True, check=True
-    ).stdout
+    done = subprocess.run(
+        [python, str(bench / "side_by_side.py"), *args], capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        print(done.stderr[-3000:], file=sys.stderr)
+        raise SystemExit(f"{python} {bench}/side_by_side.py failed ({done.returncode})")
+    out = done.stdout
     rows: dict[tuple[str, str], float] = {}
     for line in out.splitlines():
         m = ROW.match(line)
@@ -65,16 +70,23 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--base", required=True, help="the old checkout's Python")
     ap.add_argument("--new", default=sys.executable, help="the new checkout's Python")
+    ap.add_argument(
+        "--base-bench",
+        type=Path,
+        default=HERE,
+        help="the bench directory run under --base (default this one; an old checkout's own "
+        "when this one imports modules the old code does not have)",
+    )
     ap.add_argument("--rounds", type=int, default=3, help="runs of each side, alternated")
     ap.add_argument("--limit", type=float, default=1.10, help="new/base ratio marked over")
     ap.add_argument("bench_args", nargs="*", help="arguments for side_by_side.py (after --)")
     args = ap.parse_args()
-    sides = {"base": args.base, "new": args.new}
+    sides = {"base": (args.base, args.base_bench), "new": (args.new, HERE)}
     samples: dict[str, list[dict[tuple[str, str], float]]] = {"base": [], "new": []}
     for i in range(args.rounds):
-        for side, python in sides.items():
+        for side, (python, bench) in sides.items():
             t0 = time.perf_counter()
-            samples[side].append(run_once(python, args.bench_args))
+            samples[side].append(run_once(python, bench, args.bench_args))
             took = time.perf_counter() - t0
             print(f"round {i + 1}/{args.rounds} {side}: {took:.0f} s", file=sys.stderr, flush=True)
         print(f"\nafter {i + 1} round(s) of each:")
