@@ -1130,10 +1130,17 @@ def drop_pg(url: str) -> None:
         c.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
+class _Stopped(Exception):
+    """Raised after the last section ``--upto`` asks for."""
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer messages and repetitions")
     ap.add_argument("--n", type=int, default=None, help="messages per conversation")
+    ap.add_argument(
+        "--upto", type=int, default=7, help="run sections 1 to this one (default all 7)"
+    )
     args = ap.parse_args()
     n = args.n or (200 if args.quick else 1000)
     reps = 3 if args.quick else 7
@@ -1339,6 +1346,8 @@ def main() -> int:
         row("sessiontree fork at middle (memory)", "memory", forks["st"])
         row("LangGraph InMemorySaver fork at middle", "memory", forks["lg"])
 
+        if args.upto < 4:
+            raise _Stopped
         print(f"\n[4] context after a compaction: {big} entries, 1000 kept vs plain 1000")
         a, b = memory_context(big, reps)
         row(f"build_context, compacted {big} (memory)", "memory", a)
@@ -1368,6 +1377,8 @@ def main() -> int:
 
         print("\n[7] memory", flush=True)
         memory_growth(work.fresh(), big)
+    except _Stopped:
+        pass  # the sections asked for are done
     finally:
         work.close()
         if url:
