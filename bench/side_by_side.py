@@ -411,10 +411,10 @@ def adk_append(msgs: list[dict[str, Any]], tmp: Path, kind: str) -> float | None
     return asyncio.run(run())
 
 
-def _lg_put_all(saver: Any, msgs: list[dict[str, Any]]) -> float:
+def _lg_put_all(saver: Any, msgs: list[dict[str, Any]], thread: str | None = None) -> float:
     from langgraph.checkpoint.base import empty_checkpoint
 
-    config: Any = {"configurable": {"thread_id": uuid.uuid4().hex, "checkpoint_ns": ""}}
+    config: Any = {"configurable": {"thread_id": thread or uuid.uuid4().hex, "checkpoint_ns": ""}}
     t0 = time.perf_counter()
     for i, m in enumerate(msgs):
         cp = empty_checkpoint()
@@ -550,6 +550,49 @@ def st_fork(kind: str, sid: str, tmp: Path, n: int) -> float:
         return us
 
     return asyncio.run(run())
+
+
+def st_memory_fork(msgs: list[dict[str, Any]]) -> float:
+    """µs for a fork at the middle entry of a memory session holding ``msgs`` (filled in the
+    same repository: a memory store lives in its process)."""
+
+    async def run() -> float:
+        from sessiontree import MemoryRepo
+
+        repo = MemoryRepo()
+        s = await repo.create()
+        for m in msgs:
+            await s.append_message(m)
+        entries = await s.storage.get_entries()
+        mid = entries[len(msgs) // 2].id
+        t0 = time.perf_counter()
+        fork = await repo.fork(s.id, mid)
+        us = (time.perf_counter() - t0) * 1e6
+        assert len(await fork.storage.get_entries()) == len(msgs) // 2 + 1
+        return us
+
+    return asyncio.run(run())
+
+
+def lg_memory_fork(msgs: list[dict[str, Any]]) -> float | None:
+    """µs for LangGraph's fork at the middle of an InMemorySaver thread holding ``msgs`` (one
+    checkpoint each, as :func:`_lg_put_all` writes them): the middle checkpoint read and put
+    as the head of a new thread."""
+    try:
+        from langgraph.checkpoint.memory import InMemorySaver
+    except ImportError:
+        return None
+    saver = InMemorySaver()
+    thread = uuid.uuid4().hex
+    _lg_put_all(saver, msgs, thread)
+    listed = list(saver.list({"configurable": {"thread_id": thread, "checkpoint_ns": ""}}))
+    mid = listed[len(listed) // 2].config  # newest first: the middle either way
+    new: Any = {"configurable": {"thread_id": uuid.uuid4().hex, "checkpoint_ns": ""}}
+    t0 = time.perf_counter()
+    got = saver.get_tuple(mid)
+    assert got is not None
+    saver.put(new, got.checkpoint, got.metadata, got.checkpoint["channel_versions"])
+    return (time.perf_counter() - t0) * 1e6
 
 
 _ENTRY_BODIES: dict[int, tuple[list[dict[str, Any]], list[bytes]]] = {}
@@ -1087,10 +1130,17 @@ def drop_pg(url: str) -> None:
         c.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
+class _Stopped(Exception):
+    """Raised after the last section ``--upto`` asks for."""
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer messages and repetitions")
     ap.add_argument("--n", type=int, default=None, help="messages per conversation")
+    ap.add_argument(
+        "--upto", type=int, default=7, help="run sections 1 to this one (default all 7)"
+    )
     args = ap.parse_args()
     n = args.n or (200 if args.quick else 1000)
     reps = 3 if args.quick else 7
@@ -1290,6 +1340,14 @@ def main() -> int:
                     )
                     goal("3 fork sqlite vs OpenAI Agents", fork / o_fork, 1.0, "sqlite")
 
+        forks = interleaved(
+            {"st": lambda: st_memory_fork(msgs), "lg": lambda: lg_memory_fork(msgs)}, reps
+        )
+        row("sessiontree fork at middle (memory)", "memory", forks["st"])
+        row("LangGraph InMemorySaver fork at middle", "memory", forks["lg"])
+
+        if args.upto < 4:
+            raise _Stopped
         print(f"\n[4] context after a compaction: {big} entries, 1000 kept vs plain 1000")
         a, b = memory_context(big, reps)
         row(f"build_context, compacted {big} (memory)", "memory", a)
@@ -1319,6 +1377,8 @@ def main() -> int:
 
         print("\n[7] memory", flush=True)
         memory_growth(work.fresh(), big)
+    except _Stopped:
+        pass  # the sections asked for are done
     finally:
         work.close()
         if url:

@@ -1,7 +1,7 @@
 """The append pipeline validates a message once: what it keeps equals what any reader gets back.
 
-``message_entry`` validates a message from its JSON and marks the entry as checked, so
-``stored_form`` skips the read-back. That is only sound if validating the dump of a message
+``prepare_message`` validates a message from its JSON and builds its entry, which no store
+reads back. That is only sound if validating the dump of a message
 validated from JSON gives an equal message (a fixed point) and if the result equals what the
 full path (validate, dump, validate the dump) gives. Both are checked on every message of every
 real session file and on generated messages, including Python-only values in the untyped
@@ -29,20 +29,12 @@ from pydantic_core import to_json
 from session_files import COLLECTION, format_of, session_file
 from sessiontree import JSONLRepo, MemoryRepo, SQLRepo
 from sessiontree import _json as exact_json
-from sessiontree._gc import gc_paused
 from sessiontree.entries import ENTRY_ADAPTER, MessageEntry, dump_entry_json, validate_entry_json
 from sessiontree.errors import InvalidEntryError, SessionTreeError
 from sessiontree.ids import iso_from_ms
 from sessiontree.interop import import_session
 from sessiontree.messages import MESSAGE_ADAPTER, AssistantMessage, TextContent, parse_message
-from sessiontree.stored import (
-    checked_entry,
-    checked_under,
-    message_entry,
-    reparent,
-    stored_form,
-    stored_form_under,
-)
+from sessiontree.stored import PreparedEntry, prepare_entry, prepare_message, reparent
 
 
 def full_path(message: Any, timestamp: Any = None) -> MessageEntry:
@@ -51,16 +43,15 @@ def full_path(message: Any, timestamp: Any = None) -> MessageEntry:
     msg = parse_message(message)
     if "timestamp" in type(msg).model_fields and "timestamp" not in msg.model_fields_set:
         msg = msg.model_copy(update={"timestamp": timestamp})
-        msg.__pydantic_fields_set__.add("timestamp")
-    entry, _ = stored_form(MessageEntry(message=msg))
+    entry = prepare_entry(MessageEntry(message=msg)).entry
     assert isinstance(entry, MessageEntry)
     return entry
 
 
 def assert_pipeline_equal(message: Any) -> None:
-    entry = message_entry(message)
-    stored: Any
-    stored, body = stored_form(entry)
+    prepared = prepare_message(message)
+    stored: Any = prepared.entry
+    body = prepared.body()
     reread = ENTRY_ADAPTER.validate_json(body)
     assert reread == stored, "a reader gets what the writer holds"
     assert reread.model_fields_set == stored.model_fields_set
@@ -109,8 +100,7 @@ def test_nearly_every_real_message_takes_the_validate_once_path() -> None:
     real = real_messages_cache()
     once = 0
     for _, message in real:
-        entry = message_entry(message)
-        once += stored_form(entry)[0] is entry
+        once += prepare_message(message).json is None  # not written to be read back
     assert once >= 0.99 * len(real) and len(real) > 3000
 
 
@@ -194,8 +184,7 @@ def test_generated_messages_validated_once_equal_the_full_path(
 ) -> None:
     message = {**extra, **message}
     try:
-        entry = message_entry(message)
-        stored_form(entry)
+        prepare_message(message).body()
     except (ValueError, InvalidEntryError):
         with pytest.raises((ValueError, InvalidEntryError)):
             full_path(message, 0)
@@ -246,35 +235,36 @@ def test_a_non_finite_number_or_lone_surrogate_is_refused_as_before() -> None:
     for bad in (float("nan"), float("inf"), "\ud800"):
         message = {"role": "toolResult", "toolCallId": "c", "details": {"v": bad}}
         with pytest.raises(InvalidEntryError):
-            stored_form(message_entry(message))
+            prepare_message(message).body()
     # the text "NaN" inside a string is no number: kept
-    entry = message_entry({"role": "user", "content": "NaN and Infinity"})
-    kept: Any = stored_form(entry)[0]
+    kept: Any = prepare_message({"role": "user", "content": "NaN and Infinity"}).entry
     assert kept.message.content == "NaN and Infinity"
 
 
-def test_only_the_very_entry_built_is_taken_as_checked() -> None:
-    entry = message_entry({"role": "user", "content": "hi"})
-    moved = entry.model_copy(update={"message": TextContent(text="not a message")})
+def test_a_prepared_entry_is_taken_as_it_is_and_any_other_object_read_back() -> None:
+    prepared = prepare_message({"role": "user", "content": "hi"})
+    assert prepare_entry(prepared) is prepared
+    # the same entry handed over plain is read back like any other: equal, a new object
+    again = prepare_entry(prepared.entry)
+    assert again.entry == prepared.entry and again.entry is not prepared.entry
+    assert again.json == prepared.body()
+    moved = prepared.entry.model_copy(update={"message": TextContent(text="not a message")})
     with pytest.raises(InvalidEntryError):
-        stored_form(moved)  # a changed copy is read back and refused
-    assert checked_entry(entry) is entry
-    # taken once: a second store of the same object validates it as any other entry
-    again, _ = stored_form(entry)
-    assert again == entry and again is not entry
+        prepare_entry(moved)  # a changed copy is read back and refused
 
 
-def test_an_owned_entry_takes_its_parent_in_place_and_equals_the_copy() -> None:
+def test_under_a_parent_is_a_new_value_equal_to_the_copy() -> None:
     message = {"role": "user", "content": "hi", "timestamp": 5}
-    owned = message_entry(message, owned=True)
-    reference = message_entry(message)
-    placed = checked_under(owned, "parent-1")
-    assert placed is owned and placed.parent_id == "parent-1"
-    expected = reference.model_copy(update={"parent_id": "parent-1", "id": owned.id})
-    expected = expected.model_copy(update={"timestamp": owned.timestamp})
-    assert placed == expected
-    assert placed.model_fields_set == expected.model_fields_set
-    assert dump_entry_json(placed) == dump_entry_json(expected)
+    prepared = prepare_message(message)
+    placed = prepared.under("parent-1")
+    assert prepared.entry.parent_id is None, "entries are immutable: the value is not changed"
+    assert placed.entry.parent_id == "parent-1" and placed.json is None
+    expected = prepared.entry.model_copy(update={"parent_id": "parent-1"})
+    assert placed.entry == expected
+    assert placed.entry.model_fields_set == expected.model_fields_set
+    assert placed.body() == dump_entry_json(expected)
+    assert ENTRY_ADAPTER.validate_json(placed.body()) == placed.entry
+    assert placed.under("parent-1") is placed
 
 
 def test_an_entry_the_caller_holds_is_copied_under_the_leaf_not_changed() -> None:
@@ -282,7 +272,7 @@ def test_an_entry_the_caller_holds_is_copied_under_the_leaf_not_changed() -> Non
         repo = MemoryRepo()
         session = await repo.create()
         leaf = await session.append_message({"role": "user", "content": "first"})
-        held = message_entry({"role": "user", "content": "second"})
+        held = prepare_message({"role": "user", "content": "second"}).entry
         stored = await session.storage.append_entry(held, at_leaf=True)
         assert held.parent_id is None, "the caller's entry is never changed"
         assert stored is not held and stored.parent_id == leaf
@@ -309,7 +299,7 @@ def test_a_model_given_as_message_is_read_back_from_its_json() -> None:
     bad = AssistantMessage(content=[]).model_copy(
         update={"content": [{"type": "text", "text": "x"}]}
     )
-    entry: Any = message_entry(bad)
+    entry: Any = prepare_message(bad).entry
     assert entry.message.content == [TextContent(text="x")]
     assert_pipeline_equal(AssistantMessage(content=[TextContent(text="hello")], timestamp=5))
 
@@ -320,45 +310,23 @@ def test_entry_timestamps_format_like_datetime(ms: int) -> None:
     assert iso_from_ms(ms) == dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 
-def test_objects_built_in_a_gc_pause_skip_the_young_generations() -> None:
-    gc.collect()
-    with gc_paused():
-        built = [{"i": [i]} for i in range(1000)]
-    young = {id(o) for o in gc.get_objects(generation=0)} | {
-        id(o) for o in gc.get_objects(generation=1)
-    }
-    assert not any(id(o) in young for o in built)
-    assert any(o is built[0] for o in gc.get_objects(generation=2))
-    assert gc.isenabled()
-
-
-def test_a_gc_pause_leaves_objects_the_program_froze_frozen() -> None:
-    gc.collect()
-    gc.freeze()
-    try:
-        frozen = gc.get_freeze_count()
-        with gc_paused():
-            _ = [{"i": [i]} for i in range(100)]
-        assert gc.get_freeze_count() == frozen
-    finally:
-        gc.unfreeze()
-
-
 def test_a_model_that_reads_back_as_another_class_is_refused() -> None:
     from sessiontree.messages import OpaqueMessage
 
     with pytest.raises(ValueError):
-        message_entry(OpaqueMessage(role="user", content="x"))
+        prepare_message(OpaqueMessage(role="user", content="x"))
     with pytest.raises(ValueError):
-        message_entry(TextContent(text="not a message"))  # type: ignore[arg-type]
+        prepare_message(TextContent(text="not a message"))  # type: ignore[arg-type]
 
 
 def test_a_new_message_entry_equals_the_validated_construction() -> None:
     for message in ({"role": "user", "content": "hi"}, {"role": "toolResult", "toolCallId": "c"}):
-        entry = message_entry(message)
+        entry: Any = prepare_message(message).entry
         validated = MessageEntry(id=entry.id, timestamp=entry.timestamp, message=entry.message)
         assert entry == validated
         assert entry.model_fields_set == validated.model_fields_set
+        # one read-only fields set shared with the validated entries, as any entry read
+        assert entry.__pydantic_fields_set__ is validated.__pydantic_fields_set__
         assert entry.model_extra == validated.model_extra == {}
         assert dump_entry_json(entry) == dump_entry_json(validated)
         assert ENTRY_ADAPTER.validate_json(dump_entry_json(entry)) == entry
@@ -372,8 +340,9 @@ def test_the_non_finite_check_finds_what_the_plain_search_finds(data: bytes) -> 
     assert exact_json.may_be_non_finite(data) == (b"NaN" in data or b"Infinity" in data)
 
 
-def test_a_refused_append_leaves_nothing_remembered() -> None:
-    from sessiontree import stored
+def test_a_refused_append_leaves_nothing_behind() -> None:
+    """Nothing keeps a refused message alive: once the append has raised, no entry holding it
+    is left anywhere in the process (no registry of prepared entries)."""
 
     async def run() -> None:
         repo = MemoryRepo()
@@ -385,26 +354,36 @@ def test_a_refused_append_leaves_nothing_remembered() -> None:
         ):
             with pytest.raises(InvalidEntryError):
                 await session.append_message(shaped)
+        assert await session.storage.get_entries() == []
         await session.delete()
         with pytest.raises(SessionTreeError):
             await session.append_message({"role": "user", "content": marker})
-        held = [e for e, _ in stored._checked.values()]
-        assert not [e for e in held if marker in dump_entry_json(e).decode()]
         await repo.close()
 
     asyncio.run(run())
+    gc.collect()
+    alive = [
+        o
+        for o in gc.get_objects()
+        if isinstance(o, MessageEntry | PreparedEntry) and "refused refused" in repr(o)
+    ]
+    assert alive == []
 
 
-def test_stored_form_under_a_parent_is_the_reparented_stored_form() -> None:
+def test_a_prepared_entry_under_a_parent_is_the_reparented_prepared_entry() -> None:
     message = {"role": "user", "content": "hi", "timestamp": 5}
-    owned = message_entry(message, owned=True)
-    entry, data = stored_form_under(owned, "p1")
-    assert entry is owned and entry.parent_id == "p1", "owned: its parent set in place"
-    assert data == dump_entry_json(entry) and ENTRY_ADAPTER.validate_json(data) == entry
-    held = message_entry(message)
-    entry, data = stored_form_under(held, "p1")
-    assert held.parent_id is None and entry is not held, "held by the caller: a copy"
-    assert (entry, data) == reparent(held, dump_entry_json(held), "p1")
+    prepared = prepare_message(message)
+    placed = prepared.under("p1")
+    assert placed.entry.parent_id == "p1" and prepared.entry.parent_id is None
+    data = placed.body()
+    assert (
+        data == dump_entry_json(placed.entry) and ENTRY_ADAPTER.validate_json(data) == placed.entry
+    )
+    written = prepared.serialised()
+    assert written.json == dump_entry_json(prepared.entry)
+    moved = written.under("p1")
+    assert (moved.entry, moved.json) == reparent(prepared.entry, written.body(), "p1")
+    assert moved.json == data, "moving the JSON writes what serialising the moved entry writes"
     plain = {
         "type": "message",
         "id": "e1",
@@ -412,9 +391,11 @@ def test_stored_form_under_a_parent_is_the_reparented_stored_form() -> None:
         "timestamp": "2026-01-01T00:00:00.000Z",  # each read-back would stamp its own time
         "message": message,
     }
-    entry, data = stored_form_under(plain, "p1")
-    assert (entry, data) == reparent(*stored_form(plain), "p1")
-    assert stored_form_under(plain, "old") == stored_form(plain)
+    read_back = prepare_entry(plain)
+    assert read_back.json is not None
+    under = read_back.under("p1")
+    assert (under.entry, under.json) == reparent(read_back.entry, read_back.json, "p1")
+    assert read_back.under("old") is read_back
 
 
 def test_jsonl_appends_of_two_writers_hang_under_the_true_leaf(tmp_path: Path) -> None:

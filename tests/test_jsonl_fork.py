@@ -19,7 +19,7 @@ from sessiontree import JSONLRepo, import_session
 from sessiontree.backends.jsonl.storage import JSONLStorage
 from sessiontree.entries import Entry, dump_entry, is_path_entry
 from sessiontree.storage.base import fork_plan
-from sessiontree.stored import stored_form
+from sessiontree.stored import prepare_entry
 from sessiontree.testing.builders import user
 
 VENDORED_FILES = vendored_files()
@@ -37,7 +37,7 @@ def _comparable(e: Entry, copied: set[str]) -> Any:
 async def _expected(storage: JSONLStorage, target: str, position: str) -> tuple[Any, list[Entry]]:
     """The fork as the shared plan makes it from validated entries, read back as stored."""
     meta, entries = await fork_plan(storage, target, position)  # type: ignore[arg-type]
-    return meta, [stored_form(e)[0] for e in entries]
+    return meta, [prepare_entry(e).entry for e in entries]
 
 
 async def _check_forks(repo: JSONLRepo, session_id: str) -> int:

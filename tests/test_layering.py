@@ -258,7 +258,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "_model",
         "_json",
-        "_gc",
         "_args",
         "messages",
         "entries",

@@ -7,9 +7,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessiontree._model import EMPTY_EXTRA
 from sessiontree.entries import dump_entry_json, parse_entry, with_parent
-from sessiontree.stored import reparent, stored_form
+from sessiontree.stored import prepare_entry, reparent
 
 ids = st.one_of(
     # any text an entry id may be: every backend refuses a NUL (entry_id_problem)
@@ -46,7 +45,8 @@ def entries(draw: st.DrawFn) -> dict[str, Any]:
 @settings(max_examples=300, deadline=None)
 @given(entries(), st.none() | ids)
 def test_reparent_writes_what_a_fresh_dump_writes(obj: dict[str, Any], parent: str | None) -> None:
-    entry, body = stored_form(obj)
+    prepared = prepare_entry(obj)
+    entry, body = prepared.entry, prepared.body()
     moved, patched = reparent(entry, body, parent)
     assert moved == entry.model_copy(update={"parent_id": parent})
     assert moved.parent_id == parent
@@ -57,7 +57,8 @@ def test_reparent_writes_what_a_fresh_dump_writes(obj: dict[str, Any], parent: s
 def test_reparent_does_not_serialise_a_stored_entry_again(monkeypatch: Any) -> None:
     import sessiontree.entries as entries_module
 
-    entry, body = stored_form({"type": "message", "message": {"role": "user", "content": "hi"}})
+    prepared = prepare_entry({"type": "message", "message": {"role": "user", "content": "hi"}})
+    entry, body = prepared.entry, prepared.body()
 
     def no_dump(_: Any) -> bytes:
         raise AssertionError("dumped again")
@@ -72,17 +73,15 @@ def test_reparent_does_not_serialise_a_stored_entry_again(monkeypatch: Any) -> N
 def test_with_parent_is_a_model_copy_with_the_new_parent(
     obj: dict[str, Any], parent: str | None
 ) -> None:
-    entry, _ = stored_form(obj)
+    entry = prepare_entry(obj).entry
     moved = with_parent(entry, parent)
     copied = entry.model_copy(update={"parent_id": parent})
     assert type(moved) is type(entry)
     assert moved == copied and moved.parent_id == parent
     assert moved.model_fields_set == copied.model_fields_set
     assert moved.model_extra == copied.model_extra
-    # unknown keys are the entry's own copy, or the shared read-only empty ones
-    assert moved.model_extra is not entry.model_extra or entry.model_extra in (None, {})
-    if entry.model_extra == {}:
-        assert moved.model_extra is EMPTY_EXTRA
+    # unknown keys are the moved entry's own copy
+    assert moved.model_extra is not entry.model_extra or entry.model_extra is None
     assert dump_entry_json(moved) == dump_entry_json(copied)
     assert entry.parent_id == obj["parentId"], "the original keeps its parent"
     # the moved entry is a model like any other: copies and dumps work on it

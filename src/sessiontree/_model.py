@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, model_validator
@@ -14,7 +14,7 @@ __all__ = [
     "SharedFieldsSet",
     "WireModel",
     "json_validator",
-    "set_model_slots",
+    "shared_fields_set",
 ]
 
 _T = TypeVar("_T")
@@ -92,8 +92,7 @@ class _SharedEmptyExtra(dict[str, Any]):
 
 EMPTY_EXTRA: dict[str, Any] = _SharedEmptyExtra()
 """The one read-only empty ``__pydantic_extra__`` validated models of frozen classes share
-(see ``WireModel._mark_always_dumped``); code that builds such a model without validating it
-gives it this too."""
+(see ``WireModel._mark_always_dumped``)."""
 
 _EXTRA_SHARERS: set[type] = set()
 """The classes whose models take :data:`EMPTY_EXTRA`: this library's own frozen classes. A
@@ -108,16 +107,25 @@ _last_shared: dict[type, tuple[frozenset[str], SharedFieldsSet, bool]] = {}
 """What each class shared last, tried first (one comparison): the fields set as validation
 left it (before the always-dumped names are added), the shared set it became, and whether
 the class shares the empty extras."""
-set_model_slots = (
-    BaseModel.__dict__["__pydantic_fields_set__"].__set__,
-    BaseModel.__dict__["__pydantic_extra__"].__set__,
-    BaseModel.__dict__["__pydantic_private__"].__set__,
-)
-"""The setters of a model's three pydantic slots (fields set, extra, private): what
-``object.__setattr__`` ends in, without the name lookup (~0.1 µs less a call), for the fields
-set marking below and for code that builds a model without validating it
-(``sessiontree.stored``)."""
-_set_fields_set, _set_extra = set_model_slots[0], set_model_slots[1]
+_set_attribute = object.__setattr__
+"""How the validator below gives a model its shared fields set and extras: what pydantic's
+own ``model_construct`` does for the documented ``__pydantic_fields_set__`` and
+``__pydantic_extra__`` (a frozen model refuses ``setattr``)."""
+
+
+def shared_fields_set(names: Iterable[str]) -> set[str]:
+    """The read-only fields set (:class:`SharedFieldsSet`) that validated models setting
+    exactly ``names`` share, for a model built without validating it
+    (``Model.model_construct(shared_fields_set(...), ...)``); a plain set of its own once
+    :data:`_MAX_SHARED_FIELDS_SETS` distinct sets are shared.
+    """
+    key = frozenset(names)
+    shared = _shared_fields_sets.get(key)
+    if shared is None:
+        if len(_shared_fields_sets) >= _MAX_SHARED_FIELDS_SETS:
+            return set(key)
+        shared = _shared_fields_sets.setdefault(key, SharedFieldsSet(key))
+    return shared
 
 
 def json_validator(adapter: TypeAdapter[_T]) -> Callable[[bytes | str], _T]:
@@ -185,7 +193,7 @@ class WireModel(BaseModel):
         last = _last_shared.get(cls)
         if last is not None and last[0] == fields_set:
             # the keys the class's last shared model had: the set that became, as it is
-            _set_fields_set(self, last[1])
+            _set_attribute(self, "__pydantic_fields_set__", last[1])
             shares_extra = last[2]
         else:
             given = frozenset(fields_set)
@@ -200,12 +208,12 @@ class WireModel(BaseModel):
             if shared is None and len(_shared_fields_sets) < _MAX_SHARED_FIELDS_SETS:
                 shared = _shared_fields_sets.setdefault(key, SharedFieldsSet(fields_set))
             if shared is not None:  # (None: beyond the bound, the model keeps its own set)
-                _set_fields_set(self, shared)
+                _set_attribute(self, "__pydantic_fields_set__", shared)
                 _last_shared[cls] = (given, shared, shares_extra)
         if shares_extra:
             extra = self.__pydantic_extra__
             if extra is not None and not extra:  # (None: a class ignoring unknown keys)
-                _set_extra(self, EMPTY_EXTRA)
+                _set_attribute(self, "__pydantic_extra__", EMPTY_EXTRA)
         return self
 
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
@@ -213,7 +221,7 @@ class WireModel(BaseModel):
         copy of :data:`EMPTY_EXTRA`, which would give every model it copies the same dict."""
         copied = super().__deepcopy__(memo)
         if self.__pydantic_extra__ is EMPTY_EXTRA:
-            _set_extra(copied, {})
+            _set_attribute(copied, "__pydantic_extra__", {})
         return copied
 
     def __getstate__(self) -> dict[Any, Any]:

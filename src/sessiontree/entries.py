@@ -21,13 +21,7 @@ import orjson
 from pydantic import AfterValidator, Field, TypeAdapter, ValidationError
 
 from sessiontree import _json as exact_json
-from sessiontree._model import (
-    DEFER_BUILD,
-    EMPTY_EXTRA,
-    SharedFieldsSet,
-    WireModel,
-    json_validator,
-)
+from sessiontree._model import DEFER_BUILD, WireModel, json_validator
 from sessiontree.errors import InvalidEntryError
 from sessiontree.ids import new_id, now_iso
 from sessiontree.messages import (
@@ -415,7 +409,7 @@ def dump_entry(entry: Entry) -> dict[str, Any]:
 def dump_entry_json(entry: Entry) -> bytes:
     """The entry as compact JSON bytes (one JSONL line without the newline).
 
-    Every backend stores this form (through :func:`stored_form`), so it is also where data
+    Every backend stores this form (through :func:`~sessiontree.stored.prepare_entry`), so it is also where data
     that JSON cannot carry is refused, before anything is written: non-finite numbers
     (``NaN``, ``Infinity``), strings with lone surrogates, ``bytes`` that are not UTF-8.
 
@@ -432,27 +426,9 @@ _E = TypeVar("_E", bound=_EntryBase)
 
 
 def with_parent(entry: _E, parent_id: str | None) -> _E:
-    """``entry`` under another parent: equal to ``entry.model_copy(update={"parent_id":
-    parent_id})``, ``parent_id`` among the fields set, in ~1 µs instead of ~5-12.
+    """``entry`` under another parent: ``entry.model_copy(update={"parent_id": parent_id})``,
+    ``parent_id`` among the fields set (it always is, see ``_EntryBase._always_dumped``).
 
-    The new model gets a copy of the field values with the new parent. Its fields set is the
-    entry's own when that is a read-only shared one (:class:`~sessiontree._model.SharedFieldsSet`;
-    ``parent_id`` is always in it, see ``_EntryBase._always_dumped``), else a copy, as
-    ``model_copy`` gives; so are its unknown keys, or the shared read-only empty ones
-    (:data:`~sessiontree._model.EMPTY_EXTRA`). Nothing is validated: the parent is an entry
-    id the caller checked (the store's leaf).
+    Nothing is validated: the parent is an entry id the caller checked (the store's leaf).
     """
-    moved = object.__new__(type(entry))
-    values = entry.__dict__.copy()
-    values["parent_id"] = parent_id
-    fields_set = entry.__pydantic_fields_set__
-    if type(fields_set) is not SharedFieldsSet or "parent_id" not in fields_set:
-        fields_set = {*fields_set, "parent_id"}
-    extra = entry.__pydantic_extra__
-    object.__setattr__(moved, "__dict__", values)
-    object.__setattr__(moved, "__pydantic_fields_set__", fields_set)
-    if extra is not None and extra is not EMPTY_EXTRA:
-        extra = dict(extra)
-    object.__setattr__(moved, "__pydantic_extra__", extra)
-    object.__setattr__(moved, "__pydantic_private__", entry.__pydantic_private__)
-    return moved
+    return entry.model_copy(update={"parent_id": parent_id})

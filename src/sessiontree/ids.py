@@ -12,10 +12,11 @@ from datetime import UTC, datetime
 
 import uuid_utils
 
-from sessiontree.errors import InvalidSessionIdError
+from sessiontree.errors import InvalidEntryError, InvalidSessionIdError
 
 __all__ = [
     "SESSION_ID_PATTERN",
+    "check_id",
     "check_session_id",
     "entry_id_problem",
     "is_session_id",
@@ -64,6 +65,23 @@ def entry_id_problem(entry_id: str) -> str | None:
         except UnicodeEncodeError:
             return "holds a lone surrogate (not UTF-8)"
     return None
+
+
+def check_id(value: str, what: str, entry_id: str, session_id: str | None = None) -> None:
+    """Refuse ``value`` (the entry's ``id``, or the id its field ``what`` refers to) when
+    :func:`entry_id_problem` does.
+
+    Raises:
+        InvalidEntryError: names the field and the id (and ``entry_id``, the entry holding
+            the reference, when ``what`` is not ``"id"``).
+    """
+    problem = entry_id_problem(value)
+    if problem is not None:
+        raise InvalidEntryError(
+            f"{what} {value!r} cannot be an entry id: it {problem}",
+            session_id=session_id,
+            entry_id=None if what == "id" else entry_id,
+        )
 
 
 def new_id() -> str:

@@ -7,12 +7,11 @@ the pure core (:mod:`sessiontree.tree`, :mod:`sessiontree.context`) over what st
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 from pydantic import ValidationError
 
 from sessiontree._args import check_bool, check_count, check_entry_id, check_text, check_types
-from sessiontree._gc import gc_paused
 from sessiontree.branching import navigate_with_summary
 from sessiontree.context import (
     EntryProjector,
@@ -43,7 +42,7 @@ from sessiontree.errors import EntryNotFoundError, InvalidEntryError
 from sessiontree.messages import AgentMessage, AssistantMessage, ContentBlock, Usage
 from sessiontree.metadata import SessionMetadata, SessionStats
 from sessiontree.storage.base import ContextBranchReader, EntryCursor, SessionStorage
-from sessiontree.stored import discard_checked, message_entry
+from sessiontree.stored import PreparedEntry, prepare_message
 from sessiontree.summarizers.base import Summarizer
 from sessiontree.tree import ForkPosition, TreeNode, build_tree
 from sessiontree.wire import provider_shape
@@ -146,8 +145,7 @@ class Session:
             InvalidArgumentError: an argument of the wrong type or out of range.
         """
         cursor = EntryCursor(after, limit, check_types(types), reverse)
-        with gc_paused():
-            return await self.storage.get_entries(cursor)
+        return await self.storage.get_entries(cursor)
 
     async def get_branch(self, leaf_id: str | None = None) -> list[Entry]:
         """The path root → leaf without bookkeeping entries; ``[]`` when the leaf is ``None``.
@@ -158,13 +156,11 @@ class Session:
             InvalidArgumentError: ``leaf_id`` is not an entry id or ``None``.
         """
         check_entry_id(leaf_id, "leaf_id", optional=True)
-        with gc_paused():
-            return await self.storage.get_branch(leaf_id)
+        return await self.storage.get_branch(leaf_id)
 
     async def get_tree(self) -> list[TreeNode]:
         """Root nodes ``{entry, children, label}`` of every path entry (docs/tree.md). Reads every entry."""
-        with gc_paused():
-            return build_tree(await self.storage.get_entries(), session_id=self.id)
+        return build_tree(await self.storage.get_entries(), session_id=self.id)
 
     async def get_label(self, entry_id: str) -> str | None:
         """The entry's label, or ``None``.
@@ -197,21 +193,20 @@ class Session:
         """
         check_entry_id(leaf_id, "leaf_id", optional=True)
         check_text(system_prompt, "system_prompt", optional=True)
-        with gc_paused():
-            storage = self.storage
-            if transform is default_transform and isinstance(storage, ContextBranchReader):
-                # only what the default context needs: from the newest compaction's start on
-                path = await storage.get_context_branch(leaf_id)
-            else:
-                path = await storage.get_branch(leaf_id)
-            return build_context_from_path(
-                path,
-                system_prompt=system_prompt,
-                metadata_system_prompt=self.storage.metadata.system_prompt,
-                transform=transform,
-                entry_projectors=entry_projectors,
-                repair=repair_tool_pairs,
-            )
+        storage = self.storage
+        if transform is default_transform and isinstance(storage, ContextBranchReader):
+            # only what the default context needs: from the newest compaction's start on
+            path = await storage.get_context_branch(leaf_id)
+        else:
+            path = await storage.get_branch(leaf_id)
+        return build_context_from_path(
+            path,
+            system_prompt=system_prompt,
+            metadata_system_prompt=self.storage.metadata.system_prompt,
+            transform=transform,
+            entry_projectors=entry_projectors,
+            repair=repair_tool_pairs,
+        )
 
     async def get_stats(self) -> SessionStats:
         """Counts by entry type and message role, tokens and cost summed from ``usage`` (docs/storage.md).
@@ -258,7 +253,7 @@ class Session:
             self._raise_named(exc)
         return stored.id
 
-    async def _append(self, entry: Entry) -> str:
+    async def _append(self, entry: Entry | PreparedEntry) -> str:
         try:
             stored = await self.storage.append_entry(entry, at_leaf=True)
         except InvalidEntryError as exc:
@@ -284,23 +279,21 @@ class Session:
                 (:mod:`sessiontree.wire`) that turns it into AgentMessages.
         """
         try:
-            entry = message_entry(message, owned=True)
+            prepared = prepare_message(message)
+        except InvalidEntryError as exc:  # it would not read back
+            self._raise_named(exc)
         except ValueError as exc:  # pydantic's ValidationError included
             detail = validation_problem(exc) if isinstance(exc, ValidationError) else str(exc)
             raise InvalidEntryError(f"invalid message: {detail}", session_id=self.id) from exc
-        try:
-            converter = provider_shape(entry.message)
-            if converter is not None:
-                raise InvalidEntryError(
-                    "this is a provider's wire message, not an AgentMessage; convert it with "
-                    f"sessiontree.{converter}(...) first (stored as it is, it would be left out "
-                    "of every context)",
-                    session_id=self.id,
-                )
-            return await self._append(entry)
-        except BaseException:
-            discard_checked(entry)  # refused before a store took it, if none did
-            raise
+        converter = provider_shape(cast("MessageEntry", prepared.entry).message)
+        if converter is not None:
+            raise InvalidEntryError(
+                "this is a provider's wire message, not an AgentMessage; convert it with "
+                f"sessiontree.{converter}(...) first (stored as it is, it would be left out "
+                "of every context)",
+                session_id=self.id,
+            )
+        return await self._append(prepared)
 
     async def append_model_change(self, provider: str, model_id: str) -> str:
         """Record a model switch (derived state only). Returns the entry id."""

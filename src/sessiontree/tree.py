@@ -34,7 +34,7 @@ from sessiontree.errors import (
     InvalidEntryError,
 )
 from sessiontree.fold import LogFold
-from sessiontree.stored import check_id as _check_id
+from sessiontree.ids import check_id
 
 __all__ = [
     "ForkPosition",
@@ -104,9 +104,9 @@ def check_append(
         DuplicateEntryError: the id is already used in this session.
         EntryNotFoundError: a ``parentId``, ``targetId`` or ``fromId`` names no entry.
     """
-    _check_id(entry.id, "id", entry.id, session_id)
+    check_id(entry.id, "id", entry.id, session_id)
     if entry.parent_id is not None:
-        _check_id(entry.parent_id, "parentId", entry.id, session_id)
+        check_id(entry.parent_id, "parentId", entry.id, session_id)
     if type(entry) is MessageEntry and type_of(entry.id) is None:
         # the common append: a message entry refers to its parent only (entry_refs), so a
         # new id under no parent, or under one that exists and is not a leaf entry, is all
@@ -123,7 +123,7 @@ def check_append(
             "an entry with this id already exists", session_id=session_id, entry_id=entry.id
         )
     for what, ref in entry_refs(entry):
-        _check_id(ref, what, entry.id, session_id)
+        check_id(ref, what, entry.id, session_id)
         ref_type = type_of(ref)
         if ref_type is None:
             raise EntryNotFoundError(

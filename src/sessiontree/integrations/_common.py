@@ -26,7 +26,7 @@ from sessiontree.ids import check_session_id
 from sessiontree.messages import AgentMessage, parse_message
 from sessiontree.repos import SessionRepo, default_url, is_private_url
 from sessiontree.session import Session
-from sessiontree.stored import stored_form
+from sessiontree.stored import prepare_entry
 from sessiontree.sync import LoopThread, SyncRepo, shared_repo
 from sessiontree.sync import open_repo as open_sync_repo
 
@@ -213,10 +213,8 @@ async def append_chain(session: Session, messages: Sequence[AgentMessage]) -> No
     Raises:
         InvalidEntryError: a message that cannot be stored (nothing appended).
     """
-    entries = [MessageEntry(message=message) for message in messages]
-    for entry in entries:
-        stored_form(entry)
-    for entry in entries:
+    prepared = [prepare_entry(MessageEntry(message=message)) for message in messages]
+    for entry in prepared:
         await session.storage.append_entry(entry, at_leaf=True)
 
 

@@ -23,7 +23,6 @@ import copy
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from sessiontree._gc import gc_paused
 from sessiontree.entries import MessageEntry
 from sessiontree.errors import InvalidEntryError
 from sessiontree.ids import now_ms
@@ -121,9 +120,8 @@ class SessionTreeSession:
         context = await self._handle.run(self._context())
         wanted = resolve_session_limit(limit, self.session_settings)
         items: list[Any] = []
-        with gc_paused():  # thousands of new dicts; a collection here would scan every entry
-            for message in context.messages:  # one item each, or several (or none) converted
-                items.extend(_items_of(message))
+        for message in context.messages:  # one item each, or several (or none) converted
+            items.extend(_items_of(message))
         if wanted is not None:
             items = items[-wanted:] if wanted > 0 else []
         return items

@@ -33,7 +33,7 @@ from sessiontree.interop.report import CustomLine, DanglingParent, ImportReport,
 from sessiontree.metadata import SessionMetadata
 from sessiontree.repos.base import SessionRepo
 from sessiontree.session import Session
-from sessiontree.stored import stored_form
+from sessiontree.stored import prepare_entry
 from sessiontree.tree import check_append, entry_refs, leaf_of_log
 
 Progress = Callable[[int], None]
@@ -202,7 +202,7 @@ def finalize(
 ) -> list[Entry]:
     """Make drafts appendable in one batch; report every change (docs/interop.md).
 
-    * an entry no store can write (:func:`~sessiontree.stored.stored_form`), a second entry
+    * an entry no store can write (:func:`~sessiontree.stored.prepare_entry`), a second entry
       with an id already used, or a ``label``/``leaf`` target or ``fromId`` that names no
       usable entry: unreadable (fails unless ``lenient``);
     * a ``parentId`` that names no entry, names a ``leaf`` entry, or closes a cycle: the
@@ -219,7 +219,7 @@ def finalize(
         try:
             # what the store will hold: an entry no store can write (nested past the JSON
             # limits) is refused here, per entry, not at append time for the whole import
-            e, _ = stored_form(d.entry)
+            e = prepare_entry(d.entry).entry
         except InvalidEntryError as exc:
             unreadable(report, path, d.line, str(exc), _entry_preview(d.entry), lenient=lenient)
             continue

@@ -25,7 +25,7 @@ from sessiontree._args import MAX_ENTRY_ID_CHARS
 from sessiontree.backends.jsonl.format import LineRecord
 from sessiontree.entries import Entry
 from sessiontree.storage.base import EntryCursor
-from sessiontree.stored import stored_form
+from sessiontree.stored import prepare_entry
 from sessiontree.tree import check_append, trace_chain
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ class RecordSource:
         """The lines (with newlines) of the plan's ``entries`` and a record for each.
 
         A record or entry this source handed out is its stored line, copied; anything else is
-        a new entry, written as :func:`~sessiontree.stored.stored_form` writes it. Records'
+        a new entry, written as :func:`~sessiontree.stored.prepare_entry` writes it. Records'
         positions are left for the new log to set.
 
         Raises:
@@ -159,7 +159,8 @@ class RecordSource:
                 )
                 types[source.id] = source.type
                 continue
-            entry, data = stored_form(item)
+            prepared = prepare_entry(item)
+            entry, data = prepared.entry, prepared.body()
             check_append(entry, types.get, session_id=session_id, keep_unknown=True)
             plan.append(data + b"\n")
             records.append(LineRecord.of_entry(entry, 0, -1, -1))
@@ -167,9 +168,9 @@ class RecordSource:
         lines = self._read_lines(plan)
         for item in plan:
             if isinstance(item, LineRecord) and len(item.id) > MAX_ENTRY_ID_CHARS:
-                # what stored_form refuses of a line it could copy: an id longer than any
+                # what prepare_entry refuses of a line it could copy: an id longer than any
                 # store keeps (the file's JSON reader already refuses lone surrogates)
-                stored_form(item.entry_of(self._storage.path, self.id))
+                prepare_entry(item.entry_of(self._storage.path, self.id))
         return lines, records
 
     def _read_lines(self, plan: list[LineRecord | bytes]) -> list[bytes]:

@@ -34,7 +34,6 @@ from pydantic import ValidationError
 from pydantic_core import SchemaValidator, core_schema, to_json
 
 from sessiontree import _json as exact_json
-from sessiontree._gc import gc_paused
 from sessiontree.entries import Entry, MessageEntry, validate_entry_json, validation_problem
 from sessiontree.errors import CorruptSessionError
 from sessiontree.fold import first_message_text
@@ -52,7 +51,6 @@ __all__ = [
     "created_at_of",
     "entries_of",
     "first_user_text",
-    "gc_paused",
     "is_whole_line",
     "header_metadata",
     "parse_header",
@@ -313,14 +311,7 @@ def entries_of(
     Raises:
         CorruptSessionError: a line is JSON but not a valid entry (names file and line).
     """
-
-    def entries() -> list[Entry]:
-        return [r.entry if r.entry is not None else r.entry_of(path, session_id) for r in records]
-
-    if sum(r.entry is None for r in records) < 2:
-        return entries()  # nothing to build in bulk: the collector is left as it is
-    with gc_paused():
-        return entries()
+    return [r.entry if r.entry is not None else r.entry_of(path, session_id) for r in records]
 
 
 @dataclass(frozen=True)

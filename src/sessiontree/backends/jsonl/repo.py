@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from sessiontree import _json as exact_json
-from sessiontree._gc import gc_paused
 from sessiontree.backends.jsonl.format import is_whole_line
 from sessiontree.backends.jsonl.layout import LOG_NAME, STATS_NAME, RepoLayout
 from sessiontree.backends.jsonl.listing import list_sessions
@@ -271,15 +270,14 @@ class JSONLRepo:
         check_list_args(limit, offset)
         pairs = where_pairs(where)
         self._check_root()
-        with gc_paused():  # the index is ~10,000 small lists: no collection passes over them
-            return list_sessions(
-                self.root,
-                self._layout.index,
-                read_only=self.read_only,
-                limit=limit,
-                offset=offset,
-                pairs=pairs,
-            )
+        return list_sessions(
+            self.root,
+            self._layout.index,
+            read_only=self.read_only,
+            limit=limit,
+            offset=offset,
+            pairs=pairs,
+        )
 
     async def delete(self, id: str) -> None:
         """See :meth:`SessionRepo.delete`: removes the session directory.

@@ -52,7 +52,6 @@ from sessiontree.backends.jsonl.fork import RecordSource
 from sessiontree.backends.jsonl.format import (
     LineRecord,
     entries_of,
-    gc_paused,
     parse_header,
 )
 from sessiontree.backends.jsonl.log import _WRITERS, SessionLog
@@ -63,7 +62,7 @@ from sessiontree.errors import LeafMovedError, StorageError
 from sessiontree.ids import new_id
 from sessiontree.metadata import SessionMetadata, session_time
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage, select_entries
-from sessiontree.stored import reparent, stored_form, stored_form_under
+from sessiontree.stored import PreparedEntry, prepare_entry
 from sessiontree.tree import ForkPosition, TreeIndex, branch_of, check_append, trace_chain
 
 __all__ = [
@@ -89,9 +88,9 @@ def entry_lines(entries: Sequence[Entry], session_id: str) -> list[bytes]:
     Raises:
         DuplicateEntryError, EntryNotFoundError, InvalidEntryError: an entry is refused.
     """
-    stored = [stored_form(e) for e in entries]
-    TreeIndex.checked((e for e, _ in stored), session_id=session_id)
-    return [data + b"\n" for _, data in stored]
+    stored = [prepare_entry(e) for e in entries]
+    TreeIndex.checked((p.entry for p in stored), session_id=session_id)
+    return [p.body() + b"\n" for p in stored]
 
 
 class JSONLStorage(SessionLog):
@@ -154,8 +153,7 @@ class JSONLStorage(SessionLog):
         self.created_at = header.created_at
         self._offset = header.length
         self._stats_offset = self._offset
-        with gc_paused():
-            self._ingest(data[header.length :], cut=False)
+        self._ingest(data[header.length :], cut=False)
         self._ino = self._rino
 
     def _setup(
@@ -229,8 +227,7 @@ class JSONLStorage(SessionLog):
             record.end = offset - 1
         self._offset = self._stats_offset = offset
         self._next_line = 2 + len(records)
-        with gc_paused():
-            self._add_all(records, [])
+        self._add_all(records, [])
         self._open_read()
         self._ino = self._rino
         return self
@@ -298,7 +295,7 @@ class JSONLStorage(SessionLog):
         return self._append_one(LeafEntry(target_id=target_id), True, expected_id)
 
     async def append_entry_if(
-        self, entry: Entry, expected_leaf: str | None, *, at_leaf: bool = False
+        self, entry: Entry | PreparedEntry, expected_leaf: str | None, *, at_leaf: bool = False
     ) -> Entry:
         """See :meth:`SessionStorage.append_entry_if`: the leaf is checked under the file
         lock, after reading what other processes appended.
@@ -358,7 +355,7 @@ class JSONLStorage(SessionLog):
         )
         return branch_of(entries_of(cast(list[LineRecord], records), self.path, self._id))
 
-    async def append_entry(self, entry: Entry, *, at_leaf: bool = False) -> Entry:
+    async def append_entry(self, entry: Entry | PreparedEntry, *, at_leaf: bool = False) -> Entry:
         """See :meth:`SessionStorage.append_entry`: one ``os.write`` of one line, under the lock.
 
         Raises:
@@ -367,18 +364,21 @@ class JSONLStorage(SessionLog):
         """
         return self._append_one(entry, at_leaf, _ANY_LEAF)
 
-    def _append_one(self, entry: Entry, at_leaf: bool, expected_leaf: object) -> Entry:
+    def _append_one(
+        self, entry: Entry | PreparedEntry, at_leaf: bool, expected_leaf: object
+    ) -> Entry:
         """:meth:`append_entry`; unless ``expected_leaf`` is ``_ANY_LEAF``, only while the
         leaf under the lock is ``expected_leaf`` (else :class:`LeafMovedError`)."""
         if self.read_only:
             self._writable()
         self._open_read()
+        prepared = prepare_entry(entry)
         if at_leaf:
             # written under the leaf this process saw last; under the lock it is moved only
             # when another writer appended since
-            entry, data = stored_form_under(entry, self._index.fold.leaf_id)
-        else:
-            entry, data = stored_form(entry)
+            prepared = prepared.under(self._index.fold.leaf_id)
+        prepared = prepared.serialised()
+        data = prepared.body()
         self._acquire()
         try:
             self._catch_up_locked()
@@ -389,8 +389,10 @@ class JSONLStorage(SessionLog):
                 raise LeafMovedError(
                     self._id, cast("str | None", expected_leaf), index.fold.leaf_id
                 )
-            if at_leaf and entry.parent_id != index.fold.leaf_id:
-                entry, data = reparent(entry, data, index.fold.leaf_id)
+            if at_leaf and prepared.entry.parent_id != index.fold.leaf_id:
+                prepared = prepared.under(index.fold.leaf_id)
+                data = prepared.body()
+            entry = prepared.entry
             check_append(entry, index.type_of, session_id=self._id)
             line = data + b"\n"
             self._write_line(line)  # after a newline that finished the last line, if needed
@@ -419,8 +421,8 @@ class JSONLStorage(SessionLog):
         """
         self._writable()
         self._open_read()
-        stored = [stored_form(e) for e in entries]
-        parsed = [e for e, _ in stored]
+        stored = [prepare_entry(e).serialised() for e in entries]
+        parsed = [p.entry for p in stored]
         if not parsed:
             return
         with self._locked():
@@ -435,15 +437,14 @@ class JSONLStorage(SessionLog):
             for e in parsed:
                 check_append(e, type_of, session_id=self._id)
                 staged[e.id] = e.type
-            lines = [data + b"\n" for _, data in stored]
+            lines = [p.body() + b"\n" for p in stored]
             self._write_lines(lines)  # after a newline that finished the last line, if needed
             records = []
             start = self._offset
-            for i, (e, data) in enumerate(stored):
-                records.append(
-                    LineRecord.of_entry(e, self._next_line + i, start, start + len(data))
-                )
-                start += len(data) + 1
+            for i, p in enumerate(stored):
+                end = start + len(p.body())
+                records.append(LineRecord.of_entry(p.entry, self._next_line + i, start, end))
+                start = end + 1
             self._after_write(records, start - self._offset)
 
     async def set_modified_at(self, modified_at: datetime) -> None:

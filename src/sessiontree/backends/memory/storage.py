@@ -11,7 +11,7 @@ from sessiontree.errors import LeafMovedError, SessionNotFoundError
 from sessiontree.ids import new_id
 from sessiontree.metadata import SessionMetadata, session_time
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage, select_entries
-from sessiontree.stored import checked_entry, checked_under, stored_form
+from sessiontree.stored import PreparedEntry, prepare_entry
 from sessiontree.tree import ForkPosition, TreeIndex, branch_of, check_append, trace_chain
 
 __all__ = ["MemoryStorage"]
@@ -70,7 +70,7 @@ class MemoryStorage:
         return await self.append_entry_if(LeafEntry(target_id=target_id), expected_id, at_leaf=True)
 
     async def append_entry_if(
-        self, entry: Entry, expected_leaf: str | None, *, at_leaf: bool = False
+        self, entry: Entry | PreparedEntry, expected_leaf: str | None, *, at_leaf: bool = False
     ) -> Entry:
         """See :meth:`SessionStorage.append_entry_if` (no ``await`` between check and append)."""
         self._alive()
@@ -107,17 +107,17 @@ class MemoryStorage:
         )
         return branch_of(chain)
 
-    async def append_entry(self, entry: Entry, *, at_leaf: bool = False) -> Entry:
+    async def append_entry(self, entry: Entry | PreparedEntry, *, at_leaf: bool = False) -> Entry:
         """See :meth:`SessionStorage.append_entry`."""
         self._alive()
         return self._append(entry, at_leaf=at_leaf)
 
-    def _append(self, entry: Entry, *, at_leaf: bool) -> Entry:
+    def _append(self, entry: Entry | PreparedEntry, *, at_leaf: bool) -> Entry:
         # the entry a persistent backend would read back (parity: refused alike, held alike)
+        prepared = prepare_entry(entry)
         if at_leaf:
-            entry = checked_under(entry, self.index.fold.leaf_id)
-        else:
-            entry = checked_entry(entry)
+            prepared = prepared.under(self.index.fold.leaf_id)
+        entry = prepared.entry
         self.index.check(entry)
         self.index.add(entry)
         self.modified_at = datetime.now(UTC)
@@ -126,7 +126,7 @@ class MemoryStorage:
     async def append_entries(self, entries: Sequence[Entry]) -> None:
         """See :meth:`SessionStorage.append_entries`."""
         self._alive()
-        parsed = [stored_form(e)[0] for e in entries]
+        parsed = [prepare_entry(e).entry for e in entries]
         staged: dict[str, str] = {}  # id -> type of the batch's entries checked so far
 
         def type_of(entry_id: str) -> str | None:
@@ -140,14 +140,16 @@ class MemoryStorage:
         if parsed:
             self.modified_at = datetime.now(UTC)
 
-    def load(self, entries: Sequence[Entry]) -> None:
+    def load(self, entries: Sequence[Entry | PreparedEntry]) -> None:
         """Fill a new, empty storage with ``entries`` (checked as one append), before anyone
         can see it.
 
         Raises:
             DuplicateEntryError, EntryNotFoundError, InvalidEntryError: nothing is loaded.
         """
-        self.index = TreeIndex.checked((stored_form(e)[0] for e in entries), session_id=self._id)
+        self.index = TreeIndex.checked(
+            (prepare_entry(e).entry for e in entries), session_id=self._id
+        )
 
     async def set_modified_at(self, modified_at: datetime) -> None:
         """See :meth:`SessionStorage.set_modified_at`."""
@@ -171,12 +173,33 @@ class MemoryStorage:
 
         async def create(meta: SessionMetadata, entries: list[Entry]) -> SessionStorage:
             new = MemoryStorage(metadata=meta, on_create=self._on_create, on_delete=self._on_delete)
-            new.load(entries)
+            new.index = self._fork_index(entries, new.id)
             if self._on_create is not None:
                 self._on_create(new)
             return new
 
         return await fork_storage(self, target_id, position, create)
+
+    def _fork_index(self, entries: list[Entry], session_id: str) -> TreeIndex:
+        """The index of a fork of this session holding ``entries`` (:func:`fork_plan`'s).
+
+        Entries are immutable, so an entry this storage holds is shared, not copied, and not
+        checked again: it was prepared and checked when it was appended, and the fork holds
+        the source's chain root → target in order, so its parent comes before it with the
+        same type. Any other entry (a new label, a copy whose reference the fork cleared) is
+        prepared and checked as an append.
+
+        Raises:
+            DuplicateEntryError, EntryNotFoundError, InvalidEntryError: a new entry is refused.
+        """
+        held = self.index.by_id
+        index = TreeIndex(session_id=session_id)
+        for e in entries:
+            if held.get(e.id) is not e:
+                e = prepare_entry(e).entry
+                check_append(e, index.type_of, session_id=session_id, keep_unknown=True)
+            index.add(e)
+        return index
 
     async def delete(self) -> None:
         """See :meth:`SessionStorage.delete`."""

@@ -34,7 +34,7 @@ from sessiontree.backends.sql.plan import (
 from sessiontree.entries import BOOKKEEPING_TYPES, Entry, LabelEntry, LeafEntry, MessageEntry
 from sessiontree.fold import LogFold, first_message_text
 from sessiontree.messages import message_text
-from sessiontree.stored import stored_form
+from sessiontree.stored import prepare_entry
 from sessiontree.tree import ForkPosition, check_append, fork_chain, labels_of
 
 __all__ = [
@@ -180,7 +180,8 @@ def plan_fork(
             copies.append((item.id, seq))
             sources.append(read_seq[item.id])
         else:
-            written, body = stored_form(item)
+            prepared = prepare_entry(item)
+            written, body = prepared.entry, prepared.body()
             rows.append(_row(seq, written, body))
         check_append(written, staged.get, session_id=session_id, keep_unknown=True)
         staged[written.id] = written.type
@@ -290,9 +291,9 @@ def plan_from_entries(
             bodies.append(b"")
             kept.append(True)
         else:
-            checked, body = stored_form(entry)
-            stored.append(checked)
-            bodies.append(body)
+            prepared = prepare_entry(entry)
+            stored.append(prepared.entry)
+            bodies.append(prepared.body())
             kept.append(False)
     plan = plan_append(
         session_id, SessionState(None, 0, 0, False), stored, {}, bodies=bodies, keep_unknown=True

@@ -218,7 +218,7 @@ def plan_append(
         entries: parsed entries, appended in this order.
         known_types: ``id → type`` of the stored entries among :func:`lookup_ids`.
         at_leaf: re-parent the (single) entry under ``state.leaf_id`` first.
-        bodies: the JSON of each entry (:func:`~sessiontree.stored.stored_form`), reused
+        bodies: the JSON of each entry (:meth:`~sessiontree.stored.PreparedEntry.body`), reused
             (re-parented by :func:`~sessiontree.stored.reparent`); ``None``: dumped here.
         keep_unknown: accept entries of unknown types (a new session made from copies).
 
@@ -490,7 +490,7 @@ class SQLEngine(Protocol):
     ) -> list[Entry]:
         """Validate (:func:`plan_append`) and insert entries and the new session row atomically.
 
-        ``bodies``: each entry's JSON from :func:`~sessiontree.stored.stored_form`, if known.
+        ``bodies``: each entry's JSON (:meth:`~sessiontree.stored.PreparedEntry.body`), if known.
 
         Raises:
             SessionNotFoundError, DuplicateEntryError, EntryNotFoundError, InvalidEntryError.

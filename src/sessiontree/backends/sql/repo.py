@@ -13,7 +13,6 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sessiontree._gc import gc_paused
 from sessiontree.backends.sql.parse_cache import ParseCache
 from sessiontree.backends.sql.plan import metadata_from_json, us_from_datetime
 from sessiontree.backends.sql.storage import SQLStorage, make_engine
@@ -35,7 +34,7 @@ from sessiontree.repos.base import (
     session_of,
 )
 from sessiontree.storage.search import check_search_args
-from sessiontree.stored import stored_form
+from sessiontree.stored import prepare_entry
 from sessiontree.tree import ForkPosition
 
 if TYPE_CHECKING:
@@ -109,9 +108,13 @@ class SQLRepo:
         created_us = (
             None if created_at is None else us_from_datetime(session_time(created_at, "created_at"))
         )
-        stored = [stored_form(e) for e in check_entries(entries)]
+        stored = [prepare_entry(e) for e in check_entries(entries)]
         await self._engine.create_session(
-            session_id, meta, [e for e, _ in stored], [b for _, b in stored], created_us=created_us
+            session_id,
+            meta,
+            [p.entry for p in stored],
+            [p.body() for p in stored],
+            created_us=created_us,
         )
         return session_of(SQLStorage(self._engine, session_id, meta, parse_cache=self._parse_cache))
 
@@ -143,8 +146,7 @@ class SQLRepo:
         collections a listing of many sessions would trigger free nothing.
         """
         check_list_args(limit, offset)
-        with gc_paused():
-            return await self._engine.list_sessions(limit, offset, where_pairs(where))
+        return await self._engine.list_sessions(limit, offset, where_pairs(where))
 
     async def delete(self, id: str) -> None:
         """See :meth:`SessionRepo.delete`.

@@ -51,7 +51,7 @@ from sessiontree.errors import (
 from sessiontree.ids import check_session_id, new_id
 from sessiontree.metadata import SessionMetadata, session_time
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_plan
-from sessiontree.stored import stored_form
+from sessiontree.stored import PreparedEntry, prepare_entry
 from sessiontree.tree import ForkPosition
 
 __all__ = ["ENTRY_CACHE_BYTES", "ENTRY_CACHE_SIZE", "SQLStorage", "make_engine"]
@@ -420,19 +420,25 @@ class SQLStorage:
 
     # ------------------------------------------------------------------ writing
 
-    async def append_entry(self, entry: Entry, *, at_leaf: bool = False) -> Entry:
+    async def append_entry(self, entry: Entry | PreparedEntry, *, at_leaf: bool = False) -> Entry:
         """See :meth:`SessionStorage.append_entry`: one transaction for entry, leaf and counters."""
-        entry, body = stored_form(entry)
-        (stored,) = await self._engine.append(self._id, [entry], at_leaf=at_leaf, bodies=[body])
+        prepared = prepare_entry(entry)
+        body = prepared.body()
+        (stored,) = await self._engine.append(
+            self._id, [prepared.entry], at_leaf=at_leaf, bodies=[body]
+        )
         self._remember(stored, len(body))
         return stored
 
     async def append_entries(self, entries: Sequence[Entry]) -> None:
         """See :meth:`SessionStorage.append_entries`: one transaction, all or nothing."""
-        stored = [stored_form(e) for e in entries]
+        stored = [prepare_entry(e) for e in entries]
         if stored:
             await self._engine.append(
-                self._id, [e for e, _ in stored], at_leaf=False, bodies=[b for _, b in stored]
+                self._id,
+                [p.entry for p in stored],
+                at_leaf=False,
+                bodies=[p.body() for p in stored],
             )
 
     async def set_leaf_id(self, target_id: str | None) -> Entry:
@@ -445,13 +451,14 @@ class SQLStorage:
         return await self.append_entry_if(LeafEntry(target_id=target_id), expected_id, at_leaf=True)
 
     async def append_entry_if(
-        self, entry: Entry, expected_leaf: str | None, *, at_leaf: bool = False
+        self, entry: Entry | PreparedEntry, expected_leaf: str | None, *, at_leaf: bool = False
     ) -> Entry:
         """See :meth:`SessionStorage.append_entry_if`: the leaf check and the append in one
         transaction."""
-        entry, body = stored_form(entry)
+        prepared = prepare_entry(entry)
+        body = prepared.body()
         stored = await self._engine.append_if_leaf(
-            self._id, entry, body, expected_leaf, at_leaf=at_leaf
+            self._id, prepared.entry, body, expected_leaf, at_leaf=at_leaf
         )
         self._remember(stored, len(body))
         return stored
