@@ -27,14 +27,16 @@ from pydantic import ValidationError
 from pydantic_core import to_json
 
 from session_files import COLLECTION, format_of, session_file
-from sessiontree import JSONLRepo, MemoryRepo, SQLRepo
 from sessiontree import _json as exact_json
 from sessiontree._gc import gc_paused
+from sessiontree.backends.jsonl.repo import JSONLRepo
+from sessiontree.backends.sql.repo import SQLRepo
 from sessiontree.entries import ENTRY_ADAPTER, MessageEntry, dump_entry_json, validate_entry_json
 from sessiontree.errors import InvalidEntryError, SessionTreeError
 from sessiontree.ids import iso_from_ms
 from sessiontree.interop import import_session
 from sessiontree.messages import MESSAGE_ADAPTER, AssistantMessage, TextContent, parse_message
+from sessiontree.repos import MemoryRepo
 from sessiontree.stored import (
     checked_entry,
     checked_under,

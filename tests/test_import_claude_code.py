@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from session_files import VENDORED
-from sessiontree import MemoryRepo, import_session
 from sessiontree.context import LOST_RESULT_TEXT, find_tool_pair_problems
 from sessiontree.entries import CompactionEntry, CustomEntry, MessageEntry
+from sessiontree.interop import import_session
 from sessiontree.messages import AssistantMessage, CompactionSummaryMessage
+from sessiontree.repos import MemoryRepo
 from sessiontree.verify import verify_session
 
 REAL = VENDORED / "claude-code" / "agent-a0294d5.jsonl"

@@ -11,11 +11,10 @@ from typing import Any
 import pytest
 
 from session_files import VENDORED, session_file
-from sessiontree import MemoryRepo, import_session
 from sessiontree.context import LOST_RESULT_TEXT, find_tool_pair_problems
 from sessiontree.entries import CompactionEntry, CustomEntry, LeafEntry, MessageEntry
 from sessiontree.errors import CorruptSessionError, DuplicateEntryError, UnknownFormatError
-from sessiontree.interop import DanglingParent
+from sessiontree.interop import DanglingParent, import_session
 from sessiontree.messages import (
     AssistantMessage,
     CompactionSummaryMessage,
@@ -23,6 +22,7 @@ from sessiontree.messages import (
     TextContent,
     ToolResultMessage,
 )
+from sessiontree.repos import MemoryRepo
 
 SESSIONS = VENDORED
 CLAUDE = SESSIONS / "claude-code"

@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 
 from session_files import VENDORED, session_file
-from sessiontree import MemoryRepo, import_session
 from sessiontree.context import LOST_RESULT_TEXT, find_tool_pair_problems
 from sessiontree.entries import CompactionEntry, CustomEntry, MessageEntry
 from sessiontree.errors import CorruptSessionError
-from sessiontree.interop import FORMATS
+from sessiontree.interop import FORMATS, import_session
 from sessiontree.messages import (
     AssistantMessage,
     OpaqueMessage,
@@ -22,6 +21,7 @@ from sessiontree.messages import (
     UserMessage,
     message_text,
 )
+from sessiontree.repos import MemoryRepo
 
 AIDER = VENDORED / "aider" / "mozgoslav.aider.chat.history.md"
 PI_SMALL = VENDORED / "pi" / "agent-sessions_pi-small.v3.jsonl"

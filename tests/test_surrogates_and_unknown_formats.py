@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from session_files import VENDORED
-from sessiontree import MemoryRepo, Session, import_session
+from sessiontree import Session
 from sessiontree._json import without_lone_surrogates
 from sessiontree.backends.jsonl.repo import JSONLRepo
 from sessiontree.backends.jsonl.storage import JSONLStorage
@@ -23,7 +23,8 @@ from sessiontree.errors import (
     SessionTreeError,
     UnknownFormatError,
 )
-from sessiontree.interop import FORMATS, detect_format
+from sessiontree.interop import FORMATS, detect_format, import_session
+from sessiontree.repos import MemoryRepo
 from sessiontree.verify import torn_final_line, verify_session
 
 PI_SMALL = VENDORED / "pi" / "agent-sessions_pi-small.v3.jsonl"

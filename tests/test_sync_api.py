@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from backends import BACKENDS, throwaway_pg_database
-from sessiontree import SessionNotFoundError, compact
+from sessiontree import SessionNotFoundError
+from sessiontree.compaction import compact
 from sessiontree.summarizers.extractive import ExtractiveSummarizer
 from sessiontree.sync import SyncRepo, SyncSession, open_repo
 

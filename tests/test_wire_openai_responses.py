@@ -19,10 +19,9 @@ from sessiontree import (
     ToolCall,
     ToolResultMessage,
     UserMessage,
-    from_openai_responses,
-    to_openai_responses,
 )
 from sessiontree.messages import CompactionSummaryMessage, OpaqueMessage
+from sessiontree.wire import from_openai_responses, to_openai_responses
 from sessiontree.wire.openai_responses import OPAQUE_ROLE
 
 ITEM = TypeAdapter(ResponseInputItemParam)

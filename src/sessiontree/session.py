@@ -332,7 +332,7 @@ class Session:
     ) -> str:
         """Append a ``compaction`` entry under the leaf (docs/compaction.md). Returns the entry id.
 
-        Prefer :func:`sessiontree.compact`, which plans the cut and summarises.
+        Prefer :func:`sessiontree.compaction.compact`, which plans the cut and summarises.
 
         Raises:
             EntryNotFoundError: ``first_kept_entry_id`` is not on the current branch.

@@ -248,7 +248,7 @@ async def pi_file_bytes(
 async def migrate_pi_file(path: str | Path, *, lenient: bool = False) -> ImportReport:
     """Rewrite a pi version 1 or 2 file as version 3, in place and atomically (docs/interop.md).
 
-    The file is converted exactly as :func:`sessiontree.import_session` would import it (ids
+    The file is converted exactly as :func:`sessiontree.interop.import_session` would import it (ids
     for v1, ``firstKeptEntryIndex`` → ``firstKeptEntryId``, ``hookMessage`` → ``custom``), the
     new content is written to a temporary file beside it, fsynced and renamed over it, so the
     file is at every moment either the old one or the whole new one. The session id, the
