@@ -30,6 +30,7 @@ from session_files import COLLECTION, format_of, session_file
 from sessiontree import _json as exact_json
 from sessiontree._gc import gc_paused
 from sessiontree.backends.jsonl.repo import JSONLRepo
+from sessiontree.backends.jsonl.storage import JSONLStorage
 from sessiontree.backends.sql.repo import SQLRepo
 from sessiontree.entries import ENTRY_ADAPTER, MessageEntry, dump_entry_json, validate_entry_json
 from sessiontree.errors import InvalidEntryError, SessionTreeError
@@ -76,7 +77,7 @@ async def import_real_file(relative: str, repo: Any) -> Any:
     session, _ = await import_session(
         session_file(relative),
         repo,
-        format=format_of(relative),  # type: ignore[arg-type]
+        format=format_of(relative),
         lenient=True,
     )
     return session
@@ -432,6 +433,7 @@ def test_jsonl_appends_of_two_writers_hang_under_the_true_leaf(tmp_path: Path) -
         for i in range(6):
             writer = session if i % 2 == 0 else other
             ids.append(await writer.append_message({"role": "user", "content": str(i)}))
+        assert isinstance(session.storage, JSONLStorage)
         path = session.storage.path
         lines = [orjson.loads(line) for line in path.read_bytes().splitlines()[1:]]
         assert [row["id"] for row in lines] == ids

@@ -75,6 +75,7 @@ async def test_aider_fenced_code_is_part_of_the_answer(tmp_path: Path) -> None:
     session, _ = await import_session(path, MemoryRepo())
     ctx = await session.build_context()
     assert [m.role for m in ctx.messages] == ["user", "assistant"]
+    assert isinstance(ctx.messages[0], UserMessage)
     assert ctx.messages[0].content == "fix the heading\nand the list"
     answer = ctx.messages[1]
     assert isinstance(answer, AssistantMessage) and "#### not a user line" in str(answer.content)
@@ -208,7 +209,8 @@ async def test_cline_text_results_answer_their_calls(tmp_path: Path, ui: bool) -
     assert isinstance(first, AssistantMessage) and first.usage is not None
     assert (first.usage.input, first.usage.output, first.usage.cache_read) == (10, 5, 100)
     assert ctx.model is not None and ctx.model.model_id == "claude-sonnet-4-5"
-    stamps = [m.timestamp for m in ctx.messages]
+    stamps: list[int] = [getattr(m, "timestamp", 0) for m in ctx.messages]
+    assert all(isinstance(s, int) and s > 0 for s in stamps)
     assert stamps == sorted(stamps)
     if ui:
         assert stamps[0] == 1769053680628 and stamps[-1] > stamps[0]

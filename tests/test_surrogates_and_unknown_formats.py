@@ -181,6 +181,6 @@ async def test_an_unknown_format_name_is_a_bad_argument_not_a_damaged_file(
     path.write_bytes(PI_SMALL.read_bytes())
     repo = MemoryRepo()
     with pytest.raises(InvalidArgumentError, match="unknown import format 'nope'") as info:
-        await import_session(path, repo, format="nope")
+        await import_session(path, repo, format="nope")  # type: ignore[arg-type]  # refused on purpose
     assert not isinstance(info.value, CorruptSessionError)
     assert await repo.list() == []
