@@ -237,6 +237,10 @@ class SyncSession(_SyncProxy):
         """:meth:`Session.get_leaf_id <sessiontree.session.Session.get_leaf_id>`, without ``await``."""
         return self._run(self.aio.get_leaf_id())
 
+    def find_entry(self, entry_id: str) -> Entry | None:
+        """:meth:`Session.find_entry <sessiontree.session.Session.find_entry>`, without ``await``."""
+        return self._run(self.aio.find_entry(entry_id))
+
     def get_entry(self, entry_id: str) -> Entry | None:
         """:meth:`Session.get_entry <sessiontree.session.Session.get_entry>`, without ``await``."""
         return self._run(self.aio.get_entry(entry_id))

@@ -266,7 +266,7 @@ async def _plan_lines(session: Session, lines: list[dict[str, Any]]) -> list[Ent
     for line in lines:
         uuid = line.get("uuid")
         if isinstance(uuid, str) and uuid:
-            if uuid in seen or await session.get_entry(uuid) is not None:
+            if uuid in seen or await session.find_entry(uuid) is not None:
                 continue
             seen.add(uuid)
             entry_id = uuid
@@ -275,7 +275,7 @@ async def _plan_lines(session: Session, lines: list[dict[str, Any]]) -> list[Ent
                 parent
                 if isinstance(parent, str)
                 and parent
-                and (parent in seen or await session.get_entry(parent) is not None)
+                and (parent in seen or await session.find_entry(parent) is not None)
                 else None
             )
         else:
