@@ -38,7 +38,7 @@ from sessiontree import _json as exact_json
 from sessiontree.backends.jsonl.format import build_header, header_metadata
 from sessiontree.entries import ENTRY_TYPES, Entry, dump_entry, parse_entry
 from sessiontree.errors import CorruptSessionError, InvalidEntryError, StorageError
-from sessiontree.ids import new_id, now_iso
+from sessiontree.ids import ms_or, new_id, now_iso
 from sessiontree.interop._common import (
     Converted,
     Draft,
@@ -46,7 +46,6 @@ from sessiontree.interop._common import (
     Progress,
     custom_draft,
     finalize,
-    ms_or,
     unreadable,
 )
 from sessiontree.interop.jsonl_lines import read_jsonl
