@@ -92,10 +92,10 @@ def main() -> None:
     except ImportError:
         print("openai-agents is not installed: pip install 'sessiontree[openai-agents]'")
         return
-    from sessiontree import MemoryRepo
     from sessiontree.backends.jsonl.repo import JSONLRepo
     from sessiontree.backends.sql.repo import SQLRepo
     from sessiontree.integrations.openai_agents import SessionTreeSession
+    from sessiontree.repos import MemoryRepo
 
     data = items(args.items)
 

@@ -46,11 +46,11 @@ from typing import Any
 
 import orjson
 
-from sessiontree import MemoryRepo
 from sessiontree.backends.sql.postgres_search import SEARCH_SQL, like_pattern
 from sessiontree.backends.sql.sqlite_index import match_clause
 from sessiontree.entries import Entry, MessageEntry, dump_entry
 from sessiontree.ids import new_id
+from sessiontree.repos import MemoryRepo
 from sessiontree.repos.base import SessionRepo
 
 PG_ADMIN = os.environ.get("SESSIONTREE_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/test")

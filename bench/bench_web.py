@@ -34,8 +34,9 @@ from typing import Any
 
 import httpx
 
-from sessiontree import SessionRepo, import_session, open_repo
+from sessiontree import SessionRepo, open_repo
 from sessiontree.entries import Entry, MessageEntry
+from sessiontree.interop import import_session
 from sessiontree.messages import (
     AssistantMessage,
     TextContent,

@@ -171,7 +171,9 @@ def st_append(url_or_kind: str, msgs: list[dict[str, Any]], tmp: Path) -> float:
 
 
 async def _st_repo(kind: str, tmp: Path) -> Any:
-    from sessiontree import JSONLRepo, MemoryRepo, SQLRepo
+    from sessiontree.backends.jsonl.repo import JSONLRepo
+    from sessiontree.backends.sql.repo import SQLRepo
+    from sessiontree.repos import MemoryRepo
 
     if kind == "memory":
         return MemoryRepo()
@@ -864,7 +866,7 @@ def compacted_session(kind: str, tmp: Path, total: int, kept: int) -> tuple[str,
 
 def memory_context(total: int, reps: int) -> tuple[float, float]:
     """:func:`compacted_session` in one in-process MemoryRepo: µs for each context."""
-    from sessiontree import MemoryRepo
+    from sessiontree.repos import MemoryRepo
 
     async def run() -> tuple[float, float]:
         repo = MemoryRepo()
@@ -917,8 +919,10 @@ def st_context_us(kind: str, tmp: Path, sid: str) -> float:
 
 
 def jsonl_listing(tmp: Path, sessions: int) -> float:
-    from sessiontree import JSONLRepo
-    from sessiontree.backends.jsonl.repo import LOG_NAME  # noqa: F401
+    from sessiontree.backends.jsonl.repo import (
+        LOG_NAME,  # noqa: F401
+        JSONLRepo,
+    )
 
     async def fill() -> None:
         async with JSONLRepo(tmp / "many", durability="none") as repo:
@@ -943,9 +947,10 @@ PROCESS_ST = """
 import time, asyncio
 t0 = time.perf_counter()
 import sessiontree
+from sessiontree.backends.sql.repo import SQLRepo
 t_import = time.perf_counter() - t0
 async def main():
-    async with sessiontree.SQLRepo({url!r}) as repo:
+    async with SQLRepo({url!r}) as repo:
         s = await repo.open({sid!r})
         ctx = await s.build_context()
         assert len(ctx.messages) == {n}
@@ -1042,7 +1047,7 @@ MEMORY_CODE = """
 import asyncio, gc, os, sys
 sys.path.insert(0, {bench!r})
 from bench_backends import make_message
-from sessiontree import SQLRepo
+from sessiontree.backends.sql.repo import SQLRepo
 from sessiontree.entries import MessageEntry, dump_entry_json
 def rss():
     with open("/proc/self/statm") as f:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from sessiontree import MemoryRepo, Session
+from sessiontree import Session
 from sessiontree.messages import AgentMessage, CompactionSummaryMessage, parse_message
+from sessiontree.repos import MemoryRepo
 
 _clock = [1_700_000_000_000]
 

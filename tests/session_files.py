@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from backends import unavailable
+from sessiontree.interop.detect import Format
 
 ROOT = Path(__file__).resolve().parents[1]
 VENDORED = ROOT / "data" / "sessions"
@@ -21,7 +22,7 @@ VENDORED = ROOT / "data" / "sessions"
 SHARED = ROOT.parent / "shared" / "data" / "sessions"
 """The full collection beside the checkout (present where ``.ci/run`` runs)."""
 
-FORMAT_OF_DIR = {
+FORMAT_OF_DIR: dict[str, Format] = {
     "pi": "pi",
     "claude-code": "claude-code",
     "codex": "codex",
@@ -74,7 +75,7 @@ def session_file(relative: str) -> Path:
     raise AssertionError("unreachable")
 
 
-def format_of(relative: str) -> str:
+def format_of(relative: str) -> Format:
     """The format of a collection file, from its folder."""
     return FORMAT_OF_DIR[relative.split("/", 1)[0]]
 

@@ -17,7 +17,7 @@ from _agent_support import (
     text_of,
 )
 from llm_servers import FakeLLMServer, Say
-from sessiontree import AgentHarnessError, MemoryRepo
+from sessiontree import AgentHarnessError
 from sessiontree.entries import (
     ActiveToolsChangeEntry,
     BranchSummaryEntry,
@@ -28,6 +28,7 @@ from sessiontree.entries import (
 )
 from sessiontree.harness import EVENT_TYPES
 from sessiontree.models import resolve_model
+from sessiontree.repos import MemoryRepo
 from sessiontree.summarizers.model import ModelSummarizer
 
 __all__ = ["close_models"]

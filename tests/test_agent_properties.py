@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from _agent_support import APIS, FAST_RETRY, add, check_request, overflow
 from llm_servers import Fail, FakeLLMServer, ReceivedRequest, Say
-from sessiontree import MemoryRepo
 from sessiontree.entries import MessageEntry
 from sessiontree.harness import AgentHarness
 from sessiontree.models import resolve_model
+from sessiontree.repos import MemoryRepo
 
 CALLS = st.sampled_from(
     [("add", {"a": 1, "b": 2}), ("add", {"a": "x"}), ("missing", {}), ("add", {"b": 5, "a": -1})]

@@ -25,7 +25,7 @@ from _agent_support import (
     text_of,
 )
 from llm_servers import FakeLLMServer, ReceivedRequest, Say
-from sessiontree import AgentHarnessError, MemoryRepo, Session
+from sessiontree import AgentHarnessError, Session
 from sessiontree.context import find_tool_pair_problems
 from sessiontree.entries import MessageEntry
 from sessiontree.harness import AgentEvent, RetryPolicy
@@ -37,6 +37,7 @@ from sessiontree.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from sessiontree.repos import MemoryRepo
 from sessiontree.wire import to_anthropic, to_openai_chat
 from wire_check import check_anthropic_messages, check_openai_messages
 
@@ -281,7 +282,7 @@ HUNG_TOOL_PROGRAM = """
 import asyncio, sys, threading
 sys.path.insert(0, sys.argv[1])
 from llm_servers import FakeLLMServer, Say
-from sessiontree import MemoryRepo
+from sessiontree.repos import MemoryRepo
 from sessiontree.harness import AgentHarness, tool
 from sessiontree.messages import ToolResultMessage
 from sessiontree.models.openai_chat import OpenAIChatModel

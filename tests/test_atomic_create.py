@@ -23,7 +23,8 @@ import orjson
 import pytest
 
 from backends import throwaway_pg_database
-from sessiontree import import_session, open_repo
+from sessiontree import open_repo
+from sessiontree.interop import import_session
 
 N = 4000
 """Entries of the imported file: enough that an import takes a good part of a second."""
@@ -32,7 +33,8 @@ KILLS_AFTER_S = (0.15, 0.4, 0.8)
 
 CHILD = r"""
 import asyncio, sys
-from sessiontree import import_session, open_repo
+from sessiontree import open_repo
+from sessiontree.interop import import_session
 
 async def main(url, mode, src, start):
     async with open_repo(url) as repo:

@@ -10,7 +10,7 @@ import pytest
 
 from _compaction_support import assistant, new_session, result, tool_rounds, user
 from session_files import VENDORED
-from sessiontree import AgentHarness, AgentHarnessError, CompactionEntry, MemoryRepo, Session
+from sessiontree import AgentHarnessError, CompactionEntry, Session
 from sessiontree.compaction import (
     CompactionSettings,
     compact,
@@ -19,7 +19,9 @@ from sessiontree.compaction import (
 )
 from sessiontree.entries import Entry, MessageEntry, dump_entry
 from sessiontree.errors import CompactionError, SummaryError
+from sessiontree.harness import AgentHarness
 from sessiontree.messages import AgentMessage, UserMessage, parse_message
+from sessiontree.repos import MemoryRepo
 from sessiontree.summarizers.base import SummaryPurpose, SummaryResult
 from sessiontree.summarizers.extractive import ExtractiveSummarizer
 from sessiontree.testing.fakes import ScriptedSummarizer
@@ -270,7 +272,7 @@ def test_constraints_come_from_the_users_own_words_not_pasted_errors() -> None:
 
 
 async def test_real_pi_session_constraints_hold_no_api_error() -> None:
-    from sessiontree import import_session
+    from sessiontree.interop import import_session
 
     s, _ = await import_session(PI / "pi-mono_before-compaction.v1.jsonl", MemoryRepo())
     entry = await compact(s, summarizer=ExtractiveSummarizer(max_tokens=100_000))

@@ -12,10 +12,11 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from _compaction_support import assistant, left_context, real, result, user, words
-from sessiontree import CompactionError, MemoryRepo
+from sessiontree import CompactionError
 from sessiontree.compaction import CompactionSettings, compact
 from sessiontree.context import find_tool_pair_problems
 from sessiontree.messages import ToolResultMessage
+from sessiontree.repos import MemoryRepo
 from sessiontree.testing.fakes import ScriptedSummarizer
 
 sizes = st.integers(min_value=1, max_value=400)

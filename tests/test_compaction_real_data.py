@@ -11,10 +11,12 @@ import pytest
 
 from _compaction_support import contains, left_context, real
 from session_files import VENDORED
-from sessiontree import CompactionEntry, MemoryRepo, import_session
+from sessiontree import CompactionEntry
 from sessiontree.compaction import CompactionSettings, compact, estimate_context_tokens
 from sessiontree.context import find_tool_pair_problems
+from sessiontree.interop import import_session
 from sessiontree.messages import CompactionSummaryMessage, ToolResultMessage, UserMessage
+from sessiontree.repos import MemoryRepo
 from sessiontree.summarizers.base import SUMMARY_SECTIONS
 from sessiontree.summarizers.extractive import ExtractiveSummarizer
 from sessiontree.testing.fakes import RecordingSummarizer

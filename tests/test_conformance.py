@@ -28,7 +28,7 @@ def test_every_backend_declares_every_capability() -> None:
 BACKEND_WITHOUT_SEARCH = """
 import pytest
 
-from sessiontree import MemoryRepo
+from sessiontree.repos import MemoryRepo
 from sessiontree.testing.conformance import CAPABILITIES, ConformanceSuite, same_repo
 
 

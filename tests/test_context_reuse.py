@@ -17,9 +17,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessiontree import MessageEntry, SessionContext, SQLRepo
+from sessiontree import MessageEntry
+from sessiontree.backends.sql.repo import SQLRepo
 from sessiontree.backends.sql.storage import SQLStorage
-from sessiontree.context import build_context_from_path
+from sessiontree.context import SessionContext, build_context_from_path
 
 FULL_STATE = {"model": None, "thinkingLevel": "off", "activeToolNames": None}
 """A compaction's complete state snapshot: the context then starts at its kept entry, so the

@@ -8,21 +8,16 @@ from typing import Any
 import orjson
 import pytest
 
-from sessiontree import (
-    CorruptSessionError,
-    EntryNotFoundError,
-    InvalidEntryError,
-    dump_entry,
-    parse_entry,
-    to_llm_messages,
-)
-from sessiontree.context import default_transform, derive_state
+from sessiontree import CorruptSessionError, EntryNotFoundError, InvalidEntryError
+from sessiontree.context import default_transform, derive_state, to_llm_messages
 from sessiontree.entries import (
     CompactionEntry,
     MessageEntry,
     ModelChangeEntry,
     OpaqueEntry,
+    dump_entry,
     dump_entry_json,
+    parse_entry,
     parse_entry_json,
 )
 from sessiontree.ids import iso_from_ms, ms_from_iso, new_id, now_iso

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from sessiontree import InvalidArgumentError, SessionRepo, SQLRepo
+from sessiontree import InvalidArgumentError, SessionRepo
 from sessiontree._args import MAX_COUNT
+from sessiontree.backends.sql.repo import SQLRepo
 
 HUGE = int("9" * 40)
 """A 40-digit number: more than any SQLite INTEGER or PostgreSQL bigint."""

@@ -15,10 +15,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from sessiontree import import_session, open_repo
+from sessiontree import open_repo
 from sessiontree.backends.jsonl.storage import JSONLStorage
 from sessiontree.entries import dump_entry_json
-from sessiontree.interop import export_pi_session
+from sessiontree.interop import export_pi_session, import_session
 
 
 def nested(depth: int) -> object:

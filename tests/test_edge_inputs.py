@@ -9,17 +9,11 @@ from typing import Any
 
 import pytest
 
-from sessiontree import (
-    CorruptSessionError,
-    InvalidEntryError,
-    MemoryRepo,
-    SessionRepo,
-    StorageError,
-    open_repo,
-)
+from sessiontree import CorruptSessionError, InvalidEntryError, SessionRepo, StorageError, open_repo
 from sessiontree.backends.jsonl.listing_index import INDEX_DIR
 from sessiontree.backends.jsonl.repo import JSONLRepo
 from sessiontree.messages import message_text
+from sessiontree.repos import MemoryRepo
 from sessiontree.testing.builders import user
 from sessiontree.testing.conformance import Reopen, reopened, snapshot
 

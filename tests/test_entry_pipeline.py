@@ -27,13 +27,16 @@ from pydantic import ValidationError
 from pydantic_core import to_json
 
 from session_files import COLLECTION, format_of, session_file
-from sessiontree import JSONLRepo, MemoryRepo, SQLRepo
 from sessiontree import _json as exact_json
+from sessiontree.backends.jsonl.repo import JSONLRepo
+from sessiontree.backends.jsonl.storage import JSONLStorage
+from sessiontree.backends.sql.repo import SQLRepo
 from sessiontree.entries import ENTRY_ADAPTER, MessageEntry, dump_entry_json, validate_entry_json
 from sessiontree.errors import InvalidEntryError, SessionTreeError
 from sessiontree.ids import iso_from_ms
 from sessiontree.interop import import_session
 from sessiontree.messages import MESSAGE_ADAPTER, AssistantMessage, TextContent, parse_message
+from sessiontree.repos import MemoryRepo
 from sessiontree.stored import PreparedEntry, prepare_entry, prepare_message, reparent
 
 
@@ -65,7 +68,7 @@ async def import_real_file(relative: str, repo: Any) -> Any:
     session, _ = await import_session(
         session_file(relative),
         repo,
-        format=format_of(relative),  # type: ignore[arg-type]
+        format=format_of(relative),
         lenient=True,
     )
     return session
@@ -411,6 +414,7 @@ def test_jsonl_appends_of_two_writers_hang_under_the_true_leaf(tmp_path: Path) -
         for i in range(6):
             writer = session if i % 2 == 0 else other
             ids.append(await writer.append_message({"role": "user", "content": str(i)}))
+        assert isinstance(session.storage, JSONLStorage)
         path = session.storage.path
         lines = [orjson.loads(line) for line in path.read_bytes().splitlines()[1:]]
         assert [row["id"] for row in lines] == ids

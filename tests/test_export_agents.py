@@ -16,13 +16,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from session_files import COLLECTION, session_file
-from sessiontree import MemoryRepo, import_session, open_repo
+from sessiontree import open_repo
 from sessiontree.cli import cli
 from sessiontree.context import SessionContext, to_llm_messages
 from sessiontree.errors import InvalidArgumentError
+from sessiontree.interop import import_session
 from sessiontree.interop.export import claude_code_transcript, codex_rollout
 from sessiontree.interop.handoff import agent_session_path, handoff
 from sessiontree.messages import AgentMessage, AssistantMessage, ThinkingContent, parse_message
+from sessiontree.repos import MemoryRepo
 from sessiontree.wire import request_messages, safe_tool_id
 
 WRITERS = {"claude-code": claude_code_transcript, "codex": codex_rollout}

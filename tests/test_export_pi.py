@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 from session_files import COLLECTION, VENDORED, session_file
-from sessiontree import MemoryRepo, export_pi_session, import_session
 from sessiontree.entries import CompactionEntry, MessageEntry, dump_entry
 from sessiontree.errors import DuplicateEntryError, StorageError
+from sessiontree.interop import export_pi_session, import_session
 from sessiontree.messages import CustomMessage
+from sessiontree.repos import MemoryRepo
 
 SESSIONS = VENDORED
 PI_V3 = SESSIONS / "pi" / "agent-sessions_pi-small.v3.jsonl"
@@ -209,7 +210,8 @@ async def test_importing_the_same_file_twice_is_refused_and_a_copy_needs_an_id()
 
 
 async def test_an_export_opens_in_place_with_the_jsonl_backend(tmp_path: Path) -> None:
-    from sessiontree import JSONLStorage, Session
+    from sessiontree import Session
+    from sessiontree.backends.jsonl import JSONLStorage
 
     src = SESSIONS / "claude-code" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
     first, _ = await import_session(src, MemoryRepo())
@@ -248,7 +250,8 @@ async def test_parent_session_maps_like_the_jsonl_backend(tmp_path: Path) -> Non
 
 
 async def test_migrating_a_v1_file_in_place_gives_what_import_gives(tmp_path: Path) -> None:
-    from sessiontree import JSONLStorage, Session
+    from sessiontree import Session
+    from sessiontree.backends.jsonl import JSONLStorage
     from sessiontree.interop import migrate_pi_file
 
     src = SESSIONS / "pi" / "pi-mono_large-session.v1.jsonl"

@@ -27,8 +27,9 @@ import pytest
 from backends import unavailable
 from llm_servers import ReceivedRequest
 from real_agents import MODELS, NOTE_TEXT, AgentSandbox, missing, tool_then_answer
-from sessiontree import MemoryRepo, import_session, open_repo
+from sessiontree import open_repo
 from sessiontree.context import SessionContext, to_llm_messages
+from sessiontree.interop import import_session
 from sessiontree.interop.handoff import HandedOff, handoff
 from sessiontree.messages import (
     AssistantMessage,
@@ -36,6 +37,7 @@ from sessiontree.messages import (
     ToolResultMessage,
     message_text,
 )
+from sessiontree.repos import MemoryRepo
 from sessiontree.tool_pairs import find_tool_pair_problems
 
 PROMPT = "read note.txt and tell me what it says"

@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 
 from session_files import VENDORED, file_times
-from sessiontree import MemoryRepo, SessionRepo, import_session
+from sessiontree import SessionRepo
 from sessiontree.entries import dump_entry
 from sessiontree.errors import CorruptSessionError
+from sessiontree.interop import import_session
+from sessiontree.repos import MemoryRepo
 from sessiontree.testing.builders import user
 from sessiontree.testing.conformance import Reopen
 

@@ -11,11 +11,10 @@ from typing import Any
 import pytest
 
 from session_files import VENDORED, session_file
-from sessiontree import MemoryRepo, import_session
 from sessiontree.context import LOST_RESULT_TEXT, find_tool_pair_problems
 from sessiontree.entries import CompactionEntry, CustomEntry, LeafEntry, MessageEntry
 from sessiontree.errors import CorruptSessionError, DuplicateEntryError, UnknownFormatError
-from sessiontree.interop import DanglingParent
+from sessiontree.interop import DanglingParent, import_session
 from sessiontree.messages import (
     AssistantMessage,
     CompactionSummaryMessage,
@@ -23,6 +22,7 @@ from sessiontree.messages import (
     TextContent,
     ToolResultMessage,
 )
+from sessiontree.repos import MemoryRepo
 
 SESSIONS = VENDORED
 CLAUDE = SESSIONS / "claude-code"
@@ -183,6 +183,7 @@ async def test_unmodelled_line_kinds_are_kept_as_custom_entries() -> None:
     assert len(report.custom_lines) == len(kinds) == len(custom)
     for record in report.custom_lines:
         entry = custom[record.entry_id]
+        assert record.line is not None
         assert entry.data == rows[record.line - 1]  # the whole line, unchanged
         assert entry.custom_type == f"claude-code:{rows[record.line - 1]['type']}"
     # side records chain in file order after the newest record: no fork anywhere
@@ -198,7 +199,8 @@ async def test_unmodelled_line_kinds_are_kept_as_custom_entries() -> None:
     # lines before the first record chain before it
     first = next(c for c in report.custom_lines if c.line == 1)
     assert custom[first.entry_id].parent_id is None
-    assert (await session.get_entry(rows[2]["uuid"])).parent_id is not None
+    third = await session.get_entry(rows[2]["uuid"])
+    assert third is not None and third.parent_id is not None
     # the leaf is the last assistant message, not the trailing system / title lines
     newest = [r for r in rows if r["type"] == "assistant"][-1]
     assert await session.get_leaf_id() == _entry_of(rows, newest)

@@ -20,12 +20,13 @@ from rich.text import Text
 
 from _session_expectations import EXPECT, jsonl
 from session_files import COLLECTION, FORMAT_OF_DIR, format_of, session_file, vendored_files
-from sessiontree import MemoryRepo, Session, import_session
+from sessiontree import Session
 from sessiontree.cli.render import render_tree
 from sessiontree.context import find_tool_pair_problems
 from sessiontree.entries import MessageEntry, dump_entry
-from sessiontree.interop import detect_format
+from sessiontree.interop import detect_format, import_session
 from sessiontree.messages import AssistantMessage, OpaqueMessage
+from sessiontree.repos import MemoryRepo
 from sessiontree.tree import branch_of, build_tree, trace_chain
 
 WIDTH = 80
@@ -147,7 +148,8 @@ async def test_no_line_is_dropped(name: str) -> None:
         covered = {n for n, o in jsonl(path) if "$set" in o or "kind" in o}
     else:
         covered = set()
-    covered |= {c.line for c in report.custom_lines}
+    assert all(c.line is not None for c in report.custom_lines)
+    covered |= {c.line for c in report.custom_lines if c.line is not None}
     for e in entries:
         source = getattr(e, "source", None)
         if isinstance(source, dict):

@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 
 from session_files import VENDORED, session_file
-from sessiontree import MemoryRepo, import_session
 from sessiontree.context import LOST_RESULT_TEXT, find_tool_pair_problems
 from sessiontree.entries import CompactionEntry, CustomEntry, MessageEntry
 from sessiontree.errors import CorruptSessionError
-from sessiontree.interop import FORMATS
+from sessiontree.interop import FORMATS, import_session
 from sessiontree.messages import (
     AssistantMessage,
     OpaqueMessage,
@@ -22,6 +21,7 @@ from sessiontree.messages import (
     UserMessage,
     message_text,
 )
+from sessiontree.repos import MemoryRepo
 
 AIDER = VENDORED / "aider" / "mozgoslav.aider.chat.history.md"
 PI_SMALL = VENDORED / "pi" / "agent-sessions_pi-small.v3.jsonl"
@@ -75,6 +75,7 @@ async def test_aider_fenced_code_is_part_of_the_answer(tmp_path: Path) -> None:
     session, _ = await import_session(path, MemoryRepo())
     ctx = await session.build_context()
     assert [m.role for m in ctx.messages] == ["user", "assistant"]
+    assert isinstance(ctx.messages[0], UserMessage)
     assert ctx.messages[0].content == "fix the heading\nand the list"
     answer = ctx.messages[1]
     assert isinstance(answer, AssistantMessage) and "#### not a user line" in str(answer.content)
@@ -208,7 +209,8 @@ async def test_cline_text_results_answer_their_calls(tmp_path: Path, ui: bool) -
     assert isinstance(first, AssistantMessage) and first.usage is not None
     assert (first.usage.input, first.usage.output, first.usage.cache_read) == (10, 5, 100)
     assert ctx.model is not None and ctx.model.model_id == "claude-sonnet-4-5"
-    stamps = [m.timestamp for m in ctx.messages]
+    stamps: list[int] = [getattr(m, "timestamp", 0) for m in ctx.messages]
+    assert all(isinstance(s, int) and s > 0 for s in stamps)
     assert stamps == sorted(stamps)
     if ui:
         assert stamps[0] == 1769053680628 and stamps[-1] > stamps[0]

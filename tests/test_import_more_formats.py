@@ -16,12 +16,11 @@ import pytest
 
 from backends import unavailable
 from session_files import ROOT
-from sessiontree import MemoryRepo, import_session
 from sessiontree.cli.importing import collect_files
 from sessiontree.context import find_tool_pair_problems
 from sessiontree.entries import CompactionEntry, CustomEntry, MessageEntry
 from sessiontree.errors import CorruptSessionError
-from sessiontree.interop import database_sessions
+from sessiontree.interop import database_sessions, import_session
 from sessiontree.messages import (
     AssistantMessage,
     CustomMessage,
@@ -31,6 +30,7 @@ from sessiontree.messages import (
     UserMessage,
     message_text,
 )
+from sessiontree.repos import MemoryRepo
 
 
 def _jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:

@@ -36,8 +36,8 @@ from sessiontree import (
     SessionRepo,
     ToolResultMessage,
     UserMessage,
-    compact,
 )
+from sessiontree.compaction import compact
 from sessiontree.integrations.langchain import (
     SessionTreeChatMessageHistory,
     from_langchain,

@@ -28,15 +28,11 @@ from hypothesis import strategies as st
 
 from agents_scripted_model import ScriptedModel, call, text
 from backends import BACKENDS
-from sessiontree import (
-    ExtractiveSummarizer,
-    InvalidEntryError,
-    MessageEntry,
-    SessionRepo,
-    compact,
-)
+from sessiontree import InvalidEntryError, MessageEntry, SessionRepo
+from sessiontree.compaction import compact
 from sessiontree.integrations.openai_agents import SessionTreeSession
 from sessiontree.repos import open_repo as open_repo_async
+from sessiontree.summarizers.extractive import ExtractiveSummarizer
 from sessiontree.sync import open_repo as sync_open_repo
 
 set_tracing_disabled(True)
@@ -205,7 +201,7 @@ def test_run_sync_with_a_store_url(backend: str, tmp_path: Path) -> None:
     policy.set_event_loop(loop)  # run_sync runs every call on this thread's default loop
     try:
         with url() as store_url:
-            from sessiontree import MemoryRepo
+            from sessiontree.repos import MemoryRepo
 
             repo = MemoryRepo() if store_url is None else None
             ours = SessionTreeSession("sync-chat", url=store_url, repo=repo)

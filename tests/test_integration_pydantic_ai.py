@@ -21,16 +21,16 @@ from pydantic_ai.usage import RequestUsage
 from backends import BACKENDS
 from sessiontree import (
     AssistantMessage,
-    ExtractiveSummarizer,
     InvalidEntryError,
     MessageEntry,
     SessionRepo,
     ToolResultMessage,
     UserMessage,
-    compact,
 )
+from sessiontree.compaction import compact
 from sessiontree.integrations.pydantic_ai import from_model_messages, to_model_messages
 from sessiontree.messages import ImageContent, ThinkingContent
+from sessiontree.summarizers.extractive import ExtractiveSummarizer
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00"
 T0 = datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)

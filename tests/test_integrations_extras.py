@@ -21,7 +21,7 @@ def run(code: str) -> str:
 def test_importing_sessiontree_imports_no_framework() -> None:
     code = (
         "import sys, sessiontree, sessiontree.sync, sessiontree.wire, sessiontree.integrations\n"
-        "sessiontree.to_openai_responses([]); sessiontree.sync.open_repo('memory://').close()\n"
+        "sessiontree.wire.to_openai_responses([]); sessiontree.sync.open_repo('memory://').close()\n"
         f"print([m for m in {FRAMEWORKS!r} if m in sys.modules])"
     )
     assert run(code) == "[]"

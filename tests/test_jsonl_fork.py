@@ -15,12 +15,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from session_files import format_of, vendored_files
-from sessiontree import JSONLRepo, import_session
+from sessiontree.backends.jsonl.repo import JSONLRepo
 from sessiontree.backends.jsonl.storage import JSONLStorage
-from sessiontree.entries import Entry, dump_entry, is_path_entry
+from sessiontree.entries import Entry, LabelEntry, dump_entry, is_path_entry
+from sessiontree.interop import import_session
 from sessiontree.storage.base import fork_plan
 from sessiontree.stored import prepare_entry
 from sessiontree.testing.builders import user
+from sessiontree.tree import ForkPosition
 
 VENDORED_FILES = vendored_files()
 
@@ -70,6 +72,7 @@ async def _check_forks(repo: JSONLRepo, session_id: str) -> int:
             assert await fresh.storage.get_entries() == got
             assert await fresh.get_leaf_id() == await fork.get_leaf_id()
             # a copied line is the source's line, byte for byte, unless a reference changed
+            assert isinstance(fork.storage, JSONLStorage)
             fork_lines = fork.storage.path.read_bytes().split(b"\n")[1:-1]
             for raw, e in zip(fork_lines, got, strict=True):
                 if e.id in copied and e == await storage.get_entry(e.id):
@@ -159,10 +162,11 @@ async def test_a_reference_to_an_entry_not_copied_is_written_anew(tmp_path: Path
     d = await s.append_message(user("d"))
     fork = await repo.fork(s.id, c, "at")
     entries = await fork.storage.get_entries()
-    label = next(e for e in entries if e.type == "label")
+    label = next(e for e in entries if isinstance(e, LabelEntry))
     assert label.target_id == b
     fork2 = await repo.fork(s.id, d, "at")
     assert [e.id for e in await fork2.get_branch()] == [a, d]
+    assert isinstance(fork.storage, JSONLStorage)
     raw = fork.storage.path.read_bytes()
     assert raw.count(b"\n") == 1 + len(entries)
 
@@ -194,7 +198,7 @@ async def _generated_fork(
     assert isinstance(storage, JSONLStorage)
     path_ids = [e.id for e in await storage.get_entries() if is_path_entry(e)]
     target = path_ids[min(int(pick * len(path_ids)), len(path_ids) - 1)]
-    position = "before" if before else "at"
+    position: ForkPosition = "before" if before else "at"
     meta, expected = await _expected(storage, target, position)
     fork = await repo.fork(s.id, target, position)
     copied = {e.id for e in await storage.get_entries()}

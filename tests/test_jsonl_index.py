@@ -15,10 +15,11 @@ import orjson
 import pytest
 
 from session_files import format_of, vendored_files
-from sessiontree import JSONLRepo, import_session
 from sessiontree.backends.jsonl import listing as jsonl_listing
 from sessiontree.backends.jsonl.listing import list_sessions
 from sessiontree.backends.jsonl.listing_index import INDEX_DIR, ListingIndex
+from sessiontree.backends.jsonl.repo import JSONLRepo
+from sessiontree.interop import import_session
 from sessiontree.metadata import SessionInfo
 from sessiontree.testing.builders import user
 

@@ -29,9 +29,7 @@ from llm_servers import (
     unused_port,
 )
 from sessiontree import (
-    AnthropicSummarizer,
     AssistantMessage,
-    OpenAISummarizer,
     SummaryError,
     TextContent,
     ToolCall,
@@ -41,7 +39,9 @@ from sessiontree import (
 )
 from sessiontree.messages import AgentMessage
 from sessiontree.summarizers._sdk import LOCAL_API_KEY
+from sessiontree.summarizers.anthropic import AnthropicSummarizer
 from sessiontree.summarizers.base import Summarizer
+from sessiontree.summarizers.openai import OpenAISummarizer
 
 SUMMARY = "## Goal\nShip the parser.\n\n## Files\n- src/parser.py — modified"
 

@@ -46,12 +46,14 @@ def test_importing_sessiontree_and_the_summariser_modules_imports_no_sdk() -> No
         """
         import sys, json
         import sessiontree
+        from sessiontree.summarizers.anthropic import AnthropicSummarizer
+        from sessiontree.summarizers.openai import OpenAISummarizer
         import sessiontree.summarizers.openai
         import sessiontree.summarizers.anthropic
         import sessiontree.summarizers._prompt
         import sessiontree.summarizers._sdk
         import sessiontree.summarizers._transcript
-        names = (sessiontree.OpenAISummarizer, sessiontree.AnthropicSummarizer)
+        names = (OpenAISummarizer, AnthropicSummarizer)
         loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("openai", "anthropic"))
         print(json.dumps({"loaded": loaded, "names": [n.__name__ for n in names]}))
         """

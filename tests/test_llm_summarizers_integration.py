@@ -22,16 +22,10 @@ from llm_servers import (
     openai_completion,
     openai_error,
 )
-from sessiontree import (
-    AnthropicSummarizer,
-    BranchSummaryEntry,
-    CompactionError,
-    CompactionSettings,
-    OpenAISummarizer,
-    SummaryError,
-    Usage,
-    compact,
-)
+from sessiontree import BranchSummaryEntry, CompactionError, SummaryError, Usage
+from sessiontree.compaction import CompactionSettings, compact
+from sessiontree.summarizers.anthropic import AnthropicSummarizer
+from sessiontree.summarizers.openai import OpenAISummarizer
 
 SUMMARY = "## Goal\nFinish every step.\n\n## Next steps\n1. Run step 9."
 SETTINGS = CompactionSettings(keep_recent_tokens=600)

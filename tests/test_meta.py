@@ -8,6 +8,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 import sessiontree
 from sessiontree import errors
 
@@ -19,7 +21,35 @@ def test_all_is_sorted_and_resolves() -> None:
         assert getattr(sessiontree, name) is not None, name
 
 
-def test_spec_section_9_names_are_exported() -> None:
+def test_the_top_tier_is_open_repo_session_entries_messages_and_errors() -> None:
+    from sessiontree import entries, messages
+
+    assert len(sessiontree.__all__) <= 50
+    for name in sessiontree.__all__:
+        obj = getattr(sessiontree, name)
+        assert (
+            name in ("open_repo", "SessionRepo", "Session")
+            or (inspect.isclass(obj) and issubclass(obj, errors.SessionTreeError))
+            or getattr(obj, "__module__", None) in (entries.__name__, messages.__name__)
+            or name in ("Entry", "AgentMessage")  # the unions of entries.py and messages.py
+        ), name
+    assert dir(sessiontree) == sorted([*sessiontree.__all__, "__version__"])
+    assert not set(sessiontree.MOVED) & set(sessiontree.__all__)
+
+
+def test_a_moved_name_still_resolves_with_a_warning_naming_its_new_import() -> None:
+    for name, module in sessiontree.MOVED.items():
+        with pytest.warns(DeprecationWarning, match=rf"from {re.escape(module)} import {name}\b"):
+            old = getattr(sessiontree, name)
+        assert old is getattr(importlib.import_module(module), name), name
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchName'"):
+        sessiontree.NoSuchName  # noqa: B018
+
+
+def test_spec_section_9_names_are_importable_from_their_tier() -> None:
     spec_names = {
         "open_repo",
         "MemoryRepo",
@@ -71,7 +101,10 @@ def test_spec_section_9_names_are_exported() -> None:
         "SummaryError",
         "AgentHarnessError",
     }
-    assert spec_names <= set(sessiontree.__all__)
+    homes = {name: "sessiontree" for name in sessiontree.__all__} | sessiontree.MOVED
+    assert spec_names <= set(homes)
+    for name in spec_names:
+        assert getattr(importlib.import_module(homes[name]), name) is not None, name
 
 
 def test_error_tree_docstring_matches_classes() -> None:
@@ -93,8 +126,9 @@ def test_error_tree_docstring_matches_classes() -> None:
 
 def test_public_objects_have_docstrings() -> None:
     missing = []
-    for name in sessiontree.__all__:
-        obj = getattr(sessiontree, name)
+    homes = {name: "sessiontree" for name in sessiontree.__all__} | sessiontree.MOVED
+    for name, module in homes.items():
+        obj = getattr(importlib.import_module(module), name)
         if (inspect.isclass(obj) or inspect.isfunction(obj)) and not inspect.getdoc(obj):
             missing.append(name)
         if inspect.isclass(obj):
@@ -116,15 +150,18 @@ def test_import_loads_no_driver_or_sdk() -> None:
     assert out.stdout.strip() == ""
 
 
-def test_lazy_modules_exist() -> None:
-    for name, module in sessiontree._LAZY.items():
-        assert hasattr(importlib.import_module(module), name), name
+def test_moved_names_are_in_their_modules_all() -> None:
+    for name, module in sessiontree.MOVED.items():
+        exported = getattr(importlib.import_module(module), "__all__", None)
+        assert exported is None or name in exported, f"{module} does not export {name}"
 
 
 def test_the_harness_models_and_wire_load_no_sdk_until_a_model_is_made() -> None:
     code = (
         "import sys\n"
-        "from sessiontree import AgentHarness, tool, resolve_model, to_openai_chat, to_anthropic\n"
+        "from sessiontree.harness import AgentHarness, tool\n"
+        "from sessiontree.models import resolve_model\n"
+        "from sessiontree.wire import to_openai_chat, to_anthropic\n"
         "import sessiontree.models, sessiontree.harness, sessiontree.wire, sessiontree.cli.chat\n"
         "print(','.join(m for m in ('openai', 'anthropic') if m in sys.modules))\n"
         "resolve_model('anthropic/m', api_key='k')\n"

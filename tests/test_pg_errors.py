@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from backends import throwaway_pg_database
-from sessiontree import SQLRepo, StorageError, StorageTimeoutError
+from sessiontree import StorageError, StorageTimeoutError
+from sessiontree.backends.sql.repo import SQLRepo
 
 psycopg = pytest.importorskip("psycopg")
 

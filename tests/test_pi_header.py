@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sessiontree import JSONLStorage, MemoryRepo, import_session
+from sessiontree.backends.jsonl import JSONLStorage
+from sessiontree.interop import import_session
+from sessiontree.repos import MemoryRepo
 
 HEADER = {
     "type": "session",

@@ -20,13 +20,14 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessiontree import MemoryRepo, Session, dump_entry
+from sessiontree import Session
 from sessiontree.context import find_tool_pair_problems
 from sessiontree.entries import (
     CompactionEntry,
     LabelEntry,
     LeafEntry,
     SessionInfoEntry,
+    dump_entry,
 )
 from sessiontree.messages import (
     AssistantMessage,
@@ -37,6 +38,7 @@ from sessiontree.messages import (
     UserMessage,
     message_text,
 )
+from sessiontree.repos import MemoryRepo
 from sessiontree.testing.builders import assistant, tool_call, tool_result, user
 
 BOOKKEEPING = {"label", "session_info", "leaf"}

@@ -9,9 +9,9 @@ from __future__ import annotations
 import random
 import sys
 
-from sessiontree import MemoryRepo
 from sessiontree.entries import Entry, MessageEntry
 from sessiontree.messages import AssistantMessage, TextContent, UserMessage
+from sessiontree.repos import MemoryRepo
 
 N = 100_000
 

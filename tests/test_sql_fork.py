@@ -73,7 +73,9 @@ async def _fork_state(repo: SQLRepo, fork: Session, ids: list[str]) -> dict[str,
     return {
         "entries": _comparable(entries),
         "leaf": await reopened.get_leaf_id(),
-        "labels": {i: await reopened.get_label(i) for i in ids},
+        "labels": {
+            i: await reopened.get_label(i) if await reopened.find_entry(i) else None for i in ids
+        },
         "name": await reopened.get_name(),
         "counts": (info.entry_count, info.message_count, info.first_message, info.name),
         "metadata": (await reopened.get_metadata()).model_dump(exclude={"created_at"}),

@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 
 from backends import pg_exec, throwaway_pg_database
 from session_files import format_of, vendored_files
-from sessiontree import import_session
 from sessiontree.backends.sql import fork as sql_fork
 from sessiontree.backends.sql.fork import WINDOW_ROWS, ChainRow
 from sessiontree.backends.sql.repo import SQLRepo
@@ -24,6 +23,7 @@ from sessiontree.backends.sql.schema import SCHEMA_VERSION
 from sessiontree.backends.sql.storage import SQLStorage
 from sessiontree.entries import Entry, LabelEntry, MessageEntry, is_path_entry
 from sessiontree.errors import SessionNotFoundError
+from sessiontree.interop import import_session
 from sessiontree.testing.builders import assistant, user
 
 VENDORED_FILES = vendored_files()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sessiontree import SQLRepo
+from sessiontree.backends.sql.repo import SQLRepo
 from sessiontree.entries import MessageEntry
 from sessiontree.errors import DuplicateEntryError
 

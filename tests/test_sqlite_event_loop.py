@@ -19,7 +19,8 @@ from typing import Any, TypeVar
 
 import pytest
 
-from sessiontree import SQLRepo, StorageError, StorageTimeoutError
+from sessiontree import StorageError, StorageTimeoutError
+from sessiontree.backends.sql.repo import SQLRepo
 
 T = TypeVar("T")
 

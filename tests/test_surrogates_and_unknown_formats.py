@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from session_files import VENDORED
-from sessiontree import MemoryRepo, Session, import_session
+from sessiontree import Session
 from sessiontree._json import without_lone_surrogates
 from sessiontree.backends.jsonl.repo import JSONLRepo
 from sessiontree.backends.jsonl.storage import JSONLStorage
@@ -23,7 +23,8 @@ from sessiontree.errors import (
     SessionTreeError,
     UnknownFormatError,
 )
-from sessiontree.interop import FORMATS, detect_format
+from sessiontree.interop import FORMATS, detect_format, import_session
+from sessiontree.repos import MemoryRepo
 from sessiontree.verify import torn_final_line, verify_session
 
 PI_SMALL = VENDORED / "pi" / "agent-sessions_pi-small.v3.jsonl"
@@ -180,6 +181,6 @@ async def test_an_unknown_format_name_is_a_bad_argument_not_a_damaged_file(
     path.write_bytes(PI_SMALL.read_bytes())
     repo = MemoryRepo()
     with pytest.raises(InvalidArgumentError, match="unknown import format 'nope'") as info:
-        await import_session(path, repo, format="nope")
+        await import_session(path, repo, format="nope")  # type: ignore[arg-type]  # refused on purpose
     assert not isinstance(info.value, CorruptSessionError)
     assert await repo.list() == []

@@ -12,11 +12,11 @@ from pydantic import BaseModel
 
 from _agent_support import as_tool_result, close_models, harness, make_model, text_of
 from llm_servers import FakeLLMServer, Say
-from sessiontree import MemoryRepo
 from sessiontree.entries import MessageEntry
 from sessiontree.harness import Tool, tool
 from sessiontree.harness.tools import run_tool
 from sessiontree.messages import ImageContent, TextContent, ToolCall, ToolResultMessage
+from sessiontree.repos import MemoryRepo
 
 __all__ = ["close_models"]
 

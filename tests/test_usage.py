@@ -14,9 +14,11 @@ import pytest
 from click.testing import CliRunner
 
 from session_files import VENDORED
-from sessiontree import MemoryRepo, import_session, open_repo
+from sessiontree import open_repo
 from sessiontree.cli import cli
 from sessiontree.errors import InvalidArgumentError
+from sessiontree.interop import import_session
+from sessiontree.repos import MemoryRepo
 from sessiontree.usage import ModelPrice, collect_usage, usage_report
 
 DAY1 = int(datetime(2026, 3, 1, 23, 30, tzinfo=UTC).timestamp() * 1000)

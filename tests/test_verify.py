@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sessiontree import MemoryRepo
 from sessiontree.backends.jsonl.repo import JSONLRepo
 from sessiontree.entries import Entry, parse_entry
+from sessiontree.repos import MemoryRepo
 from sessiontree.verify import Findings, check_entries, verify_session
 
 

@@ -17,11 +17,13 @@ from click.testing import CliRunner
 from starlette.testclient import TestClient
 
 from session_files import COLLECTION, VENDORED, session_file
-from sessiontree import MemoryRepo, Session, import_session
+from sessiontree import Session
 from sessiontree.cli import CliState, cli
 from sessiontree.cli.serve import is_loopback
 from sessiontree.entries import Entry, MessageEntry
+from sessiontree.interop import import_session
 from sessiontree.messages import TextContent, UserMessage
+from sessiontree.repos import MemoryRepo
 from sessiontree.web.app import create_app
 from sessiontree.web.export import export_html, export_markdown
 from sessiontree.web.tree import PAGE_SIZE, tree_page

@@ -14,9 +14,9 @@ import time
 import httpx
 import pytest
 
-from sessiontree import MemoryRepo
 from sessiontree.entries import Entry, MessageEntry
 from sessiontree.messages import TextContent, UserMessage
+from sessiontree.repos import MemoryRepo
 from sessiontree.web.app import create_app
 from sessiontree.web.server import serve_in_thread
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from _agent_support import as_assistant, as_tool_result, text_of
-from sessiontree import InvalidEntryError, MemoryRepo
+from sessiontree import InvalidEntryError
 from sessiontree.messages import (
     AgentMessage,
     AssistantMessage,
@@ -21,6 +21,7 @@ from sessiontree.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from sessiontree.repos import MemoryRepo
 from sessiontree.wire import from_anthropic, from_openai_chat, to_anthropic, to_openai_chat
 from wire_check import check_anthropic_messages, check_openai_messages
 

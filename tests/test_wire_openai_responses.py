@@ -19,10 +19,9 @@ from sessiontree import (
     ToolCall,
     ToolResultMessage,
     UserMessage,
-    from_openai_responses,
-    to_openai_responses,
 )
 from sessiontree.messages import CompactionSummaryMessage, OpaqueMessage
+from sessiontree.wire import from_openai_responses, to_openai_responses
 from sessiontree.wire.openai_responses import OPAQUE_ROLE
 
 ITEM = TypeAdapter(ResponseInputItemParam)
@@ -266,7 +265,7 @@ async def test_items_go_over_http_through_the_official_sdk_and_back() -> None:
     with fake_server(Reply(responses_body(answer))) as server:
         client = openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="test", max_retries=0)
         items = to_openai_responses(conversation())
-        response = await client.responses.create(model="gpt-test", input=items)
+        response = await client.responses.create(model="gpt-test", input=items)  # type: ignore[arg-type]
         await client.close()
     (request,) = server.requests
     assert request.path == "/v1/responses" and request.body["input"] == items

@@ -7,7 +7,9 @@ from html.parser import HTMLParser
 from typing import Any
 
 from session_files import vendored_files
-from sessiontree import MemoryRepo, Session, SessionRepo, import_session
+from sessiontree import Session, SessionRepo
+from sessiontree.interop import import_session
+from sessiontree.repos import MemoryRepo
 from sessiontree.testing.builders import assistant, tool_call, tool_result, user
 
 HOSTILE = "<script>window.__pwned = 1</script>"

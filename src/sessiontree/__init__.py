@@ -1,27 +1,22 @@
 """sessiontree: persistent, branchable conversation history for LLM agents.
 
-The stable public API (docs/api.md). Importing this package imports no database driver and no
-LLM SDK: ``SQLRepo``/``SQLStorage`` and the LLM summarisers load their modules on first use.
+The top tier of the public API (docs/api.md): :func:`open_repo`, :class:`SessionRepo`,
+:class:`Session`, the entry and message models and the errors. Everything else is imported
+from the sub-package that defines it (``sessiontree.context``, ``.compaction``, ``.harness``,
+``.models``, ``.wire``, ``.interop``, ``.backends.*``, ...), listed in docs/api.md.
+
+A name that was importable from here before the tiers keeps working for one release: it is
+returned with a :class:`DeprecationWarning` that names its new import. Importing this package
+imports no database driver and no LLM SDK.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sessiontree.backends.memory.storage import MemoryStorage
-from sessiontree.context import (
-    ModelRef,
-    SessionContext,
-    build_context_from_path,
-    default_transform,
-    find_tool_pair_problems,
-    repair_tool_pairs,
-    to_llm_messages,
-)
 from sessiontree.entries import (
     ActiveToolsChangeEntry,
     BranchSummaryEntry,
-    CompactionDetails,
     CompactionEntry,
     CustomEntry,
     CustomMessageEntry,
@@ -33,8 +28,6 @@ from sessiontree.entries import (
     OpaqueEntry,
     SessionInfoEntry,
     ThinkingLevelChangeEntry,
-    dump_entry,
-    parse_entry,
 )
 from sessiontree.errors import (
     AgentHarnessError,
@@ -71,25 +64,51 @@ from sessiontree.messages import (
     Usage,
     UserMessage,
 )
-from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata, SessionStats
-from sessiontree.repos import MemoryRepo, SessionRepo, open_repo
+from sessiontree.repos import SessionRepo, open_repo
 from sessiontree.session import Session
-from sessiontree.storage.base import EntryCursor, SessionStorage
-from sessiontree.tree import TreeNode
 
 if TYPE_CHECKING:
-    from sessiontree.backends.sql.repo import SQLRepo
-    from sessiontree.backends.sql.storage import SQLStorage
-
     __version__: str
 
-_LAZY = {
-    # backends (drivers load on first use)
-    "SQLRepo": "sessiontree.backends.sql.repo",
-    "SQLStorage": "sessiontree.backends.sql.storage",
+MOVED: dict[str, str] = {
+    # backends
+    "MemoryRepo": "sessiontree.repos",
+    "MemoryStorage": "sessiontree.backends.memory.storage",
     "JSONLRepo": "sessiontree.backends.jsonl.repo",
-    "JSONLStorage": "sessiontree.backends.jsonl.storage",
+    "JSONLStorage": "sessiontree.backends.jsonl",
+    "SQLRepo": "sessiontree.backends.sql.repo",
+    "SQLStorage": "sessiontree.backends.sql",
+    "EntryCursor": "sessiontree.storage.base",
+    "SessionStorage": "sessiontree.storage.base",
+    # entries, context and tree
+    "CompactionDetails": "sessiontree.entries",
+    "dump_entry": "sessiontree.entries",
+    "parse_entry": "sessiontree.entries",
+    "ModelRef": "sessiontree.context",
+    "SessionContext": "sessiontree.context",
+    "build_context_from_path": "sessiontree.context",
+    "default_transform": "sessiontree.context",
+    "find_tool_pair_problems": "sessiontree.context",
+    "repair_tool_pairs": "sessiontree.context",
+    "to_llm_messages": "sessiontree.context",
+    "SearchHit": "sessiontree.metadata",
+    "SessionInfo": "sessiontree.metadata",
+    "SessionMetadata": "sessiontree.metadata",
+    "SessionStats": "sessiontree.metadata",
+    "TreeNode": "sessiontree.tree",
     # compaction and summarisers (LLM SDKs load on first use)
+    "CompactionSettings": "sessiontree.compaction",
+    "compact": "sessiontree.compaction",
+    "estimate_context_tokens": "sessiontree.compaction",
+    "estimate_tokens": "sessiontree.compaction",
+    "prepare_compaction": "sessiontree.compaction",
+    "should_compact": "sessiontree.compaction",
+    "AnthropicSummarizer": "sessiontree.summarizers.anthropic",
+    "ExtractiveSummarizer": "sessiontree.summarizers.extractive",
+    "OpenAISummarizer": "sessiontree.summarizers.openai",
+    "Summarizer": "sessiontree.summarizers.base",
+    "SummaryResult": "sessiontree.summarizers.base",
+    # the agent harness
     "AgentEvent": "sessiontree.harness",
     "AgentHarness": "sessiontree.harness",
     "ContextHarness": "sessiontree.harness",
@@ -106,27 +125,17 @@ _LAZY = {
     # wire converters
     "from_anthropic": "sessiontree.wire",
     "from_openai_chat": "sessiontree.wire",
+    "from_openai_responses": "sessiontree.wire",
     "to_anthropic": "sessiontree.wire",
     "to_openai_chat": "sessiontree.wire",
-    "AnthropicSummarizer": "sessiontree.summarizers.anthropic",
-    "CompactionSettings": "sessiontree.compaction",
-    "ExtractiveSummarizer": "sessiontree.summarizers.extractive",
-    "OpenAISummarizer": "sessiontree.summarizers.openai",
-    "Summarizer": "sessiontree.summarizers.base",
-    "SummaryResult": "sessiontree.summarizers.base",
-    "compact": "sessiontree.compaction",
-    "estimate_context_tokens": "sessiontree.compaction",
-    "estimate_tokens": "sessiontree.compaction",
-    "prepare_compaction": "sessiontree.compaction",
-    "should_compact": "sessiontree.compaction",
+    "to_openai_responses": "sessiontree.wire",
     # interoperability
     "ImportReport": "sessiontree.interop",
     "export_pi_session": "sessiontree.interop",
     "import_session": "sessiontree.interop",
-    # wire formats
-    "from_openai_responses": "sessiontree.wire",
-    "to_openai_responses": "sessiontree.wire",
 }
+"""Names importable from ``sessiontree`` before the tiers → the module to import them from now.
+Each still resolves here for one release, with a :class:`DeprecationWarning`."""
 
 
 _UNKNOWN_VERSION = "0+unknown"
@@ -145,117 +154,80 @@ def _installed_version() -> str:
 
 
 def __getattr__(name: str) -> Any:
+    """``__version__`` (read on first use), or a name of :data:`MOVED` with a
+    :class:`DeprecationWarning` naming its new import.
+
+    Raises:
+        AttributeError: any other name.
+    """
     if name == "__version__":  # read on first use: importing the metadata reader costs time
         return _installed_version()
-    module = _LAZY.get(name)
+    module = MOVED.get(name)
     if module is None:
         raise AttributeError(f"module 'sessiontree' has no attribute {name!r}")
     import importlib
+    import warnings
 
+    warnings.warn(
+        f"sessiontree.{name} is deprecated and will be removed in the next release: "
+        f"use 'from {module} import {name}'",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    """The public names (:data:`__all__`) and ``__version__``: not the deprecated ones."""
+    return sorted([*__all__, "__version__"])
 
 
 __all__ = [
     "ActiveToolsChangeEntry",
-    "AgentEvent",
-    "AgentHarness",
     "AgentHarnessError",
     "AgentMessage",
-    "AnthropicModel",
-    "AnthropicSummarizer",
     "AssistantMessage",
     "BashExecutionMessage",
     "BranchSummaryEntry",
     "BranchSummaryMessage",
-    "CompactionDetails",
     "CompactionEntry",
     "CompactionError",
-    "CompactionSettings",
     "CompactionSummaryMessage",
-    "ContextHarness",
     "CorruptSessionError",
     "CustomEntry",
     "CustomMessage",
     "CustomMessageEntry",
     "DuplicateEntryError",
     "Entry",
-    "EntryCursor",
     "EntryNotFoundError",
-    "ExtractiveSummarizer",
     "ImageContent",
-    "ImportReport",
     "InvalidArgumentError",
     "InvalidEntryError",
     "InvalidMetadataError",
     "InvalidSessionIdError",
-    "JSONLRepo",
-    "JSONLStorage",
     "LabelEntry",
     "LeafEntry",
     "LeafMovedError",
-    "MemoryRepo",
-    "MemoryStorage",
     "MessageEntry",
     "MissingExtraError",
-    "Model",
     "ModelChangeEntry",
     "ModelError",
-    "ModelRef",
-    "ModelRequest",
     "OpaqueEntry",
-    "OpenAIChatModel",
-    "OpenAISummarizer",
-    "Prices",
-    "RetryPolicy",
-    "SQLRepo",
-    "SQLStorage",
-    "SearchHit",
     "Session",
-    "SessionContext",
     "SessionExistsError",
-    "SessionInfo",
     "SessionInfoEntry",
-    "SessionMetadata",
     "SessionNotFoundError",
     "SessionRepo",
-    "SessionStats",
-    "SessionStorage",
     "SessionTreeError",
     "StorageError",
     "StorageTimeoutError",
-    "Summarizer",
     "SummaryError",
-    "SummaryResult",
     "TextContent",
     "ThinkingContent",
     "ThinkingLevelChangeEntry",
-    "Tool",
     "ToolCall",
     "ToolResultMessage",
-    "TreeNode",
     "Usage",
     "UserMessage",
-    "build_context_from_path",
-    "compact",
-    "default_transform",
-    "dump_entry",
-    "estimate_context_tokens",
-    "estimate_tokens",
-    "export_pi_session",
-    "find_tool_pair_problems",
-    "from_anthropic",
-    "from_openai_chat",
-    "from_openai_responses",
-    "import_session",
     "open_repo",
-    "parse_entry",
-    "prepare_compaction",
-    "repair_tool_pairs",
-    "resolve_model",
-    "should_compact",
-    "to_anthropic",
-    "to_llm_messages",
-    "to_openai_chat",
-    "to_openai_responses",
-    "tool",
 ]

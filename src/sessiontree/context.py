@@ -88,26 +88,27 @@ class ModelRef:
     """A model by ``provider`` (e.g. ``anthropic``) and ``model_id`` (e.g. ``claude-opus-4-5``)."""
 
     provider: str
+    """The provider's name as entries record it (``anthropic``, ``openai``, ...)."""
     model_id: str
+    """The provider's model id (``claude-opus-4-5``)."""
 
 
 @dataclass
 class SessionContext:
-    """What the next model call needs (docs/context.md).
-
-    Attributes:
-        system_prompt: the argument, else metadata ``systemPrompt``, else ``""``.
-        messages: the context messages, oldest first.
-        thinking_level: newest ``thinking_level_change``, else ``"off"``.
-        model: newest model change or assistant model, else ``None``.
-        active_tool_names: newest ``active_tools_change``, else ``None`` (no restriction).
-    """
+    """What the next model call needs (docs/context.md)."""
 
     system_prompt: str
+    """The ``system_prompt`` argument, else metadata ``systemPrompt``, else ``""``."""
     messages: list[AgentMessage] = field(default_factory=list)
+    """The context messages, oldest first."""
     thinking_level: ThinkingLevel = "off"
+    """The newest ``thinking_level_change`` on the path, else ``"off"``."""
     model: ModelRef | None = None
+    """The newest model change or assistant model on the path; ``None`` when the path names
+    none."""
     active_tool_names: list[str] | None = None
+    """The newest ``active_tools_change`` on the path; ``None`` when there is none (no
+    restriction: every tool is active)."""
 
 
 def default_transform(path: Sequence[Entry]) -> list[Entry]:

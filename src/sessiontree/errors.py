@@ -115,7 +115,7 @@ class PrefixError(SessionTreeError, LookupError):
 
 class UnknownFormatError(SessionTreeError, ValueError):
     """A file to import is of no format any importer reads (``sessiontree import``,
-    :func:`sessiontree.import_session`, :func:`sessiontree.interop.detect_format`).
+    :func:`sessiontree.interop.import_session`, :func:`sessiontree.interop.detect_format`).
 
     Not a :class:`CorruptSessionError`: nothing says the file is damaged, only that it is
     not a session file sessiontree knows. The message begins ``<file>: unknown format`` and

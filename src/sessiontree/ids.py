@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import time
 from datetime import UTC, datetime
+from typing import Any
 
 import uuid_utils
 
@@ -19,9 +20,14 @@ __all__ = [
     "check_id",
     "check_session_id",
     "entry_id_problem",
+    "MAX_MS",
+    "MIN_MS",
+    "is_ms",
     "is_session_id",
     "iso_from_ms",
+    "iso_or",
     "ms_from_iso",
+    "ms_or",
     "new_id",
     "now_iso",
     "now_ms",
@@ -130,3 +136,35 @@ def ms_from_iso(value: str) -> int:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     return int(dt.timestamp() * 1000)
+
+
+MIN_MS = -62_135_596_800_000
+"""0001-01-01T00:00:00Z in Unix ms: the earliest time an entry timestamp can show."""
+MAX_MS = 253_402_300_799_999
+"""9999-12-31T23:59:59.999Z in Unix ms: the latest time an entry timestamp can show."""
+
+
+def is_ms(value: Any) -> bool:
+    """Whether ``value`` is a number of Unix ms a timestamp can show (not a bool, NaN, or a
+    number beyond years 1-9999, which a damaged file can hold and ``datetime`` refuses)."""
+    return (
+        isinstance(value, int | float) and not isinstance(value, bool) and MIN_MS <= value <= MAX_MS
+    )
+
+
+def ms_or(value: Any, default: int) -> int:
+    """Unix ms from an ISO 8601 string or a number of ms (:func:`is_ms`); ``default`` when
+    neither."""
+    if isinstance(value, int | float):
+        return int(value) if is_ms(value) else default
+    if isinstance(value, str):
+        try:
+            return ms_from_iso(value)
+        except ValueError:
+            return default
+    return default
+
+
+def iso_or(value: Any, default_ms: int) -> str:
+    """An entry timestamp (ISO 8601 UTC, ms, ``Z``) from an ISO string or ms; else ``default_ms``."""
+    return iso_from_ms(ms_or(value, default_ms))

@@ -113,14 +113,14 @@ def match_prefix(ids: Iterable[str], ref: str) -> list[str]:
 async def resolve_entry(session: Session, ref: str) -> Entry:
     """The entry whose id is ``ref``, or starts or ends with ``ref`` (:func:`match_prefix`).
 
-    Cost: one ``get_entry``; on a miss every entry of the session is read.
+    Cost: one ``find_entry``; on a miss every entry of the session is read.
 
     Raises:
         EntryNotFoundError: nothing matches. PrefixError: ambiguous (candidates listed).
     """
 
     if ref:
-        exact = await session.get_entry(ref)
+        exact = await session.find_entry(ref)
         if exact is not None:
             return exact
     entries = await session.get_entries()

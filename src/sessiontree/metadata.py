@@ -31,13 +31,13 @@ class SessionMetadata(WireModel):
     """
 
     system_prompt: str | None = None
-    """Default system prompt for :meth:`Session.build_context`."""
+    """Default system prompt for :meth:`Session.build_context`; ``None``: no default (``""``)."""
     cwd: str | None = None
-    """Working directory of the agent that wrote the session."""
+    """Working directory of the agent that wrote the session; ``None`` when not known."""
     parent_session_id: str | None = None
-    """For a fork: the session it was forked from."""
+    """For a fork: the session it was forked from; ``None`` for a session that is no fork."""
     forked_from_entry_id: str | None = None
-    """For a fork: the entry of the parent session it was forked at."""
+    """For a fork: the entry of the parent session it was forked at; ``None`` otherwise."""
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ the pure core (:mod:`sessiontree.tree`, :mod:`sessiontree.context`) over what st
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, NoReturn, cast
 
@@ -84,11 +85,25 @@ def stats_of(entries: Iterable[Entry]) -> SessionStats:
     return stats
 
 
+def _warn_missing(method: str, entry_id: str, session_id: str, instead: str) -> None:
+    """The deprecation of ``None`` from ``Session.<method>`` for a missing entry."""
+    warnings.warn(
+        f"Session.{method}({entry_id!r}) found no such entry in session {session_id!r}: it "
+        f"returns None for this release and raises EntryNotFoundError in the next; use "
+        f"{instead}",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+
+
 class Session:
     """One conversation tree. Every method is async; ``id`` and ``storage`` are attributes.
 
-    ``get_entry`` and ``get_label`` return ``None`` when absent; every other method that names
-    a missing entry raises :class:`EntryNotFoundError` (docs/api.md).
+    The get/find rule (docs/api.md): a ``get_*`` method that names an entry raises
+    :class:`EntryNotFoundError` when there is none, and ``None`` from it means the value is
+    unset (no label, no name, no leaf); :meth:`find_entry` returns ``None`` instead. For one
+    release ``get_entry`` and ``get_label`` still return ``None`` for a missing entry, with a
+    :class:`DeprecationWarning`.
     """
 
     def __init__(self, storage: SessionStorage) -> None:
@@ -114,14 +129,28 @@ class Session:
         """The current leaf id, ``None`` for an empty session (docs/tree.md)."""
         return await self.storage.get_leaf_id()
 
-    async def get_entry(self, entry_id: str) -> Entry | None:
-        """The entry with this id, or ``None``.
+    async def find_entry(self, entry_id: str) -> Entry | None:
+        """The entry with this id, ``None`` when there is none.
 
         Raises:
             InvalidArgumentError: ``entry_id`` is not a non-empty str.
         """
         check_entry_id(entry_id, "entry_id")
         return await self.storage.get_entry(entry_id)
+
+    async def get_entry(self, entry_id: str) -> Entry | None:
+        """The entry with this id.
+
+        A missing entry gives ``None`` with a :class:`DeprecationWarning` for one release,
+        then :class:`EntryNotFoundError`; :meth:`find_entry` is the form that returns ``None``.
+
+        Raises:
+            InvalidArgumentError: ``entry_id`` is not a non-empty str.
+        """
+        found = await self.find_entry(entry_id)
+        if found is None:
+            _warn_missing("get_entry", entry_id, self.id, "find_entry")
+        return found
 
     async def get_entries(
         self,
@@ -163,13 +192,19 @@ class Session:
         return build_tree(await self.storage.get_entries(), session_id=self.id)
 
     async def get_label(self, entry_id: str) -> str | None:
-        """The entry's label, or ``None``.
+        """The entry's label, ``None`` when it has none.
+
+        A missing entry gives ``None`` with a :class:`DeprecationWarning` for one release,
+        then :class:`EntryNotFoundError`.
 
         Raises:
             InvalidArgumentError: ``entry_id`` is not a non-empty str.
         """
         check_entry_id(entry_id, "entry_id")
-        return await self.storage.get_label(entry_id)
+        label = await self.storage.get_label(entry_id)
+        if label is None and await self.storage.get_entry(entry_id) is None:
+            _warn_missing("get_label", entry_id, self.id, "find_entry first")
+        return label
 
     async def get_name(self) -> str | None:
         """The session name, or ``None``."""
@@ -325,7 +360,7 @@ class Session:
     ) -> str:
         """Append a ``compaction`` entry under the leaf (docs/compaction.md). Returns the entry id.
 
-        Prefer :func:`sessiontree.compact`, which plans the cut and summarises.
+        Prefer :func:`sessiontree.compaction.compact`, which plans the cut and summarises.
 
         Raises:
             EntryNotFoundError: ``first_kept_entry_id`` is not on the current branch.
@@ -335,7 +370,7 @@ class Session:
         check_text(summary, "summary")
         check_count(tokens_before, "tokens_before")
         check_entry_id(first_kept_entry_id, "first_kept_entry_id", optional=True)
-        if first_kept_entry_id is not None and await self.get_entry(first_kept_entry_id) is None:
+        if first_kept_entry_id is not None and await self.find_entry(first_kept_entry_id) is None:
             raise EntryNotFoundError(
                 "firstKeptEntryId names no entry", session_id=self.id, entry_id=first_kept_entry_id
             )

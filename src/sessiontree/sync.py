@@ -33,18 +33,25 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import functools
-import inspect
+import builtins
 import itertools
 import os
 import threading
 import weakref
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Mapping, Sequence
+from datetime import datetime
 from typing import Any, TypeVar
 
+from sessiontree.context import EntryProjector, SessionContext, Transform, default_transform
+from sessiontree.entries import CompactionDetails, Entry, ThinkingLevel
+from sessiontree.messages import AgentMessage, ContentBlock, Usage
+from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata, SessionStats
 from sessiontree.repos import MemoryRepo, SessionRepo
 from sessiontree.repos import open_repo as _open_async_repo
 from sessiontree.session import Session
+from sessiontree.storage.base import SessionStorage
+from sessiontree.summarizers.base import Summarizer
+from sessiontree.tree import ForkPosition, TreeNode
 
 __all__ = ["LoopThread", "SyncRepo", "SyncSession", "open_repo", "shared_repo", "wrap_repo"]
 
@@ -144,11 +151,8 @@ def _wrap(value: Any, runner: LoopThread, owner: SyncRepo | None) -> Any:
     return value
 
 
-_OWN = frozenset({"_target", "_runner", "_owner", "_factory", "_finalizer", "_closed", "_order"})
-
-
 class _SyncProxy:
-    """Calls the wrapped object's coroutine methods on the loop thread and waits for them."""
+    """Runs the wrapped object's coroutines on the loop thread and waits for them."""
 
     _target: Any
     _runner: LoopThread
@@ -161,23 +165,14 @@ class _SyncProxy:
         """The repository that calls returning sessions wrap them for."""
         return self._owner
 
-    def __getattr__(self, name: str) -> Any:
-        if name in _OWN:  # not set yet (a copy made without __init__): never the target's
-            raise AttributeError(name)
-        self._current()
-        attr = getattr(self._target, name)
-        if not inspect.iscoroutinefunction(attr):
-            return attr
-        runner, owner = self._runner, self._repo()
+    def _run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """``await coro`` on the loop thread (made after :meth:`_current`, so on this
+        process's loop) and its result."""
+        return self._runner.run(coro)
 
-        @functools.wraps(attr)
-        def call(*args: Any, **kwargs: Any) -> Any:
-            return _wrap(runner.run(attr(*args, **kwargs)), runner, owner)
-
-        return call
-
-    def __dir__(self) -> list[str]:
-        return sorted(set(super().__dir__()) | set(dir(self._target)))
+    def _session_of(self, coro: Coroutine[Any, Any, Session]) -> SyncSession:
+        """The session ``coro`` returns, wrapped for this repository."""
+        return SyncSession(self._runner.run(coro), self._runner, self._repo())
 
 
 class SyncSession(_SyncProxy):
@@ -217,6 +212,12 @@ class SyncSession(_SyncProxy):
         self._current()
         return self._target  # type: ignore[no-any-return]
 
+    @property
+    def storage(self) -> SessionStorage:
+        """The session's storage (:attr:`Session.storage <sessiontree.session.Session.storage>`;
+        its methods are async and must run on the repository's loop)."""
+        return self.aio.storage
+
     def __repr__(self) -> str:
         return f"SyncSession({self.id!r})"
 
@@ -225,6 +226,199 @@ class SyncSession(_SyncProxy):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    # The methods of Session, in its order; tests/test_sync_api.py checks they are all here.
+
+    def get_metadata(self) -> SessionMetadata:
+        """:meth:`Session.get_metadata <sessiontree.session.Session.get_metadata>`, without ``await``."""
+        return self._run(self.aio.get_metadata())
+
+    def get_leaf_id(self) -> str | None:
+        """:meth:`Session.get_leaf_id <sessiontree.session.Session.get_leaf_id>`, without ``await``."""
+        return self._run(self.aio.get_leaf_id())
+
+    def find_entry(self, entry_id: str) -> Entry | None:
+        """:meth:`Session.find_entry <sessiontree.session.Session.find_entry>`, without ``await``."""
+        return self._run(self.aio.find_entry(entry_id))
+
+    def get_entry(self, entry_id: str) -> Entry | None:
+        """:meth:`Session.get_entry <sessiontree.session.Session.get_entry>`, without ``await``."""
+        return self._run(self.aio.get_entry(entry_id))
+
+    def get_entries(
+        self,
+        *,
+        after: str | None = None,
+        limit: int | None = None,
+        types: Collection[str] | None = None,
+        reverse: bool = False,
+    ) -> list[Entry]:
+        """:meth:`Session.get_entries <sessiontree.session.Session.get_entries>`, without ``await``."""
+        return self._run(
+            self.aio.get_entries(after=after, limit=limit, types=types, reverse=reverse)
+        )
+
+    def get_branch(self, leaf_id: str | None = None) -> list[Entry]:
+        """:meth:`Session.get_branch <sessiontree.session.Session.get_branch>`, without ``await``."""
+        return self._run(self.aio.get_branch(leaf_id))
+
+    def get_tree(self) -> list[TreeNode]:
+        """:meth:`Session.get_tree <sessiontree.session.Session.get_tree>`, without ``await``."""
+        return self._run(self.aio.get_tree())
+
+    def get_label(self, entry_id: str) -> str | None:
+        """:meth:`Session.get_label <sessiontree.session.Session.get_label>`, without ``await``."""
+        return self._run(self.aio.get_label(entry_id))
+
+    def get_name(self) -> str | None:
+        """:meth:`Session.get_name <sessiontree.session.Session.get_name>`, without ``await``."""
+        return self._run(self.aio.get_name())
+
+    def build_context(
+        self,
+        leaf_id: str | None = None,
+        system_prompt: str | None = None,
+        transform: Transform = default_transform,
+        entry_projectors: Mapping[str, EntryProjector] | None = None,
+        *,
+        repair_tool_pairs: bool = True,
+    ) -> SessionContext:
+        """:meth:`Session.build_context <sessiontree.session.Session.build_context>`, without ``await``."""
+        return self._run(
+            self.aio.build_context(
+                leaf_id,
+                system_prompt,
+                transform,
+                entry_projectors,
+                repair_tool_pairs=repair_tool_pairs,
+            )
+        )
+
+    def get_stats(self) -> SessionStats:
+        """:meth:`Session.get_stats <sessiontree.session.Session.get_stats>`, without ``await``."""
+        return self._run(self.aio.get_stats())
+
+    def append_entry(self, entry: Entry | Mapping[str, Any]) -> str:
+        """:meth:`Session.append_entry <sessiontree.session.Session.append_entry>`, without ``await``."""
+        return self._run(self.aio.append_entry(entry))
+
+    def append_entry_if(self, entry: Entry | Mapping[str, Any], expected_leaf: str | None) -> str:
+        """:meth:`Session.append_entry_if <sessiontree.session.Session.append_entry_if>`, without ``await``."""
+        return self._run(self.aio.append_entry_if(entry, expected_leaf))
+
+    def append_message(self, message: AgentMessage | Mapping[str, Any]) -> str:
+        """:meth:`Session.append_message <sessiontree.session.Session.append_message>`, without ``await``."""
+        return self._run(self.aio.append_message(message))
+
+    def append_model_change(self, provider: str, model_id: str) -> str:
+        """:meth:`Session.append_model_change <sessiontree.session.Session.append_model_change>`, without ``await``."""
+        return self._run(self.aio.append_model_change(provider, model_id))
+
+    def append_thinking_level_change(self, level: ThinkingLevel) -> str:
+        """:meth:`Session.append_thinking_level_change <sessiontree.session.Session.append_thinking_level_change>`, without ``await``."""
+        return self._run(self.aio.append_thinking_level_change(level))
+
+    def append_active_tools_change(self, names: list[str]) -> str:
+        """:meth:`Session.append_active_tools_change <sessiontree.session.Session.append_active_tools_change>`, without ``await``."""
+        return self._run(self.aio.append_active_tools_change(names))
+
+    def append_compaction(
+        self,
+        summary: str,
+        tokens_before: int,
+        *,
+        first_kept_entry_id: str | None = None,
+        details: CompactionDetails | Mapping[str, Any] | None = None,
+        usage: Usage | Mapping[str, Any] | None = None,
+        retained_tail: Sequence[AgentMessage | Mapping[str, Any]] | None = None,
+    ) -> str:
+        """:meth:`Session.append_compaction <sessiontree.session.Session.append_compaction>`, without ``await``."""
+        return self._run(
+            self.aio.append_compaction(
+                summary,
+                tokens_before,
+                first_kept_entry_id=first_kept_entry_id,
+                details=details,
+                usage=usage,
+                retained_tail=retained_tail,
+            )
+        )
+
+    def append_branch_summary(
+        self,
+        summary: str,
+        from_id: str,
+        *,
+        details: Any = None,
+        usage: Usage | Mapping[str, Any] | None = None,
+    ) -> str:
+        """:meth:`Session.append_branch_summary <sessiontree.session.Session.append_branch_summary>`, without ``await``."""
+        return self._run(
+            self.aio.append_branch_summary(summary, from_id, details=details, usage=usage)
+        )
+
+    def append_custom_entry(self, custom_type: str, data: Any = None) -> str:
+        """:meth:`Session.append_custom_entry <sessiontree.session.Session.append_custom_entry>`, without ``await``."""
+        return self._run(self.aio.append_custom_entry(custom_type, data))
+
+    def append_custom_message_entry(
+        self,
+        custom_type: str,
+        content: str | list[ContentBlock] | list[Mapping[str, Any]],
+        *,
+        display: bool = True,
+        details: Any = None,
+    ) -> str:
+        """:meth:`Session.append_custom_message_entry <sessiontree.session.Session.append_custom_message_entry>`, without ``await``."""
+        return self._run(
+            self.aio.append_custom_message_entry(
+                custom_type, content, display=display, details=details
+            )
+        )
+
+    def append_label(self, target_id: str, label: str | None) -> str:
+        """:meth:`Session.append_label <sessiontree.session.Session.append_label>`, without ``await``."""
+        return self._run(self.aio.append_label(target_id, label))
+
+    def append_session_name(self, name: str) -> str:
+        """:meth:`Session.append_session_name <sessiontree.session.Session.append_session_name>`, without ``await``."""
+        return self._run(self.aio.append_session_name(name))
+
+    def set_leaf_id(self, target_id: str | None) -> None:
+        """:meth:`Session.set_leaf_id <sessiontree.session.Session.set_leaf_id>`, without ``await``."""
+        self._run(self.aio.set_leaf_id(target_id))
+
+    def set_leaf_id_if(self, target_id: str | None, expected_id: str | None) -> None:
+        """:meth:`Session.set_leaf_id_if <sessiontree.session.Session.set_leaf_id_if>`, without ``await``."""
+        self._run(self.aio.set_leaf_id_if(target_id, expected_id))
+
+    def delete(self) -> None:
+        """:meth:`Session.delete <sessiontree.session.Session.delete>`, without ``await``."""
+        self._run(self.aio.delete())
+
+    def close(self) -> None:
+        """:meth:`Session.close <sessiontree.session.Session.close>`, without ``await``."""
+        self._run(self.aio.close())
+
+    def navigate(
+        self,
+        target_id: str | None,
+        *,
+        summarize: bool = False,
+        summarizer: Summarizer | None = None,
+        instructions: str | None = None,
+    ) -> str | None:
+        """:meth:`Session.navigate <sessiontree.session.Session.navigate>`, without ``await``."""
+        return self._run(
+            self.aio.navigate(
+                target_id, summarize=summarize, summarizer=summarizer, instructions=instructions
+            )
+        )
+
+    def fork(self, target_id: str, position: ForkPosition = "at") -> SyncSession:
+        """:meth:`Session.fork <sessiontree.session.Session.fork>`, without ``await``: the
+        new session as a :class:`SyncSession`."""
+        return self._session_of(self.aio.fork(target_id, position))
 
 
 class SyncRepo(_SyncProxy):
@@ -314,6 +508,50 @@ class SyncRepo(_SyncProxy):
         """Close the store and stop the loop thread. Idempotent."""
         self._closed = True
         self._finalizer()
+
+    # The methods of SessionRepo; tests/test_sync_api.py checks they are all here.
+
+    def create(
+        self,
+        id: str | None = None,
+        metadata: SessionMetadata | Mapping[str, Any] | None = None,
+        *,
+        entries: Sequence[Entry] = (),
+        created_at: datetime | None = None,
+    ) -> SyncSession:
+        """:meth:`SessionRepo.create <sessiontree.repos.base.SessionRepo.create>`, without
+        ``await``: the new session as a :class:`SyncSession`."""
+        return self._session_of(
+            self.aio.create(id, metadata, entries=entries, created_at=created_at)
+        )
+
+    def open(self, id: str) -> SyncSession:
+        """:meth:`SessionRepo.open <sessiontree.repos.base.SessionRepo.open>`, without
+        ``await``: the session as a :class:`SyncSession`."""
+        return self._session_of(self.aio.open(id))
+
+    def list(
+        self,
+        *,
+        limit: int | None = None,
+        offset: int = 0,
+        where: Mapping[str, str | int | bool | None] | None = None,
+    ) -> builtins.list[SessionInfo]:
+        """:meth:`SessionRepo.list <sessiontree.repos.base.SessionRepo.list>`, without ``await``."""
+        return self._run(self.aio.list(limit=limit, offset=offset, where=where))
+
+    def delete(self, id: str) -> None:
+        """:meth:`SessionRepo.delete <sessiontree.repos.base.SessionRepo.delete>`, without ``await``."""
+        self._run(self.aio.delete(id))
+
+    def fork(self, id: str, target_id: str, position: ForkPosition = "at") -> SyncSession:
+        """:meth:`SessionRepo.fork <sessiontree.repos.base.SessionRepo.fork>`, without
+        ``await``: the new session as a :class:`SyncSession`."""
+        return self._session_of(self.aio.fork(id, target_id, position))
+
+    def search(self, query: str, limit: int = 20) -> builtins.list[SearchHit]:
+        """:meth:`SessionRepo.search <sessiontree.repos.base.SessionRepo.search>`, without ``await``."""
+        return self._run(self.aio.search(query, limit))
 
     def __repr__(self) -> str:
         return f"SyncRepo({self.url!r})"

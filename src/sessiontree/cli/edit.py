@@ -90,7 +90,7 @@ async def checkout_cmd(
         summary_id = await s.navigate(target.id)
     app.out.print(Text(f"leaf moved: {old_leaf or '-'} → {target.id}"))
     if summary_id is not None:
-        summary = await s.get_entry(summary_id)
+        summary = await s.find_entry(summary_id)
         gist = describe_entry(summary)[1] if summary is not None else ""
         app.out.print(_entry_line(summary_id, "branch_summary", gist))
     elif summarize:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from sessiontree.compaction.plan import prepare_compaction
 from sessiontree.compaction.tokens import (
@@ -13,7 +13,7 @@ from sessiontree.compaction.tokens import (
     estimate_tokens,
 )
 from sessiontree.context import EntryProjector
-from sessiontree.entries import CompactionDetails, CompactionEntry
+from sessiontree.entries import CompactionDetails, CompactionEntry, Entry
 from sessiontree.errors import CompactionError, LeafMovedError, SummaryError
 from sessiontree.messages import AgentMessage, CompactionSummaryMessage, Usage
 from sessiontree.summarizers.base import (
@@ -24,13 +24,31 @@ from sessiontree.summarizers.base import (
 )
 from sessiontree.summarizers.extractive import ExtractiveSummarizer
 
-if TYPE_CHECKING:
-    from sessiontree.session import Session
-
-__all__ = ["CompactionMode", "check_mode", "compact"]
+__all__ = ["CompactableSession", "CompactionMode", "check_mode", "compact"]
 
 CompactionMode = Literal["pointer", "retained_tail"]
 """``pointer`` stores ``firstKeptEntryId``; ``retained_tail`` stores the kept messages."""
+
+
+class CompactableSession(Protocol):
+    """What :func:`compact` uses of a :class:`~sessiontree.session.Session` (which has it all):
+    compaction sits below the session layer, so it names the members, not the class."""
+
+    @property
+    def id(self) -> str:
+        """The session id (errors name it)."""
+        ...
+
+    async def get_branch(self, leaf_id: str | None = None) -> list[Entry]:
+        """The path root → leaf without bookkeeping entries."""
+        ...
+
+    async def append_entry_if(
+        self, entry: Entry | Mapping[str, Any], expected_leaf: str | None
+    ) -> str:
+        """Append under ``expected_leaf`` only while it is still the leaf (else
+        :class:`LeafMovedError`); the new entry's id."""
+        ...
 
 
 # --------------------------------------------------------------------------- applying
@@ -91,7 +109,7 @@ async def _summarize(
 
 
 async def compact(
-    session: Session,
+    session: CompactableSession,
     *,
     settings: CompactionSettings | Mapping[str, Any] | None = None,
     summarizer: Summarizer | None = None,

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from sessiontree.entries import CustomEntry, Entry, MessageEntry
 from sessiontree.errors import DuplicateEntryError, InvalidEntryError, SessionNotFoundError
-from sessiontree.ids import entry_id_problem, new_id, now_ms
+from sessiontree.ids import entry_id_problem, iso_or, ms_or, new_id, now_ms
 from sessiontree.integrations._common import (
     LoopLocks,
     RepoHandle,
@@ -40,9 +40,6 @@ from sessiontree.integrations._common import (
     import_extra,
     open_or_create,
 )
-from sessiontree.interop._common import iso_or, ms_or
-from sessiontree.interop.claude_code_lines import block as _block
-from sessiontree.interop.claude_code_lines import result_content as _result_content
 from sessiontree.messages import (
     AgentMessage,
     AssistantMessage,
@@ -52,6 +49,8 @@ from sessiontree.messages import (
 from sessiontree.metadata import SessionInfo
 from sessiontree.repos import SessionRepo
 from sessiontree.session import Session
+from sessiontree.wire.claude_code import block as _block
+from sessiontree.wire.claude_code import result_content as _result_content
 
 import_extra("claude_agent_sdk", "claude-agent-sdk")
 
@@ -266,7 +265,7 @@ async def _plan_lines(session: Session, lines: list[dict[str, Any]]) -> list[Ent
     for line in lines:
         uuid = line.get("uuid")
         if isinstance(uuid, str) and uuid:
-            if uuid in seen or await session.get_entry(uuid) is not None:
+            if uuid in seen or await session.find_entry(uuid) is not None:
                 continue
             seen.add(uuid)
             entry_id = uuid
@@ -275,7 +274,7 @@ async def _plan_lines(session: Session, lines: list[dict[str, Any]]) -> list[Ent
                 parent
                 if isinstance(parent, str)
                 and parent
-                and (parent in seen or await session.get_entry(parent) is not None)
+                and (parent in seen or await session.find_entry(parent) is not None)
                 else None
             )
         else:

@@ -255,7 +255,7 @@ def _text(content: str | list[ContentBlock]) -> str | list[str | dict[str, Any]]
 def to_langchain(messages: Sequence[AgentMessage]) -> list[BaseMessage]:
     """AgentMessages → LangChain messages (the inverse of :func:`from_langchain` for the
     kinds it makes; summaries and bash executions become human messages worded as in
-    :func:`sessiontree.to_llm_messages`; thinking is left out)."""
+    :func:`sessiontree.context.to_llm_messages`; thinking is left out)."""
     out: list[BaseMessage] = []
     for m in messages:
         if isinstance(m, UserMessage):

@@ -28,7 +28,7 @@ from sessiontree.errors import (
     SessionExistsError,
     SessionTreeError,
 )
-from sessiontree.ids import is_session_id, iso_from_ms, ms_from_iso
+from sessiontree.ids import is_session_id, iso_or, ms_from_iso, ms_or
 from sessiontree.interop.report import CustomLine, DanglingParent, ImportReport, UnreadableLine
 from sessiontree.metadata import SessionMetadata
 from sessiontree.repos.base import SessionRepo
@@ -138,38 +138,6 @@ def unreadable(
     if not lenient:
         raise CorruptSessionError(reason, path=path, line_number=line)
     report.unreadable_lines.append(UnreadableLine(line, reason, _preview(raw)))
-
-
-MIN_MS = -62_135_596_800_000
-"""0001-01-01T00:00:00Z in Unix ms: the earliest time an entry timestamp can show."""
-MAX_MS = 253_402_300_799_999
-"""9999-12-31T23:59:59.999Z in Unix ms: the latest time an entry timestamp can show."""
-
-
-def is_ms(value: Any) -> bool:
-    """Whether ``value`` is a number of Unix ms a timestamp can show (not a bool, NaN, or a
-    number beyond years 1-9999, which a damaged file can hold and ``datetime`` refuses)."""
-    return (
-        isinstance(value, int | float) and not isinstance(value, bool) and MIN_MS <= value <= MAX_MS
-    )
-
-
-def ms_or(value: Any, default: int) -> int:
-    """Unix ms from an ISO 8601 string or a number of ms (:func:`is_ms`); ``default`` when
-    neither."""
-    if isinstance(value, int | float):
-        return int(value) if is_ms(value) else default
-    if isinstance(value, str):
-        try:
-            return ms_from_iso(value)
-        except ValueError:
-            return default
-    return default
-
-
-def iso_or(value: Any, default_ms: int) -> str:
-    """An entry timestamp (ISO 8601 UTC, ms, ``Z``) from an ISO string or ms; else ``default_ms``."""
-    return iso_from_ms(ms_or(value, default_ms))
 
 
 def custom_draft(

@@ -1,7 +1,7 @@
 """Claude Code transcripts (``~/.claude/projects/<dir>/<session>.jsonl``) → a session (docs/interop.md).
 
 Every line is a JSON object. Lines with a ``uuid`` are tree nodes linked by ``parentUuid``.
-How they are imported (the messages themselves: :mod:`sessiontree.interop.claude_code_lines`):
+How they are imported (the messages themselves: :mod:`sessiontree.wire.claude_code`):
 
 * ``user`` / ``assistant`` lines with a ``message`` become ``message`` entries; the entry id
   is the line's ``uuid``. A user line with ``tool_result`` blocks gives one ``toolResult``
@@ -44,18 +44,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from sessiontree.entries import CompactionEntry, Entry, MessageEntry, with_parent
-from sessiontree.interop._common import (
-    Converted,
-    Draft,
-    IdMaker,
-    Progress,
-    custom_draft,
-    iso_or,
-    ms_or,
-)
-from sessiontree.interop.claude_code_lines import assistant_entry, line_record, user_entries
+from sessiontree.ids import iso_or, ms_or
+from sessiontree.interop._common import Converted, Draft, IdMaker, Progress, custom_draft
 from sessiontree.interop.jsonl_lines import read_jsonl
 from sessiontree.interop.report import DanglingParent, ImportReport
+from sessiontree.wire.claude_code import assistant_entry, line_record, user_entries
 
 __all__ = ["convert_claude_code"]
 

@@ -32,9 +32,8 @@ from pydantic import ValidationError
 from sessiontree import _json as exact_json
 from sessiontree.entries import Entry, MessageEntry
 from sessiontree.errors import CorruptSessionError
-from sessiontree.ids import iso_from_ms
-from sessiontree.interop._common import Converted, Draft, IdMaker, is_ms, unreadable
-from sessiontree.interop.claude_code_lines import block, result_content
+from sessiontree.ids import is_ms, iso_from_ms
+from sessiontree.interop._common import Converted, Draft, IdMaker, unreadable
 from sessiontree.interop.detect import strip_bom
 from sessiontree.interop.lenient_json import load_document
 from sessiontree.interop.report import ImportReport
@@ -48,6 +47,7 @@ from sessiontree.messages import (
     Usage,
     UserMessage,
 )
+from sessiontree.wire.claude_code import block, result_content
 
 __all__ = ["UI_MESSAGES", "convert_cline", "ui_times"]
 

@@ -47,15 +47,8 @@ from pydantic import ValidationError
 
 from sessiontree import _json as exact_json
 from sessiontree.entries import CompactionEntry, Entry, MessageEntry
-from sessiontree.interop._common import (
-    Converted,
-    Draft,
-    IdMaker,
-    Progress,
-    custom_draft,
-    iso_or,
-    ms_or,
-)
+from sessiontree.ids import iso_or, ms_or
+from sessiontree.interop._common import Converted, Draft, IdMaker, Progress, custom_draft
 from sessiontree.interop.jsonl_lines import read_jsonl
 from sessiontree.interop.report import ImportReport
 from sessiontree.messages import (

@@ -48,7 +48,7 @@ FORMATS: tuple[Format, ...] = (
     "opencode",
     "openclaw",
 )
-"""The formats :func:`sessiontree.import_session` reads."""
+"""The formats :func:`sessiontree.interop.import_session` reads."""
 
 _CODEX_TYPES = frozenset(
     {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}

@@ -39,7 +39,8 @@ from pydantic import ValidationError
 from sessiontree import _json as exact_json
 from sessiontree.entries import Entry, MessageEntry
 from sessiontree.errors import CorruptSessionError
-from sessiontree.interop._common import Converted, Draft, IdMaker, custom_draft, iso_or, ms_or
+from sessiontree.ids import iso_or, ms_or
+from sessiontree.interop._common import Converted, Draft, IdMaker, custom_draft
 from sessiontree.interop.detect import is_gemini_cli_header, strip_bom
 from sessiontree.interop.jsonl_lines import read_jsonl
 from sessiontree.interop.lenient_json import load_document

@@ -51,7 +51,8 @@ from pydantic import ValidationError
 from sessiontree import _json as exact_json
 from sessiontree.entries import CompactionEntry, MessageEntry
 from sessiontree.errors import CorruptSessionError
-from sessiontree.interop._common import Converted, Draft, IdMaker, custom_draft, iso_or, ms_or
+from sessiontree.ids import iso_or, ms_or
+from sessiontree.interop._common import Converted, Draft, IdMaker, custom_draft
 from sessiontree.interop.detect import (
     SQLITE_HEADER,
     database_tables,

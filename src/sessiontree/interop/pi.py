@@ -38,7 +38,7 @@ from sessiontree import _json as exact_json
 from sessiontree.backends.jsonl.format import build_header, header_metadata
 from sessiontree.entries import ENTRY_TYPES, Entry, dump_entry, parse_entry
 from sessiontree.errors import CorruptSessionError, InvalidEntryError, StorageError
-from sessiontree.ids import new_id, now_iso
+from sessiontree.ids import ms_or, new_id, now_iso
 from sessiontree.interop._common import (
     Converted,
     Draft,
@@ -46,7 +46,6 @@ from sessiontree.interop._common import (
     Progress,
     custom_draft,
     finalize,
-    ms_or,
     unreadable,
 )
 from sessiontree.interop.jsonl_lines import read_jsonl
@@ -248,7 +247,7 @@ async def pi_file_bytes(
 async def migrate_pi_file(path: str | Path, *, lenient: bool = False) -> ImportReport:
     """Rewrite a pi version 1 or 2 file as version 3, in place and atomically (docs/interop.md).
 
-    The file is converted exactly as :func:`sessiontree.import_session` would import it (ids
+    The file is converted exactly as :func:`sessiontree.interop.import_session` would import it (ids
     for v1, ``firstKeptEntryIndex`` → ``firstKeptEntryId``, ``hookMessage`` → ``custom``), the
     new content is written to a temporary file beside it, fsynced and renamed over it, so the
     file is at every moment either the old one or the whole new one. The session id, the

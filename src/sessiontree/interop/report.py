@@ -68,7 +68,7 @@ class UnreadableLine:
 
 @dataclass
 class ImportReport:
-    """The outcome of :func:`sessiontree.import_session` (docs/interop.md).
+    """The outcome of :func:`sessiontree.interop.import_session` (docs/interop.md).
 
     Attributes:
         source_path: the file that was read (never written to).

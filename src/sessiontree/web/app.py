@@ -231,7 +231,7 @@ def create_app(
 
     async def entry(request: Request) -> Response:
         s = await open_session(request)
-        found = await s.get_entry(request.path_params["eid"])
+        found = await s.find_entry(request.path_params["eid"])
         if found is None:
             return await session_page(
                 request, s, "entry", 404, error="no such entry", entry_row=None

@@ -316,7 +316,7 @@ async def tree_page(
     """
     has_before = has_after = False
     if start is not None:
-        first = await session.get_entry(start)
+        first = await session.find_entry(start)
         if first is None:
             raise EntryNotFoundError("no such entry", session_id=session.id, entry_id=start)
         rest = await session.get_entries(after=start, limit=page_size)

@@ -4,6 +4,10 @@ Each converter pair is pure (no I/O, no SDK import): the output is plain dicts t
 official SDKs accept as their typed request parameters (tested against those types). The
 chat-completions and Anthropic converters also leave failed and aborted replies out and pair
 every tool call with a result.
+
+:mod:`sessiontree.wire.claude_code` reads Claude Code's transcript lines (Anthropic content
+blocks in Claude Code's envelope) into messages: the Claude Code importer and the Claude
+Agent SDK adapter share it.
 """
 
 from __future__ import annotations

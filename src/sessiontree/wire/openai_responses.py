@@ -12,7 +12,7 @@ shapes are the official SDK's ``ResponseInputItemParam`` typed dicts:
 * a tool result → ``function_call_output`` (``output`` a string, or input parts when it
   holds images);
 * summaries, custom and bash-execution messages → user messages, worded as in
-  :func:`sessiontree.to_llm_messages`;
+  :func:`sessiontree.context.to_llm_messages`;
 * an item of a kind this module does not model (web search, computer and shell calls,
   item references, …) is kept whole in an :class:`OpaqueMessage` of role
   :data:`OPAQUE_ROLE` and written back unchanged.

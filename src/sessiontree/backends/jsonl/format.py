@@ -142,7 +142,7 @@ def parse_header(first_line: bytes, path: str | Path) -> Header:
     Raises:
         CorruptSessionError: not a JSON object with ``type: "session"`` and a string ``id``
             (the file is not a session file), or a pi version other than 3 (older files are
-            imported with :func:`sessiontree.import_session`, never migrated in place here).
+            imported with :func:`sessiontree.interop.import_session`, never migrated in place here).
     """
     # a UTF-8 byte-order mark before the header (an editor's) is not part of it: found in
     # review, import accepted such a file while the store hid it from listing and opening
@@ -170,7 +170,7 @@ def parse_header(first_line: bytes, path: str | Path) -> Header:
     if version != FORMAT_VERSION:
         raise CorruptSessionError(
             f"pi session file version {version!r} cannot be opened in place (only version "
-            f"{FORMAT_VERSION}); import it with sessiontree.import_session",
+            f"{FORMAT_VERSION}); import it with sessiontree.interop.import_session",
             path=path,
             line_number=1,
         )

@@ -56,12 +56,12 @@ class ForkConformance(Conformance):
         assert await fork.get_leaf_id() == a
         assert await fork.get_label(u) == "question"
         assert await fork.get_label(a) is None
-        assert await fork.get_entry(later) is None
+        assert await fork.find_entry(later) is None
         meta = await fork.get_metadata()
         assert meta.parent_session_id == s.id and meta.forked_from_entry_id == a
         assert meta.system_prompt == "sp"
         new = await fork.append_message(user("only in the fork"))
-        assert await s.get_entry(new) is None
+        assert await s.find_entry(new) is None
         assert await snapshot(s) == original
         infos = {i.id: i for i in await repo.list()}
         assert infos[fork.id].parent_session_id == s.id
@@ -120,7 +120,7 @@ class ForkConformance(Conformance):
             assert isinstance(copy, BranchSummaryEntry)
             assert copy.from_id is None  # the branch that was left is not in the fork
             assert copy.summary and copy.parent_id == a
-            assert await fork.get_entry(left) is None
+            assert await fork.find_entry(left) is None
             ctx = await fork.build_context()
             summaries = [m for m in ctx.messages if isinstance(m, BranchSummaryMessage)]
             assert [m.summary for m in summaries] == [copy.summary]
@@ -157,7 +157,7 @@ class ForkConformance(Conformance):
         assert isinstance(copied, LabelEntry) and copied.target_id is None
         assert await fork.get_label(root) == "start"
         assert await fork.get_label(u.id) is None
-        assert await fork.get_entry(other) is None
+        assert await fork.find_entry(other) is None
         async with reopened(reopen, fork) as again:
             assert await again.get_label(u.id) is None
             assert await again.get_label(root) == "start"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import ClassVar
 
 import pytest
@@ -91,12 +92,32 @@ class TreeConformance(Conformance):
         with pytest.raises(EntryNotFoundError):
             await s.get_entries(after="ghost")
 
+    async def test_get_and_find_of_a_missing_entry(self, repo: SessionRepo) -> None:
+        """The get/find rule (docs/api.md): ``find_entry`` gives ``None`` for a missing entry;
+        ``get_entry`` and ``get_label`` give ``None`` with a DeprecationWarning for now (the next
+        release raises EntryNotFoundError); a label that is unset is ``None`` silently."""
+        s = await repo.create()
+        u = await s.append_message(user("a"))
+        assert await s.find_entry("ghost") is None
+        found = await s.find_entry(u)
+        assert found is not None and found.id == u
+        with pytest.warns(DeprecationWarning, match=r"get_entry\('ghost'\).*EntryNotFoundError"):
+            assert await s.get_entry("ghost") is None
+        with pytest.warns(DeprecationWarning, match=r"get_label\('ghost'\).*EntryNotFoundError"):
+            assert await s.get_label("ghost") is None
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = await s.get_entry(u)
+            assert got is not None and got.id == u
+            assert await s.get_label(u) is None
+            assert await s.get_name() is None
+
     async def test_labels_and_names(self, repo: SessionRepo, reopen: Reopen) -> None:
         s = await repo.create()
         u = await s.append_message(user("a"))
         assert await s.get_label(u) is None
         assert await s.get_name() is None
-        assert await s.get_entry("ghost") is None
+        assert await s.find_entry("ghost") is None
         await s.append_label(u, "one")
         await s.append_label(u, "two")
         assert await s.get_label(u) == "two"
