@@ -559,7 +559,7 @@ def st_memory_fork(msgs: list[dict[str, Any]]) -> float:
     same repository: a memory store lives in its process)."""
 
     async def run() -> float:
-        from sessiontree import MemoryRepo
+        from sessiontree.repos import MemoryRepo
 
         repo = MemoryRepo()
         s = await repo.create()
