@@ -265,7 +265,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "wire",
         "describe",
     ),  # the pure core over entries and messages
-    ("summarizers", "compaction", "models"),
+    # the provider rules, the models on them, the summarisers over models, compaction
+    ("providers",),
+    ("models",),
+    ("summarizers",),
+    ("compaction",),
     ("storage",),
     # what reads a session through its storage; verify also needs the JSONL line rule
     ("session", "branching", "harness", "verify"),
