@@ -52,6 +52,7 @@ __all__ = ["AnthropicModel"]
 
 log = logging.getLogger(__name__)
 
+
 class AnthropicModel:
     """A :class:`~sessiontree.models.base.Model` over Anthropic Messages, streamed.
 
