@@ -10,7 +10,7 @@ through its stream.
 
 from __future__ import annotations
 
-import re
+import itertools
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -26,7 +26,14 @@ from sessiontree.compaction import CompactionSettings, compact
 from sessiontree.entries import CompactionEntry
 from sessiontree.messages import TextContent
 from sessiontree.models.anthropic import AnthropicModel
-from sessiontree.models.base import Done, ModelEvent, ModelRequest, Prices
+from sessiontree.models.base import (
+    Done,
+    ModelEvent,
+    ModelRequest,
+    Prices,
+    TextDelta,
+    ThinkingDelta,
+)
 from sessiontree.models.openai_chat import OpenAIChatModel
 from sessiontree.providers import anthropic as anthropic_rules
 from sessiontree.providers import openai as openai_rules
@@ -80,10 +87,39 @@ def test_a_leading_think_block_is_split_off_and_nothing_else(
 ) -> None:
     assert openai_rules.split_think(answer) == ("", answer)
     text = f"{lead}<think>{thinking}</think>{answer}"
-    assert openai_rules.split_think(text) == (thinking.strip(), re.sub(r"\A\s*", "", answer))
+    assert openai_rules.split_think(text) == (thinking.strip(), answer.lstrip())
     # a think block later in the text is the answer's own
     later = f"x<think>{thinking}</think>"
     assert openai_rules.split_think(later) == ("", later)
+    # a block left open is all thinking (the answer was cut off while the model reasoned)
+    assert openai_rules.split_think(f"{lead}<think>{thinking}") == (thinking.strip(), "")
+
+
+@given(
+    text=st.one_of(
+        st.text(alphabet="<>/thinkab \n", max_size=40),
+        st.builds(
+            lambda a, b, c: f"{a}<think>{b}</think>{c}",
+            st.text(alphabet=" \n", max_size=3),
+            st.text(alphabet="<>/thinkab \n", max_size=20),
+            st.text(alphabet="<>/thinkab \n", max_size=20),
+        ),
+    ),
+    cuts=st.lists(st.integers(min_value=0, max_value=80), max_size=8),
+)
+def test_a_streamed_answer_splits_as_the_whole_answer_does(text: str, cuts: list[int]) -> None:
+    """However the text arrives in pieces, the thinking and the text are those of the whole."""
+    splitter = openai_rules.ThinkSplitter()
+    bounds = sorted({0, len(text), *(c for c in cuts if c <= len(text))})
+    pieces: list[tuple[str, str]] = []
+    for start, end in itertools.pairwise(bounds):
+        pieces += splitter.feed(text[start:end])
+    pieces += splitter.flush()
+    thinking = "".join(t for kind, t in pieces if kind == "thinking")
+    answer = "".join(t for kind, t in pieces if kind == "text")
+    whole_thinking, whole_answer = openai_rules.split_think(text)
+    assert (thinking.strip(), answer) == (whole_thinking, whole_answer)
+    assert all(t for _, t in pieces)  # no empty piece is streamed
 
 
 def test_the_output_cap_default_is_written_once() -> None:
@@ -115,12 +151,18 @@ async def test_a_think_block_becomes_thinking_in_a_streamed_answer_and_in_a_summ
     server.script(Say(text=said), Reply(openai_completion(said)))
     model = OpenAIChatModel("m", base_url=f"{server.url}/v1")
     try:
-        reply = await _streamed(model, _request())
+        events = [event async for event in model.stream(_request())]
     finally:
         await model.aclose()
-    assert [type(b) for b in reply.content] == [ThinkingContent, TextContent]
-    assert reply.content[0].thinking == "the user wants a parser"
-    assert reply.content[1].text == SUMMARY
+    streamed_text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    streamed_thinking = "".join(e.thinking for e in events if isinstance(e, ThinkingDelta))
+    assert streamed_text == SUMMARY and "<think>" not in streamed_thinking
+    assert streamed_thinking.strip() == "the user wants a parser"
+    assert isinstance(events[-1], Done)
+    reply = events[-1].message
+    [thought, answer] = reply.content
+    assert isinstance(thought, ThinkingContent) and isinstance(answer, TextContent)
+    assert (thought.thinking, answer.text) == ("the user wants a parser", SUMMARY)
     async with OpenAISummarizer("m", base_url=f"{server.url}/v1", max_retries=0) as summarizer:
         result = await summarizer.summarize(
             [UserMessage(content="write the parser")],
@@ -255,3 +297,22 @@ async def test_a_summary_model_failure_keeps_the_sdk_error_as_cause(server: Fake
         await model.aclose()
     assert isinstance(info.value.__cause__, anthropic.APIStatusError)
     assert len(server.requests) == 1  # the harness's model does not retry by itself
+
+
+@pytest.mark.parametrize(
+    ("make", "url", "reason"),
+    [
+        (AnthropicSummarizer, "https://llm.example.com", "ANTHROPIC_API_KEY"),
+        (OpenAISummarizer, "https://llm.example.com/v1", "OPENAI_API_KEY"),
+        (AnthropicSummarizer, "ftp://127.0.0.1:9", "not an http"),
+        (OpenAISummarizer, "127.0.0.1:9/v1", "not an http"),
+    ],
+)
+def test_a_summariser_that_can_never_work_is_refused_when_built(
+    make: Any, url: str, reason: str
+) -> None:
+    """The model's own checks run for summarisers too: no key for a remote server, or a base
+    URL that is not an http(s) URL, fails at once rather than at the first compaction."""
+    with pytest.raises(SummaryError, match=reason) as info:
+        make("some-model", base_url=url)
+    assert "summariser for model 'some-model'" in str(info.value)

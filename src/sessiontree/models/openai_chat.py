@@ -67,6 +67,20 @@ def _usage(raw: Any, prices: Prices | None, who: str, *, streamed: bool) -> Usag
     return priced(usage or Usage(), prices)
 
 
+def _answer(acc: Accumulator, pieces: list[tuple[str, str]]) -> list[ModelEvent]:
+    """Add the thinking and text ``pieces`` of the answer (from a
+    :class:`~sessiontree.providers.openai.ThinkSplitter`) to ``acc``; the deltas to stream."""
+    events: list[ModelEvent] = []
+    for kind, piece in pieces:
+        if kind == "thinking":
+            acc.thinking(piece)
+            events.append(ThinkingDelta(piece))
+        else:
+            acc.text(piece)
+            events.append(TextDelta(piece))
+    return events
+
+
 class OpenAIChatModel:
     """A :class:`~sessiontree.models.base.Model` over chat completions, streamed.
 
@@ -182,6 +196,7 @@ class OpenAIChatModel:
         import openai
 
         acc = Accumulator()
+        splitter = rules.ThinkSplitter()
         finish: str | None = None
         refusal = ""
         usage: Any = None
@@ -200,8 +215,8 @@ class OpenAIChatModel:
                         acc.thinking(reasoning)
                         yield ThinkingDelta(reasoning)
                     if delta.content:
-                        acc.text(delta.content)
-                        yield TextDelta(delta.content)
+                        for event in _answer(acc, splitter.feed(delta.content)):
+                            yield event
                     if isinstance(delta.refusal, str):
                         refusal += delta.refusal
                     for call in delta.tool_calls or ():
@@ -216,7 +231,9 @@ class OpenAIChatModel:
             raise model_error(exc, openai, self._who(), timeout_s=self._timeout_s) from exc
         if finish is None:
             raise ModelError("connection", f"{self._who()}: the stream ended without a finish")
-        yield self._reply(acc, model_name, usage, finish, refusal, streamed=True)
+        for event in _answer(acc, splitter.flush()):
+            yield event
+        yield self._reply(acc, splitter, model_name, usage, finish, refusal, streamed=True)
 
     async def complete(self, request: ModelRequest) -> AssistantMessage:
         """The whole answer to ``request`` from one request that is not streamed (the SDK
@@ -244,15 +261,17 @@ class OpenAIChatModel:
         reasoning = extra.get("reasoning_content") or extra.get("reasoning")
         if isinstance(reasoning, str) and reasoning:
             acc.thinking(reasoning)
+        splitter = rules.ThinkSplitter()
         content = getattr(message, "content", None)
         if isinstance(content, str) and content:
-            acc.text(content)
+            _answer(acc, splitter.feed(content) + splitter.flush())
         for index, call in enumerate(getattr(message, "tool_calls", None) or ()):
             fn = getattr(call, "function", None)
             acc.tool(index, call.id, getattr(fn, "name", None), getattr(fn, "arguments", "") or "")
         refusal = getattr(message, "refusal", None)
         done = self._reply(
             acc,
+            splitter,
             getattr(completion, "model", None) or self.model_id,
             getattr(completion, "usage", None),
             getattr(choice, "finish_reason", None) or "stop",
@@ -264,6 +283,7 @@ class OpenAIChatModel:
     def _reply(
         self,
         acc: Accumulator,
+        splitter: rules.ThinkSplitter,
         model: str,
         usage: Any,
         finish: str,
@@ -271,12 +291,13 @@ class OpenAIChatModel:
         *,
         streamed: bool,
     ) -> Done:
-        """The :class:`Done` of a complete answer: a leading ``<think>`` block of the text
-        becomes a thinking block, the usage is priced, the stop reason mapped."""
-        if acc.blocks and acc.blocks[0][0] == "text":
-            thinking, text = rules.split_think(acc.blocks[0][1])
-            if thinking:
-                acc.blocks[0:1] = [["thinking", thinking, None], ["text", text]]
+        """The :class:`Done` of a complete answer: the thinking of a leading ``<think>``
+        block without the whitespace before ``</think>``, the usage priced, the stop reason
+        mapped."""
+        if splitter.found:
+            first = next((block for block in acc.blocks if block[0] == "thinking"), None)
+            if first is not None:
+                first[1] = first[1].rstrip()
         stop, vendor_reason = rules.stop_reason(finish, refusal)
         return final_reply(
             acc,

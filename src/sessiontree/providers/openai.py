@@ -10,7 +10,6 @@ imported here.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -27,6 +26,7 @@ __all__ = [
     "OPENAI_HOST",
     "STOP_REASONS",
     "URL_ENV",
+    "ThinkSplitter",
     "cap_field",
     "openai_usage",
     "split_think",
@@ -55,8 +55,6 @@ _FAILED = {"content_filter": "the answer was withheld by a content filter"}
 EFFORT = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "high"}
 """``reasoning_effort`` by thinking level (``off`` sends none)."""
 
-_THINK_BLOCK = re.compile(r"\A\s*<think>(.*?)</think>\s*", re.DOTALL)
-
 
 def cap_field(base_url: str) -> str:
     """The request field of the output cap at ``base_url``: ``max_completion_tokens`` for
@@ -79,13 +77,105 @@ def stop_reason(finish: str, refusal: str | None = None) -> tuple[str, str]:
     return ours, reason
 
 
+class ThinkSplitter:
+    """Splits an answer's text, as it streams, into thinking and answer text.
+
+    Reasoning models served without a reasoning parser (llama.cpp, Ollama, vLLM) write their
+    reasoning first, inside ``<think>…</think>``, in the answer's text. Fed the text in
+    pieces of any size, :meth:`feed` returns ``(kind, text)`` pieces, ``kind`` ``"thinking"``
+    or ``"text"``: what is inside a leading ``<think>`` block (whitespace after ``<think>``
+    dropped) is thinking, what follows it (whitespace after ``</think>`` dropped) is text; a
+    text that does not start with ``<think>`` (after whitespace) is text as it is. Whatever
+    the pieces, the result is the same; a block left open at the end is all thinking (the
+    answer was cut off while the model reasoned).
+
+    Attributes:
+        found: a leading ``<think>`` was seen.
+    """
+
+    _OPEN = "<think>"
+    _CLOSE = "</think>"
+
+    def __init__(self) -> None:
+        self._state = "start"
+        self._buffer = ""
+        self._lead = False
+        self.found = False
+
+    def feed(self, piece: str) -> list[tuple[str, str]]:
+        """The thinking and text pieces ``piece`` completes (possibly none: a piece that may
+        begin ``<think>`` or end in part of ``</think>`` is held back until it is known)."""
+        out: list[tuple[str, str]] = []
+        self._buffer += piece
+        while True:
+            buffer = self._buffer
+            if self._state == "start":
+                stripped = buffer.lstrip()
+                if stripped.startswith(self._OPEN):
+                    self._buffer = stripped[len(self._OPEN) :]
+                    self._state, self._lead, self.found = "think", True, True
+                    continue
+                if self._OPEN.startswith(stripped):
+                    return out
+                self._state = "text"
+            elif self._state == "think":
+                if self._lead:
+                    buffer = self._buffer = buffer.lstrip()
+                    if not buffer:
+                        return out
+                    self._lead = False
+                end = buffer.find(self._CLOSE)
+                if end >= 0:
+                    _emit(out, "thinking", buffer[:end])
+                    self._buffer = buffer[end + len(self._CLOSE) :]
+                    self._state = "gap"
+                    continue
+                keep = next(
+                    (
+                        n
+                        for n in range(len(self._CLOSE) - 1, 0, -1)
+                        if buffer.endswith(self._CLOSE[:n])
+                    ),
+                    0,
+                )
+                _emit(out, "thinking", buffer[: len(buffer) - keep])
+                self._buffer = buffer[len(buffer) - keep :]
+                return out
+            elif self._state == "gap":
+                self._buffer = buffer.lstrip()
+                if not self._buffer:
+                    return out
+                self._state = "text"
+            else:
+                _emit(out, "text", buffer)
+                self._buffer = ""
+                return out
+
+    def flush(self) -> list[tuple[str, str]]:
+        """What is held back, at the end of the answer: text that only looked like the start
+        of ``<think>``, or the rest of a block left open (thinking)."""
+        buffer, self._buffer = self._buffer, ""
+        out: list[tuple[str, str]] = []
+        if self._state == "start":
+            _emit(out, "text", buffer)
+        elif self._state == "think":
+            _emit(out, "thinking", buffer)
+        return out
+
+
+def _emit(out: list[tuple[str, str]], kind: str, text: str) -> None:
+    if text:
+        out.append((kind, text))
+
+
 def split_think(text: str) -> tuple[str, str]:
-    """``(thinking, answer)``: a leading ``<think>…</think>`` block of ``text`` taken out
-    (its inside, stripped), and the rest; ``("", text)`` when there is none."""
-    found = _THINK_BLOCK.match(text)
-    if found is None:
-        return "", text
-    return found.group(1).strip(), text[found.end() :]
+    """``(thinking, answer)`` of a whole answer's ``text`` (:class:`ThinkSplitter`'s rule):
+    the inside of a leading ``<think>`` block, stripped, and the rest; ``("", text)`` when it
+    does not start with one."""
+    splitter = ThinkSplitter()
+    pieces = splitter.feed(text) + splitter.flush()
+    thinking = "".join(t for kind, t in pieces if kind == "thinking")
+    return thinking.strip(), "".join(t for kind, t in pieces if kind == "text")
 
 
 def openai_usage(usage: CompletionUsage | None) -> Usage | None:
