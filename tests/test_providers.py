@@ -27,6 +27,7 @@ from sessiontree.entries import CompactionEntry
 from sessiontree.messages import TextContent
 from sessiontree.models.anthropic import AnthropicModel
 from sessiontree.models.base import (
+    CompletingModel,
     Done,
     ModelEvent,
     ModelRequest,
@@ -39,7 +40,7 @@ from sessiontree.providers import anthropic as anthropic_rules
 from sessiontree.providers import openai as openai_rules
 from sessiontree.providers.endpoint import DEFAULT_MAX_OUTPUT_TOKENS
 from sessiontree.summarizers.anthropic import AnthropicSummarizer
-from sessiontree.summarizers.model import CompletingModel, ModelSummarizer
+from sessiontree.summarizers.model import ModelSummarizer
 from sessiontree.summarizers.openai import OpenAISummarizer
 
 SUMMARY = "## Goal\nShip the parser."

@@ -5,8 +5,9 @@ thinking level, output cap) into a stream of :data:`ModelEvent` s: text, thinkin
 tool-call deltas as they arrive, then one :class:`Done` holding the complete
 :class:`~sessiontree.messages.AssistantMessage` with ``usage``, ``stopReason``, ``provider``
 and ``model``. A failed call raises :class:`~sessiontree.errors.ModelError`, whose ``kind``
-says whether it is worth retrying; models do not retry themselves (the harness does, with
-its :class:`~sessiontree.harness.retry.RetryPolicy`).
+says whether it is worth retrying; the harness's models do not retry themselves (the harness
+does, with its :class:`~sessiontree.harness.retry.RetryPolicy`). A :class:`CompletingModel`
+also answers in one request that is not streamed.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from sessiontree.providers.endpoint import check_base_url
 
 __all__ = [
     "CHECK_TIMEOUT_S",
+    "CompletingModel",
     "Done",
     "Model",
     "ModelEvent",
@@ -134,6 +136,20 @@ class Model(Protocol):
 
         Raises:
             ModelError: the call failed (``kind`` says how).
+        """
+        ...
+
+
+@runtime_checkable
+class CompletingModel(Model, Protocol):
+    """A :class:`~sessiontree.models.base.Model` that can also answer in one request that
+    is not streamed (both SDK-backed models can; summaries use it)."""
+
+    async def complete(self, request: ModelRequest) -> AssistantMessage:
+        """The whole answer to ``request`` (what a stream's ``Done`` would hold).
+
+        Raises:
+            ModelError: the call failed.
         """
         ...
 

@@ -11,11 +11,11 @@ model's, so a summary's usage is recorded — and priced — as a model call's i
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, Self, runtime_checkable
+from typing import Any, Self
 
 from sessiontree.errors import ModelError, SummaryError
 from sessiontree.messages import AgentMessage, AssistantMessage, TextContent, UserMessage
-from sessiontree.models.base import Done, Model, ModelRequest
+from sessiontree.models.base import CompletingModel, Done, Model, ModelRequest
 from sessiontree.providers.endpoint import (
     DEFAULT_MAX_OUTPUT_TOKENS,
     adopt_client,
@@ -28,31 +28,16 @@ __all__ = [
     "DEFAULT_MAX_OUTPUT_TOKENS",
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_TIMEOUT_S",
-    "CompletingModel",
     "ModelSummarizer",
     "own_model",
 ]
-
-
-@runtime_checkable
-class CompletingModel(Model, Protocol):
-    """A :class:`~sessiontree.models.base.Model` that can also answer in one request that
-    is not streamed (both SDK-backed models can)."""
-
-    async def complete(self, request: ModelRequest) -> AssistantMessage:
-        """The whole answer to ``request`` (what a stream's ``Done`` would hold).
-
-        Raises:
-            ModelError: the call failed.
-        """
-        ...
 
 
 class ModelSummarizer:
     """A :class:`~sessiontree.summarizers.base.Summarizer` that asks ``model``.
 
     One ``summarize`` call is one model call: not streamed when the model offers
-    :meth:`CompletingModel.complete` (a summary is not shown as it arrives), else the
+    :meth:`~sessiontree.models.base.CompletingModel.complete` (a summary is not shown as it arrives), else the
     model's stream read to its end. Use as ``async with`` (or call :meth:`aclose`) to close
     a model the summariser owns.
 
