@@ -317,3 +317,39 @@ def test_a_summariser_that_can_never_work_is_refused_when_built(
     with pytest.raises(SummaryError, match=reason) as info:
         make("some-model", base_url=url)
     assert "summariser for model 'some-model'" in str(info.value)
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+async def test_a_whole_answer_holds_what_the_stream_would(api: str, server: FakeLLMServer) -> None:
+    """``complete`` and ``stream`` of one model give the same message for the same answer:
+    thinking, text, tool calls with their arguments, stop reason, usage."""
+    say = Say(
+        text="Reading it.",
+        thinking="the file first" if api == "anthropic" else "",
+        tool_calls=(("call_1", "read", {"path": "src/parser.py"}),),
+        input_tokens=120,
+        output_tokens=30,
+    )
+    server.script(say)
+    model: Any = (
+        OpenAIChatModel("fake-model", base_url=f"{server.url}/v1")
+        if api == "openai"
+        else AnthropicModel("fake-claude", base_url=server.url)
+    )
+    try:
+        streamed = await _streamed(model, _request())
+        whole = await model.complete(_request())
+    finally:
+        await model.aclose()
+    assert server.requests[0].body.get("stream") is True
+    assert "stream" not in server.requests[1].body
+    assert whole.content == streamed.content and len(whole.content) == (
+        3 if api == "anthropic" else 2
+    )
+    assert (whole.stop_reason, whole.usage, whole.model) == (
+        streamed.stop_reason,
+        streamed.usage,
+        streamed.model,
+    )
+    assert whole.stop_reason == "toolUse" and whole.usage is not None
+    assert whole.usage.output == 30

@@ -54,7 +54,7 @@ log = logging.getLogger(__name__)
 
 
 class AnthropicModel:
-    """A :class:`~sessiontree.models.base.Model` over Anthropic Messages, streamed.
+    """A :class:`~sessiontree.models.base.Model` over Anthropic Messages, streamed or whole.
 
     Args:
         model_id: ``claude-sonnet-4-5``, ...

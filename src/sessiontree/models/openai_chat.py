@@ -82,7 +82,7 @@ def _answer(acc: Accumulator, pieces: list[tuple[str, str]]) -> list[ModelEvent]
 
 
 class OpenAIChatModel:
-    """A :class:`~sessiontree.models.base.Model` over chat completions, streamed.
+    """A :class:`~sessiontree.models.base.Model` over chat completions, streamed or whole.
 
     Args:
         model_id: the model name the server knows (``gpt-4.1``, ``qwen2.5:7b``, ...).
