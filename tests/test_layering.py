@@ -288,14 +288,7 @@ SEPARATE = ("cli", "web", "interop", "integrations")
 and ``integrations`` imports another of these; ``cli`` drives the others (``sessiontree
 import``, ``sessiontree serve``), so it may import them, and nothing imports ``cli``."""
 
-ALLOWED: dict[str, str] = {
-    # struct-providers moves these rules into sessiontree.providers, below models: until then
-    # the models read the endpoint rule and the usage readers from the summarisers' modules
-    "sessiontree.models.anthropic -> sessiontree.summarizers._sdk": "resolve_endpoint",
-    "sessiontree.models.openai_chat -> sessiontree.summarizers._sdk": "resolve_endpoint",
-    "sessiontree.models.anthropic -> sessiontree.summarizers.anthropic": "anthropic_usage",
-    "sessiontree.models.openai_chat -> sessiontree.summarizers.openai": "openai_usage",
-}
+ALLOWED: dict[str, str] = {}
 """Edges that break a rule here only until other work lands: ``"importer -> imported"`` →
 why, and what removes it. :func:`test_every_allowed_edge_still_exists` fails once an edge is
 gone, so the list only shrinks."""

@@ -38,7 +38,7 @@ from sessiontree import (
     UserMessage,
 )
 from sessiontree.messages import AgentMessage
-from sessiontree.summarizers._sdk import LOCAL_API_KEY
+from sessiontree.providers.endpoint import LOCAL_API_KEY
 from sessiontree.summarizers.anthropic import AnthropicSummarizer
 from sessiontree.summarizers.base import Summarizer
 from sessiontree.summarizers.openai import OpenAISummarizer
@@ -94,7 +94,14 @@ class Provider:
         """System prompt and user message of a received request body, joined."""
         if self.name == "openai":
             return "\n".join(m["content"] for m in body["messages"])
-        return str(body["system"] + "\n" + body["messages"][0]["content"])
+        return str(body["system"] + "\n" + _anthropic_user_text(body["messages"][0]))
+
+
+def _anthropic_user_text(message: dict[str, Any]) -> str:
+    """The text of the one user message of a summary request (one text block, no cache mark)."""
+    [block] = message["content"]
+    assert block.keys() == {"type", "text"} and block["type"] == "text"
+    return str(block["text"])
 
 
 def _make_openai(url: str, **kw: Any) -> OpenAISummarizer:
@@ -516,7 +523,7 @@ async def test_anthropic_request_shape(server: FakeLLMServer) -> None:
     assert body["model"] == "c"
     assert "summarise conversations" in body["system"]
     assert [m["role"] for m in body["messages"]] == ["user"]
-    assert "first part of one turn" in body["messages"][0]["content"]
+    assert "first part of one turn" in _anthropic_user_text(body["messages"][0])
     assert "anthropic-version" in server.requests[0].headers
 
 

@@ -51,7 +51,12 @@ def test_importing_sessiontree_and_the_summariser_modules_imports_no_sdk() -> No
         import sessiontree.summarizers.openai
         import sessiontree.summarizers.anthropic
         import sessiontree.summarizers._prompt
-        import sessiontree.summarizers._sdk
+        import sessiontree.providers.endpoint
+        import sessiontree.providers.openai
+        import sessiontree.providers.anthropic
+        import sessiontree.models.openai_chat
+        import sessiontree.models.anthropic
+        import sessiontree.summarizers.model
         import sessiontree.summarizers._transcript
         names = (OpenAISummarizer, AnthropicSummarizer)
         loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("openai", "anthropic"))

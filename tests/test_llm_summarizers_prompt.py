@@ -25,8 +25,8 @@ from sessiontree.messages import (
     message_text,
     parse_message,
 )
+from sessiontree.providers.endpoint import is_local_url
 from sessiontree.summarizers._prompt import build_prompt, summary_template
-from sessiontree.summarizers._sdk import is_local_url
 from sessiontree.summarizers._transcript import (
     BASH_OUTPUT_CHARS,
     MESSAGE_CHARS,

@@ -10,8 +10,8 @@ from typing import Any
 from _agent_support import close_models, make_model  # noqa: F401  (fixture)
 from llm_servers import FakeLLMServer, Say
 from sessiontree.messages import parse_message
-from sessiontree.models.anthropic import cache_breakpoints
 from sessiontree.models.base import Done, ModelRequest, ToolSchema
+from sessiontree.providers.anthropic import cache_breakpoints
 from sessiontree.testing.builders import assistant, tool_call, tool_result, user
 from wire_check import check_anthropic_messages
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from sessiontree.errors import AgentHarnessError
 from sessiontree.models.base import (
+    CompletingModel,
     Done,
     Model,
     ModelEvent,
@@ -24,6 +25,7 @@ from sessiontree.models.base import (
 __all__ = [
     "PROVIDERS",
     "AnthropicModel",
+    "CompletingModel",
     "Done",
     "Model",
     "ModelEvent",

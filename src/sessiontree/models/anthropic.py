@@ -1,9 +1,11 @@
-"""``AnthropicModel``: Anthropic Messages, streamed, with extended thinking.
+"""``AnthropicModel``: Anthropic Messages, streamed or in one answer, with extended thinking.
 
 Built on the official ``anthropic`` SDK (``AsyncAnthropic``), imported when a model is
 constructed. The raw server-sent events are read (``message_start``, ``content_block_*``,
 ``message_delta``, ``message_stop``), so text, thinking (with its signature) and tool-call
-input arrive as deltas. The SDK's own retries are off: the harness retries.
+input arrive as deltas. The provider's rules (endpoint, key, thinking budgets, usage and stop
+reasons, prompt-cache breakpoints) are :mod:`sessiontree.providers.anthropic`'s. The SDK's
+own retries are off unless ``max_retries`` is given: the harness retries.
 """
 
 from __future__ import annotations
@@ -13,101 +15,46 @@ import os
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from sessiontree.errors import MissingExtraError, ModelAuthError, ModelError
-from sessiontree.messages import Usage
+from sessiontree.messages import AssistantMessage, Usage
 from sessiontree.models.base import (
     CHECK_TIMEOUT_S,
     Accumulator,
+    Done,
     ModelEvent,
     ModelRequest,
     Prices,
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
-    check_base_url,
     check_model,
     final_reply,
     model_error,
     priced,
     raw_usage,
 )
-from sessiontree.summarizers._sdk import resolve_endpoint
-from sessiontree.summarizers.anthropic import anthropic_usage
+from sessiontree.providers import anthropic as rules
+from sessiontree.providers.endpoint import (
+    DEFAULT_MAX_OUTPUT_TOKENS,
+    DEFAULT_TIMEOUT_S,
+    check_base_url,
+    resolve_endpoint,
+    timeout_seconds,
+)
 from sessiontree.wire.anthropic import to_anthropic
 
 if TYPE_CHECKING:
     import anthropic
 
-__all__ = ["THINKING_BUDGETS", "AnthropicModel"]
+__all__ = ["AnthropicModel"]
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MAX_OUTPUT_TOKENS = 8192
-"""``max_tokens`` sent when neither the request nor the model sets one (the API needs one)."""
-THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 32000}
-"""Thinking tokens allowed per level (``budget_tokens``); ``max_tokens`` is raised above it."""
-_STOP_REASONS = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "pause_turn": "stop",
-    "max_tokens": "length",
-    "tool_use": "toolUse",
-    "refusal": "error",
-}
-
-
-CACHE = {"type": "ephemeral"}
-"""An Anthropic ``cache_control``: the prompt up to this block is cached (5 minutes)."""
-
-
-def _cacheable(block: dict[str, Any]) -> bool:
-    """A block a breakpoint may sit on: not thinking, and not an empty text."""
-    kind = block.get("type")
-    return kind not in ("thinking", "redacted_thinking") and not (
-        kind == "text" and not block.get("text")
-    )
-
-
-def _mark_last(blocks: list[dict[str, Any]]) -> bool:
-    for block in reversed(blocks):
-        if _cacheable(block):
-            block["cache_control"] = dict(CACHE)
-            return True
-    return False
-
-
-def cache_breakpoints(body: dict[str, Any]) -> None:
-    """Mark at most four prompt-cache breakpoints on a Messages request body, in place.
-
-    Anthropic caches the prompt up to each marked block: the tools (the last tool), the
-    system prompt (written as one text block), the newest message and the user message
-    before it, so each turn reads the conversation so far from the cache and writes only what
-    is new (docs/harness.md). A thinking block or an empty text is never marked.
-    """
-    tools = body.get("tools")
-    if tools:
-        tools[-1]["cache_control"] = dict(CACHE)
-    system = body.get("system")
-    if isinstance(system, str) and system:
-        body["system"] = [{"type": "text", "text": system, "cache_control": dict(CACHE)}]
-    messages = body.get("messages") or []
-    marked = 0
-    for message in reversed(messages):
-        if marked == 2:
-            break
-        if marked == 1 and message.get("role") != "user":
-            continue
-        content = message.get("content")
-        if isinstance(content, str):
-            if not content:
-                continue
-            message["content"] = content = [{"type": "text", "text": content}]
-        if isinstance(content, list) and _mark_last(content):
-            marked += 1
-
 
 class AnthropicModel:
-    """A :class:`~sessiontree.models.base.Model` over Anthropic Messages, streamed.
+    """A :class:`~sessiontree.models.base.Model` over Anthropic Messages, streamed or whole.
 
     Args:
         model_id: ``claude-sonnet-4-5``, ...
@@ -115,11 +62,15 @@ class AnthropicModel:
         api_key: ``None`` → ``ANTHROPIC_API_KEY``, else a placeholder for a local server.
         client: a ready ``anthropic.AsyncAnthropic``.
         context_window: the window (tokens) the harness keeps the context inside.
-        max_output_tokens: ``max_tokens`` of every request (default 8192).
+        max_output_tokens: ``max_tokens`` of every request (default
+            :data:`~sessiontree.providers.endpoint.DEFAULT_MAX_OUTPUT_TOKENS`).
         prices: dollars per million tokens, to record ``usage.cost``.
         timeout: seconds per request phase.
-        prompt_caching: mark cache breakpoints (:func:`cache_breakpoints`), so a long
-            session's prefix is read from Anthropic's prompt cache at its cache-read price.
+        prompt_caching: mark cache breakpoints
+            (:func:`~sessiontree.providers.anthropic.cache_breakpoints`), so a long session's
+            prefix is read from Anthropic's prompt cache at its cache-read price.
+        max_retries: the SDK's own retries of a failed request (``0``: none, the harness
+            retries); ignored with ``client`` (the client's own apply).
 
     Raises:
         MissingExtraError: the ``anthropic`` package is not installed.
@@ -137,8 +88,9 @@ class AnthropicModel:
         context_window: int | None = None,
         max_output_tokens: int | None = None,
         prices: Prices | None = None,
-        timeout: float = 600.0,
+        timeout: float = DEFAULT_TIMEOUT_S,
         prompt_caching: bool = True,
+        max_retries: int = 0,
     ) -> None:
         try:
             import anthropic
@@ -152,18 +104,19 @@ class AnthropicModel:
         self.prompt_caching = prompt_caching
         if client is None:
             url, key = resolve_endpoint(
-                base_url, api_key, url_env="ANTHROPIC_BASE_URL", key_env="ANTHROPIC_API_KEY"
+                base_url, api_key, url_env=rules.URL_ENV, key_env=rules.KEY_ENV
             )
             check_base_url(url, self._who())
-            if key is None and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
+            if key is None and not os.environ.get(rules.AUTH_TOKEN_ENV):
                 raise ModelAuthError(
-                    f"{self._who()}: no API key: pass api_key=... or set ANTHROPIC_API_KEY"
+                    f"{self._who()}: no API key: pass api_key=... or set {rules.KEY_ENV}"
                 )
             client = anthropic.AsyncAnthropic(
-                api_key=key, base_url=url, max_retries=0, timeout=timeout
+                api_key=key, base_url=url, max_retries=max_retries, timeout=timeout
             )
         self.client = client
         self.base_url = str(client.base_url).rstrip("/")
+        self._timeout_s = timeout_seconds(client.timeout)
 
     def __repr__(self) -> str:
         return f"AnthropicModel({self.model_id!r}, base_url={self.base_url!r})"
@@ -171,13 +124,15 @@ class AnthropicModel:
     def _who(self) -> str:
         return f"Anthropic model {self.model_id!r}"
 
-    def request_body(self, request: ModelRequest) -> dict[str, Any]:
-        """The keyword arguments of ``messages.create`` for ``request``."""
+    def request_body(self, request: ModelRequest, *, stream: bool = True) -> dict[str, Any]:
+        """The keyword arguments of ``messages.create`` for ``request``, streamed or not."""
         system, messages = to_anthropic(
             request.messages, system_prompt=request.system_prompt, model=self.model_id
         )
         cap = request.max_output_tokens or self.max_output_tokens or DEFAULT_MAX_OUTPUT_TOKENS
-        body: dict[str, Any] = {"model": self.model_id, "messages": messages, "stream": True}
+        body: dict[str, Any] = {"model": self.model_id, "messages": messages}
+        if stream:
+            body["stream"] = True
         if system:
             body["system"] = system
         if request.tools:
@@ -186,12 +141,12 @@ class AnthropicModel:
                 for t in request.tools
             ]
         if request.thinking_level != "off":
-            budget = THINKING_BUDGETS[request.thinking_level]
+            budget = rules.THINKING_BUDGETS[request.thinking_level]
             body["thinking"] = {"type": "enabled", "budget_tokens": budget}
             cap = max(cap, budget + 1024)
         body["max_tokens"] = cap
         if self.prompt_caching:
-            cache_breakpoints(body)
+            rules.cache_breakpoints(body)
         return body
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
@@ -247,7 +202,7 @@ class AnthropicModel:
                 elif kind == "message_stop":
                     finished = True
         except Exception as exc:
-            raise model_error(exc, anthropic, self._who()) from exc
+            raise model_error(exc, anthropic, self._who(), timeout_s=self._timeout_s) from exc
         if not finished:
             raise ModelError("connection", f"{self._who()}: the stream ended before message_stop")
         usage: Usage | None = None
@@ -260,24 +215,73 @@ class AnthropicModel:
             )
         else:
             usage = priced(Usage(**counts, total_tokens=sum(counts.values())), self.prices)
+        stop_reason, vendor_reason = rules.stop_reason(stop)
         yield final_reply(
             acc,
-            api="anthropic-messages",
+            api=rules.API,
             provider=self.provider,
             model=model_name,
             usage=usage,
-            stop_reason=_STOP_REASONS.get(stop or "end_turn", "stop"),
-            vendor_reason=f"stop_reason {stop!r}",
+            stop_reason=stop_reason,
+            vendor_reason=vendor_reason,
         )
+
+    async def complete(self, request: ModelRequest) -> AssistantMessage:
+        """The whole answer to ``request`` from one request that is not streamed (the SDK
+        retries it ``max_retries`` times): the message a stream's :class:`Done` would hold.
+        Each text block of the answer stays a block of its own.
+
+        Raises:
+            ModelError: the call failed, or the answer is not a message.
+        """
+        import anthropic
+
+        try:
+            answer = await self.client.messages.create(**self.request_body(request, stream=False))
+        except Exception as exc:
+            raise model_error(exc, anthropic, self._who(), timeout_s=self._timeout_s) from exc
+        blocks = getattr(answer, "content", None)
+        if not isinstance(blocks, list):
+            raise ModelError("invalid_response", f"{self._who()}: the answer is not a message")
+        acc = Accumulator()
+        for index, block in enumerate(blocks):
+            kind = getattr(block, "type", None)
+            if kind == "text" and isinstance(getattr(block, "text", None), str):
+                acc.text_block(block.text)
+            elif kind == "thinking":
+                acc.thinking(block.thinking or "", block.signature or None)
+            elif kind == "tool_use":
+                acc.tool(index, block.id, block.name, orjson.dumps(block.input).decode())
+        raw = getattr(answer, "usage", None)
+        usage = rules.anthropic_usage(raw)
+        if usage is None and raw is not None:
+            log.warning(
+                "%s: the server reported malformed usage %r; the answer's usage is recorded "
+                "as unknown",
+                self._who(),
+                raw_usage(raw),
+            )
+        stop_reason, vendor_reason = rules.stop_reason(getattr(answer, "stop_reason", None))
+        done: Done = final_reply(
+            acc,
+            api=rules.API,
+            provider=self.provider,
+            model=getattr(answer, "model", None) or self.model_id,
+            usage=priced(usage, self.prices) if usage is not None else None,
+            stop_reason=stop_reason,
+            vendor_reason=vendor_reason,
+        )
+        return done.message
 
     @staticmethod
     def _count(counts: dict[str, int], usage: Any, malformed: list[Any]) -> None:
         """Take the usage numbers an event reports (``message_delta`` repeats them cumulatively).
 
         A number the event leaves out or reports as ``0`` keeps the one taken before; usage
-        that is malformed (:func:`anthropic_usage` cannot read it) is added to ``malformed``.
+        that is malformed (:func:`~sessiontree.providers.anthropic.anthropic_usage` cannot read
+        it) is added to ``malformed``.
         """
-        reported = anthropic_usage(usage)
+        reported = rules.anthropic_usage(usage)
         if reported is None:
             if usage is not None:
                 malformed.append(raw_usage(usage))

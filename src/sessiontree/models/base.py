@@ -5,8 +5,9 @@ thinking level, output cap) into a stream of :data:`ModelEvent` s: text, thinkin
 tool-call deltas as they arrive, then one :class:`Done` holding the complete
 :class:`~sessiontree.messages.AssistantMessage` with ``usage``, ``stopReason``, ``provider``
 and ``model``. A failed call raises :class:`~sessiontree.errors.ModelError`, whose ``kind``
-says whether it is worth retrying; models do not retry themselves (the harness does, with
-its :class:`~sessiontree.harness.retry.RetryPolicy`).
+says whether it is worth retrying; the harness's models do not retry themselves (the harness
+does, with its :class:`~sessiontree.harness.retry.RetryPolicy`). A :class:`CompletingModel`
+also answers in one request that is not streamed.
 """
 
 from __future__ import annotations
@@ -20,14 +21,15 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
-from urllib.parse import urlsplit
 
 from sessiontree.entries import ThinkingLevel
 from sessiontree.errors import ModelAuthError, ModelConfigError, ModelError, ModelRateLimitError
 from sessiontree.messages import AgentMessage, AssistantMessage, Cost, Usage
+from sessiontree.providers.endpoint import check_base_url
 
 __all__ = [
     "CHECK_TIMEOUT_S",
+    "CompletingModel",
     "Done",
     "Model",
     "ModelEvent",
@@ -138,6 +140,20 @@ class Model(Protocol):
         ...
 
 
+@runtime_checkable
+class CompletingModel(Model, Protocol):
+    """A :class:`~sessiontree.models.base.Model` that can also answer in one request that
+    is not streamed (both SDK-backed models can; summaries use it)."""
+
+    async def complete(self, request: ModelRequest) -> AssistantMessage:
+        """The whole answer to ``request`` (what a stream's ``Done`` would hold).
+
+        Raises:
+            ModelError: the call failed.
+        """
+        ...
+
+
 @dataclass(frozen=True)
 class Prices:
     """What a model costs, US dollars per million tokens of each kind."""
@@ -181,6 +197,11 @@ class Accumulator:
             self.blocks[-1][1] += delta
         else:
             self.blocks.append(["text", delta])
+
+    def text_block(self, text: str) -> None:
+        """Add ``text`` as a block of its own (a non-streamed answer's separate text blocks
+        stay separate)."""
+        self.blocks.append(["text", text])
 
     def thinking(self, delta: str, signature: str | None = None) -> None:
         if self.blocks and self.blocks[-1][0] == "thinking":
@@ -397,26 +418,13 @@ _NO_SUCH_HOST = frozenset(
 )
 
 
-def check_base_url(url: str | None, who: str) -> None:
-    """Raise :class:`~sessiontree.errors.ModelConfigError` unless ``url`` (when given) is an
-    ``http``/``https`` URL with a host."""
-    if url is None:
-        return
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname
-    except ValueError:
-        host, parts = None, None
-    if parts is None or parts.scheme not in ("http", "https") or not host:
-        raise ModelConfigError(
-            f"{who}: base URL {url!r} is not an http(s) URL with a host "
-            "(e.g. http://localhost:11434/v1)"
-        )
-
-
-def model_error(exc: BaseException, sdk: Any, who: str) -> ModelError:
+def model_error(
+    exc: BaseException, sdk: Any, who: str, *, timeout_s: float | None = None
+) -> ModelError:
     """``exc`` raised by the ``openai`` or ``anthropic`` SDK (or ``httpx`` under it) as a
-    classified :class:`ModelError` (see its kinds); ``who`` names the model in the message.
+    classified :class:`ModelError` (see its kinds); ``who`` names the model in the message,
+    ``timeout_s`` (the client's timeout, seconds) is named when the request timed out, and an
+    HTTP error status is named as ``HTTP <status>``.
 
     An HTTP error status decides first; an error the API reports without one (an error event
     mid-stream) is classified by its ``type``/``code``; a transport failure is ``timeout``,
@@ -428,39 +436,41 @@ def model_error(exc: BaseException, sdk: Any, who: str) -> ModelError:
     headers = getattr(response, "headers", None)
     message = str(getattr(exc, "message", None) or exc) or type(exc).__name__
     text = f"{who}: {message}"
+    status_text = f"{who}: HTTP {status}: {message}"
     # The SDKs' HTTP layer (httpx, or its successor httpx2) raises its own errors while a
     # stream is read; they are recognised by module so that neither package is imported here.
     transport = type(exc).__module__.split(".")[0] in ("httpx", "httpx2")
     if isinstance(exc, sdk.APITimeoutError) or (transport and "Timeout" in type(exc).__name__):
-        return ModelError("timeout", f"{who}: the request timed out")
+        after = f" after {timeout_s:g} s" if timeout_s is not None else ""
+        return ModelError("timeout", f"{who}: the request timed out{after}")
     if isinstance(exc, sdk.APIConnectionError) or transport:
         configured = _network_kind(exc)
         if configured is not None:
             return ModelConfigError(f"{who}: {configured[1]}")
         cause = exc.__cause__ or exc.__context__
         reason = str(cause) if cause is not None and str(cause) else message
-        return ModelError("connection", f"{who}: connection failed: {reason}")
+        return ModelError("connection", f"{who}: cannot connect: {reason}")
     error_type, code = api_error_fields(exc)
     by_type = _ERROR_TYPES.get(code) or _ERROR_TYPES.get(error_type)
     if isinstance(status, int) and status >= 400:
         if status in (401, 403):
-            return ModelAuthError(text, status=status)
+            return ModelAuthError(status_text, status=status)
         if is_overflow_message(message) or status == 413:
-            return ModelError("overflow", text, status=status)
+            return ModelError("overflow", status_text, status=status)
         if status == 429:
             return ModelRateLimitError(
-                text, status=status, retry_after_s=retry_after_seconds(headers)
+                status_text, status=status, retry_after_s=retry_after_seconds(headers)
             )
         if status >= 500 or status in (408, 409):
             return ModelError(
-                "server", text, status=status, retry_after_s=retry_after_seconds(headers)
+                "server", status_text, status=status, retry_after_s=retry_after_seconds(headers)
             )
         if status == 404 or by_type == "config":
             return ModelConfigError(
-                f"{text} (is the model name right, and does the base URL serve the API?)",
+                f"{status_text} (is the model name right, and does the base URL serve the API?)",
                 status=status,
             )
-        return ModelError("bad_request", text, status=status)
+        return ModelError("bad_request", status_text, status=status)
     if isinstance(exc, TypeError) and "authentication" in message.lower():
         # the anthropic SDK's client without an api_key or auth_token
         return ModelAuthError(text)

@@ -1,10 +1,8 @@
-"""The SDK-client plumbing the OpenAI and Anthropic summarisers (and models) share.
+"""Where a provider is reached and how: base URL, API key, client options and defaults.
 
-Endpoint and key resolution (a local model server needs no key: :func:`is_local_url`,
-:data:`LOCAL_API_KEY`), applying ``timeout``/``max_retries`` to a caller's client, the
-overall timeout of a client, the positivity check of token limits, and a one-line reason for
-an exception out of the ``openai`` or ``anthropic`` SDK. Neither SDK is imported here: the
-SDK module is passed in where its error classes are needed.
+A local model server needs no key (:func:`is_local_url`, :data:`LOCAL_API_KEY`); a base URL
+must be an ``http(s)`` URL with a host (:func:`check_base_url`); a caller's SDK client gets
+``timeout``/``max_retries`` on a copy (:func:`adopt_client`). Neither SDK is imported here.
 """
 
 from __future__ import annotations
@@ -13,15 +11,18 @@ import ipaddress
 import math
 import os
 from collections.abc import Sequence
-from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
+from sessiontree.errors import ModelConfigError
+
 __all__ = [
+    "DEFAULT_MAX_OUTPUT_TOKENS",
+    "DEFAULT_TIMEOUT_S",
     "LOCAL_API_KEY",
     "adopt_client",
+    "check_base_url",
     "check_positive",
-    "describe_failure",
     "is_local_url",
     "read_tokens",
     "resolve_endpoint",
@@ -30,6 +31,14 @@ __all__ = [
 
 LOCAL_API_KEY = "sessiontree-local"
 """The placeholder API key sent to a local model server when no key is configured."""
+
+DEFAULT_MAX_OUTPUT_TOKENS = 8192
+"""The output cap (tokens) of a request that must name one and was given none: every
+Anthropic request (the API needs ``max_tokens``) and every summary."""
+
+DEFAULT_TIMEOUT_S = 600.0
+"""Seconds a model's client allows for each phase of a request (connect, send, wait for the
+answer) unless told otherwise."""
 
 
 def is_local_url(url: str | None) -> bool:
@@ -55,28 +64,43 @@ def is_local_url(url: str | None) -> bool:
     return address.is_loopback or address.is_private or address.is_link_local
 
 
+def resolve_endpoint(
+    base_url: str | None, api_key: str | None, *, url_env: str, key_env: str
+) -> tuple[str | None, str | None]:
+    """``(base_url, api_key)`` from the arguments, else the SDK's environment variables
+    (``url_env``, ``key_env``); a local server (:func:`is_local_url`) without a key gets
+    :data:`LOCAL_API_KEY`. ``None`` where nothing is set (the SDK's own default URL)."""
+    url = base_url or os.environ.get(url_env) or None
+    key = api_key or os.environ.get(key_env) or None
+    if key is None and is_local_url(url):
+        key = LOCAL_API_KEY
+    return url, key
+
+
+def check_base_url(url: str | None, who: str) -> None:
+    """Raise :class:`~sessiontree.errors.ModelConfigError` (naming ``who``) unless ``url``
+    (when given) is an ``http``/``https`` URL with a host."""
+    if url is None:
+        return
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        host, parts = None, None
+    if parts is None or parts.scheme not in ("http", "https") or not host:
+        raise ModelConfigError(
+            f"{who}: base URL {url!r} is not an http(s) URL with a host "
+            "(e.g. http://localhost:11434/v1)"
+        )
+
+
 def timeout_seconds(timeout: Any) -> float | None:
-    """The overall seconds of an SDK client's timeout (a number or an ``httpx`` ``Timeout``)."""
+    """The overall seconds of an SDK client's timeout (a number or an ``httpx`` ``Timeout``);
+    ``None`` when it has none."""
     if isinstance(timeout, int | float):
         return float(timeout)
     read = getattr(timeout, "read", None)
     return float(read) if isinstance(read, int | float) else None
-
-
-def describe_failure(exc: BaseException, sdk: ModuleType, *, timeout_s: float | None) -> str:
-    """A one-line reason for an exception out of the ``openai`` or ``anthropic`` SDK.
-
-    Both SDKs name their errors alike: ``APIStatusError`` (HTTP status and the server's
-    message), ``APITimeoutError``, ``APIConnectionError`` (the underlying cause is shown).
-    """
-    if isinstance(exc, sdk.APIStatusError):
-        return f"HTTP {exc.status_code}: {exc.message}"
-    if isinstance(exc, sdk.APITimeoutError):
-        after = f" after {timeout_s:g} s" if timeout_s is not None else ""
-        return f"the request timed out{after}"
-    if isinstance(exc, sdk.APIConnectionError):
-        return f"cannot connect: {exc.__cause__ or exc}"
-    return f"{type(exc).__name__}: {exc}"
 
 
 def check_positive(**limits: int | None) -> None:
@@ -94,7 +118,8 @@ def adopt_client(
     timeout: float | None,
     max_retries: int | None,
 ) -> Any:
-    """A caller's SDK client with ``timeout``/``max_retries`` applied to a copy (never mutated).
+    """A caller's SDK client with ``timeout``/``max_retries`` applied to a copy (the caller's
+    client is never changed); the client itself when neither is given.
 
     Raises:
         ValueError: ``base_url`` or ``api_key`` passed together with a client.
@@ -107,18 +132,6 @@ def adopt_client(
     if max_retries is not None:
         options["max_retries"] = max_retries
     return client.with_options(**options) if options else client
-
-
-def resolve_endpoint(
-    base_url: str | None, api_key: str | None, *, url_env: str, key_env: str
-) -> tuple[str | None, str | None]:
-    """``(base_url, api_key)`` from the arguments, else the SDK's environment variables; a
-    local server (:func:`is_local_url`) without a key gets :data:`LOCAL_API_KEY`."""
-    url = base_url or os.environ.get(url_env) or None
-    key = api_key or os.environ.get(key_env) or None
-    if key is None and is_local_url(url):
-        key = LOCAL_API_KEY
-    return url, key
 
 
 def _token_count(value: Any) -> int | None:
