@@ -424,7 +424,7 @@ def main(argv: list[str] | None = None) -> int:
         ("10 lines appended", f"{big_mb} MB file", appended, fresh, "sync a 10-line file"),
     ]
     print()
-    print(f"{'target':<19}{'size':>12}{'sync':>10}{'baseline':>10}{'ratio':>7}  goal")
+    print(f"{'target':<19}{'size':>12}{'sync':>10}{'baseline':>10}{'ratio':>9}  goal")
     failed = 0
     for name, size, value, base, what in table:
         ratio = value / base
@@ -432,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
         verdict = "" if goal is None else ("PASS" if ratio <= goal else "FAIL")
         failed += verdict == "FAIL"
         goal_text = f"<= {goal:.1f}x {verdict}" if goal is not None else "(info)"
-        print(f"{name:<19}{size:>12}{value:>9.3f}s{base:>9.3f}s{ratio:>6.2f}x  {goal_text}")
+        print(f"{name:<19}{size:>12}{value:>9.3f}s{base:>9.3f}s{ratio:>8.2f}x  {goal_text}")
         print(f"{'':<19}baseline: {what}")
     if read:
         print(f"FAIL: the unchanged re-sync read {read} files")
