@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sessiontree.errors import MissingExtraError
+from sessiontree.interop.cline import UI_MESSAGES
 from sessiontree.interop.locations import Source
 from sessiontree.interop.syncing import SyncReport, sync_sources
 
@@ -52,6 +53,9 @@ DEFAULT_RESCAN_MS = 2_000
 DATABASE_SIDE_FILES = ("-wal", "-journal", "-shm")
 """Suffixes of the files SQLite writes beside a database (OpenCode's, OpenClaw's): a change
 to one is a change to the database."""
+
+CLINE_TASK = "api_conversation_history.json"
+"""A Cline / Roo Code task's session file, read with the ``ui_messages.json`` beside it."""
 
 OnReport = Callable[[SyncReport], Awaitable[None] | None]
 """Called with the :class:`~sessiontree.interop.syncing.SyncReport` of each sync round (may
@@ -79,12 +83,35 @@ def _roots(sources: Sequence[Source]) -> tuple[list[Path], list[Path]]:
     return present, missing
 
 
-def _changed_file(raw: str) -> Path:
-    """The source file an event's path stands for: a SQLite side file for its database."""
+def _changed_files(raw: str) -> list[Path]:
+    """The files to sync again for an event on ``raw``: the file itself, and the session
+    file it belongs with when it is read with one — a SQLite side file's database, a Cline
+    ``ui_messages.json``'s task file, an OpenCode storage message or part file's session
+    file (``storage/session/<project>/<id>.json``)."""
+    path = Path(raw)
     for suffix in DATABASE_SIDE_FILES:
         if raw.endswith(suffix):
-            return Path(raw[: -len(suffix)])
-    return Path(raw)
+            return [Path(raw[: -len(suffix)])]
+    if path.name == UI_MESSAGES:
+        return [path, path.with_name(CLINE_TASK)]
+    return [path, *_opencode_session_files(path)]
+
+
+def _opencode_session_files(path: Path) -> list[Path]:
+    """For a file of OpenCode's storage directory ``storage/message/<session id>/<id>.json``
+    or ``storage/part/<message id>/<id>.json``: the session files it belongs to."""
+    if path.suffix != ".json" or len(path.parts) < 4:
+        return []
+    kind, folder = path.parent.parent.name, path.parent.name
+    root = path.parent.parent.parent
+    if kind == "part":
+        # the message's file is message/<session id>/<message id>.json
+        sessions = [m.parent.name for m in (root / "message").glob(f"*/{folder}.json")]
+    elif kind == "message":
+        sessions = [folder]
+    else:
+        return []
+    return [f for sid in sessions for f in (root / "session").glob(f"*/{sid}.json")]
 
 
 def _under(path: Path, roots: Sequence[Path]) -> bool:
@@ -214,7 +241,7 @@ async def _follow(
             except StopAsyncIteration:  # stop was set
                 return []
             if changes:
-                changed = {_changed_file(raw) for _, raw in changes}
+                changed = {p for _, raw in changes for p in _changed_files(raw)}
                 only = {p for p in changed if _under(p, present)}
                 if only:
                     await _tell(on_report, await sync_sources(repo, sources, only=only))
