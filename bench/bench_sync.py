@@ -42,12 +42,12 @@ from typing import Any
 
 import orjson
 
+from sessiontree.backends.memory.repo import MemoryRepo
+from sessiontree.backends.sql.repo import SQLRepo
 from sessiontree.entries import parse_entry_json
 from sessiontree.interop import import_session
 from sessiontree.interop.locations import Source
 from sessiontree.interop.syncing import SyncReport, sync_sources
-from sessiontree.repos.memory import MemoryRepo
-from sessiontree.repos.sql import SQLRepo
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"

@@ -29,11 +29,11 @@ import pytest
 from backends import shared_store_url, unavailable
 from real_agents import AgentSandbox, missing
 from sessiontree import open_repo
+from sessiontree.backends.memory.repo import MemoryRepo
 from sessiontree.entries import Entry, MessageEntry
 from sessiontree.errors import SessionNotFoundError
 from sessiontree.interop import import_session
 from sessiontree.repos.base import SessionRepo
-from sessiontree.repos.memory import MemoryRepo
 from test_real_agents import PROMPTS, check_whole, text_of
 
 STORE_OF = {"claude-code": "sqlite", "codex": "jsonl", "pi": "postgres"}
