@@ -359,3 +359,28 @@ def test_without_watchfiles_the_error_names_the_extra(tmp_path: Path) -> None:
         [sys.executable, "-c", code], env=_env(), capture_output=True, text=True, check=True
     )
     assert "pip install 'sessiontree[watch]'" in done.stdout
+
+
+async def test_a_round_is_one_line_that_fits_80_columns(tmp_path: Path) -> None:
+    from datetime import datetime
+
+    from rich.console import Console
+
+    from sessiontree.cli.sync_watch import round_line
+    from sessiontree.interop.syncing import sync_sources
+
+    source = tmp_path / "sessions"
+    source.mkdir()
+    long_name = "rollout-2026-06-19T12-32-38-" + "x" * 80 + ".jsonl"
+    await asyncio.to_thread(_write_session, source / long_name, 3)
+    repo = open_repo(f"sqlite:///{tmp_path / 'store.db'}")
+    try:
+        report = await sync_sources(repo, [Source("pi", source)])
+    finally:
+        await repo.close()
+    console = Console(width=80, record=True, color_system=None)
+    console.print(round_line(report, datetime(2026, 1, 2, 3, 4, 5), console.width))
+    lines = console.export_text().splitlines()
+    assert len(lines) == 1 and len(lines[0]) <= 80, lines
+    assert lines[0].startswith("03:04:05  +3 entries  1 new  rollout-2026"), lines
+    assert lines[0].endswith("…")

@@ -32,24 +32,26 @@ STATUSES = ("new", "updated", "gone", "failed")
 """The counts of a round's line, in this order (``unchanged`` sources are not shown)."""
 
 
-def round_line(report: SyncReport, when: datetime) -> Text:
+def round_line(report: SyncReport, when: datetime, width: int) -> Text:
     """The line printed for one sync round: the time, the entries added, then each count of
-    :data:`STATUSES` that is not 0 (``HH:MM:SS  +12 entries  2 new  1 updated``).
+    :data:`STATUSES` that is not 0 (``HH:MM:SS  +12 entries  2 new  1 updated``), then the
+    name of the file that changed (``N files, first <name>`` when several did).
 
-    The first path that changed follows when there is room; the line never wraps (the path
-    is cut with an ellipsis at the console's width).
+    At most ``width`` characters (the console's): the end is cut with an ellipsis, so a
+    round is always one line.
     """
-    text = Text(when.strftime("%H:%M:%S"), style="dim", no_wrap=True, overflow="ellipsis")
+    text = Text(when.strftime("%H:%M:%S"), style="dim")
     text.append(f"  +{plural(report.entries_added, 'entry')}", style="bold")
     for status in STATUSES:
         count = getattr(report, status)
         if count:
             text.append(f"  {count} {status}", style="red" if status == "failed" else "")
     changed = [row for row in _rows(report) if _status(row) in STATUSES]
+    if len(changed) > 1:
+        text.append(f"  {len(changed)} files, first")
     if changed:
         text.append(f"  {_name(changed[0])}", style="cyan")
-        if len(changed) > 1:
-            text.append(f" +{len(changed) - 1}")
+    text.truncate(width, overflow="ellipsis")
     return text
 
 
@@ -140,7 +142,7 @@ async def watch_command(
                 soft_wrap=True,
             )
         elif rounds == 1 or _changed(report):
-            app.out.print(round_line(report, datetime.now()), overflow="ellipsis", no_wrap=True)
+            app.out.print(round_line(report, datetime.now(), app.out.width))
         if rounds == 1:
             places = plural(len(sources), "place")
             app.err.print(f"watching {places} for changes (Ctrl-C stops)", highlight=False)
