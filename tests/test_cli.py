@@ -598,7 +598,9 @@ def test_import_a_directory_finds_every_format(sqlite_run: Cli, tmp_path: Path) 
     project = src / "project"
     project.mkdir()
     aider = VENDORED / "aider" / "mozgoslav.aider.chat.history.md"
-    (project / ".aider.chat.history.md").write_bytes(aider.read_bytes().replace(b"hi", b"hey"))
+    # another history: its first header (what its session id is made from) differs too
+    other = aider.read_bytes().replace(b"hi", b"hey").replace(b"22:40:12", b"22:40:13")
+    (project / ".aider.chat.history.md").write_bytes(other)
     task = src / "tasks" / "1769053680585"
     task.mkdir(parents=True)
     history = [

@@ -527,21 +527,27 @@ async def test_an_unsafe_pi_header_id_gets_a_safe_id_made_from_it_and_a_warning(
     assert any("'../../etc'" in w and session.id in w for w in report.warnings)
 
 
-async def test_a_refused_reimport_carries_what_the_file_holds(tmp_path: Path) -> None:
+async def test_a_grown_file_extends_its_session_and_an_unchanged_one_is_refused(
+    tmp_path: Path,
+) -> None:
     from sessiontree.interop import AlreadyImportedError
 
     path = _pi_v3(tmp_path, [_msg("a1", None), _msg("a2", "a1")])
     repo = MemoryRepo()
     first, _ = await import_session(path, repo)
-    _copy(path, path, suffix=json.dumps(_msg("a3", "a2")).encode() + b"\n")  # it grew
-
-    with pytest.raises(AlreadyImportedError) as caught:
+    with pytest.raises(AlreadyImportedError) as caught:  # nothing new: refused
         await import_session(path, repo)
-
     assert isinstance(caught.value, DuplicateEntryError)
     assert caught.value.session_id == first.id
-    assert caught.value.report.entries_imported == 3
-    assert len(await first.get_entries()) == 2  # nothing merged
+    assert caught.value.report.entries_imported == 0
+    _copy(path, path, suffix=json.dumps(_msg("a3", "a2")).encode() + b"\n")  # it grew
+
+    again, report = await import_session(path, repo)
+
+    assert again.id == first.id and report.extended and report.entries_imported == 1
+    assert [e.id for e in await again.get_entries()] == ["a1", "a2", "a3"]
+    assert await again.get_leaf_id() == "a3" == report.leaf_id
+    assert len(await repo.list()) == 1
 
 
 SWE_TRAJ = SESSIONS / "swe-agent-traj" / "function_calling_simple.traj"

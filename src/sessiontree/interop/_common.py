@@ -24,11 +24,15 @@ from sessiontree.entries import BOOKKEEPING_TYPES, CustomEntry, Entry, LeafEntry
 from sessiontree.errors import (
     AlreadyImportedError,
     CorruptSessionError,
+    DuplicateEntryError,
     InvalidEntryError,
     SessionExistsError,
+    SessionNotFoundError,
     SessionTreeError,
+    StorageError,
 )
 from sessiontree.ids import is_session_id, iso_from_ms, ms_from_iso
+from sessiontree.interop.positions import POSITION_KEY, SyncPosition, position_entry
 from sessiontree.interop.report import CustomLine, DanglingParent, ImportReport, UnreadableLine
 from sessiontree.metadata import SessionMetadata
 from sessiontree.repos.base import SessionRepo
@@ -46,6 +50,9 @@ __all__ = [
     "IdMaker",
     "Progress",
     "custom_draft",
+    "extend",
+    "imported_format",
+    "first_record",
     "finalize",
     "iso_or",
     "ms_or",
@@ -87,16 +94,32 @@ class Converted:
     leaf_id: str | None = None
 
 
+FIRST_RECORD_BYTES = 4096
+"""At most this many bytes of a file seed the ids of its records (:func:`first_record`)."""
+
+
+def first_record(data: bytes) -> bytes:
+    """The bytes of a file that stay the same as the agent appends to it: its first non-blank
+    line (a JSONL file's first record; an Aider history's first header), at most
+    :data:`FIRST_RECORD_BYTES` (the start of a JSON document an agent rewrites whole)."""
+    start = len(data) - len(data.lstrip())
+    head = data[start : start + FIRST_RECORD_BYTES]
+    end = head.find(b"\n")
+    return head if end < 0 else head[:end]
+
+
 class IdMaker:
     """Entry ids for records the source gives none: UUID v7 strings made from the record.
 
     The 48-bit time field is the record's own timestamp (Unix ms) and the random bits come from
-    a SHA-256 of the file's bytes, the line and the position within the line, so importing the
-    same file again gives the same ids (on every backend) and the ids still sort by time.
+    a SHA-256 of the file's first record (:func:`first_record`), the line and the position
+    within the line, so importing the same file again gives the same ids (on every backend),
+    the ids still sort by time, and a file that grew keeps the ids of the records it already
+    had (an incremental re-import finds them stored).
     """
 
     def __init__(self, data: bytes) -> None:
-        self._seed = hashlib.sha256(data).digest()
+        self._seed = hashlib.sha256(first_record(data)).digest()
         self._used: set[tuple[int | str | None, int]] = set()
 
     def make(self, ms: int, line: int | str | None, part: int = 0) -> str:
@@ -370,6 +393,14 @@ def _instant(timestamp: str) -> datetime:
     return datetime.fromtimestamp(ms_from_iso(timestamp) / 1000, UTC)
 
 
+def imported_format(metadata: SessionMetadata) -> str | None:
+    """The format a stored session was imported from (its metadata's ``importedFrom.format``),
+    ``None`` for a session that was not imported."""
+    imported = (metadata.model_extra or {}).get("importedFrom")
+    fmt = imported.get("format") if isinstance(imported, dict) else None
+    return fmt if isinstance(fmt, str) else None
+
+
 async def store(
     repo: SessionRepo,
     converted: Converted,
@@ -378,18 +409,24 @@ async def store(
     *,
     lenient: bool,
     session_id: str | None = None,
+    position: SyncPosition | None = None,
 ) -> Session:
-    """Finalize the drafts and create the session holding every entry, in one step.
+    """Finalize the drafts and store them: a new session holding every entry, in one step,
+    or, when the session is already stored, only the entries it lacks, in one append.
 
     The session id is ``session_id`` when given, else ``converted.session_id`` when it is a
-    valid id, else a new UUID v7. An id already in ``repo`` is refused: importing the same
-    file twice never makes a second copy or merges two histories. The session appears whole
-    or not at all (:meth:`SessionRepo.create` with ``entries``).
+    valid id, else a new UUID v7. A new session appears whole or not at all
+    (:meth:`SessionRepo.create` with ``entries``). A session already in ``repo`` that was
+    imported from the same format is extended (:func:`extend`): the result is what a fresh
+    import of the whole file gives — the same entries, ids and leaf — never a second copy.
+    ``position`` (a sync's record of how far the file was read) is written in the same
+    append as the entries (:func:`~sessiontree.interop.positions.position_entry`).
 
     Raises:
         CorruptSessionError: an unreadable entry and not ``lenient``.
-        DuplicateEntryError: the session id is already in ``repo`` (``session_id`` set,
-            ``entry_id`` ``None``); nothing was created.
+        AlreadyImportedError: (a :class:`DuplicateEntryError`) the session is already stored
+            and the file adds nothing to it, or it was imported from another format
+            (``session_id`` set, ``entry_id`` ``None``); nothing was written.
         InvalidEntryError: ``session_id`` is not a valid session id.
     """
     entries = finalize(converted.drafts, report, path, lenient=lenient)
@@ -397,9 +434,7 @@ async def store(
     want = converted.leaf_id
     if want is not None and want != leaf and any(e.id == want for e in entries):
         # dated like the newest record and named after what it does, so a re-import matches
-        last_ts = max(e.timestamp for e in entries)
-        leaf_id = IdMaker(f"{leaf}>{want}".encode()).make(ms_or(last_ts, 0), "leaf")
-        entries.append(LeafEntry(id=leaf_id, parent_id=leaf, target_id=want, timestamp=last_ts))
+        entries.append(_leaf_move(entries, leaf, want))
         report.warnings.append(
             f"the last record in the file is not the newest message of the main conversation; "
             f"a leaf entry moves the leaf to {want!r}"
@@ -420,27 +455,146 @@ async def store(
                 f"the file's session id {converted.session_id!r} is not a safe id "
                 f"([A-Za-z0-9_-]{{1,128}}); the session's id is {wanted} (made from it)"
             )
-    try:
-        # one step: the session appears with every entry or not at all, so an import cut
-        # short (kill -9) leaves nothing that would refuse the next attempt
-        session = await repo.create(
-            id=wanted,
-            metadata=metadata,
-            entries=entries,
-            created_at=None if times is None else _instant(times[0]),
-        )
-    except SessionExistsError as exc:
-        report.entries_imported = len(entries)
-        raise AlreadyImportedError(
-            f"{path}: session {wanted!r} is already in the repository (imported before?); "
-            "pass session_id= to import another copy",
-            session_id=wanted,
-            report=report,
-        ) from exc
-    if times is not None:
-        # the session lists by its own dates: creating it set modified_at to now
-        await session.storage.set_modified_at(_instant(times[1]))
-    report.session_id = session.id
-    report.entries_imported = len(entries)
     report.leaf_id = leaf
-    return session
+    for _ in range(_RACE_RETRIES):
+        try:
+            # one step: the session appears with every entry or not at all, so an import cut
+            # short (kill -9) leaves nothing that would refuse the next attempt
+            tail = [] if position is None else [position_entry(position, leaf)]
+            session = await repo.create(
+                id=wanted,
+                metadata=metadata,
+                entries=[*entries, *tail],
+                created_at=None if times is None else _instant(times[0]),
+            )
+        except SessionExistsError:
+            assert wanted is not None  # a new UUID v7 is never taken
+            try:
+                return await extend(repo, wanted, entries, leaf, report, path, position, times)
+            except SessionNotFoundError:
+                continue  # deleted since: create it again
+        if times is not None:
+            # the session lists by its own dates: creating it set modified_at to now
+            await session.storage.set_modified_at(_instant(times[1]))
+        report.session_id = session.id
+        report.entries_imported = len(entries)
+        return session
+    raise StorageError(f"{path}: session {wanted!r} kept appearing and disappearing; not imported")
+
+
+_RACE_RETRIES = 8
+"""How often an import starts over when another writer changed the session under it."""
+
+
+def _leaf_move(entries: list[Entry], leaf: str | None, want: str) -> LeafEntry:
+    """The ``leaf`` entry an import adds to move the leaf from ``leaf`` to ``want``: its id is
+    made from the move and its time is the newest record's, so every import makes the same one."""
+    last_ts = max(e.timestamp for e in entries)
+    leaf_id = IdMaker(f"{leaf}>{want}".encode()).make(ms_or(last_ts, 0), "leaf")
+    return LeafEntry(id=leaf_id, parent_id=leaf, target_id=want, timestamp=last_ts)
+
+
+async def extend(
+    repo: SessionRepo,
+    session_id: str,
+    entries: list[Entry],
+    leaf: str | None,
+    report: ImportReport,
+    path: Path,
+    position: SyncPosition | None = None,
+    times: tuple[str, str] | None = None,
+) -> Session:
+    """Append to a stored session the finalized ``entries`` of its file that it lacks.
+
+    Entries are matched by id (the record's own id, or the one :class:`IdMaker` makes from
+    the file's first record and the record's line), so a file that grew adds only its new
+    records, and a file rewritten in place adds only the records it did not hold before.
+    Stored entries the file no longer holds stay; stored entries the file holds differently
+    stay as stored (listed in ``report.entries_changed``). When the leaf the stored log
+    then ends on is not ``leaf`` (what a fresh import gives), a ``leaf`` entry moves it there.
+    Everything (and ``position``) is one :meth:`append_entries` call: all or nothing. When
+    another writer appends the same entries first, the append is refused as a duplicate and
+    the comparison starts over, so nothing is ever stored twice.
+
+    Raises:
+        AlreadyImportedError: the file adds nothing, or the session was imported from
+            another format; nothing was written.
+        SessionNotFoundError: the session is not in ``repo`` (deleted meanwhile).
+        DuplicateEntryError, EntryNotFoundError, InvalidEntryError: a new entry is refused
+            by the store; nothing was written.
+    """
+    fmt = report.format
+    for _ in range(_RACE_RETRIES):
+        session = await repo.open(session_id)
+        stored_from = imported_format(session.storage.metadata)
+        if stored_from != fmt:
+            await session.close()
+            report.entries_imported = len(entries)
+            where = f"imported from {stored_from}" if stored_from else "not an import"
+            raise AlreadyImportedError(
+                f"{path}: session {session_id!r} is already in the repository ({where}); "
+                "pass session_id= to import a copy",
+                session_id=session_id,
+                report=report,
+            )
+        stored = await session.storage.get_entries()
+        by_id = {e.id: e for e in stored}
+        new = [e for e in entries if e.id not in by_id]
+        report.entries_changed = [
+            e.id for e in entries if e.id in by_id and not _same_entry(by_id[e.id], e)
+        ]
+        batch = list(new)
+        stored_leaf = await session.get_leaf_id()
+        ends_on = leaf_of_log([*stored, *new]) if new else stored_leaf
+        if (
+            ends_on != leaf
+            and leaf is not None
+            and (leaf in by_id or any(e.id == leaf for e in new))
+        ):
+            move = _leaf_move(entries, ends_on, leaf)
+            if move.id not in by_id:
+                batch.append(move)
+            ends_on = leaf
+        if position is not None:
+            mark = position_entry(position, ends_on)
+            if mark.id not in by_id:
+                batch.append(mark)
+        if not new:
+            if batch:  # only bookkeeping: the leaf put back, or how far the file was read
+                try:
+                    await session.storage.append_entries(batch)
+                except DuplicateEntryError:
+                    await session.close()
+                    continue
+            await session.close()
+            report.session_id = session_id
+            report.entries_imported = 0
+            raise AlreadyImportedError(
+                f"{path}: session {session_id!r} is already in the repository and the file "
+                "holds nothing it lacks",
+                session_id=session_id,
+                report=report,
+            )
+        try:
+            await session.storage.append_entries(batch)
+        except DuplicateEntryError:
+            # another import appended some of them first: compare again
+            await session.close()
+            continue
+        if times is not None:
+            await session.storage.set_modified_at(_instant(times[1]))
+        report.session_id = session_id
+        report.entries_imported = sum(1 for e in batch if not _is_mark(e))
+        report.extended = True
+        report.leaf_id = ends_on
+        return session
+    raise StorageError(f"{path}: session {session_id!r} kept changing under the import; try again")
+
+
+def _is_mark(entry: Entry) -> bool:
+    return entry.type == "leaf" and POSITION_KEY in (entry.model_extra or {})
+
+
+def _same_entry(a: Entry, b: Entry) -> bool:
+    """Whether two entries with one id are the same record (as stored: wire form)."""
+    return a.to_wire() == b.to_wire()

@@ -33,7 +33,7 @@ from typing import Any
 
 from sessiontree.entries import Entry, MessageEntry
 from sessiontree.ids import iso_from_ms
-from sessiontree.interop._common import Converted, Draft, IdMaker, custom_draft
+from sessiontree.interop._common import Converted, Draft, IdMaker, custom_draft, first_record
 from sessiontree.interop.detect import strip_bom
 from sessiontree.interop.report import ImportReport
 from sessiontree.messages import (
@@ -233,6 +233,7 @@ def convert_aider(
             last_message = entry_id
     out.leaf_id = last_message
     out.metadata = {"importedFrom": {"format": "aider", "path": str(path)}}
-    # the history names no session: the id is the content's hash
-    out.session_id = "aider-" + hashlib.sha256(data).hexdigest()[:32]
+    # the history names no session: the id is the hash of its first line (the header of the
+    # chat that started it), which stays the same as aider appends to the file
+    out.session_id = "aider-" + hashlib.sha256(first_record(data)).hexdigest()[:32]
     return out

@@ -38,6 +38,7 @@ How they are imported (the messages themselves: :mod:`sessiontree.interop.claude
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -544,6 +545,18 @@ def _fill_metadata(
         out.session_id = f"{session_id}-agent-{agent}" if session_id else f"agent-{agent}"
     elif isinstance(session_id, str):
         out.session_id = session_id
+    elif _is_uuid(path.stem):
+        # no line names the session yet (a file that holds only a summary or a snapshot so
+        # far): Claude Code names the file after the session, so the file grows into the
+        # same session when its first message comes
+        out.session_id = path.stem
     meta["claudeCode"] = info
     meta["importedFrom"] = {"format": "claude-code", "path": str(path), "sessionId": session_id}
     out.metadata = meta
+
+
+def _is_uuid(text: str) -> bool:
+    try:
+        return str(uuid.UUID(text)) == text.lower()
+    except ValueError:
+        return False

@@ -78,8 +78,12 @@ class ImportReport:
         source_version: the format version when the file states one (pi ``version``; ``1`` for
             a pi file without it), else ``None``.
         lines_read: non-blank lines (JSONL), lines (Aider) or ``1`` for a single JSON document.
-        entries_imported: entries appended to the new session (a trailing ``leaf`` entry
-            included when one was needed).
+        entries_imported: entries appended to the session (a trailing ``leaf`` entry
+            included when one was needed); for an extended session only the new ones.
+        extended: the session was already stored (the file was imported before and has
+            grown or been rewritten since): only the records it did not hold were appended.
+        entries_changed: ids of stored entries the file now holds differently (an agent that
+            rewrites its file in place changed a record); the stored entry is kept as it is.
         custom_lines: records kept as ``custom`` entries.
         dangling_parents: entries whose parent was unusable: re-attached (``attached_to``) or
             imported as roots.
@@ -100,6 +104,8 @@ class ImportReport:
     unreadable_lines: list[UnreadableLine] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     leaf_id: str | None = None
+    extended: bool = False
+    entries_changed: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
