@@ -47,8 +47,10 @@ DEFAULT_DEBOUNCE_MS = 200
 synced at least this often)."""
 STEP_MS = 50
 """A round is synced once no new event came for this long, in ms."""
-DEFAULT_RESCAN_MS = 2_000
-"""How often sources that do not exist yet are looked for, in ms."""
+DEFAULT_RESCAN_MS = 250
+"""How often sources that do not exist yet are looked for, in ms: an agent run for the first
+time makes its directory, and its first record must still be in the store within 1 s (a
+look costs one ``stat`` per missing source)."""
 
 DATABASE_SIDE_FILES = ("-wal", "-journal", "-shm")
 """Suffixes of the files SQLite writes beside a database (OpenCode's, OpenClaw's): a change
