@@ -43,6 +43,7 @@ from sessiontree.cli.edit import (
 from sessiontree.cli.importing import import_cmd
 from sessiontree.cli.maintenance import compact_cmd, verify_cmd
 from sessiontree.cli.serve import serve_cmd
+from sessiontree.cli.sync import sync_cmd
 from sessiontree.cli.usage import usage_cmd
 from sessiontree.errors import SessionTreeError
 
@@ -129,6 +130,7 @@ def cli(ctx: click.Context, store: str | None, debug: bool) -> None:
 
 for _command in (
     import_cmd,
+    sync_cmd,
     list_cmd,
     show_cmd,
     context_cmd,

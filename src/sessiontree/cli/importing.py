@@ -13,6 +13,7 @@ from rich.text import Text
 
 from sessiontree.cli._common import App, error_line, plural, repo_command, stderr_is_terminal
 from sessiontree.errors import SessionTreeError
+from sessiontree.interop.locations import DIR_SUFFIXES, is_session_file
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
@@ -21,11 +22,6 @@ if TYPE_CHECKING:
 
 __all__ = ["DIR_SUFFIXES", "PROGRESS_MIN_BYTES", "collect_files", "import_cmd"]
 
-DIR_SUFFIXES = frozenset({".jsonl", ".traj"})
-"""File name endings picked up when a directory is given (explicit files: any name)."""
-DIR_NAMES = (".aider.chat.history.md", "api_conversation_history.json")
-"""File names (or name endings) picked up in a directory besides :data:`DIR_SUFFIXES`: Aider
-histories and Cline / Roo Code tasks (their ``ui_messages.json`` is read with the task)."""
 PROGRESS_MIN_BYTES = 4 * 1024 * 1024
 """Inputs at least this large (bytes, all files together) get a progress bar on a terminal."""
 NAME_WIDTH = 32
@@ -52,17 +48,6 @@ MAX_LISTED = 10
 """Unreadable lines, dangling parents and warnings listed per file (the rest are counted)."""
 
 
-def _wanted(relative: Path) -> bool:
-    name = relative.name
-    if any(part.startswith(".") for part in relative.parts[:-1]):
-        return False
-    if name.endswith(DIR_NAMES):
-        return True
-    if relative.parts[-3:-2] == ("session",) and name.startswith("ses") and name.endswith(".json"):
-        return True  # an OpenCode storage session file: session/<project>/<id>.json
-    return not name.startswith(".") and relative.suffix in DIR_SUFFIXES
-
-
 def collect_files(paths: Iterable[Path]) -> list[Path]:
     """The files to import: each file as given, each directory searched recursively.
 
@@ -80,7 +65,7 @@ def collect_files(paths: Iterable[Path]) -> list[Path]:
     for path in paths:
         if path.is_dir():
             found = sorted(
-                p for p in path.rglob("*") if p.is_file() and _wanted(p.relative_to(path))
+                p for p in path.rglob("*") if p.is_file() and is_session_file(p.relative_to(path))
             )
         elif path.exists():
             found = [path]

@@ -25,6 +25,7 @@ from sessiontree.errors import CorruptSessionError, StorageError
 from sessiontree.interop._common import AlreadyImportedError, Converted, Progress, store
 from sessiontree.interop.detect import FORMATS, Format, detect_format_bytes, strip_bom
 from sessiontree.interop.pi import export_pi_session, migrate_pi_file
+from sessiontree.interop.positions import SyncPosition
 from sessiontree.interop.report import CustomLine, DanglingParent, ImportReport, UnreadableLine
 from sessiontree.repos.base import SessionRepo
 from sessiontree.session import Session
@@ -42,6 +43,7 @@ __all__ = [
     "database_sessions",
     "detect_format",
     "export_pi_session",
+    "import_data",
     "import_session",
     "migrate_pi_file",
 ]
@@ -288,7 +290,11 @@ async def import_session(
     sub-agent file ``<sessionId>-agent-<agentId>``; for a SWE-agent trajectory or an Aider
     history ``swe-agent-``/``aider-<content hash>``; for a Cline task ``cline-<task id>``)
     when it is a valid id, else ``import-<SHA-256 of that id>`` (the same file, the same id).
-    Importing a file whose session is already in ``repo`` is refused, never merged or copied.
+    Importing a file whose session is already in ``repo`` (imported from the same format)
+    appends only what the file holds that the session lacks, matched by entry id: a file
+    that grew, or that its agent rewrote, extends its session, which then equals a fresh
+    import of the whole file for formats whose records do not change once written
+    (docs/interop.md, "Importing again"). A file that adds nothing is refused.
 
     Args:
         path: the file to read.
@@ -312,16 +318,48 @@ async def import_session(
             and the line. A database holding several sessions and no ``source_session`` (the
             message lists them), or without the session ``source_session`` names. Nothing is
             created in ``repo``.
-        AlreadyImportedError: (a :class:`DuplicateEntryError`) the session id is already in
-            ``repo`` (``session_id`` set on the error, ``entry_id`` ``None``, ``report`` what
-            the file holds); nothing was created.
+        AlreadyImportedError: (a :class:`DuplicateEntryError`) the session is already in
+            ``repo`` and the file holds nothing it lacks, or it was not imported from this
+            format (``session_id`` set on the error, ``entry_id`` ``None``, ``report`` what
+            the file holds); nothing was written.
         InvalidEntryError: ``session_id`` is not of the form ``[A-Za-z0-9_-]{1,128}``.
         StorageError: the file cannot be read.
     """
-    from sessiontree.errors import UnknownFormatError
-
     p = Path(path)
     data, mtime_ms = await _read(p)
+    return await import_data(
+        p,
+        data,
+        repo,
+        mtime_ms=mtime_ms,
+        format=format,
+        lenient=lenient,
+        session_id=session_id,
+        progress=progress,
+        source_session=source_session,
+    )
+
+
+async def import_data(
+    path: Path,
+    data: bytes,
+    repo: SessionRepo,
+    *,
+    mtime_ms: int = 0,
+    format: Format | None = None,
+    lenient: bool = False,
+    session_id: str | None = None,
+    progress: Progress | None = None,
+    source_session: str | None = None,
+    position: SyncPosition | None = None,
+) -> tuple[Session, ImportReport]:
+    """:func:`import_session` of bytes already read from ``path`` (``mtime_ms``: its
+    modification time, Unix ms). Files beside it (a Cline task's UI log, an OpenCode pair)
+    are read from disk. ``position`` is stored with the entries, in the same append
+    (:mod:`sessiontree.interop.positions`). Raises what :func:`import_session` raises."""
+    from sessiontree.errors import UnknownFormatError
+
+    p = path
     detected: Format | None
     try:
         detected = detect_format_bytes(data, p)
@@ -351,5 +389,7 @@ async def import_session(
         source_session=source_session,
         progress=progress,
     )
-    session = await store(repo, converted, report, p, lenient=lenient, session_id=session_id)
+    session = await store(
+        repo, converted, report, p, lenient=lenient, session_id=session_id, position=position
+    )
     return session, report

@@ -569,6 +569,7 @@ async def extend(
             await session.close()
             report.session_id = session_id
             report.entries_imported = 0
+            report.up_to_date = True
             raise AlreadyImportedError(
                 f"{path}: session {session_id!r} is already in the repository and the file "
                 "holds nothing it lacks",

@@ -82,6 +82,8 @@ class ImportReport:
             included when one was needed); for an extended session only the new ones.
         extended: the session was already stored (the file was imported before and has
             grown or been rewritten since): only the records it did not hold were appended.
+        up_to_date: the session was already stored and the file holds nothing it lacks
+            (:class:`~sessiontree.errors.AlreadyImportedError` was raised with this report).
         entries_changed: ids of stored entries the file now holds differently (an agent that
             rewrites its file in place changed a record); the stored entry is kept as it is.
         custom_lines: records kept as ``custom`` entries.
@@ -105,6 +107,7 @@ class ImportReport:
     warnings: list[str] = field(default_factory=list)
     leaf_id: str | None = None
     extended: bool = False
+    up_to_date: bool = False
     entries_changed: list[str] = field(default_factory=list)
 
     @property
