@@ -15,7 +15,7 @@ import contextlib
 import signal
 from collections.abc import Iterator, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 
@@ -46,37 +46,13 @@ def round_line(report: SyncReport, when: datetime, width: int) -> Text:
         count = getattr(report, status)
         if count:
             text.append(f"  {count} {status}", style="red" if status == "failed" else "")
-    changed = [row for row in _rows(report) if _status(row) in STATUSES]
+    changed = [row for row in report.rows if row.status in STATUSES]
     if len(changed) > 1:
         text.append(f"  {len(changed)} files, first")
     if changed:
-        text.append(f"  {_name(changed[0])}", style="cyan")
+        text.append(f"  {changed[0].path.name}", style="cyan")
     text.truncate(width, overflow="ellipsis")
     return text
-
-
-def _rows(report: SyncReport) -> list[object]:
-    rows = getattr(report, "sources", None)
-    return list(rows) if rows is not None else []
-
-
-def _status(row: object) -> str:
-    return str(getattr(row, "status", ""))
-
-
-def _name(row: object) -> str:
-    path = getattr(row, "path", None)
-    return getattr(path, "name", str(path))
-
-
-def report_json(report: SyncReport) -> object:
-    """``report`` as JSON-ready data (a pydantic model or a dataclass)."""
-    dump = getattr(report, "model_dump", None)
-    if dump is not None:
-        return dump(mode="json")
-    import dataclasses
-
-    return dataclasses.asdict(cast("Any", report))
 
 
 def _changed(report: SyncReport) -> bool:
@@ -115,10 +91,12 @@ async def watch_command(
     sources: Sequence[Source],
     *,
     as_json: bool,
+    quiet: bool = False,
     debounce_ms: int | None = None,
 ) -> int | None:
     """Run ``sync --watch`` in ``app``'s store until Ctrl-C or SIGTERM; the exit status
-    (``None``: 0).
+    (``None``: 0). ``quiet``: the first round is printed only when it changed something, as
+    every later one.
 
     Raises:
         MissingExtraError: watchfiles is not installed (the ``watch`` extra).
@@ -136,12 +114,12 @@ async def watch_command(
         entries += report.entries_added
         if as_json:
             app.out.print(
-                exact_json.dumps(report_json(report), default=str).decode(),
+                exact_json.dumps(report.to_dict()).decode(),
                 markup=False,
                 highlight=False,
                 soft_wrap=True,
             )
-        elif rounds == 1 or _changed(report):
+        elif (rounds == 1 and not quiet) or _changed(report):
             app.out.print(round_line(report, datetime.now(), app.out.width))
         if rounds == 1:
             places = plural(len(sources), "place")

@@ -141,8 +141,9 @@ async def watch_sources(
     ``stop`` is set or the task is cancelled.
 
     Every round is one :func:`~sessiontree.interop.syncing.sync_sources` call: the first
-    over every source, the later ones with ``only`` = the files that changed in the round
-    (a deleted file included, so it is reported ``gone``). ``on_report`` gets each round's
+    over every source, the later ones with ``only`` = the files that changed in the round,
+    or over every source again when one of them was deleted (so it is reported ``gone``;
+    unchanged files cost a ``stat``). ``on_report`` gets each round's
     report. A round that has begun is finished before ``stop`` is looked at, so stopping
     never leaves a source half synced (and a cancelled round leaves nothing half stored
     either: each source is stored in one transaction).
@@ -245,7 +246,10 @@ async def _follow(
             if changes:
                 changed = {p for _, raw in changes for p in _changed_files(raw)}
                 only = {p for p in changed if _under(p, present)}
-                if only:
+                if any(not p.exists() for p in only):
+                    # a file was deleted (or renamed away): a whole round reports it gone
+                    await _tell(on_report, await sync_sources(repo, sources))
+                elif only:
                     await _tell(on_report, await sync_sources(repo, sources, only=only))
             if stop.is_set():
                 return []
