@@ -114,7 +114,8 @@ async def sync_cmd(
     from sessiontree.interop.locations import default_sources
     from sessiontree.interop.syncing import sync_sources
 
-    places = [] if no_defaults else default_sources()
+    # a watcher also waits at the defaults that do not exist yet (an agent's first run)
+    places = [] if no_defaults else default_sources(include_missing=watch)
     places += [parse_source(s) for s in sources]
     if not places:
         raise click.UsageError(

@@ -171,6 +171,7 @@ async def watch_sources(
         )
     watchfiles = _import_watchfiles()
     stop = stop if stop is not None else asyncio.Event()
+    await asyncio.to_thread(_warm_up)
     # the sources to sync whole in the next round: all of them at first, later those that
     # appeared or were replaced; always synced after their watch is set up, so a change
     # made while they are being read is a change of the next round, never lost
@@ -267,6 +268,41 @@ async def _follow(
             with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
                 await next_changes
         await changes_of.aclose()
+
+
+_WARM_UP = (
+    b'{"type":"session","version":3,"id":"warm-up","timestamp":"2026-01-01T00:00:00.000Z",'
+    b'"cwd":"/"}\n'
+    b'{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z",'
+    b'"message":{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":1}}\n'
+    b'{"type":"message","id":"b","parentId":"a","timestamp":"2026-01-01T00:00:00.000Z",'
+    b'"message":{"role":"assistant","content":[{"type":"thinking","thinking":"t"},'
+    b'{"type":"toolCall","id":"c","name":"read","arguments":{"path":"x"}}],'
+    b'"api":"a","provider":"p","model":"m","usage":{"input":1,"output":1,"cacheRead":0,'
+    b'"cacheWrite":0,"totalTokens":2},"stopReason":"toolUse","timestamp":2}}\n'
+    b'{"type":"message","id":"d","parentId":"b","timestamp":"2026-01-01T00:00:00.000Z",'
+    b'"message":{"role":"toolResult","toolCallId":"c","toolName":"read",'
+    b'"content":[{"type":"text","text":"x"}],"isError":false,"timestamp":3}}\n'
+)
+"""A small pi session converted once before watching begins (:func:`_warm_up`)."""
+
+
+def _warm_up() -> None:
+    """Load the importers of the agents' formats and build the entry models now, so the
+    first round after an agent writes is not the one that pays for it (about half a
+    second of imports and pydantic schema building in a fresh process)."""
+    import importlib
+
+    from sessiontree.interop import convert
+    from sessiontree.interop._common import finalize
+    from sessiontree.interop.report import ImportReport
+
+    for name in ("claude_code", "codex", "pi", "gemini_cli", "opencode", "cline", "aider"):
+        importlib.import_module(f"sessiontree.interop.{name}")
+    path = Path("warm-up.jsonl")
+    report = ImportReport(source_path=path, format="pi")
+    converted = convert(_WARM_UP, path, "pi", report, lenient=True)
+    finalize(converted.drafts, report, path, lenient=True)
 
 
 class _Either:
