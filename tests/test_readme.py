@@ -136,21 +136,31 @@ def test_main_job_runs_as_written_in_a_fresh_home(tmp_path: Path) -> None:
     main_job = SHELL[0].strip()
     install = _parts(main_job)[:2]
     assert install == ["python3 -m venv .venv", ".venv/bin/pip install -q -e ."]  # base only
-    [run] = _parts(main_job)[2:]
-    argv = shlex.split(run)
-    assert argv[:3] == [".venv/bin/sessiontree", "import", "data/sessions"]
+    sync, listing = _parts(main_job)[2:]
+    argv = shlex.split(sync)
+    assert argv[:4] == [".venv/bin/sessiontree", "sync", "--source", "data/sessions"]
+    assert shlex.split(listing) == [".venv/bin/sessiontree", "list"]
     env = fresh_env(tmp_path)
-    done = subprocess.run(
-        [sys.executable, "-m", "sessiontree", *argv[1:]],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=300,
-        check=False,
-    )
+
+    def run(args: list[str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "sessiontree", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+            timeout=300,
+            check=False,
+        )
+
+    done = run(argv[1:])
     assert done.returncode == 0, done.stderr
-    assert "◀ leaf" in done.stdout  # --show drew a session's tree
+    assert " 0 failed" in done.stderr and "0 new" not in done.stderr
+    listed = run(["list"])
+    assert listed.returncode == 0, listed.stderr
+    assert "pi-mono" in listed.stdout or len(listed.stdout.splitlines()) >= 10
+    again = run([*argv[1:], "--json"])
+    assert again.returncode == 0 and '"new": 0' in again.stdout  # nothing read twice
     # the embedded default store, in the fresh HOME's user data directory
     assert (Path(env["HOME"]) / ".local/share/sessiontree/sessions.db").is_file()
 

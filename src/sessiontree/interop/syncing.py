@@ -35,6 +35,8 @@ from typing import Any, Literal
 import orjson
 
 from sessiontree.errors import AlreadyImportedError, SessionTreeError, StorageError
+from sessiontree.interop import database_sessions, import_data
+from sessiontree.interop.detect import SQLITE_HEADER
 from sessiontree.interop.locations import Source, session_files
 from sessiontree.interop.positions import SyncPosition, position_of
 from sessiontree.repos.base import SessionRepo
@@ -278,9 +280,6 @@ async def _sync_file(
     repo: SessionRepo, source: Source, path: Path, st: os.stat_result, known: list[str]
 ) -> list[SourceRow]:
     """Sync one file; one row per session it holds."""
-    from sessiontree.interop import database_sessions, import_data
-    from sessiontree.interop.detect import SQLITE_HEADER
-
     positions: list[tuple[str, SyncPosition | None]] = []
     try:
         for session_id in known:
