@@ -22,14 +22,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sessiontree.errors import MissingExtraError
+from sessiontree.errors import InvalidArgumentError, MissingExtraError
+from sessiontree.interop import convert
+from sessiontree.interop._common import finalize
 from sessiontree.interop.cline import UI_MESSAGES
 from sessiontree.interop.locations import Source
+from sessiontree.interop.report import ImportReport
 from sessiontree.interop.syncing import SyncReport, sync_sources
 
 if TYPE_CHECKING:
@@ -163,8 +167,6 @@ async def watch_sources(
         StorageError: the store failed (a source that cannot be read fails only its row of
             the round's report).
     """
-    from sessiontree.errors import InvalidArgumentError
-
     if debounce_ms < 1 or rescan_ms < 1:
         raise InvalidArgumentError(
             f"debounce_ms and rescan_ms must be at least 1 (got {debounce_ms}, {rescan_ms})"
@@ -291,12 +293,6 @@ def _warm_up() -> None:
     """Load the importers of the agents' formats and build the entry models now, so the
     first round after an agent writes is not the one that pays for it (about half a
     second of imports and pydantic schema building in a fresh process)."""
-    import importlib
-
-    from sessiontree.interop import convert
-    from sessiontree.interop._common import finalize
-    from sessiontree.interop.report import ImportReport
-
     for name in ("claude_code", "codex", "pi", "gemini_cli", "opencode", "cline", "aider"):
         importlib.import_module(f"sessiontree.interop.{name}")
     path = Path("warm-up.jsonl")
