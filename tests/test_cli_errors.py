@@ -271,7 +271,7 @@ def test_import_into_a_jsonl_store_that_is_a_file_fails(tmp_path: Path) -> None:
     assert regular.read_text() == "hello\n"
 
 
-def test_reimporting_a_grown_file_says_how_it_differs(tmp_path: Path) -> None:
+def test_reimporting_a_grown_file_extends_its_session(tmp_path: Path) -> None:
     store = f"sqlite:///{tmp_path / 'store.db'}"
     path = tmp_path / "grows.jsonl"
     path.write_bytes(PI_SMALL.read_bytes())
@@ -282,15 +282,17 @@ def test_reimporting_a_grown_file_says_how_it_differs(tmp_path: Path) -> None:
     with path.open("ab") as fh:
         fh.write(orjson.dumps(extra) + b"\n")
 
-    code, out, err = invoke("import", str(path), store=store)
+    code, out, err = invoke("import", str(path), store=store)  # it grew: extended
+    assert code == 0 and "1 imported (1 entry)" in err
+    assert asyncio.run(_entry_count(store, "019e19b4-eb48-746a-aa6b-8dfcfa37954b")) == stored + 1
+    code, out, err = invoke("import", str(path), store=store)  # nothing new now
     assert code == 0 and "1 already present" in err
-    assert f"{stored:,} entries stored, {stored + 1:,} in the file" in out
-    assert "--as-new" in out
+    assert f"{stored + 1:,} entries stored; the file holds nothing new" in out
 
     code, out, err = invoke("import", "--as-new", str(path), store=store)
     assert code == 0 and "1 imported" in err
     code, out, _ = invoke("list", "--json", store=store)
-    assert sorted(s["entryCount"] for s in orjson.loads(out)) == [stored, stored + 1]
+    assert sorted(s["entryCount"] for s in orjson.loads(out)) == [stored + 1, stored + 1]
 
 
 async def _entry_count(store: str, sid: str) -> int:

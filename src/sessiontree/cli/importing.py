@@ -182,14 +182,18 @@ async def _already_present(app: App, outcome: Outcome, exc: AlreadyImportedError
         )
         return
     outcome.session_id = sid
+    if getattr(exc.report, "up_to_date", False):
+        outcome.skipped = (
+            f"already in the store as session {sid} ({plural(count, 'entry')} stored; "
+            "the file holds nothing new)"
+        )
+        return
     in_file = exc.report.entries_imported
-    text = (
+    outcome.skipped = (
         f"already in the store as session {sid} ({plural(count, 'entry')} stored, "
-        f"{in_file:,} in the file"
+        f"{in_file:,} in the file; that session was not imported from this format: "
+        "--as-new imports the file as a copy)"
     )
-    if in_file != count:
-        text += "; the file has changed since: --as-new imports it as a copy"
-    outcome.skipped = text + ")"
 
 
 def _bar_advancer(

@@ -101,8 +101,8 @@ async def sync_cmd(
     """Import what is new in the agents' session directories.
 
     Looks in each agent's default place (Claude Code, Codex, pi, OpenClaw, Gemini CLI,
-    Copilot CLI, OpenCode, Cline, Roo Code; their environment variables honoured, see
-    docs/interop.md) and in every --source. A file not stored yet is imported; a file that
+    Copilot CLI, OpenCode, Cline, Roo Code; the environment variables that move them are
+    honoured) and in every --source. A file not stored yet is imported; a file that
     grew adds only its new entries to its session; a file whose size, time and inode are
     as last synced is not read at all. A session whose file was deleted stays (gone).
     Exit status 1 when a source failed.
