@@ -21,9 +21,14 @@ BENCHES = [
     "bench_jsonl.py",
     "bench_adapters.py",
     "bench_harness.py",
+    "bench_sync.py",
     "side_by_side.py",
 ]
-QUICK = {"bench_backends.py": ["--quick"], "side_by_side.py": ["--quick"]}
+QUICK = {
+    "bench_backends.py": ["--quick"],
+    "bench_sync.py": ["--quick"],
+    "side_by_side.py": ["--quick"],
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -104,3 +104,17 @@ def test_bench_backends_runs_on_postgresql(tmp_path: Path) -> None:
     assert [s[0] for s in searches] == ["postgres", "sqlite"]
     for row in searches:
         assert row[-2] != "-", row  # the raw driver's search ran and was timed
+
+
+def test_sync_bench_prints_its_table_on_a_tiny_corpus(tmp_path: Path) -> None:
+    # the three targets measured end to end on a few MB (the figures themselves are not
+    # checked here: speed is measured in bench/, never by timed tests)
+    args = [str(BENCH / "bench_sync.py"), "--mb", "2", "--files", "20", "--big-mb", "1"]
+    done = _run([*args, "--repeat", "1"], cwd=ROOT, timeout=600)
+    assert "Traceback" not in done.stderr, done.stderr
+    table = done.stdout.split("target", 1)[-1]
+    for row in ("first sync", "unchanged re-sync", "10 lines appended"):
+        assert row in table, done.stdout
+    # every copy synced as its own session; no content read by the unchanged re-sync
+    assert "WARNING" not in done.stdout
+    assert "FAIL: the unchanged re-sync read" not in done.stdout

@@ -106,17 +106,27 @@ async def sync_cmd(
     grew adds only its new entries to its session; a file whose size, time and inode are
     as last synced is not read at all. A session whose file was deleted stays (gone).
     Exit status 1 when a source failed.
+
+    With --watch it keeps following the sources (the watch extra): one line per sync round
+    that changed something (one JSON object per line with --json); Ctrl-C stops after the
+    round in progress.
     """
     from sessiontree.interop.locations import default_sources
     from sessiontree.interop.syncing import sync_sources
 
-    places = [] if no_defaults else default_sources()
+    # a watcher also waits at the defaults that do not exist yet (an agent's first run)
+    places = [] if no_defaults else default_sources(include_missing=watch)
     places += [parse_source(s) for s in sources]
     if not places:
         raise click.UsageError(
             "nothing to sync: no agent's default session directory exists here; "
             "name one with --source FORMAT=PATH"
         )
+
+    if watch:
+        from sessiontree.cli.sync_watch import watch_command
+
+        return await watch_command(app, places, as_json=as_json, quiet=quiet)
 
     def show(row: SourceRow) -> None:
         if not as_json and not (quiet and row.status == "unchanged"):
@@ -127,25 +137,4 @@ async def sync_cmd(
         echo_json(report.to_dict())
     else:
         app.err.print(summary_line(report))
-    if watch:
-        return await _watch(app, places, as_json)
     return 1 if report.failed else None
-
-
-async def _watch(app: App, places: list[Source], as_json: bool) -> int | None:
-    """Follow ``places`` until interrupted (:mod:`sessiontree.interop.watching`)."""
-    try:
-        from sessiontree.interop import watching  # type: ignore[attr-defined, unused-ignore]
-    except ImportError:
-        raise click.UsageError("--watch is not available in this build") from None
-
-    def on_report(report: SyncReport) -> None:
-        if as_json:
-            echo_json(report.to_dict())
-        else:
-            for row in report.rows:
-                if row.status != "unchanged":
-                    app.out.print(_row_text(row))
-
-    await watching.watch_sources(app.repo, places, on_report=on_report)
-    return None

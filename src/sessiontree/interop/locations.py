@@ -128,13 +128,19 @@ def default_locations(
     return out
 
 
-def default_sources(env: Mapping[str, str] | None = None, home: Path | None = None) -> list[Source]:
+def default_sources(
+    env: Mapping[str, str] | None = None,
+    home: Path | None = None,
+    *,
+    include_missing: bool = False,
+) -> list[Source]:
     """The :class:`Source` of every default location (:func:`default_locations`) that is a
-    directory now. OpenClaw's are detected per file (its folder holds pi-format JSONL and
-    SQLite databases)."""
+    directory now (``include_missing``: of every one, for a watcher that waits for an agent's
+    first run to make its directory). OpenClaw's are detected per file (its folder holds
+    pi-format JSONL and SQLite databases)."""
     out: list[Source] = []
     for loc in default_locations(env, home):
-        if loc.path.is_dir():
+        if include_missing or loc.path.is_dir():
             out.append(Source(None if loc.agent == "OpenClaw" else loc.format, loc.path))
     return out
 
