@@ -249,8 +249,8 @@ def create_app(
             charts.usage_page,
             calls,
             flt,
-            period=period,  # type: ignore[arg-type]  # checked by usage_page
-            stack=stack,  # type: ignore[arg-type]
+            period=period,  # checked by usage_page
+            stack=stack,
             titles=titles,
         )
         return page(
@@ -277,7 +277,7 @@ def create_app(
         report = await views.off_loop(
             usage_report,
             kept,
-            by=by,  # type: ignore[arg-type]  # checked by usage_report
+            by=by,  # checked by usage_report
             since=flt.since,
             until=flt.until,
         )

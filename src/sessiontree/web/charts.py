@@ -152,8 +152,8 @@ def usage_page(
             f"{', '.join(STACKS)}, not {period!r} and {stack!r}"
         )
     kept = [c for c in calls if flt.keeps_call(c)]
-    dates = {"since": flt.since, "until": flt.until}
-    report = usage_report(kept, by=period, stack=stack, **dates)
+    since, until = flt.since, flt.until
+    report = usage_report(kept, by=period, stack=stack, since=since, until=until)
     steps = [r.key for r in report.rows]
     totals: dict[str, int] = {}
     for row in report.rows:
@@ -165,17 +165,17 @@ def usage_page(
     rest = Series(OTHER, [], []) if len(shown) < len(order) else None
     for row in report.rows:
         for s in series:
-            part = row.parts.get(s.label)
-            s.tokens.append(part.total_tokens if part else 0)
-            s.cost.append(part.cost_usd if part else 0.0)
+            found = row.parts.get(s.label)
+            s.tokens.append(found.total_tokens if found else 0)
+            s.cost.append(found.cost_usd if found else 0.0)
         if rest is not None:
             others = [p for k, p in row.parts.items() if k not in shown]
             rest.tokens.append(sum(p.total_tokens for p in others))
             rest.cost.append(sum(p.cost_usd for p in others))
     if rest is not None:
         series.append(rest)
-    by_project = usage_report(kept, by="project", **dates)
-    by_session = usage_report(kept, by="session", **dates)
+    by_project = usage_report(kept, by="project", since=since, until=until)
+    by_session = usage_report(kept, by="session", since=since, until=until)
     return UsagePage(
         period=period,
         stack=stack,
