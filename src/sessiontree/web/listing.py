@@ -26,7 +26,7 @@ from markupsafe import Markup, escape
 
 from sessiontree.entries import Entry, LabelEntry, MessageEntry
 from sessiontree.errors import InvalidArgumentError, SessionNotFoundError
-from sessiontree.messages import UserMessage
+from sessiontree.messages import AssistantMessage, UserMessage
 from sessiontree.metadata import SessionInfo
 from sessiontree.repos.base import SessionRepo
 from sessiontree.tree import labels_of
@@ -57,7 +57,7 @@ class SessionSummary:
     project: str | None
     """Its working directory (``cwd``); ``None`` when not recorded."""
     models: tuple[str, ...]
-    """The models its calls used, most calls first."""
+    """The models of its assistant messages, most messages first."""
     turns: int
     """User messages (every branch)."""
     tokens: int
@@ -77,7 +77,13 @@ def summarize(info: SessionInfo, entries: Iterable[Entry]) -> SessionSummary:
     items = list(entries)
     calls = session_calls(info, items)
     report = usage_report(calls, by="session")
-    models = Counter(c.model for c in calls if c.model)
+    models = Counter(
+        e.message.model
+        for e in items
+        if isinstance(e, MessageEntry)
+        and isinstance(e.message, AssistantMessage)
+        and e.message.model
+    )
     turns = sum(
         1 for e in items if isinstance(e, MessageEntry) and isinstance(e.message, UserMessage)
     )
