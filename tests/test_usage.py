@@ -107,8 +107,8 @@ async def test_calls_priced_once_report_as_when_priced_in_the_report() -> None:
     assert [p.source for p in priced].count("none") == 2
     for by in GROUPS:
         for stack in (None, "model", "day"):
-            once = usage_report(priced, by=by, zone=UTC, stack=stack)  # type: ignore[arg-type]
-            each = usage_report(calls, by=by, zone=UTC, stack=stack)  # type: ignore[arg-type]
+            once = usage_report(priced, by=by, zone=UTC, stack=stack)
+            each = usage_report(calls, by=by, zone=UTC, stack=stack)
             assert once.to_dict() == each.to_dict(), (by, stack)
             assert [r.parts for r in once.rows] == [r.parts for r in each.rows]
     ranged = usage_report(priced, by="day", since=date(2026, 3, 2), zone=UTC)
