@@ -78,9 +78,7 @@ PAGES = {
 
 
 def bench(backend: str, sessions: int, tmp: Path) -> None:
-    url = {"sqlite": f"sqlite:///{tmp / 'list.db'}", "jsonl": str(tmp / "jsonl")}[
-        backend
-    ]
+    url = {"sqlite": f"sqlite:///{tmp / 'list.db'}", "jsonl": str(tmp / "jsonl")}[backend]
     start = time.perf_counter()
 
     async def make() -> None:
