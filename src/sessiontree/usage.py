@@ -429,11 +429,16 @@ def usage_report(
         else:
             cost = pricer.cost(call)
         key = call_key(call, by, zone)
-        row = rows.setdefault(key, UsageRow(key))
+        row = rows.get(key)
+        if row is None:
+            row = rows[key] = UsageRow(key)
         row.add(call.usage, cost)
         if stack is not None:
             part = call_key(call, stack, zone)
-            row.parts.setdefault(part, UsageRow(part)).add(call.usage, cost)
+            split = row.parts.get(part)
+            if split is None:
+                split = row.parts[part] = UsageRow(part)
+            split.add(call.usage, cost)
         totals.add(call.usage, cost)
     version = pricer.version()
     named = ["costs the agents recorded"]
