@@ -111,3 +111,23 @@ def test_built_metadata_has_classifiers_license_and_no_dev_extra(tmp_path: Path)
     assert {"web", "postgres", "openai", "anthropic"} <= extras
     assert not extras & {"dev", "bench"}
     assert meta["Keywords"]
+
+
+@pytest.mark.usefixtures("hatchling_available")
+def test_the_wheel_ships_the_viewers_templates_scripts_and_chart_library(tmp_path: Path) -> None:
+    import zipfile
+
+    wheel = _backend("build_wheel", tmp_path)
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+    web = "sessiontree/web/"
+    for shipped in (
+        "templates/base.html",
+        "templates/style.css",
+        "static/list.js",
+        "static/usage.js",
+        "static/vendor/uplot/uPlot.iife.min.js",
+        "static/vendor/uplot/uPlot.min.css",
+        "static/vendor/uplot/LICENSE",
+    ):
+        assert web + shipped in names, shipped

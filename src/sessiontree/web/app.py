@@ -1,21 +1,28 @@
 """The web viewer: a Starlette app over one store (``sessiontree serve``).
 
-Pages (all ``GET``, server-rendered, no JavaScript): the session list (``/``, filter and
-message search), and per session the tree (``/s/{id}``, paged), the context
-(``/s/{id}/context``), a diff of two branches (``/s/{id}/diff``), stats (``/s/{id}/stats``)
-and an entry's stored JSON (``/s/{id}/entry/{entry}``).
+Pages (all ``GET``, server-rendered): the session list (``/``: agent, project, model, turns,
+tokens and cost columns, filters, message search with the query marked; the keys j/k, enter
+and / from ``static/list.js``), the usage page (``/usage``: tokens and cost over time stacked
+by model, agent or project, by project and per session, drawn by the vendored uPlot; its
+rows as ``sessiontree usage --json`` prints them at ``/usage.json``), and per session the tree
+(``/s/{id}``, paged), the context (``/s/{id}/context``), a diff of two branches
+(``/s/{id}/diff``), stats (``/s/{id}/stats``) and an entry's stored JSON
+(``/s/{id}/entry/{entry}``). Scripts and the chart library are files under ``/static/``
+(package data): a page works offline and runs no inline script.
 
-Pages whose work grows with the session (context, diff, stats) read the session on the
-server's event loop and do the rest — building, counting, rendering — in a worker thread
-(:func:`sessiontree.web.views.off_loop`), so a small page asked for meanwhile is served at
-once instead of after them.
+Pages whose work grows with the session (context, diff, stats) or with the store (usage) read
+through the store on the server's event loop and do the rest — building, counting, pricing,
+rendering — in a worker thread (:func:`sessiontree.web.views.off_loop`), so a small page
+asked for meanwhile is served at once instead of after them. The list's columns that a
+listing does not hold are read once per session and kept until it changes
+(:class:`sessiontree.web.listing.SummaryCache`).
 
 Writes (``POST`` checkout, label, name, fork) exist only when the app is made with
 ``write=True``; each needs the per-process token embedded in the page's forms, and a request
 whose ``Origin`` is another site is refused, so another page open in the browser cannot
 make them. ``Host`` must be one of the served names (no DNS rebinding). Every response
-carries a Content-Security-Policy that allows no script and no resource from anywhere but
-the page itself and ``data:`` images.
+carries a Content-Security-Policy (:data:`CSP`) that allows scripts, styles and images from
+this server only (and ``data:`` images, inline style).
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import contextlib
 import secrets
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -33,28 +41,45 @@ from starlette.datastructures import FormData
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
-from starlette.routing import Route
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from sessiontree._args import check_count
 from sessiontree.errors import InvalidArgumentError, SessionNotFoundError, SessionTreeError
 from sessiontree.lookup import resolve_entry, where_conditions
+from sessiontree.metadata import SearchHit, SessionInfo
 from sessiontree.redact import redact_url
 from sessiontree.repos.base import SessionRepo
 from sessiontree.session import Session
+from sessiontree.usage import PricedCall, agent_of, usage_report
+from sessiontree.web import charts, views
 from sessiontree.web import tree as tree_views
-from sessiontree.web import views
+from sessiontree.web.listing import (
+    ListFilter,
+    SummaryCache,
+    highlight,
+    project_name,
+    short_tokens,
+    usd,
+)
 from sessiontree.web.render import environment
 
-__all__ = ["CSP", "LIST_LIMIT", "create_app"]
+__all__ = ["CSP", "LIST_LIMIT", "SEARCH_LIMIT", "create_app"]
 
 CSP = (
-    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; "
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; connect-src 'self'; form-action 'self'; "
     "frame-ancestors 'none'; base-uri 'none'"
 )
-"""The Content-Security-Policy of every page: inline style, ``data:`` images, nothing else."""
+"""The Content-Security-Policy of every page: scripts only from this server's files (no inline
+script, so no text a page shows can run), style from its files and inline, images from it and
+``data:``, requests (server-sent events) only to it; nothing from anywhere else."""
 LIST_LIMIT = 50
 """Sessions per page of the list."""
+SEARCH_LIMIT = 50
+"""Search hits shown (those of sessions the filters keep)."""
 OPEN_SESSIONS = 8
 """Sessions kept open between requests (most recently used), so paging a big JSONL session
 does not re-read its file each time."""
@@ -116,13 +141,18 @@ def create_app(
         return str(context["request"].app.url_path_for(name, **params))
 
     env.globals["url_for"] = url_for
+    env.filters.update(
+        highlight=highlight, tokens=short_tokens, usd=usd, project=project_name, agent=agent_of
+    )
     templates = Jinja2Templates(env=env)
     sessions = _Sessions(repo)
+    summary_cache = SummaryCache(repo)
     token = secrets.token_urlsafe(32)
     allowed_hosts = frozenset(h.lower() for h in hosts)
 
     def page(request: Request, template: str, status: int = 200, **context: Any) -> Response:
         context.update(write=write, csrf=token if write else "", store=redact_url(repo.url))
+        context.setdefault("section", "sessions")  # the navigation bar's current page
         return templates.TemplateResponse(request, template, context, status_code=status)
 
     async def session_page(
@@ -154,44 +184,116 @@ def create_app(
     async def open_session(request: Request) -> Session:
         return await sessions.get(request.path_params["sid"])
 
+    # -- the session list, search and usage pages (sessiontree.web.listing / .charts) --
+
+    async def listed(flt: ListFilter, every: list[SessionInfo]) -> list[SessionInfo]:
+        """The listing rows of ``every`` that ``flt`` keeps (entries are read only for a model
+        or label filter, once per session until it changes)."""
+        kept = [i for i in every if flt.keeps_info(i)]
+        if flt.needs_entries:
+            summaries = await summary_cache.get(kept)
+            kept = [i for i in kept if i.id in summaries and flt.keeps_summary(summaries[i.id])]
+        return kept
+
     async def list_sessions(request: Request) -> Response:
-        q = request.query_params.get("q", "").strip()
-        meta = request.query_params.get("where", "").strip()
-        search = request.query_params.get("search", "").strip()
-        offset = _int(request.query_params.get("offset"), 0)
-        limit = _int(request.query_params.get("limit"), LIST_LIMIT) or LIST_LIMIT
+        params = request.query_params
+        flt = ListFilter.from_query(params)
+        meta = params.get("where", "").strip()
+        search = params.get("search", "").strip()
+        offset = _int(params.get("offset"), 0)
+        limit = _int(params.get("limit"), LIST_LIMIT) or LIST_LIMIT
+        check_count(limit, "limit")  # as SessionRepo.list checks its paging
+        check_count(offset, "offset")
         where = _where(meta) if meta else None
-        if q:
-            needle = q.lower()
-            matching = [
-                i
-                for i in await repo.list(where=where)
-                if needle in i.id.lower()
-                or needle in (i.name or "").lower()
-                or needle in (i.first_message or "").lower()
-            ]
-            infos = matching[offset : offset + limit]
-            more = len(matching) > offset + limit
-            note = f"{len(matching):,} sessions match"
-        else:
-            infos = await repo.list(limit=limit + 1, offset=offset, where=where)
-            more = len(infos) > limit
-            infos = infos[:limit]
-            note = f"sessions {offset + 1:,}–{offset + len(infos):,}" if infos else ""
-        hits = await repo.search(search, limit=50) if search else []
+        every = await repo.list(where=where)
+        agents = sorted({agent_of(i) for i in every})
+        projects = sorted({i.metadata.cwd for i in every if i.metadata.cwd})
+        kept = await listed(flt, every)
+        infos = kept[offset : offset + limit]
+        summaries = await summary_cache.get(infos)
+        note = f"sessions {offset + 1:,}–{offset + len(infos):,} of {len(kept):,}" if infos else ""
+        hits: list[tuple[SearchHit, SessionInfo]] = []
+        if search:
+            by_id = {i.id: i for i in kept}
+            for hit in await repo.search(search, limit=SEARCH_LIMIT * 4):
+                if hit.session_id in by_id and len(hits) < SEARCH_LIMIT:
+                    hits.append((hit, by_id[hit.session_id]))
         return page(
             request,
             "list.html",
+            section="sessions",
             infos=infos,
-            q=q,
+            summaries=summaries,
+            flt=flt,
+            q=flt.q,
             where=meta,
             search=search,
             hits=hits,
+            agents=agents,
+            projects=projects,
+            models=summary_cache.known_models(),
             offset=offset,
             limit=limit,
-            more=more,
+            more=len(kept) > offset + limit,
             total_note=note,
+            query=flt.query(where=meta, search=search),
         )
+
+    async def usage_calls(
+        flt: ListFilter, every: list[SessionInfo]
+    ) -> tuple[list[PricedCall], dict[str, str]]:
+        """The calls of the sessions of ``every`` that ``flt``'s text and label filters keep,
+        in store order (as ``sessiontree usage`` reads them), and each session's title."""
+        infos = await listed(replace(flt, since=None, until=None), every)
+        summaries = await summary_cache.get(infos)
+        calls = [c for i in infos if i.id in summaries for c in summaries[i.id].calls]
+        titles = {i.id: i.name or (i.first_message or "")[:80] or i.id for i in infos}
+        return calls, titles
+
+    async def usage(request: Request) -> Response:
+        params = request.query_params
+        flt = ListFilter.from_query(params)
+        period = params.get("period", "day")
+        stack = params.get("stack", "model")
+        every = await repo.list()
+        calls, titles = await usage_calls(flt, every)
+        result = await views.off_loop(
+            charts.usage_page,
+            calls,
+            flt,
+            period=period,  # checked by usage_page
+            stack=stack,
+            titles=titles,
+        )
+        return page(
+            request,
+            "usage.html",
+            section="usage",
+            usage=result,
+            chart=result.chart_data(),
+            flt=flt,
+            agents=sorted({agent_of(i) for i in every}),
+            projects=sorted({i.metadata.cwd for i in every if i.metadata.cwd}),
+            models=summary_cache.known_models(),
+            periods=charts.PERIODS,
+            stacks=charts.STACKS,
+            query=flt.query(period=period, stack=stack),
+        )
+
+    async def usage_json(request: Request) -> Response:
+        params = request.query_params
+        flt = ListFilter.from_query(params)
+        by = params.get("by", "day")
+        calls, _ = await usage_calls(flt, await repo.list())
+        kept = [c for c in calls if flt.keeps_call(c.call)]
+        report = await views.off_loop(
+            usage_report,
+            kept,
+            by=by,  # checked by usage_report
+            since=flt.since,
+            until=flt.until,
+        )
+        return JSONResponse(report.to_dict())
 
     async def tree(request: Request) -> Response:
         s = await open_session(request)
@@ -327,6 +429,9 @@ def create_app(
 
     routes = [
         Route("/", list_sessions, name="sessions"),
+        Route("/usage", usage, name="usage"),
+        Route("/usage.json", usage_json, name="usage_json"),
+        Mount("/static", StaticFiles(packages=[("sessiontree.web", "static")]), name="static"),
         Route("/s/{sid}", tree, name="tree"),
         Route("/s/{sid}/context", context, name="context"),
         Route("/s/{sid}/diff", diff, name="diff"),
