@@ -34,7 +34,8 @@ from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
-from starlette.routing import Route
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from sessiontree.errors import InvalidArgumentError, SessionNotFoundError, SessionTreeError
@@ -44,15 +45,19 @@ from sessiontree.repos.base import SessionRepo
 from sessiontree.session import Session
 from sessiontree.web import tree as tree_views
 from sessiontree.web import views
+from sessiontree.web.transcript_routes import Transcripts
 from sessiontree.web.render import environment
 
 __all__ = ["CSP", "LIST_LIMIT", "create_app"]
 
 CSP = (
-    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; "
-    "frame-ancestors 'none'; base-uri 'none'"
+    "default-src 'none'; style-src 'self' 'unsafe-inline'; script-src 'self'; "
+    "connect-src 'self'; img-src data:; form-action 'self'; frame-ancestors 'none'; "
+    "base-uri 'none'"
 )
-"""The Content-Security-Policy of every page: inline style, ``data:`` images, nothing else."""
+"""The Content-Security-Policy of every page: scripts only from this server's own files
+(``/static/``, no inline script), inline style and this server's style sheets, requests
+(``fetch``, server-sent events) only to this server, ``data:`` images, nothing else."""
 LIST_LIMIT = 50
 """Sessions per page of the list."""
 OPEN_SESSIONS = 8
@@ -118,6 +123,7 @@ def create_app(
     env.globals["url_for"] = url_for
     templates = Jinja2Templates(env=env)
     sessions = _Sessions(repo)
+    transcripts = Transcripts(repo, sessions.get)
     token = secrets.token_urlsafe(32)
     allowed_hosts = frozenset(h.lower() for h in hosts)
 
@@ -282,14 +288,14 @@ def create_app(
         form = await checked_form(request)
         s = await open_session(request)
         await s.append_session_name(field(form, "name").strip())
-        return _back(request, "tree", s.id)
+        return _back(request, "session", s.id)
 
     async def fork(request: Request) -> Response:
         form = await checked_form(request)
         s = await open_session(request)
         new = await s.fork(field(form, "entry"))
         await new.close()
-        return _back(request, "tree", new.id)
+        return _back(request, "session", new.id)
 
     async def on_error(request: Request, exc: Exception) -> Response:
         status = 404 if isinstance(exc, SessionNotFoundError) else 400
@@ -327,7 +333,14 @@ def create_app(
 
     routes = [
         Route("/", list_sessions, name="sessions"),
-        Route("/s/{sid}", tree, name="tree"),
+        # the transcript pages (sessiontree.web.transcript_routes)
+        Route("/s/{sid}", transcripts.page(session_page), name="session"),
+        Route("/s/{sid}/turns", transcripts.part(templates), name="turns"),
+        Route("/s/{sid}/events", transcripts.events, name="events"),
+        Route("/s/{sid}/compare", transcripts.compare(session_page), name="compare"),
+        Mount("/static", StaticFiles(packages=[("sessiontree.web", "static")]), name="static"),
+        # the other session pages
+        Route("/s/{sid}/tree", tree, name="tree"),
         Route("/s/{sid}/context", context, name="context"),
         Route("/s/{sid}/diff", diff, name="diff"),
         Route("/s/{sid}/stats", stats, name="stats"),
