@@ -93,9 +93,9 @@ def main() -> None:
         print("openai-agents is not installed: pip install 'sessiontree[openai-agents]'")
         return
     from sessiontree import MemoryRepo
+    from sessiontree.backends.jsonl.repo import JSONLRepo
+    from sessiontree.backends.sql.repo import SQLRepo
     from sessiontree.integrations.openai_agents import SessionTreeSession
-    from sessiontree.repos.jsonl import JSONLRepo
-    from sessiontree.repos.sql import SQLRepo
 
     data = items(args.items)
 

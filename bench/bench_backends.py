@@ -47,11 +47,11 @@ from typing import Any
 import orjson
 
 from sessiontree import MemoryRepo
+from sessiontree.backends.sql.postgres_search import SEARCH_SQL, like_pattern
+from sessiontree.backends.sql.sqlite_index import match_clause
 from sessiontree.entries import Entry, MessageEntry, dump_entry
 from sessiontree.ids import new_id
 from sessiontree.repos.base import SessionRepo
-from sessiontree.storage.sql.postgres_search import SEARCH_SQL, like_pattern
-from sessiontree.storage.sql.sqlite_index import match_clause
 
 PG_ADMIN = os.environ.get("SESSIONTREE_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/test")
 USAGE = {
@@ -485,7 +485,7 @@ async def main() -> None:
         if backend == "memory":
             await bench("memory", MemoryRepo(), None, depths, n_sessions)
         elif backend == "sqlite":
-            from sessiontree.repos.sql import SQLRepo
+            from sessiontree.backends.sql.repo import SQLRepo
 
             with tempfile.TemporaryDirectory() as tmp:
                 path = Path(tmp) / "bench.db"
@@ -495,7 +495,7 @@ async def main() -> None:
         elif backend == "postgres":
             import psycopg
 
-            from sessiontree.repos.sql import SQLRepo
+            from sessiontree.backends.sql.repo import SQLRepo
 
             schema = f"bench_{uuid.uuid4().hex[:10]}"
             with psycopg.connect(PG_ADMIN, autocommit=True) as admin:

@@ -20,9 +20,9 @@ from typing import Any
 
 import orjson
 
-from sessiontree.repos.jsonl import JSONLRepo
+from sessiontree.backends.jsonl.repo import JSONLRepo
+from sessiontree.backends.jsonl.storage import JSONLStorage
 from sessiontree.session import Session
-from sessiontree.storage.jsonl.storage import JSONLStorage
 
 REAL_NAME = "pi/pi-mono_before-compaction.v1.jsonl"
 """The real pi session read, relative to a session collection."""

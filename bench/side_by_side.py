@@ -875,7 +875,7 @@ def st_context_us(kind: str, tmp: Path, sid: str) -> float:
 
 def jsonl_listing(tmp: Path, sessions: int) -> float:
     from sessiontree import JSONLRepo
-    from sessiontree.repos.jsonl import LOG_NAME  # noqa: F401
+    from sessiontree.backends.jsonl.repo import LOG_NAME  # noqa: F401
 
     async def fill() -> None:
         async with JSONLRepo(tmp / "many", durability="none") as repo:

@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 
 from sessiontree import MemoryRepo, SessionRepo
-from sessiontree.repos.jsonl import JSONLRepo
-from sessiontree.repos.sql import SQLRepo
+from sessiontree.backends.jsonl.repo import JSONLRepo
+from sessiontree.backends.sql.repo import SQLRepo
 from sessiontree.testing.conformance import Reopen, same_repo
 
 PG_ADMIN_URL = os.environ.get("SESSIONTREE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")

@@ -12,7 +12,7 @@ import pytest
 
 from backends import BACKENDS, throwaway_pg_database
 from sessiontree import SessionRepo
-from sessiontree.repos.sql import SQLRepo
+from sessiontree.backends.sql.repo import SQLRepo
 from sessiontree.testing.conformance import Reopen
 
 pytest_plugins = ["pytester"]

@@ -319,7 +319,7 @@ def test_show_and_verify_read_the_session_once(
     # show and verify took 74 s and 114 s on a 100,000-entry SQLite session: every entry was
     # read and parsed two (show) or four (verify) times. The real methods still run; the
     # calls are only counted.
-    from sessiontree.storage.sql.storage import SQLStorage
+    from sessiontree.backends.sql.storage import SQLStorage
 
     store = f"sqlite:///{tmp_path / 'store.db'}"
     _make_sessions(store, ["linear"], [f"e{i:04d}" for i in range(300)])

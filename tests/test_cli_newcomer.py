@@ -22,6 +22,7 @@ from rich.progress import Progress
 
 from session_files import VENDORED
 from sessiontree import open_repo
+from sessiontree.backends.sql.sqlite_open import sqlite_path_from_url
 from sessiontree.cli import cli
 from sessiontree.cli._common import short_ids
 from sessiontree.cli.importing import _bar_advancer
@@ -29,7 +30,6 @@ from sessiontree.entries import Entry
 from sessiontree.errors import StorageError
 from sessiontree.interop import import_session
 from sessiontree.repos import default_store_path, default_url
-from sessiontree.storage.sql.sqlite_open import sqlite_path_from_url
 from sessiontree.testing.builders import assistant, user
 
 SRC = Path(__file__).resolve().parents[1] / "src"

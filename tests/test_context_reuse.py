@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sessiontree import MessageEntry, SessionContext, SQLRepo
+from sessiontree.backends.sql.storage import SQLStorage
 from sessiontree.context import build_context_from_path
-from sessiontree.storage.sql.storage import SQLStorage
 
 FULL_STATE = {"model": None, "thinkingLevel": "off", "activeToolNames": None}
 """A compaction's complete state snapshot: the context then starts at its kept entry, so the

@@ -16,9 +16,9 @@ import orjson
 import pytest
 
 from sessiontree import import_session, open_repo
+from sessiontree.backends.jsonl.storage import JSONLStorage
 from sessiontree.entries import dump_entry_json
 from sessiontree.interop import export_pi_session
-from sessiontree.storage.jsonl.storage import JSONLStorage
 
 
 def nested(depth: int) -> object:

@@ -17,9 +17,9 @@ from sessiontree import (
     StorageError,
     open_repo,
 )
+from sessiontree.backends.jsonl.listing_index import INDEX_DIR
+from sessiontree.backends.jsonl.repo import JSONLRepo
 from sessiontree.messages import message_text
-from sessiontree.repos.jsonl import JSONLRepo
-from sessiontree.repos.jsonl_index import INDEX_DIR
 from sessiontree.testing.builders import user
 from sessiontree.testing.conformance import Reopen, reopened, snapshot
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import orjson
 
+from sessiontree.backends.jsonl.storage import JSONLStorage, create_session_file
 from sessiontree.entries import MessageEntry
 from sessiontree.metadata import SessionMetadata
-from sessiontree.storage.jsonl.storage import JSONLStorage, create_session_file
 
 WORKERS = 4
 APPENDS = 500

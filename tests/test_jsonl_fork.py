@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from session_files import format_of, vendored_files
 from sessiontree import JSONLRepo, import_session
+from sessiontree.backends.jsonl.storage import JSONLStorage
 from sessiontree.entries import Entry, dump_entry, is_path_entry
 from sessiontree.storage.base import fork_plan
-from sessiontree.storage.jsonl.storage import JSONLStorage
 from sessiontree.stored import stored_form
 from sessiontree.testing.builders import user
 

@@ -16,10 +16,10 @@ import pytest
 
 from session_files import format_of, vendored_files
 from sessiontree import JSONLRepo, import_session
+from sessiontree.backends.jsonl import listing as jsonl_listing
+from sessiontree.backends.jsonl.listing import list_sessions
+from sessiontree.backends.jsonl.listing_index import INDEX_DIR, ListingIndex
 from sessiontree.metadata import SessionInfo
-from sessiontree.repos import jsonl_listing
-from sessiontree.repos.jsonl_index import INDEX_DIR, ListingIndex
-from sessiontree.repos.jsonl_listing import list_sessions
 from sessiontree.testing.builders import user
 
 

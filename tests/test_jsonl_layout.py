@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sessiontree.repos.jsonl import JSONLRepo
-from sessiontree.repos.jsonl_index import INDEX_DIR
-from sessiontree.repos.jsonl_layout import LOG_NAME, STATS_NAME, RepoLayout
-from sessiontree.storage.jsonl.storage import JSONLStorage
+from sessiontree.backends.jsonl.layout import LOG_NAME, STATS_NAME, RepoLayout
+from sessiontree.backends.jsonl.listing_index import INDEX_DIR
+from sessiontree.backends.jsonl.repo import JSONLRepo
+from sessiontree.backends.jsonl.storage import JSONLStorage
 from sessiontree.testing.builders import user
 
 

@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from sessiontree.backends.jsonl.repo import JSONLRepo
+from sessiontree.backends.jsonl.storage import JSONLStorage, create_session_file
 from sessiontree.cli import cli
 from sessiontree.metadata import SessionMetadata
-from sessiontree.repos.jsonl import JSONLRepo
 from sessiontree.session import Session
-from sessiontree.storage.jsonl.storage import JSONLStorage, create_session_file
 from sessiontree.verify import torn_final_line, verify_session
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
@@ -34,7 +34,7 @@ SRC = str(Path(__file__).resolve().parents[1] / "src")
 WRITER = """
 import asyncio, sys, time
 from sessiontree.entries import MessageEntry
-from sessiontree.storage.jsonl.storage import JSONLStorage
+from sessiontree.backends.jsonl.storage import JSONLStorage
 
 async def main() -> None:
     storage = JSONLStorage(sys.argv[1], durability="none")
@@ -109,7 +109,7 @@ def test_a_live_append_is_neither_torn_for_verify_nor_for_readers(
 # there (as a writer would be, paused mid-copy) until killed.
 HALF_WRITER = """
 import os, sys, time
-from sessiontree.storage.jsonl.storage import JSONLStorage
+from sessiontree.backends.jsonl.storage import JSONLStorage
 
 storage = JSONLStorage(sys.argv[1])
 storage._acquire()

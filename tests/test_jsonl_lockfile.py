@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from sessiontree.backends.jsonl.lockfile import LogLock
 from sessiontree.errors import StorageError
-from sessiontree.storage.jsonl.lockfile import LogLock
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="flock path is POSIX")
 

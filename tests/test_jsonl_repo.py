@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from sessiontree import _json as exact_json
+from sessiontree.backends.jsonl.repo import JSONLRepo
+from sessiontree.backends.jsonl.stats import REFRESH_BYTES
+from sessiontree.backends.jsonl.storage import JSONLStorage
 from sessiontree.entries import parse_entry
 from sessiontree.errors import CorruptSessionError, InvalidEntryError, SessionNotFoundError
 from sessiontree.repos import open_repo
-from sessiontree.repos.jsonl import JSONLRepo
-from sessiontree.storage.jsonl.stats import REFRESH_BYTES
-from sessiontree.storage.jsonl.storage import JSONLStorage
 from sessiontree.testing.builders import assistant, user
 
 PROC_IO = Path("/proc/self/io")

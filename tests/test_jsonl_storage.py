@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 
 from session_files import VENDORED
 from sessiontree import _json as exact_json
+from sessiontree.backends.jsonl.format import line_head
+from sessiontree.backends.jsonl.storage import JSONLStorage, create_session_file
 from sessiontree.entries import MessageEntry, parse_entry
 from sessiontree.errors import (
     CorruptSessionError,
@@ -24,8 +26,6 @@ from sessiontree.errors import (
 )
 from sessiontree.metadata import SessionMetadata
 from sessiontree.session import Session
-from sessiontree.storage.jsonl.format import line_head
-from sessiontree.storage.jsonl.storage import JSONLStorage, create_session_file
 from sessiontree.testing.builders import assistant, user
 
 PI_V3 = VENDORED / "pi" / "agent-sessions_pi-small.v3.jsonl"

@@ -71,7 +71,7 @@ def _read_imports(path: Path, module: str) -> tuple[set[str], set[str]]:
     found: set[str] = set()
     late: set[str] = set()
     for target, names, in_function in _statements(path, module):
-        # ``from sessiontree.storage import sql`` imports the submodule sessiontree.storage.sql
+        # ``from sessiontree.backends import sql`` imports the submodule sessiontree.backends.sql
         imported = {target, *(f"{target}.{name}" for name in names)}
         found |= imported
         if in_function:
@@ -101,9 +101,9 @@ def _is_under(module: str, layer: str) -> bool:
 def test_the_graph_is_read() -> None:
     graph = import_graph()
     # a known downward edge, seen whichever way it is written
-    assert "sessiontree.storage.sql.plan" in graph["sessiontree.storage.sql.sqlite"]
-    assert "sessiontree.tree" in graph["sessiontree.storage.memory"]
-    assert any(_is_under(m, "sessiontree.storage") for m in graph["sessiontree.repos.sql"])
+    assert "sessiontree.backends.sql.plan" in graph["sessiontree.backends.sql.sqlite"]
+    assert "sessiontree.tree" in graph["sessiontree.backends.memory.storage"]
+    assert "sessiontree.backends.sql.storage" in graph["sessiontree.backends.sql.repo"]
 
 
 def test_imports_inside_functions_count_and_type_checking_ones_do_not(tmp_path: Path) -> None:
@@ -113,23 +113,35 @@ def test_imports_inside_functions_count_and_type_checking_ones_do_not(tmp_path: 
         "if TYPE_CHECKING:\n"
         "    from sessiontree.session import Session\n"
         "def f():\n"
-        "    from sessiontree.repos.memory import MemoryRepo\n"
+        "    from sessiontree.backends.memory.repo import MemoryRepo\n"
         "from . import tree\n",
         encoding="utf-8",
     )
     found = _imports(path, "sessiontree.storage.probe")
-    assert "sessiontree.repos.memory" in found
+    assert "sessiontree.backends.memory.repo" in found
     assert "sessiontree.session" not in found
     assert "sessiontree.storage.tree" in found
+
+
+REPOSITORY_MODULES = ("backends.memory.repo", "backends.jsonl.repo", "backends.sql.repo")
+"""The repository module of each backend package: it wraps the backend's storage into a
+``Session``, so it sits above ``session``; the rest of the package is storage."""
+
+
+def _is_storage(module: str) -> bool:
+    return (
+        _is_under(module, "sessiontree.storage") or _is_under(module, "sessiontree.backends")
+    ) and not any(_is_under(module, f"sessiontree.{name}") for name in REPOSITORY_MODULES)
 
 
 def test_storage_imports_nothing_above_it() -> None:
     upward = sorted(
         f"{module} -> {target}"
         for module, targets in import_graph().items()
-        if _is_under(module, "sessiontree.storage")
+        if _is_storage(module)
         for target in targets
         if any(_is_under(target, f"sessiontree.{layer}") for layer in UPPER)
+        or any(_is_under(target, f"sessiontree.{name}") for name in REPOSITORY_MODULES)
     )
     assert upward == []
 
@@ -205,7 +217,7 @@ def test_no_module_imports_itself_back() -> None:
 
 LAZY_LOADERS = {
     "sessiontree.repos": "open_repo loads the backend its URL names (sqlite3 on first use)",
-    "sessiontree.storage.sql.storage": "the engine for a URL: sqlite3 or psycopg on first use",
+    "sessiontree.backends.sql.storage": "the engine for a URL: sqlite3 or psycopg on first use",
     "sessiontree.interop": "the converter of the format asked for",
     "sessiontree.models": "the provider's model class (and its SDK) that resolve_model names",
 }
@@ -266,24 +278,29 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "describe",
     ),  # the pure core over entries and messages
     ("summarizers", "compaction", "models"),
-    ("storage",),
+    ("storage", "backends"),
     # what reads a session through its storage; verify also needs the JSONL line rule
     ("session", "branching", "harness", "verify"),
-    ("repos",),
+    ("repos", *REPOSITORY_MODULES),
     ("interop", "cli", "testing", "integrations", "sync", "usage", "lookup", "web"),
 )
 """The layers of ``src/sessiontree``, bottom first (names under ``sessiontree.``). A module
-may import its own layer and those below, never one above."""
+may import its own layer and those below, never one above. A module belongs to the layer of
+the longest name it is under (``backends.sql.repo`` is a repository, ``backends.sql.plan``
+storage)."""
 
 ENTRY_POINTS = ("sessiontree", "sessiontree.__main__")
 """Above every layer: the package's re-exports and ``python -m sessiontree``."""
 
 
 def _layer(module: str) -> int | None:
-    for index, names in enumerate(LAYERS):
-        if any(_is_under(module, f"sessiontree.{name}") for name in names):
-            return index
-    return None
+    found = [
+        (len(name), index)
+        for index, names in enumerate(LAYERS)
+        for name in names
+        if _is_under(module, f"sessiontree.{name}")
+    ]
+    return max(found)[1] if found else None
 
 
 def test_every_module_has_a_layer() -> None:
@@ -306,9 +323,9 @@ def test_the_layers_read_as_the_architecture() -> None:
         "sessiontree.entries",
         "sessiontree.tree",
         "sessiontree.compaction.plan",
-        "sessiontree.storage.sql.plan",
+        "sessiontree.backends.sql.plan",
         "sessiontree.session",
-        "sessiontree.repos.jsonl",
+        "sessiontree.backends.jsonl.repo",
         "sessiontree.cli.browse",
     ]
     layers = [_layer(m) for m in order]

@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 
 from backends import BACKENDS
 from sessiontree import SessionRepo, open_repo
+from sessiontree.backends.sql.repo import SQLRepo
+from sessiontree.backends.sql.schema import MIGRATIONS, SCHEMA_VERSION
 from sessiontree.cli import cli
 from sessiontree.errors import InvalidMetadataError
-from sessiontree.repos.sql import SQLRepo
-from sessiontree.storage.sql.schema import MIGRATIONS, SCHEMA_VERSION
 from test_sql import _exec
 
 META_VERSION = 1 + next(i for i, m in enumerate(MIGRATIONS) if "session_meta" in m.description)

@@ -31,10 +31,10 @@ from pathlib import Path
 import pytest
 
 from backends import pg_exec, throwaway_pg_database
+from sessiontree.backends.sql.repo import SQLRepo
+from sessiontree.backends.sql.schema import SCHEMA_VERSION
 from sessiontree.entries import Entry, MessageEntry
 from sessiontree.messages import message_text
-from sessiontree.repos.sql import SQLRepo
-from sessiontree.storage.sql.schema import SCHEMA_VERSION
 
 FIXTURES = Path(__file__).parent / "data" / "old_schemas"
 LONG_NOTE = "a long note " * 125

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import pytest
 
 from backends import PG_ADMIN_URL, unavailable
+from sessiontree.backends.sql.repo import SQLRepo
 from sessiontree.errors import StorageError
-from sessiontree.repos.sql import SQLRepo
 
 
 @contextlib.contextmanager

@@ -29,10 +29,10 @@ from sessiontree import (
     StorageError,
     open_repo,
 )
+from sessiontree.backends.sql.repo import SQLRepo
+from sessiontree.backends.sql.schema import MIGRATIONS, SCHEMA_VERSION
+from sessiontree.backends.sql.storage import SQLStorage, make_engine
 from sessiontree.messages import message_text
-from sessiontree.repos.sql import SQLRepo
-from sessiontree.storage.sql.schema import MIGRATIONS, SCHEMA_VERSION
-from sessiontree.storage.sql.storage import SQLStorage, make_engine
 from sessiontree.testing.builders import assistant, user
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -503,8 +503,8 @@ async def test_two_clients_interleaving_appends_keep_one_chain(store_url: str) -
 
 def count_parses(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """The stored JSON texts SQL storage parses from now on (a list that grows)."""
+    from sessiontree.backends.sql import storage as sql_storage
     from sessiontree.entries import parse_entry_json
-    from sessiontree.storage.sql import storage as sql_storage
 
     parsed: list[Any] = []
     real = parse_entry_json  # what storage imported
@@ -603,8 +603,8 @@ async def test_default_repository_shares_no_entries_between_opens(sql_repo: SQLR
 
 
 def test_parse_cache_is_bounded_by_the_stored_bytes() -> None:
+    from sessiontree.backends.sql.parse_cache import ParseCache
     from sessiontree.entries import parse_entry
-    from sessiontree.storage.sql.parse_cache import ParseCache
 
     cache = ParseCache(max_bytes=10_000)
     e = parse_entry({"type": "message", "message": user("x")})
@@ -623,7 +623,7 @@ async def test_session_cache_is_bounded_by_bytes(
 ) -> None:
     # the per-session cache is bounded by bytes too, not by count only (20,000 entries with
     # large tool outputs would hold GBs per open session)
-    from sessiontree.storage.sql import storage as sql_storage
+    from sessiontree.backends.sql import storage as sql_storage
 
     monkeypatch.setattr(sql_storage, "ENTRY_CACHE_BYTES", 20_000)
     s = await sql_repo.create()
@@ -642,7 +642,7 @@ async def test_branch_larger_than_the_cache_still_hits_what_the_cache_holds(
 ) -> None:
     # a full cache keeps what it holds: dropping the oldest entry first would make a branch
     # larger than the budget, read root to leaf each turn, evict everything before reuse
-    from sessiontree.storage.sql import storage as sql_storage
+    from sessiontree.backends.sql import storage as sql_storage
 
     s = await sql_repo.create()
     for i in range(100):

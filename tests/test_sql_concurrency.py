@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from backends import throwaway_pg_database
+from sessiontree.backends.sql.repo import SQLRepo
 from sessiontree.entries import MessageEntry
 from sessiontree.messages import UserMessage
-from sessiontree.repos.sql import SQLRepo
 
 PROCESSES = 4
 APPENDS = 500
@@ -26,7 +26,7 @@ APPENDS = 500
 _WORKER = textwrap.dedent(
     """
     import asyncio, os, sys, time
-    from sessiontree.repos.sql import SQLRepo
+    from sessiontree.backends.sql.repo import SQLRepo
 
     async def main(url, go, mode, sid, n, tag):
         while not os.path.exists(go):

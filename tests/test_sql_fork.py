@@ -1,4 +1,4 @@
-"""The SQL fork planned from the rows' columns (storage/sql/fork.py) makes exactly the fork the
+"""The SQL fork planned from the rows' columns (backends/sql/fork.py) makes exactly the fork the
 generic path makes (storage/base.fork_plan, every backend's algorithm), parses only what the
 rules read, and the PostgreSQL copies' search text (filled by the next search) finds what an
 eagerly indexed copy would."""
@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from backends import throwaway_pg_database
+from sessiontree.backends.sql import storage as sql_storage
+from sessiontree.backends.sql.fork import FIRST_MESSAGES
+from sessiontree.backends.sql.repo import SQLRepo
+from sessiontree.backends.sql.storage import SQLStorage
 from sessiontree.entries import Entry, LabelEntry, MessageEntry
-from sessiontree.repos.sql import SQLRepo
 from sessiontree.session import Session
-from sessiontree.storage.sql import storage as sql_storage
-from sessiontree.storage.sql.fork import FIRST_MESSAGES
-from sessiontree.storage.sql.storage import SQLStorage
 from sessiontree.testing.builders import assistant, user
 
 

@@ -17,13 +17,13 @@ from hypothesis import strategies as st
 from backends import pg_exec, throwaway_pg_database
 from session_files import format_of, vendored_files
 from sessiontree import import_session
+from sessiontree.backends.sql import fork as sql_fork
+from sessiontree.backends.sql.fork import WINDOW_ROWS, ChainRow
+from sessiontree.backends.sql.repo import SQLRepo
+from sessiontree.backends.sql.schema import SCHEMA_VERSION
+from sessiontree.backends.sql.storage import SQLStorage
 from sessiontree.entries import Entry, LabelEntry, MessageEntry, is_path_entry
 from sessiontree.errors import SessionNotFoundError
-from sessiontree.repos.sql import SQLRepo
-from sessiontree.storage.sql import fork as sql_fork
-from sessiontree.storage.sql.fork import WINDOW_ROWS, ChainRow
-from sessiontree.storage.sql.schema import SCHEMA_VERSION
-from sessiontree.storage.sql.storage import SQLStorage
 from sessiontree.testing.builders import assistant, user
 
 VENDORED_FILES = vendored_files()
@@ -56,7 +56,7 @@ async def _recursive_chain(repo: SQLRepo, session_id: str, target: str) -> list[
 
 
 def _engine_modules() -> list[Any]:
-    from sessiontree.storage.sql import postgres, sqlite
+    from sessiontree.backends.sql import postgres, sqlite
 
     return [postgres, sqlite]
 

@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 
 from sessiontree import EntryNotFoundError
+from sessiontree.backends.sql import sqlite_append as sql_sqlite
+from sessiontree.backends.sql import sqlite_index
+from sessiontree.backends.sql.plan import FTS_MAX_CHARS, index_text
+from sessiontree.backends.sql.repo import SQLRepo
+from sessiontree.backends.sql.schema import APP, MIGRATIONS, SCHEMA_VERSION
 from sessiontree.entries import Entry, MessageEntry, dump_entry_json, parse_entry, parse_entry_json
 from sessiontree.messages import message_text
-from sessiontree.repos.sql import SQLRepo
-from sessiontree.storage.sql import sqlite_append as sql_sqlite
-from sessiontree.storage.sql import sqlite_index
-from sessiontree.storage.sql.plan import FTS_MAX_CHARS, index_text
-from sessiontree.storage.sql.schema import APP, MIGRATIONS, SCHEMA_VERSION
 from sessiontree.testing.builders import assistant, bash, user
 
 
@@ -232,7 +232,7 @@ async def test_version_1_database_migrates_to_the_substring_index(tmp_path: Path
 _WORKER = textwrap.dedent(
     """
     import asyncio, os, sys, time
-    from sessiontree.repos.sql import SQLRepo
+    from sessiontree.backends.sql.repo import SQLRepo
 
     async def main(url, go, sid, n, tag):
         while not os.path.exists(go):

@@ -24,13 +24,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from backends import throwaway_pg_database
+from sessiontree.backends.sql.repo import SQLRepo
 from sessiontree.errors import CorruptSessionError
-from sessiontree.repos.sql import SQLRepo
 
 _WORKER = textwrap.dedent(
     """
     import asyncio, json, os, sys
-    from sessiontree.repos.sql import SQLRepo
+    from sessiontree.backends.sql.repo import SQLRepo
 
     async def write(repo, job):
         s = await repo.open(job["sid"])

@@ -13,6 +13,8 @@ from click.testing import CliRunner
 from session_files import VENDORED
 from sessiontree import MemoryRepo, Session, import_session
 from sessiontree._json import without_lone_surrogates
+from sessiontree.backends.jsonl.repo import JSONLRepo
+from sessiontree.backends.jsonl.storage import JSONLStorage
 from sessiontree.cli import cli
 from sessiontree.entries import MessageEntry, dump_entry, parse_entry
 from sessiontree.errors import (
@@ -22,8 +24,6 @@ from sessiontree.errors import (
     UnknownFormatError,
 )
 from sessiontree.interop import FORMATS, detect_format
-from sessiontree.repos.jsonl import JSONLRepo
-from sessiontree.storage.jsonl.storage import JSONLStorage
 from sessiontree.verify import torn_final_line, verify_session
 
 PI_SMALL = VENDORED / "pi" / "agent-sessions_pi-small.v3.jsonl"

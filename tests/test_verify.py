@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from sessiontree import MemoryRepo
+from sessiontree.backends.jsonl.repo import JSONLRepo
 from sessiontree.entries import Entry, parse_entry
-from sessiontree.repos.jsonl import JSONLRepo
 from sessiontree.verify import Findings, check_entries, verify_session
 
 

@@ -19,7 +19,7 @@ from backends import REQUIRE_ALL, unavailable
 if not REQUIRE_ALL:  # with SESSIONTREE_REQUIRE_ALL=1 a missing web extra fails the import
     pytest.importorskip("starlette", reason="needs the web extra")
 
-from sessiontree.repos.jsonl import JSONLRepo
+from sessiontree.backends.jsonl.repo import JSONLRepo
 from web_support import HOSTILE, check_page, hostile_session, import_repo_sessions
 
 SCREENSHOTS = Path(tempfile.gettempdir()) / "sessiontree-web-screenshots"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from sessiontree.backends.memory.storage import MemoryStorage
 from sessiontree.context import (
     ModelRef,
     SessionContext,
@@ -74,21 +75,20 @@ from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata, Sessio
 from sessiontree.repos import MemoryRepo, SessionRepo, open_repo
 from sessiontree.session import Session
 from sessiontree.storage.base import EntryCursor, SessionStorage
-from sessiontree.storage.memory import MemoryStorage
 from sessiontree.tree import TreeNode
 
 if TYPE_CHECKING:
-    from sessiontree.repos.sql import SQLRepo
-    from sessiontree.storage.sql.storage import SQLStorage
+    from sessiontree.backends.sql.repo import SQLRepo
+    from sessiontree.backends.sql.storage import SQLStorage
 
     __version__: str
 
 _LAZY = {
     # backends (drivers load on first use)
-    "SQLRepo": "sessiontree.repos.sql",
-    "SQLStorage": "sessiontree.storage.sql.storage",
-    "JSONLRepo": "sessiontree.repos.jsonl",
-    "JSONLStorage": "sessiontree.storage.jsonl.storage",
+    "SQLRepo": "sessiontree.backends.sql.repo",
+    "SQLStorage": "sessiontree.backends.sql.storage",
+    "JSONLRepo": "sessiontree.backends.jsonl.repo",
+    "JSONLStorage": "sessiontree.backends.jsonl.storage",
     # compaction and summarisers (LLM SDKs load on first use)
     "AgentEvent": "sessiontree.harness",
     "AgentHarness": "sessiontree.harness",

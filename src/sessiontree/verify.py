@@ -27,12 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sessiontree.backends.jsonl.files import lock_path
+from sessiontree.backends.jsonl.format import is_whole_line
+from sessiontree.backends.jsonl.lockfile import no_append_running
 from sessiontree.context import build_context_from_path, find_tool_pair_problems
 from sessiontree.entries import CompactionEntry, Entry
 from sessiontree.errors import CorruptSessionError, EntryNotFoundError
-from sessiontree.storage.jsonl.files import lock_path
-from sessiontree.storage.jsonl.format import is_whole_line
-from sessiontree.storage.jsonl.lockfile import no_append_running
 from sessiontree.tree import branch_of, entry_refs, find_cycles, trace_chain
 
 if TYPE_CHECKING:
@@ -73,10 +73,10 @@ def torn_final_line(path: Path) -> int | None:
     """The 1-based number of a torn final line of a JSONL file, else ``None``.
 
     Torn: unterminated and not whole JSON (a whole line without its newline is read as a
-    line, :func:`~sessiontree.storage.jsonl.format.is_whole_line`; a UTF-8 byte-order mark
+    line, :func:`~sessiontree.backends.jsonl.format.is_whole_line`; a UTF-8 byte-order mark
     before a header is not part of it, as for storage), and not an append in progress: an
     unfinished line is checked again while no append to the file can run (a shared hold on
-    its lock file, :func:`~sessiontree.storage.jsonl.lockfile.no_append_running`); a writer
+    its lock file, :func:`~sessiontree.backends.jsonl.lockfile.no_append_running`); a writer
     holding the lock, or a file that grew meanwhile, means a line still being written.
 
     Raises:

@@ -12,7 +12,7 @@ A pi file is JSONL: a ``{"type": "session", ...}`` header line, then one entry p
   versions 1 and 2 get the rename on import.
 
 The header maps to metadata as the JSONL backend maps it
-(:func:`sessiontree.storage.jsonl.format.header_metadata`): ``cwd`` ↔ ``cwd``, ``parentSession``
+(:func:`sessiontree.backends.jsonl.format.header_metadata`): ``cwd`` ↔ ``cwd``, ``parentSession``
 ↔ ``parentSessionId``, the ``metadata`` object (what sessiontree writes) as it is, and every
 other non-empty header key (``branchedFrom``, ``provider``, ``modelId``, ``thinkingLevel``, ...)
 kept as a metadata key.
@@ -22,7 +22,7 @@ same id and parent, so nothing hangs off a missing node.
 
 Export writes version 3 — the header exactly as the JSONL backend writes it, then every entry
 in append order — to a new file that is fsynced and renamed into place, so a reader never sees
-half a file, and :class:`~sessiontree.storage.jsonl.JSONLStorage` can open the result in place.
+half a file, and :class:`~sessiontree.backends.jsonl.JSONLStorage` can open the result in place.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from sessiontree import _json as exact_json
+from sessiontree.backends.jsonl.format import build_header, header_metadata
 from sessiontree.entries import ENTRY_TYPES, Entry, dump_entry, parse_entry
 from sessiontree.errors import CorruptSessionError, InvalidEntryError, StorageError
 from sessiontree.ids import new_id, now_iso
@@ -52,7 +53,6 @@ from sessiontree.interop.jsonl_lines import read_jsonl
 from sessiontree.interop.report import ImportReport
 from sessiontree.metadata import SessionMetadata
 from sessiontree.session import Session
-from sessiontree.storage.jsonl.format import build_header, header_metadata
 from sessiontree.storage.private_files import file_kind
 from sessiontree.tree import leaf_of_log
 

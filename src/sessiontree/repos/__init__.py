@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from sessiontree.backends.memory.repo import MemoryRepo
 from sessiontree.errors import StorageError
 from sessiontree.repos.base import SessionRepo
-from sessiontree.repos.memory import MemoryRepo
 
 __all__ = [
     "MemoryRepo",
@@ -85,11 +85,11 @@ def open_repo(url: str | None = None, *, read_only: bool = False) -> SessionRepo
     if url.startswith("memory:"):
         return MemoryRepo()
     if url.startswith(("sqlite:", "postgresql:", "postgres:")):
-        from sessiontree.repos.sql import SQLRepo
+        from sessiontree.backends.sql.repo import SQLRepo
 
         return SQLRepo(url, read_only=read_only)
     if url.startswith("jsonl:"):
-        from sessiontree.repos.jsonl import JSONLRepo
+        from sessiontree.backends.jsonl.repo import JSONLRepo
 
         path = url[len("jsonl://") :] if url.startswith("jsonl://") else url[len("jsonl:") :]
         return JSONLRepo(path, read_only=read_only)
@@ -99,6 +99,6 @@ def open_repo(url: str | None = None, *, read_only: bool = False) -> SessionRepo
             f"unknown store URL scheme {scheme!r} in {url!r}: use memory://, jsonl:///dir, "
             "sqlite:///file.db or postgresql://user@host/db"
         )
-    from sessiontree.repos.jsonl import JSONLRepo
+    from sessiontree.backends.jsonl.repo import JSONLRepo
 
     return JSONLRepo(url, read_only=read_only)

@@ -1,0 +1,148 @@
+"""In-memory repository of :class:`MemoryStorage` sessions (``memory://``)."""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from sessiontree.backends.memory.storage import MemoryStorage
+from sessiontree.entries import Entry, MessageEntry
+from sessiontree.errors import SessionExistsError, SessionNotFoundError
+from sessiontree.ids import check_session_id
+from sessiontree.messages import message_text
+from sessiontree.metadata import (
+    SearchHit,
+    SessionInfo,
+    SessionMetadata,
+    matches_where,
+    session_time,
+    where_pairs,
+)
+from sessiontree.repos.base import check_entries, check_list_args, coerce_metadata
+from sessiontree.session import Session
+from sessiontree.snippets import make_snippet
+from sessiontree.storage.search import check_search_args, matches, search_needle
+from sessiontree.tree import ForkPosition
+
+__all__ = ["MemoryRepo", "check_session_id", "session_info_from_index"]
+
+
+def session_info_from_index(storage: MemoryStorage) -> SessionInfo:
+    """A :class:`SessionInfo` from an in-memory index (the counts its fold keeps)."""
+    fold = storage.index.fold
+    return SessionInfo(
+        id=storage.id,
+        name=fold.name,
+        created_at=storage.created_at,
+        modified_at=storage.modified_at,
+        entry_count=fold.entry_count,
+        message_count=fold.message_count,
+        first_message=fold.first_message,
+        parent_session_id=storage.metadata.parent_session_id,
+        metadata=storage.metadata,
+    )
+
+
+class MemoryRepo:
+    """Sessions in a dict; gone when the process ends. ``open_repo("memory://")``."""
+
+    url = "memory://"
+
+    def __init__(self) -> None:
+        self._sessions: dict[str, MemoryStorage] = {}
+
+    async def __aenter__(self) -> MemoryRepo:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def _register(self, storage: MemoryStorage) -> None:
+        self._sessions[storage.id] = storage
+
+    def _forget(self, session_id: str) -> None:
+        self._sessions.pop(session_id, None)
+
+    async def create(
+        self,
+        id: str | None = None,
+        metadata: SessionMetadata | Mapping[str, Any] | None = None,
+        *,
+        entries: Sequence[Entry] = (),
+        created_at: datetime | None = None,
+    ) -> Session:
+        """See :meth:`SessionRepo.create`."""
+        check_entries(entries)
+        when = None if created_at is None else session_time(created_at, "created_at")
+        if id is not None:
+            check_session_id(id)
+            if id in self._sessions:
+                raise SessionExistsError("a session with this id already exists", session_id=id)
+        storage = MemoryStorage(
+            id,
+            coerce_metadata(metadata),
+            created_at=when,
+            on_create=self._register,
+            on_delete=self._forget,
+        )
+        storage.load(entries)
+        self._register(storage)
+        return Session(storage)
+
+    async def open(self, id: str) -> Session:
+        """See :meth:`SessionRepo.open`."""
+        storage = self._sessions.get(check_session_id(id))
+        if storage is None:
+            raise SessionNotFoundError(id)
+        return Session(storage)
+
+    async def list(
+        self,
+        *,
+        limit: int | None = None,
+        offset: int = 0,
+        where: Mapping[str, str | int | bool | None] | None = None,
+    ) -> builtins.list[SessionInfo]:
+        """See :meth:`SessionRepo.list` (``where``: a scan of the metadata)."""
+        check_list_args(limit, offset)
+        pairs = where_pairs(where)
+        rows = sorted(
+            (s for s in self._sessions.values() if matches_where(s.metadata, pairs)),
+            key=lambda s: s.modified_at,
+            reverse=True,
+        )
+        rows = rows[offset:] if limit is None else rows[offset : offset + limit]
+        return [session_info_from_index(s) for s in rows]
+
+    async def delete(self, id: str) -> None:
+        """See :meth:`SessionRepo.delete`."""
+        storage = self._sessions.get(check_session_id(id))
+        if storage is None:
+            raise SessionNotFoundError(id)
+        await storage.delete()
+
+    async def fork(self, id: str, target_id: str, position: ForkPosition = "at") -> Session:
+        """See :meth:`SessionRepo.fork`."""
+        return await (await self.open(id)).fork(target_id, position)
+
+    async def search(self, query: str, limit: int = 20) -> builtins.list[SearchHit]:
+        """See :meth:`SessionRepo.search` (a linear scan; sessions in creation order)."""
+        check_search_args(query, limit)
+        needle = search_needle(query)
+        hits: list[SearchHit] = []
+        if needle is None or limit == 0:
+            return hits
+        for storage in self._sessions.values():
+            for e in storage.index.entries:
+                if isinstance(e, MessageEntry):
+                    text = message_text(e.message)
+                    if matches(needle, text):
+                        hits.append(SearchHit(storage.id, e.id, make_snippet(text, query)))
+                        if len(hits) >= limit:
+                            return hits
+        return hits
+
+    async def close(self) -> None:
+        """Nothing to release; the sessions stay until the object is dropped."""

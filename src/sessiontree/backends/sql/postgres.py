@@ -1,0 +1,368 @@
+"""The PostgreSQL engine: psycopg 3 through a ``psycopg_pool`` connection pool (``sql`` backend).
+
+Drivers, URL, schema check and pool live in :mod:`~sessiontree.backends.sql.postgres_pool`, the
+append in :mod:`~sessiontree.backends.sql.postgres_append`, the statements in
+:mod:`~sessiontree.backends.sql.postgres_sql`; this module holds the session rows, the reads,
+search and fork.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import orjson
+
+from sessiontree.backends.sql.fork import ChainRow, ForkPlan, chain_in_window, copy_runs
+from sessiontree.backends.sql.plan import (
+    LIST_COLUMNS,
+    entries_page_sql,
+    hit_from_row,
+    info_from_row,
+    meta_rows,
+    now_us,
+    where_clause,
+)
+from sessiontree.backends.sql.postgres_append import PostgresAppender
+from sessiontree.backends.sql.postgres_pool import clean_text, import_drivers
+from sessiontree.backends.sql.postgres_search import (
+    SEARCH_SQL,
+    catch_up,
+    like_pattern,
+    pending_hits,
+)
+from sessiontree.backends.sql.postgres_sql import (
+    CHAIN_SQL,
+    CHAIN_UNTIL_SQL,
+    FORK_CHAIN_SQL,
+    FORK_WINDOW_META_SQL,
+    FORK_WINDOW_SQL,
+    fork_sql,
+)
+from sessiontree.entries import Entry
+from sessiontree.errors import (
+    DuplicateEntryError,
+    SessionExistsError,
+    SessionNotFoundError,
+    SessionTreeError,
+)
+from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
+from sessiontree.storage.base import EntryCursor
+from sessiontree.storage.search import search_needle
+
+__all__ = ["PostgresEngine", "import_drivers"]
+
+_clean = clean_text
+
+
+META_MAX_BYTES = 1000
+"""``session_meta`` keys and values longer than this (UTF-8) are stored as their SHA-256: a
+B-tree index row holds at most about 2,700 bytes, and a long ``systemPrompt`` is common."""
+
+
+def _meta_text(text: str) -> str:
+    """A ``session_meta`` key or value as stored and looked up: NUL-free, and at most
+    :data:`META_MAX_BYTES` long or else ``sha256:<hex>`` of its UTF-8 (no JSON text, which
+    the values are, starts with ``s``). Written with the row and applied to every ``where``."""
+    cleaned = _clean(text) or ""
+    data = cleaned.encode()
+    return cleaned if len(data) <= META_MAX_BYTES else "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+async def _insert_session(conn: Any, session_id: str, metadata: SessionMetadata, now: int) -> None:
+    """The new session's row and its metadata lookup rows (inside the caller's transaction)."""
+    await conn.execute(
+        "INSERT INTO sessions (id, metadata, created_us, modified_us,"
+        " parent_session_id) VALUES (%s, %s::json, %s, %s, %s)",
+        (
+            session_id,
+            metadata.model_dump_json(by_alias=True, exclude_unset=True),
+            now,
+            now,
+            _clean(metadata.parent_session_id),
+        ),
+    )
+    rows = meta_rows(session_id, metadata)
+    if rows:
+        async with conn.cursor() as cur:
+            await cur.executemany(
+                "INSERT INTO session_meta (key, value, session_id) VALUES (%s, %s, %s)",
+                [(_meta_text(k), _meta_text(v), sid) for k, v, sid in rows],
+            )
+
+
+class PostgresEngine(PostgresAppender):
+    """The :class:`~sessiontree.backends.sql.plan.SQLEngine` over one PostgreSQL database.
+
+    The pool opens on first use (after a direct connection has checked and migrated the schema).
+
+    Raises (constructor):
+        MissingExtraError: psycopg or psycopg_pool is not installed.
+        StorageError: a malformed URL.
+    """
+
+    # ------------------------------------------------------------------ sessions
+
+    async def create_session(
+        self,
+        session_id: str,
+        metadata: SessionMetadata,
+        entries: Sequence[Entry] = (),
+        bodies: Sequence[bytes] | None = None,
+        *,
+        created_us: int | None = None,
+    ) -> None:
+        """See :class:`SQLEngine`: the session row and its entries in one transaction."""
+        self._writable(session_id)
+        now = now_us() if created_us is None else created_us
+        pool = self._pool or await self._get_pool()
+        try:
+            async with pool.connection() as conn, conn.transaction():
+                await _insert_session(conn, session_id, metadata, now)
+                if entries:
+                    await self._append_in(
+                        conn, session_id, entries, False, bodies, lock=False, keep_unknown=True
+                    )
+        except self._psycopg.Error as exc:
+            error = self._error(exc, session_id)
+            if isinstance(error, DuplicateEntryError):
+                raise SessionExistsError(
+                    "a session with this id already exists", session_id=session_id
+                ) from exc
+            raise error from exc
+
+    async def fork_session(
+        self, source_id: str, session_id: str, metadata: SessionMetadata, plan: ForkPlan
+    ) -> None:
+        """See :class:`SQLEngine`: one statement (:func:`~sessiontree.backends.sql.postgres_sql.fork_sql`),
+        so one transaction and one round trip; copied rows by ``INSERT … SELECT``."""
+        self._writable(session_id)
+        now = now_us()
+        meta = [(_meta_text(k), _meta_text(v)) for k, v, _ in meta_rows(session_id, metadata)]
+        params = self._params(session_id, plan, plan.rows) | {
+            "now": now,
+            "src": source_id,
+            "copies": len(plan.copies),
+            "meta": metadata.model_dump_json(by_alias=True, exclude_unset=True),
+            "parent_session": _clean(metadata.parent_session_id),
+            "meta_key": [k for k, _ in meta],
+            "meta_value": [v for _, v in meta],
+        }
+        runs = plan.copy_sources is not None
+        if plan.copy_sources is not None:
+            placed = copy_runs(plan.copies, plan.copy_sources)
+            params["run_first"] = [r[0] for r in placed]
+            params["run_last"] = [r[1] for r in placed]
+            params["run_shift"] = [r[2] for r in placed]
+            params["copy_ids"] = orjson.dumps([i for i, _ in plan.copies]).decode()
+        else:
+            params["copy_id"] = [i for i, _ in plan.copies]
+            params["copy_seq"] = [seq for _, seq in plan.copies]
+        sql = fork_sql(
+            copies=bool(plan.copies), meta=bool(meta), written=bool(plan.rows), runs=runs
+        )
+        try:
+            rows = await self._fetch(sql, params, session_id)
+        except SessionTreeError as exc:
+            if isinstance(exc, DuplicateEntryError):
+                raise SessionExistsError(
+                    "a session with this id already exists", session_id=session_id
+                ) from exc.__cause__
+            raise
+        if not rows or not rows[0][0]:
+            raise SessionNotFoundError(source_id, "session was deleted during the fork")
+
+    async def set_modified(self, session_id: str, modified_us: int) -> bool:
+        """See :class:`SQLEngine`."""
+        found = await self._execute(
+            "UPDATE sessions SET modified_us = %s WHERE id = %s",
+            (modified_us, session_id),
+            session_id,
+        )
+        return found > 0
+
+    async def load_metadata(self, session_id: str) -> str | None:
+        """See :class:`SQLEngine`."""
+        rows = await self._fetch(
+            "SELECT metadata::text FROM sessions WHERE id = %s", (session_id,), session_id
+        )
+        return rows[0][0] if rows else None
+
+    async def session_leaf(self, session_id: str) -> tuple[bool, str | None]:
+        """See :class:`SQLEngine`."""
+        rows = await self._fetch(
+            "SELECT leaf_id FROM sessions WHERE id = %s", (session_id,), session_id
+        )
+        return (True, rows[0][0]) if rows else (False, None)
+
+    async def delete_session(self, session_id: str) -> bool:
+        """See :class:`SQLEngine`: the session row, then its entries, in one transaction (its
+        metadata and ``search_pending`` rows go by ``ON DELETE CASCADE``).
+
+        No entry outlives its session: every insert into ``entries`` holds the session row
+        (updated, locked or inserted in its transaction), so the first ``DELETE`` waits for
+        it to commit, and the second, a statement of its own, sees its rows; an insert
+        after it finds no session row and writes nothing.
+        """
+        self._writable(session_id)
+        self._known.pop(session_id, None)
+        pool = self._pool or await self._get_pool()
+        try:
+            async with pool.connection() as conn, conn.transaction():
+                cur = await conn.execute("DELETE FROM sessions WHERE id = %s", (session_id,))
+                found = int(cur.rowcount)
+                if found:
+                    await conn.execute("DELETE FROM entries WHERE session_id = %s", (session_id,))
+        except self._psycopg.Error as exc:
+            raise self._error(exc, session_id) from exc
+        return found > 0
+
+    async def list_sessions(
+        self, limit: int | None, offset: int, where: Mapping[str, str]
+    ) -> list[SessionInfo]:
+        """See :class:`SQLEngine`."""
+        columns = LIST_COLUMNS.replace("metadata", "metadata::text")
+        condition, params = where_clause(
+            {_meta_text(k): _meta_text(v) for k, v in where.items()}, "%s"
+        )
+        rows = await self._fetch(
+            f"SELECT {columns} FROM sessions{condition} ORDER BY modified_us DESC, id DESC"
+            " LIMIT %s OFFSET %s",
+            (*params, None if limit is None else max(limit, 0), max(offset, 0)),
+        )
+        return [info_from_row(r) for r in rows]
+
+    async def search(self, query: str, limit: int) -> list[SearchHit]:
+        """See :class:`SQLEngine`: a case-insensitive substring
+        (:mod:`sessiontree.storage.search`): ``search_text LIKE '%needle%'`` over the
+        lower-cased text, through the ``pg_trgm`` GIN index; newest sessions first, then
+        append order. Fork copies still without search text are resolved first
+        (:mod:`~sessiontree.backends.sql.postgres_search`), or matched in Python by an engine
+        that may not write."""
+        needle = search_needle(query)
+        if needle is None or limit <= 0:
+            return []
+        pool = self._pool or await self._get_pool()
+        errors = self._psycopg.errors
+        try:
+            async with pool.connection() as conn:
+                pending: list[Any] = []
+                if self.read_only:
+                    pending = await pending_hits(conn, needle)
+                else:
+                    try:
+                        await catch_up(conn)
+                    except (errors.InsufficientPrivilege, errors.ReadOnlySqlTransaction):
+                        pending = await pending_hits(conn, needle)
+                cur = await conn.execute(SEARCH_SQL, (like_pattern(needle), limit))
+                rows = await cur.fetchall()
+        except self._psycopg.Error as exc:
+            raise self._error(exc) from exc
+        if pending:
+            rows = sorted([*rows, *pending], key=lambda r: (-r[3], r[0], r[4]))[:limit]
+        return [hit_from_row(r[0], r[1], r[2], query) for r in rows]
+
+    # ------------------------------------------------------------------ entries
+
+    async def get_entry(self, session_id: str, entry_id: str) -> str | None:
+        """See :class:`SQLEngine`."""
+        rows = await self._fetch(
+            "SELECT body::text FROM entries WHERE session_id = %s AND id = %s",
+            (session_id, entry_id),
+            session_id,
+        )
+        return rows[0][0] if rows else None
+
+    async def entry_seq(self, session_id: str, entry_id: str) -> int | None:
+        """See :class:`SQLEngine`."""
+        rows = await self._fetch(
+            "SELECT seq FROM entries WHERE session_id = %s AND id = %s",
+            (session_id, entry_id),
+            session_id,
+        )
+        return int(rows[0][0]) if rows else None
+
+    async def get_entries(
+        self, session_id: str, cursor: EntryCursor, after_seq: int | None
+    ) -> list[tuple[str, str]]:
+        """See :class:`SQLEngine`."""
+        sql, params = entries_page_sql(
+            session_id,
+            cursor,
+            after_seq,
+            mark="%s",
+            body="body::text",
+            types_in=lambda types: ("AND type = ANY(%s::text[])", [types]),
+        )
+        return await self._fetch(sql, params, session_id)
+
+    async def get_chain(
+        self, session_id: str, leaf_id: str | None
+    ) -> list[tuple[str, str | None, str, str, int]]:
+        """See :class:`SQLEngine` (no ORDER BY: a sort would spill the bodies to disk)."""
+        return await self._fetch(CHAIN_SQL, {"sid": session_id, "leaf": leaf_id}, session_id)
+
+    async def get_chain_until(
+        self, session_id: str, leaf_id: str | None, stop_type: str | None, stop_id: str | None
+    ) -> list[tuple[str, str | None, str, str, int, int]]:
+        """See :class:`SQLEngine`."""
+        params = {"sid": session_id, "leaf": leaf_id, "stype": stop_type, "stop": stop_id}
+        return await self._fetch(CHAIN_UNTIL_SQL, params, session_id)
+
+    async def get_fork_rows(
+        self, session_id: str, leaf_id: str, *, metadata: bool = False
+    ) -> tuple[list[ChainRow], list[tuple[str, str]], str | None]:
+        """See :class:`SQLEngine`: the range read, the labels and the metadata in one query;
+        the recursive walk in a second when the range does not hold the chain."""
+        params = {"sid": session_id, "leaf": leaf_id}
+        pool = self._pool or await self._get_pool()
+        try:
+            async with pool.connection() as conn:
+                cur = await conn.execute(
+                    FORK_WINDOW_META_SQL if metadata else FORK_WINDOW_SQL, params
+                )
+                rows = await cur.fetchall()
+                meta = None
+                if metadata:
+                    meta = next((r[3] for r in rows if r[0] is None), None)
+                    rows = [r for r in rows if r[0] is not None]
+                labels = sorted((r for r in rows if r[2] == "label"), key=lambda r: r[4])
+                chain = chain_in_window(rows, leaf_id)
+                if chain is None:
+                    cur = await conn.execute(FORK_CHAIN_SQL, params)
+                    chain = [ChainRow(*r) for r in await cur.fetchall()]
+                return chain, [(r[0], r[3]) for r in labels], meta
+        except self._psycopg.Error as exc:
+            raise self._error(exc, session_id) from exc
+
+    async def get_bodies(self, session_id: str, entry_ids: Sequence[str]) -> dict[str, str]:
+        """See :class:`SQLEngine`."""
+        if not entry_ids:
+            return {}
+        rows = await self._fetch(
+            "SELECT id, body::text FROM entries WHERE session_id = %s AND id = ANY(%s::text[])",
+            (session_id, list(entry_ids)),
+            session_id,
+        )
+        return dict(rows)
+
+    async def get_label_body(self, session_id: str, entry_id: str) -> str | None:
+        """See :class:`SQLEngine`."""
+        rows = await self._fetch(
+            "SELECT body::text FROM entries WHERE session_id = %s AND type = 'label'"
+            " AND target_id = %s ORDER BY seq DESC LIMIT 1",
+            (session_id, entry_id),
+            session_id,
+        )
+        return rows[0][0] if rows else None
+
+    async def get_name_body(self, session_id: str) -> str | None:
+        """See :class:`SQLEngine`."""
+        rows = await self._fetch(
+            "SELECT body::text FROM entries WHERE session_id = %s AND type = 'session_info'"
+            " ORDER BY seq DESC LIMIT 1",
+            (session_id,),
+            session_id,
+        )
+        return rows[0][0] if rows else None
