@@ -12,6 +12,13 @@
     return t.content;
   }
 
+  // ---- open at the leaf (unless the address names a place)
+  if (!window.location.hash) {
+    var leafBadge = box.querySelector(".badge.leaf");
+    var target = leafBadge ? leafBadge.closest(".item") : box.lastElementChild;
+    if (target) { target.scrollIntoView({ block: "end" }); }
+  }
+
   // ---- earlier turns, inserted above without leaving the page
   var earlier = document.getElementById("earlier");
   if (earlier) {
