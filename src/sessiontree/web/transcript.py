@@ -664,7 +664,7 @@ def transcript_page(
     where = {e.id: i for i, e in enumerate(path)}
     for name, value in (("before", before), ("at", at), ("after_turn", after_turn)):
         if value is not None and value not in where:
-            raise EntryNotFoundError(value, f"{name}: entry {value!r} is not on this branch")
+            raise EntryNotFoundError(f"{name}: entry {value!r} is not on this branch")
     starts = [i for i, e in enumerate(path) if _is_turn_start(e)]
     start_set = set(starts) | {0}
     if after_turn is not None:
