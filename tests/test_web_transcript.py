@@ -100,8 +100,9 @@ def codex_rollout_with_compaction(path: Path) -> Path:
     return path
 
 
-async def _import(repo: Any, path: Path) -> Session:
-    session, _ = await import_session(path, repo, lenient=True)
+async def _import(repo: MemoryRepo, path: Path) -> Session:
+    imported = await import_session(path, repo, lenient=True)
+    session: Session = imported[0]
     return session
 
 
@@ -185,7 +186,7 @@ async def test_tool_calls_are_rendered_by_kind() -> None:
     assert re.search(r'<details class="thinking"><summary>thinking', html), "thinking is folded"
     edit = html.split('data-kind="edit"', 1)[1].split('data-kind="write"', 1)[0]
     assert '<span class="del">-helo</span>' in edit and '<span class="add">+hello</span>' in edit
-    assert "/w/hello.py" in edit and "<details class=\"tool\" open>" in edit
+    assert "/w/hello.py" in edit and '<details class="tool" open>' in edit
     write = html.split('data-kind="write"', 1)[1].split('data-kind="shell"', 1)[0]
     assert '<span class="add">+fresh</span>' in write and "written whole" in write
     shell = html.split('data-kind="shell"', 1)[1].split("Done.", 1)[0]
@@ -207,14 +208,14 @@ async def test_claude_code_sub_agents_are_nested_under_the_calls_that_started_th
     agents = [c for t in page.turns for i in t.items for c in i.calls if c.kind == "agent"]
     nested = [c for c in agents if c.sidechain is not None]
     assert page.sidechains == 2 and len(nested) == 2
-    for c in nested:
-        assert c.sidechain is not None
-        first = c.sidechain.items[0]
+    for call in nested:
+        assert call.sidechain is not None
+        first = call.sidechain.items[0]
         assert first.message is not None and first.role == "user"
         # the sidechain begins with the prompt the call gave the sub-agent
-        assert c.call.arguments["prompt"].strip()[:40] in first.message.blocks[0].text
-        assert c.sidechain.label.startswith("general-purpose: ")
-    labels = sorted(c.sidechain.label for c in nested if c.sidechain)
+        assert call.call.arguments["prompt"].strip()[:40] in first.message.blocks[0].text
+        assert call.sidechain.label.startswith("general-purpose: ")
+    labels = sorted(call.sidechain.label for call in nested if call.sidechain)
     assert labels == [
         "general-purpose: Analyze current project structure",
         "general-purpose: Check package configuration",
@@ -237,7 +238,10 @@ async def test_a_codex_compaction_is_shown_where_it_happened_with_what_it_replac
         html = c.get(f"/s/{s.id}").text
         check_page(html)
         assert 'class="summary-box compaction"' in html
-        found = re.search(r'<a class="replaced" href="([^"]+)">the (\d+) messages it replaced', html)
+        assert "the history the model kept: 2 messages" in html  # Codex's replacement history
+        found = re.search(
+            r'<a class="replaced" href="([^"]+)">the (\d+) messages it replaced', html
+        )
         assert found, "the compaction links to what it replaced"
         href, count = found.groups()
         # it replaced every message of the branch before it: the user's, three replies
@@ -250,7 +254,7 @@ async def test_a_codex_compaction_is_shown_where_it_happened_with_what_it_replac
         assert isinstance(first_entry, MessageEntry) and first_entry.message.role == "user"
         # Codex's apply_patch is drawn as a diff and exec_command as a shell command
         assert '<span class="add">+const BEATS = 2;</span>' in html
-        assert "<code class=\"cmd\">ls src/levels</code>" in html
+        assert '<code class="cmd">ls src/levels</code>' in html
 
 
 async def test_the_real_codex_compaction_links_to_an_earlier_page() -> None:
@@ -271,7 +275,7 @@ async def test_the_real_codex_compaction_links_to_an_earlier_page() -> None:
         assert f'id="e-{first}"' in earlier
 
 
-async def _pi_with_fork(repo: Any) -> tuple[Session, str, str, str]:
+async def _pi_with_fork(repo: MemoryRepo) -> tuple[Session, str, str, str]:
     """The real pi session, then a fork made as pi's ``/tree`` makes one: the leaf moved
     back to an earlier user message's reply and a new message appended there."""
     s = await _import(repo, PI)
@@ -287,7 +291,7 @@ async def _pi_with_fork(repo: Any) -> tuple[Session, str, str, str]:
 
 async def test_a_pi_fork_has_a_switcher_and_the_branches_compare() -> None:
     repo = MemoryRepo()
-    s, fork_at, old_leaf, new_leaf = await _pi_with_fork(repo)
+    s, fork_at, old_leaf, _ = await _pi_with_fork(repo)
     with client(repo) as c:
         html = c.get(f"/s/{s.id}", params={"at": fork_at}).text
         check_page(html)
@@ -444,7 +448,9 @@ def make_store(kind: str, tmp_path: Path) -> tuple[str, str]:
     """A store of ``kind`` (sqlite or jsonl) holding one short session: (url, session id)."""
     from sessiontree.repos import open_repo
 
-    url = f"sqlite:///{tmp_path / 'live.db'}" if kind == "sqlite" else f"jsonl://{tmp_path / 'live'}"
+    url = (
+        f"sqlite:///{tmp_path / 'live.db'}" if kind == "sqlite" else f"jsonl://{tmp_path / 'live'}"
+    )
 
     async def make() -> str:
         repo = open_repo(url)

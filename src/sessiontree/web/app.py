@@ -45,8 +45,8 @@ from sessiontree.repos.base import SessionRepo
 from sessiontree.session import Session
 from sessiontree.web import tree as tree_views
 from sessiontree.web import views
-from sessiontree.web.transcript_routes import Transcripts
 from sessiontree.web.render import environment
+from sessiontree.web.transcript_routes import Transcripts
 
 __all__ = ["CSP", "LIST_LIMIT", "create_app"]
 

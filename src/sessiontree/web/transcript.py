@@ -286,9 +286,7 @@ def edit_diff(old: str, new: str, *, context: int = 3) -> list[DiffLine]:
     """The unified diff of ``old`` → ``new`` as lines (``@@`` hunks, ``+``/``-``/context),
     without the file header."""
     out: list[DiffLine] = []
-    lines = difflib.unified_diff(
-        old.splitlines(), new.splitlines(), lineterm="", n=context
-    )
+    lines = difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=context)
     for line in itertools.islice(lines, 2, None):  # skip the ---/+++ header
         if line.startswith("@@"):
             out.append(DiffLine("hunk", line))
@@ -401,6 +399,8 @@ class Item:
     """Compaction: the first entry it summarised; branch summary: the leaf it left."""
     replaced_count: int = 0
     replaced_on_page: bool = False
+    retained: list[str] = field(default_factory=list)
+    """Compaction: gists of the messages it kept in place of the history (``retained_tail``)."""
     forks: list[ForkChoice] = field(default_factory=list)
     label: str | None = None
     is_leaf: bool = False
@@ -458,6 +458,11 @@ def _gist(entry: Entry, width: int = 90) -> str:
         text = "calls " + ", ".join(names) if names else "(empty reply)"
     role = getattr(msg, "role", entry.type)
     text = f"{role}: {text}"
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _message_gist(msg: AgentMessage, width: int = 90) -> str:
+    text = f"{getattr(msg, 'role', '?')}: {' '.join(message_text(msg).split())}"
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -528,12 +533,15 @@ class _Builder:
                 if not forks and not base.label and not base.is_leaf:
                     return None
                 base.kind = "note"
-                base.text = f"result of {e.message.tool_name or 'a tool call'} (shown with the call)"
+                base.text = (
+                    f"result of {e.message.tool_name or 'a tool call'} (shown with the call)"
+                )
                 return base
         if isinstance(e, CompactionEntry):
             base.kind = "compaction"
             base.text = e.summary
             base.replaced_id = e.first_kept_entry_id
+            base.retained = [_message_gist(m) for m in e.retained_tail or []]
             return base
         if isinstance(e, BranchSummaryEntry):
             base.kind = "branch_summary"
@@ -711,9 +719,8 @@ def transcript_page(
                 )
                 item.replaced_id = path[first].id if first < first_kept else None
                 item.replaced_on_page = item.replaced_id in shown_ids
-            elif item.kind == "branch_summary" and item.replaced_id is not None:
-                if item.replaced_id not in index.entries:
-                    item.replaced_id = None
+            elif item.kind == "branch_summary" and item.replaced_id not in index.entries:
+                item.replaced_id = None  # the branch left is not in this session
     sidechains = _attach_sidechains(index, builder.calls)
     series, marks = context_series(path)
     return TranscriptPage(
@@ -828,9 +835,13 @@ def compare_view(
     litems = lb.items(lp[shared : shared + COMPARE_MAX])
     ritems = rb.items(rp[shared : shared + COMPARE_MAX])
     rows: list[tuple[Item | None, Item | None, bool]] = []
-    for a, b in itertools.zip_longest(litems, ritems):
-        same = a is not None and b is not None and _message_key(a.entry) == _message_key(b.entry)
-        rows.append((a, b, same))
+    for left_item, right_item in itertools.zip_longest(litems, ritems):
+        same = (
+            left_item is not None
+            and right_item is not None
+            and _message_key(left_item.entry) == _message_key(right_item.entry)
+        )
+        rows.append((left_item, right_item, same))
     return CompareView(
         lt,
         rt,

@@ -92,9 +92,7 @@ class Transcripts:
             await held.index.refresh(session)
             if leaf is not None and leaf not in held.index.entries:
                 leaf = (await resolve_entry(session, leaf)).id
-            page = await off_loop(
-                transcript_page, held.index, leaf or current, current, **where
-            )
+            page = await off_loop(transcript_page, held.index, leaf or current, current, **where)
         await self._link_agent_sessions(session, page)
         return page
 
