@@ -111,3 +111,23 @@ def test_built_metadata_has_classifiers_license_and_no_dev_extra(tmp_path: Path)
     assert {"web", "postgres", "openai", "anthropic"} <= extras
     assert not extras & {"dev", "bench"}
     assert meta["Keywords"]
+
+
+@pytest.mark.usefixtures("hatchling_available")
+def test_the_wheel_ships_the_viewers_templates_scripts_and_vendored_chart_library(
+    tmp_path: Path,
+) -> None:
+    import zipfile
+
+    wheel = _backend("build_wheel", tmp_path)
+    with zipfile.ZipFile(wheel) as whl:
+        names = set(whl.namelist())
+    for shipped in (
+        "sessiontree/web/templates/transcript.html",
+        "sessiontree/web/static/transcript.js",
+        "sessiontree/web/static/transcript.css",
+        "sessiontree/web/static/vendor/uplot/uPlot.iife.min.js",
+        "sessiontree/web/static/vendor/uplot/uPlot.min.css",
+        "sessiontree/web/static/vendor/uplot/LICENSE",
+    ):
+        assert shipped in names, shipped

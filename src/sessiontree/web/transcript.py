@@ -57,7 +57,13 @@ from sessiontree.messages import (
 )
 from sessiontree.session import Session
 from sessiontree.tree import labels_of
-from sessiontree.web.render import MessageView, clip_view, entry_message, message_view
+from sessiontree.web.render import (
+    MessageView,
+    clip_view,
+    entry_message,
+    message_view,
+    pretty_json,
+)
 
 __all__ = [
     "CLIP",
@@ -230,8 +236,7 @@ class CallView:
 
     @property
     def arguments(self) -> str:
-        from sessiontree.web.render import pretty_json
-
+        """The call's arguments as indented JSON."""
         return pretty_json(self.call.arguments)
 
     @property
