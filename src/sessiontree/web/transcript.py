@@ -433,6 +433,8 @@ class SidechainView:
     items: list[Item]
     total: int
     leaf_id: str
+    more: int = 0
+    """Entries past :data:`SIDECHAIN_MAX` not shown here (the sub-agent's branch shows all)."""
 
 
 @dataclass
@@ -625,6 +627,7 @@ def _attach_sidechains(index: SessionIndex, calls: Sequence[CallView]) -> int:
             builder.items(shown),
             len(entries),
             entries[-1].id,
+            max(0, len(entries) - SIDECHAIN_MAX),
         )
         attached += 1
     return attached
