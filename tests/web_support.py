@@ -68,6 +68,8 @@ class PageCheck(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.scripts = 0
+        """Script elements that are not a file of the viewer's own ``/static/`` (or that hold
+        inline text)."""
         self.script_files: list[str] = []
         self._in_script = False
         self.handlers: list[str] = []

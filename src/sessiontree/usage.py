@@ -41,6 +41,7 @@ __all__ = [
     "UsageReport",
     "UsageRow",
     "agent_of",
+    "call_key",
     "collect_usage",
     "session_calls",
     "usage_report",
@@ -121,6 +122,9 @@ class UsageRow:
     """Model calls."""
     unpriced_calls: int = 0
     """Calls with no recorded cost and no known price (their tokens are in, no cost)."""
+    parts: dict[str, UsageRow] = field(default_factory=dict)
+    """The row split by :func:`usage_report`'s ``stack`` group (key → sums); empty without
+    one. Not in :meth:`to_dict`."""
 
     @property
     def total_tokens(self) -> int:
@@ -330,7 +334,10 @@ class _Pricer:
         return dollars
 
 
-def _key(call: UsageCall, by: Group, zone: tzinfo) -> str:
+def call_key(call: UsageCall, by: Group, zone: tzinfo = UTC) -> str:
+    """The row a call counts in when grouped ``by``: its date (``YYYY-MM-DD``), ISO week
+    (``YYYY-Www``) or month (``YYYY-MM``) in ``zone``, or its session id, model, agent or
+    project, ``(unknown)`` when the call does not say."""
     if by in ("day", "week", "month"):
         local: date = call.at.astimezone(zone).date()
         if by == "day":
@@ -356,6 +363,7 @@ def usage_report(
     until: date | None = None,
     zone: tzinfo = UTC,
     prices: Mapping[str, ModelPrice] | None = None,
+    stack: Group | None = None,
 ) -> UsageReport:
     """Group ``calls`` into rows and add them up. Pure (prices from ``genai-prices`` data).
 
@@ -365,15 +373,18 @@ def usage_report(
         since / until: keep calls made on or after / on or before these dates, in ``zone``.
         zone: the time zone of dates (the day a call was made in).
         prices: model id → the user's :class:`ModelPrice`, before ``genai-prices``.
+        stack: also split each row by this group into :attr:`UsageRow.parts` (e.g. days
+            by model, for a stacked chart); each call is priced once either way.
 
     Raises:
-        InvalidArgumentError: ``by`` is not one of :data:`GROUPS`, or ``since`` is after
-            ``until``.
+        InvalidArgumentError: ``by`` or ``stack`` is not one of :data:`GROUPS`, or ``since``
+            is after ``until``.
     """
-    if by not in GROUPS:
-        raise InvalidArgumentError(
-            f"usage rows are grouped by one of {', '.join(GROUPS)}, not {by!r}"
-        )
+    for group in (by, stack or by):
+        if group not in GROUPS:
+            raise InvalidArgumentError(
+                f"usage rows are grouped by one of {', '.join(GROUPS)}, not {group!r}"
+            )
     if since is not None and until is not None and since > until:
         raise InvalidArgumentError(f"--since {since} is after --until {until}")
     pricer = _Pricer(prices or {})
@@ -384,8 +395,12 @@ def usage_report(
         if (since is not None and day < since) or (until is not None and day > until):
             continue
         cost = pricer.cost(call)
-        key = _key(call, by, zone)
-        rows.setdefault(key, UsageRow(key)).add(call.usage, cost)
+        key = call_key(call, by, zone)
+        row = rows.setdefault(key, UsageRow(key))
+        row.add(call.usage, cost)
+        if stack is not None:
+            part = call_key(call, stack, zone)
+            row.parts.setdefault(part, UsageRow(part)).add(call.usage, cost)
         totals.add(call.usage, cost)
     version = pricer.version()
     named = ["costs the agents recorded"]

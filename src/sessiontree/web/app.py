@@ -24,6 +24,7 @@ import contextlib
 import secrets
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -33,33 +34,45 @@ from starlette.datastructures import FormData
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from sessiontree.errors import InvalidArgumentError, SessionNotFoundError, SessionTreeError
 from sessiontree.lookup import resolve_entry, where_conditions
+from sessiontree.metadata import SearchHit, SessionInfo
 from sessiontree.redact import redact_url
 from sessiontree.repos.base import SessionRepo
 from sessiontree.session import Session
+from sessiontree.usage import UsageCall, agent_of, usage_report
+from sessiontree.web import charts, views
 from sessiontree.web import tree as tree_views
-from sessiontree.web import views
+from sessiontree.web.listing import (
+    ListFilter,
+    SummaryCache,
+    highlight,
+    project_name,
+    short_tokens,
+    usd,
+)
 from sessiontree.web.render import environment
 from sessiontree.web.transcript_routes import Transcripts
 
-__all__ = ["CSP", "LIST_LIMIT", "create_app"]
+__all__ = ["CSP", "LIST_LIMIT", "SEARCH_LIMIT", "create_app"]
 
 CSP = (
-    "default-src 'none'; style-src 'self' 'unsafe-inline'; script-src 'self'; "
-    "connect-src 'self'; img-src data:; form-action 'self'; frame-ancestors 'none'; "
-    "base-uri 'none'"
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; connect-src 'self'; form-action 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'"
 )
-"""The Content-Security-Policy of every page: scripts only from this server's own files
-(``/static/``, no inline script), inline style and this server's style sheets, requests
-(``fetch``, server-sent events) only to this server, ``data:`` images, nothing else."""
+"""The Content-Security-Policy of every page: scripts only from this server's files (no inline
+script, so no text a page shows can run), style from its files and inline, images from it and
+``data:``, requests (server-sent events) only to it; nothing from anywhere else."""
 LIST_LIMIT = 50
 """Sessions per page of the list."""
+SEARCH_LIMIT = 50
+"""Search hits shown (those of sessions the filters keep)."""
 OPEN_SESSIONS = 8
 """Sessions kept open between requests (most recently used), so paging a big JSONL session
 does not re-read its file each time."""
@@ -121,14 +134,19 @@ def create_app(
         return str(context["request"].app.url_path_for(name, **params))
 
     env.globals["url_for"] = url_for
+    env.filters.update(
+        highlight=highlight, tokens=short_tokens, usd=usd, project=project_name, agent=agent_of
+    )
     templates = Jinja2Templates(env=env)
     sessions = _Sessions(repo)
     transcripts = Transcripts(repo, sessions.get)
+    summary_cache = SummaryCache(repo)
     token = secrets.token_urlsafe(32)
     allowed_hosts = frozenset(h.lower() for h in hosts)
 
     def page(request: Request, template: str, status: int = 200, **context: Any) -> Response:
         context.update(write=write, csrf=token if write else "", store=redact_url(repo.url))
+        context.setdefault("section", "sessions")  # the navigation bar's current page
         return templates.TemplateResponse(request, template, context, status_code=status)
 
     async def session_page(
@@ -160,44 +178,112 @@ def create_app(
     async def open_session(request: Request) -> Session:
         return await sessions.get(request.path_params["sid"])
 
+    # -- the session list, search and usage pages (sessiontree.web.listing / .charts) --
+
+    async def listed(flt: ListFilter, where: dict[str, Any] | None) -> list[SessionInfo]:
+        """Every listing row ``flt`` keeps (entries are read only for a model or label
+        filter, once per session until it changes)."""
+        kept = [i for i in await repo.list(where=where) if flt.keeps_info(i)]
+        if flt.needs_entries:
+            summaries = await summary_cache.get(kept)
+            kept = [i for i in kept if i.id in summaries and flt.keeps_summary(summaries[i.id])]
+        return kept
+
     async def list_sessions(request: Request) -> Response:
-        q = request.query_params.get("q", "").strip()
-        meta = request.query_params.get("where", "").strip()
-        search = request.query_params.get("search", "").strip()
-        offset = _int(request.query_params.get("offset"), 0)
-        limit = _int(request.query_params.get("limit"), LIST_LIMIT) or LIST_LIMIT
+        params = request.query_params
+        flt = ListFilter.from_query(params)
+        meta = params.get("where", "").strip()
+        search = params.get("search", "").strip()
+        offset = _int(params.get("offset"), 0)
+        limit = _int(params.get("limit"), LIST_LIMIT) or LIST_LIMIT
         where = _where(meta) if meta else None
-        if q:
-            needle = q.lower()
-            matching = [
-                i
-                for i in await repo.list(where=where)
-                if needle in i.id.lower()
-                or needle in (i.name or "").lower()
-                or needle in (i.first_message or "").lower()
-            ]
-            infos = matching[offset : offset + limit]
-            more = len(matching) > offset + limit
-            note = f"{len(matching):,} sessions match"
-        else:
-            infos = await repo.list(limit=limit + 1, offset=offset, where=where)
-            more = len(infos) > limit
-            infos = infos[:limit]
-            note = f"sessions {offset + 1:,}–{offset + len(infos):,}" if infos else ""
-        hits = await repo.search(search, limit=50) if search else []
+        every = await repo.list(where=where)
+        agents = sorted({agent_of(i) for i in every})
+        projects = sorted({i.metadata.cwd for i in every if i.metadata.cwd})
+        kept = await listed(flt, where)
+        infos = kept[offset : offset + limit]
+        summaries = await summary_cache.get(infos)
+        note = f"sessions {offset + 1:,}–{offset + len(infos):,} of {len(kept):,}" if infos else ""
+        hits: list[tuple[SearchHit, SessionInfo]] = []
+        if search:
+            by_id = {i.id: i for i in kept}
+            for hit in await repo.search(search, limit=SEARCH_LIMIT * 4):
+                if hit.session_id in by_id and len(hits) < SEARCH_LIMIT:
+                    hits.append((hit, by_id[hit.session_id]))
         return page(
             request,
             "list.html",
+            section="sessions",
             infos=infos,
-            q=q,
+            summaries=summaries,
+            flt=flt,
+            q=flt.q,
             where=meta,
             search=search,
             hits=hits,
+            agents=agents,
+            projects=projects,
+            models=summary_cache.known_models(),
             offset=offset,
             limit=limit,
-            more=more,
+            more=len(kept) > offset + limit,
             total_note=note,
+            query=flt.query(where=meta, search=search),
         )
+
+    async def usage_calls(flt: ListFilter) -> tuple[list[UsageCall], dict[str, str]]:
+        """The calls of the sessions ``flt``'s text and label filters keep, in store order
+        (as ``sessiontree usage`` reads them), and each session's title."""
+        infos = await listed(replace(flt, since=None, until=None), None)
+        summaries = await summary_cache.get(infos)
+        calls = [c for i in infos if i.id in summaries for c in summaries[i.id].calls]
+        titles = {i.id: i.name or (i.first_message or "")[:80] or i.id for i in infos}
+        return calls, titles
+
+    async def usage(request: Request) -> Response:
+        params = request.query_params
+        flt = ListFilter.from_query(params)
+        period = params.get("period", "day")
+        stack = params.get("stack", "model")
+        calls, titles = await usage_calls(flt)
+        every = await repo.list()
+        result = await views.off_loop(
+            charts.usage_page,
+            calls,
+            flt,
+            period=period,  # checked by usage_page
+            stack=stack,
+            titles=titles,
+        )
+        return page(
+            request,
+            "usage.html",
+            section="usage",
+            usage=result,
+            chart=result.chart_data(),
+            flt=flt,
+            agents=sorted({agent_of(i) for i in every}),
+            projects=sorted({i.metadata.cwd for i in every if i.metadata.cwd}),
+            models=summary_cache.known_models(),
+            periods=charts.PERIODS,
+            stacks=charts.STACKS,
+            query=flt.query(period=period, stack=stack),
+        )
+
+    async def usage_json(request: Request) -> Response:
+        params = request.query_params
+        flt = ListFilter.from_query(params)
+        by = params.get("by", "day")
+        calls, _ = await usage_calls(flt)
+        kept = [c for c in calls if flt.keeps_call(c)]
+        report = await views.off_loop(
+            usage_report,
+            kept,
+            by=by,  # checked by usage_report
+            since=flt.since,
+            until=flt.until,
+        )
+        return JSONResponse(report.to_dict())
 
     async def tree(request: Request) -> Response:
         s = await open_session(request)
@@ -333,12 +419,14 @@ def create_app(
 
     routes = [
         Route("/", list_sessions, name="sessions"),
+        Route("/usage", usage, name="usage"),
+        Route("/usage.json", usage_json, name="usage_json"),
+        Mount("/static", StaticFiles(packages=[("sessiontree.web", "static")]), name="static"),
         # the transcript pages (sessiontree.web.transcript_routes)
         Route("/s/{sid}", transcripts.page(session_page), name="session"),
         Route("/s/{sid}/turns", transcripts.part(templates), name="turns"),
         Route("/s/{sid}/events", transcripts.events, name="events"),
         Route("/s/{sid}/compare", transcripts.compare(session_page), name="compare"),
-        Mount("/static", StaticFiles(packages=[("sessiontree.web", "static")]), name="static"),
         # the other session pages
         Route("/s/{sid}/tree", tree, name="tree"),
         Route("/s/{sid}/context", context, name="context"),
