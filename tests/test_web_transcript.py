@@ -6,6 +6,7 @@ by server-sent events while a real writer process appends to a SQLite and a JSON
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import re
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from backends import REQUIRE_ALL, unavailable
 
@@ -406,6 +409,48 @@ async def test_a_100k_entry_transcript_opens_at_the_leaf_and_pages_back() -> Non
         assert 'id="e-e50001"' in middle and 'id="e-e99999"' not in middle
         # the later pages read only what was appended since the first: nothing
         assert counted.read == read_once
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    roles=st.lists(st.sampled_from(["user", "assistant", "assistant"]), min_size=1, max_size=900),
+    probe=st.integers(min_value=0),
+)
+def test_pages_walked_back_cover_the_branch_once_in_order(roles: list[str], probe: int) -> None:
+    entries = [
+        MessageEntry.model_validate(
+            {
+                "id": f"e{i}",
+                "parentId": f"e{i - 1}" if i else None,
+                "message": user(f"q{i}") if role == "user" else assistant(f"a{i}"),
+            }
+        )
+        for i, role in enumerate(roles)
+    ]
+    index = SessionIndex()
+    index.add(entries)
+    leaf = entries[-1].id
+    position = {e.id: i for i, e in enumerate(entries)}
+    spans: list[tuple[int, int]] = []
+    page = transcript_page(index, leaf, leaf)
+    while True:
+        assert page.first_id is not None and page.last_id is not None
+        lo, hi = position[page.first_id], position[page.last_id]
+        assert hi - lo + 1 <= PAGE_MAX
+        spans.append((lo, hi))
+        if not page.has_before:
+            break
+        page = transcript_page(index, leaf, leaf, before=page.first_id)
+    spans.reverse()
+    assert spans[0][0] == 0 and spans[-1][1] == len(entries) - 1
+    assert all(a[1] + 1 == b[0] for a, b in itertools.pairwise(spans))
+    # a page begins at a turn (a user message) unless one turn alone fills it
+    for lo, hi in spans[1:]:
+        assert roles[lo] == "user" or hi - lo + 1 == PAGE_MAX
+    at = entries[probe % len(entries)].id
+    around = transcript_page(index, leaf, leaf, at=at)
+    assert around.first_id is not None and around.last_id is not None
+    assert position[around.first_id] <= position[at] <= position[around.last_id]
 
 
 # --------------------------------------------------------------------------- live
