@@ -6,6 +6,7 @@ by server-sent events while a real writer process appends to a SQLite and a JSON
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import os
@@ -546,3 +547,34 @@ def test_the_event_stream_tells_of_an_append_by_another_process_within_a_second(
             if pipe is not None:
                 pipe.close()
         writer.wait(20)
+
+
+def test_a_server_with_an_open_event_stream_stops_within_seconds(tmp_path: Path) -> None:
+    import threading
+
+    import httpx
+
+    from sessiontree.repos import open_repo
+    from sessiontree.web.server import GRACEFUL_SECONDS, serve_in_thread
+    from sessiontree.web.transcript_routes import STREAM_SECONDS
+
+    url, sid = make_store("sqlite", tmp_path)
+    opened = threading.Event()
+
+    def listen(base: str) -> None:
+        with (
+            contextlib.suppress(httpx.HTTPError),
+            httpx.stream("GET", f"{base}/s/{sid}/events", timeout=30) as events,
+        ):
+            for _ in events.iter_lines():
+                opened.set()
+
+    with serve_in_thread(create_app(open_repo(url))) as base:
+        listener = threading.Thread(target=listen, args=(base,), daemon=True)
+        listener.start()
+        assert opened.wait(20)
+        stopping = time.monotonic()
+    took = time.monotonic() - stopping
+    assert took < GRACEFUL_SECONDS + 3 < STREAM_SECONDS, f"stopping took {took:.1f} s"
+    listener.join(10)
+    assert not listener.is_alive()
