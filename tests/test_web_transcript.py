@@ -452,6 +452,19 @@ def test_pages_walked_back_cover_the_branch_once_in_order(roles: list[str], prob
     around = transcript_page(index, leaf, leaf, at=at)
     assert around.first_id is not None and around.last_id is not None
     assert position[around.first_id] <= position[at] <= position[around.last_id]
+    # a branch that grew at its leaf while pages were shown lays out as one read at once
+    grown = SessionIndex()
+    cut = probe % len(entries)
+    grown.add(entries[: cut + 1])
+    transcript_page(grown, entries[cut].id, entries[cut].id)
+    grown.add(entries[cut + 1 :])
+    again, fresh = transcript_page(grown, leaf, leaf), transcript_page(index, leaf, leaf)
+    assert (again.first_id, again.turn_count, again.path_length, again.chart) == (
+        fresh.first_id,
+        fresh.turn_count,
+        fresh.path_length,
+        fresh.chart,
+    )
 
 
 # --------------------------------------------------------------------------- live

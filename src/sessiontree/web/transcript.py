@@ -96,6 +96,10 @@ SIDECHAIN_MAX = 300
 """Entries of one nested sub-agent transcript shown (the rest behind a link)."""
 DIFF_MAX_LINES = 400
 """Lines of one edit's diff shown."""
+CHART_POINTS = 1500
+"""Points the context chart draws at most (a longer branch shows each run's largest)."""
+BRANCHES_KEPT = 4
+"""Branches of one session whose layout the index keeps."""
 
 EDIT_TOOLS = frozenset({"edit", "multiedit", "str_replace", "replace", "edit_file", "apply_patch"})
 WRITE_TOOLS = frozenset({"write", "create", "write_file", "create_file"})
@@ -137,6 +141,8 @@ class SessionIndex:
         self.children: dict[str | None, list[str]] = {}
         self.labels: dict[str, str] = {}
         self._label_entries: list[Entry] = []
+        self.branches: dict[str | None, Branch] = {}
+        """The branches pages were laid out for, by leaf id (see :func:`_branch`)."""
 
     @property
     def last_id(self) -> str | None:
@@ -196,6 +202,68 @@ class SessionIndex:
         while self.children.get(at):
             at = self.children[at][-1]
         return at
+
+
+class Branch:
+    """What the pages of one branch need, kept by the index and extended when the branch
+    grows at its leaf: the path, each entry's place on it, the turn starts, the chart."""
+
+    def __init__(self, leaf_id: str | None) -> None:
+        self.leaf_id = leaf_id
+        self.path: list[Entry] = []
+        self.where: dict[str, int] = {}
+        self.starts: set[int] = {0}
+        self.turns = 0
+        self.series = ContextSeries()
+
+    def extend(self, entries: Iterable[Entry], leaf_id: str | None) -> None:
+        """Add the entries after the current leaf, in path order; ``leaf_id`` is the new leaf."""
+        for e in entries:
+            i = len(self.path)
+            self.path.append(e)
+            self.where[e.id] = i
+            if _is_turn_start(e):
+                self.starts.add(i)
+                self.turns += 1
+            self.series.add(e)
+        self.leaf_id = leaf_id
+
+
+def _branch(index: SessionIndex, leaf_id: str | None) -> Branch:
+    """The index's :class:`Branch` to ``leaf_id``: the one kept, extended when the leaf is
+    a descendant of its leaf, else built anew (and kept).
+
+    Raises:
+        EntryNotFoundError: ``leaf_id`` is not in the index.
+    """
+    kept = index.branches.get(leaf_id)
+    if kept is not None:
+        return kept
+    if leaf_id is not None and leaf_id not in index.entries:
+        raise EntryNotFoundError(f"entry {leaf_id!r} is not in this session")
+    for old in list(index.branches.values()):
+        # a leaf that moved on: walk back from the new leaf to the old one
+        new: list[Entry] = []
+        at: str | None = leaf_id
+        while at is not None and at != old.leaf_id and at not in old.where:
+            entry = index.entries.get(at)
+            if entry is None:
+                break
+            if entry.type not in BOOKKEEPING_TYPES:
+                new.append(entry)
+            at = entry.parent_id
+        if at is not None and at == old.leaf_id:
+            del index.branches[old.leaf_id]
+            new.reverse()
+            old.extend(new, leaf_id)
+            index.branches[leaf_id] = old
+            return old
+    branch = Branch(None)
+    branch.extend(index.branch(leaf_id), leaf_id)
+    index.branches[leaf_id] = branch
+    while len(index.branches) > BRANCHES_KEPT:
+        index.branches.pop(next(iter(index.branches)))
+    return branch
 
 
 # ----------------------------------------------------------------------------- tool calls
@@ -676,13 +744,11 @@ def transcript_page(
         EntryNotFoundError: ``leaf_id``, ``before``, ``at`` or ``after_turn`` is not an
             entry of the branch.
     """
-    path = index.branch(leaf_id)
-    where = {e.id: i for i, e in enumerate(path)}
+    branch = _branch(index, leaf_id)
+    path, where, start_set = branch.path, branch.where, branch.starts
     for name, value in (("before", before), ("at", at), ("after_turn", after_turn)):
         if value is not None and value not in where:
             raise EntryNotFoundError(f"{name}: entry {value!r} is not on this branch")
-    starts = [i for i, e in enumerate(path) if _is_turn_start(e)]
-    start_set = set(starts) | {0}
     if after_turn is not None:
         lo, hi = where[after_turn], len(path)
     else:
@@ -695,7 +761,7 @@ def transcript_page(
     ids = set(where)
     builder = _Builder(index, ids, current_leaf, nested=False)
     turns: list[Turn] = []
-    turn_number = sum(1 for s in starts if s < lo)
+    turn_number = sum(1 for i in start_set if i < lo and _is_turn_start(path[i]))
     for i in range(lo, hi):
         e = path[i]
         if _is_turn_start(e):
@@ -713,9 +779,9 @@ def transcript_page(
                 first_kept = where.get(item.replaced_id or "", where[item.id])
                 prev = max(
                     (
-                        where[c.id]
-                        for c in path[:first_kept]
-                        if isinstance(c, CompactionEntry) and c.id != item.id
+                        where[mark]
+                        for _, mark in branch.series.marks
+                        if where[mark] < first_kept and mark != item.id
                     ),
                     default=-1,
                 )
@@ -730,20 +796,19 @@ def transcript_page(
             elif item.kind == "branch_summary" and item.replaced_id not in index.entries:
                 item.replaced_id = None  # the branch left is not in this session
     sidechains = _attach_sidechains(index, builder.calls)
-    series, marks = context_series(path)
     return TranscriptPage(
         leaf_id=leaf_id,
         current_leaf=current_leaf,
         turns=[t for t in turns if t.items],
         first_turn=turns[0].number if turns else 0,
-        turn_count=len(starts),
+        turn_count=branch.turns,
         path_length=len(path),
         has_before=lo > 0,
         has_after=hi < len(path),
         first_id=path[lo].id if lo < len(path) else None,
         last_id=path[hi - 1].id if hi > 0 and path else None,
-        chart=series,
-        compactions=marks,
+        chart=branch.series.shown(),
+        compactions=list(branch.series.marks),
         sidechains=sidechains,
     )
 
@@ -762,29 +827,62 @@ class ContextPoint:
     reported: bool
 
 
-def context_series(path: Sequence[Entry]) -> tuple[list[ContextPoint], list[tuple[int, str]]]:
-    """The context size over the model calls of a branch, and the compactions as
-    ``(call number before which it happened, entry id)``."""
-    points: list[ContextPoint] = []
-    marks: list[tuple[int, str]] = []
-    estimate = 0
-    for e in path:
+class ContextSeries:
+    """The context size over the model calls of a branch, built entry by entry (so a branch
+    that grows at its leaf is extended, not recounted): ``points`` one per model call,
+    ``marks`` the compactions as ``(call number before which it happened, entry id)``.
+
+    Messages are estimated (:func:`~sessiontree.compaction.estimate_tokens`) only when a
+    call has no usage report to show, so a branch whose calls all report costs no estimate.
+    """
+
+    def __init__(self) -> None:
+        self.points: list[ContextPoint] = []
+        self.marks: list[tuple[int, str]] = []
+        self._estimate = 0
+        self._pending: list[AgentMessage] = []
+
+    def add(self, e: Entry) -> None:
+        """Take in the next entry of the branch."""
         if isinstance(e, CompactionEntry):
-            marks.append((len(points) + 1, e.id))
-            estimate = len(e.summary) // 4
-            continue
-        msg: AgentMessage | None = e.message if isinstance(e, MessageEntry) else None
-        if msg is None:
-            continue
-        estimate += estimate_tokens(msg)
+            self.marks.append((len(self.points) + 1, e.id))
+            self._estimate = len(e.summary) // 4
+            self._pending = list(e.retained_tail or [])
+            return
+        if not isinstance(e, MessageEntry):
+            return
+        msg = e.message
+        self._pending.append(msg)
         if isinstance(msg, AssistantMessage):
             u = msg.usage
             read = (u.input + u.cache_read + u.cache_write) if u is not None else 0
-            if read:
-                points.append(ContextPoint(len(points) + 1, read + u.output, True))  # type: ignore[union-attr]
+            if u is not None and read:
+                self.points.append(ContextPoint(len(self.points) + 1, read + u.output, True))
             else:
-                points.append(ContextPoint(len(points) + 1, estimate, False))
-    return points, marks
+                self._estimate += sum(estimate_tokens(m) for m in self._pending)
+                self._pending = []
+                self.points.append(ContextPoint(len(self.points) + 1, self._estimate, False))
+
+    def shown(self, most: int = CHART_POINTS) -> list[ContextPoint]:
+        """The points, at most ``most``: past that, the largest of each run of calls."""
+        if len(self.points) <= most:
+            return list(self.points)
+        size = -(-len(self.points) // most)
+        out = []
+        for start in range(0, len(self.points), size):
+            run = self.points[start : start + size]
+            top = max(run, key=lambda p: p.tokens)
+            out.append(ContextPoint(run[-1].call, top.tokens, top.reported))
+        return out
+
+
+def context_series(path: Sequence[Entry]) -> tuple[list[ContextPoint], list[tuple[int, str]]]:
+    """The context size after each model call of a branch, and its compactions (see
+    :class:`ContextSeries`)."""
+    series = ContextSeries()
+    for e in path:
+        series.add(e)
+    return series.points, series.marks
 
 
 # ----------------------------------------------------------------------------- compare
