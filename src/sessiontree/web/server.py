@@ -16,7 +16,7 @@ from typing import Any
 
 __all__ = ["GRACEFUL_SECONDS", "bind", "serve_forever", "serve_in_thread", "url_of"]
 
-GRACEFUL_SECONDS = 2.0
+GRACEFUL_SECONDS = 2
 """How long a stopping server waits for open responses (a page's live event stream never
 ends by itself) before it closes them."""
 
