@@ -114,20 +114,23 @@ def test_built_metadata_has_classifiers_license_and_no_dev_extra(tmp_path: Path)
 
 
 @pytest.mark.usefixtures("hatchling_available")
-def test_the_wheel_ships_the_viewers_templates_scripts_and_vendored_chart_library(
-    tmp_path: Path,
-) -> None:
+def test_the_wheel_ships_the_viewers_templates_scripts_and_chart_library(tmp_path: Path) -> None:
     import zipfile
 
     wheel = _backend("build_wheel", tmp_path)
-    with zipfile.ZipFile(wheel) as whl:
-        names = set(whl.namelist())
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+    web = "sessiontree/web/"
     for shipped in (
-        "sessiontree/web/templates/transcript.html",
-        "sessiontree/web/static/transcript.js",
-        "sessiontree/web/static/transcript.css",
-        "sessiontree/web/static/vendor/uplot/uPlot.iife.min.js",
-        "sessiontree/web/static/vendor/uplot/uPlot.min.css",
-        "sessiontree/web/static/vendor/uplot/LICENSE",
+        "templates/base.html",
+        "templates/style.css",
+        "static/list.js",
+        "static/usage.js",
+        "templates/transcript.html",
+        "static/transcript.js",
+        "static/transcript.css",
+        "static/vendor/uplot/uPlot.iife.min.js",
+        "static/vendor/uplot/uPlot.min.css",
+        "static/vendor/uplot/LICENSE",
     ):
-        assert shipped in names, shipped
+        assert web + shipped in names, shipped

@@ -17,7 +17,7 @@ from session_files import VENDORED
 from sessiontree import MemoryRepo, import_session, open_repo
 from sessiontree.cli import cli
 from sessiontree.errors import InvalidArgumentError
-from sessiontree.usage import ModelPrice, collect_usage, usage_report
+from sessiontree.usage import GROUPS, ModelPrice, collect_usage, price_calls, usage_report
 
 DAY1 = int(datetime(2026, 3, 1, 23, 30, tzinfo=UTC).timestamp() * 1000)
 DAY2 = int(datetime(2026, 3, 2, 9, 0, tzinfo=UTC).timestamp() * 1000)
@@ -98,6 +98,27 @@ async def test_every_call_counts_once_with_its_cost() -> None:
     )
     assert report.sources == {"genai-prices": 1, "recorded": 1, "none": 2}
     assert "genai-prices" in report.price_source and genai_prices.__version__ in report.price_source
+
+
+async def test_calls_priced_once_report_as_when_priced_in_the_report() -> None:
+    repo = await _store()
+    calls = await collect_usage(repo)
+    priced = price_calls(calls)
+    assert [p.source for p in priced].count("none") == 2
+    for by in GROUPS:
+        for stack in (None, "model", "day"):
+            once = usage_report(priced, by=by, zone=UTC, stack=stack)
+            each = usage_report(calls, by=by, zone=UTC, stack=stack)
+            assert once.to_dict() == each.to_dict(), (by, stack)
+            assert [r.parts for r in once.rows] == [r.parts for r in each.rows]
+    ranged = usage_report(priced, by="day", since=date(2026, 3, 2), zone=UTC)
+    assert ranged.to_dict() == usage_report(calls, by="day", since=date(2026, 3, 2)).to_dict()
+    split = usage_report(priced, by="day", stack="model", zone=UTC)
+    for row in split.rows:  # the parts of a row add up to it
+        assert sum(p.total_tokens for p in row.parts.values()) == row.total_tokens
+        assert sum(p.cost_usd for p in row.parts.values()) == pytest.approx(row.cost_usd)
+    with pytest.raises(InvalidArgumentError, match="colour"):
+        usage_report(calls, stack="colour")  # type: ignore[arg-type]
 
 
 async def test_rows_by_day_follow_the_time_zone_and_the_date_range() -> None:

@@ -124,7 +124,7 @@ def test_list_search_open_expand_and_context(
         _wait(d, "#hits")
         assert len(_css(d, "#hits tr")) > 1
         d.get(server + "/")
-        link = next(a for a in _css(d, "#sessions a") if CLAUDE.startswith(a.text))
+        link = _css(d, f'#sessions tr[data-session="{CLAUDE}"] a')[0]
         link.click()
         _wait(d, "#transcript")
         _css(d, "#tab-tree")[0].click()

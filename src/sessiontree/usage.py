@@ -37,12 +37,14 @@ __all__ = [
     "AGENTS",
     "GROUPS",
     "ModelPrice",
+    "PricedCall",
     "UsageCall",
     "UsageReport",
     "UsageRow",
     "agent_of",
     "call_key",
     "collect_usage",
+    "price_calls",
     "session_calls",
     "usage_report",
 ]
@@ -271,6 +273,8 @@ class _Pricer:
         self.sources: dict[str, int] = {}
         self._genai: Any = None
         self._genai_loaded = False
+        self.last = "none"
+        """The source of the newest cost."""
 
     def _genai_prices(self) -> Any:
         if not self._genai_loaded:
@@ -327,11 +331,34 @@ class _Pricer:
                     continue
                 return self._count("genai-prices", float(priced.total_price))
         self.sources["none"] = self.sources.get("none", 0) + 1
+        self.last = "none"
         return None
 
     def _count(self, source: str, dollars: float) -> float:
         self.sources[source] = self.sources.get(source, 0) + 1
+        self.last = source
         return dollars
+
+
+@dataclass(frozen=True)
+class PricedCall:
+    """A model call with its cost worked out once (:func:`price_calls`), so reports over the
+    same calls (another grouping, another date range) need not price them again."""
+
+    call: UsageCall
+    """The call."""
+    cost_usd: float | None
+    """US dollars; ``None`` when no price is known."""
+    source: str
+    """Where the cost comes from: ``recorded``, ``user``, ``genai-prices`` or ``none``."""
+
+
+def price_calls(
+    calls: Iterable[UsageCall], *, prices: Mapping[str, ModelPrice] | None = None
+) -> list[PricedCall]:
+    """Each call with its cost, priced as :func:`usage_report` prices it. Pure."""
+    pricer = _Pricer(prices or {})
+    return [PricedCall(c, pricer.cost(c), pricer.last) for c in calls]
 
 
 def call_key(call: UsageCall, by: Group, zone: tzinfo = UTC) -> str:
@@ -356,7 +383,7 @@ def call_key(call: UsageCall, by: Group, zone: tzinfo = UTC) -> str:
 
 
 def usage_report(
-    calls: Sequence[UsageCall],
+    calls: Sequence[UsageCall | PricedCall],
     *,
     by: Group = "day",
     since: date | None = None,
@@ -368,7 +395,8 @@ def usage_report(
     """Group ``calls`` into rows and add them up. Pure (prices from ``genai-prices`` data).
 
     Args:
-        calls: from :func:`collect_usage` or :func:`session_calls`.
+        calls: from :func:`collect_usage` or :func:`session_calls`; calls already priced
+            (:func:`price_calls`) keep their cost.
         by: one of :data:`GROUPS`.
         since / until: keep calls made on or after / on or before these dates, in ``zone``.
         zone: the time zone of dates (the day a call was made in).
@@ -390,17 +418,27 @@ def usage_report(
     pricer = _Pricer(prices or {})
     rows: dict[str, UsageRow] = {}
     totals = UsageRow("total")
-    for call in calls:
+    for item in calls:
+        call = item.call if isinstance(item, PricedCall) else item
         day = call.at.astimezone(zone).date()
         if (since is not None and day < since) or (until is not None and day > until):
             continue
-        cost = pricer.cost(call)
+        if isinstance(item, PricedCall):
+            cost = item.cost_usd
+            pricer.sources[item.source] = pricer.sources.get(item.source, 0) + 1
+        else:
+            cost = pricer.cost(call)
         key = call_key(call, by, zone)
-        row = rows.setdefault(key, UsageRow(key))
+        row = rows.get(key)
+        if row is None:
+            row = rows[key] = UsageRow(key)
         row.add(call.usage, cost)
         if stack is not None:
             part = call_key(call, stack, zone)
-            row.parts.setdefault(part, UsageRow(part)).add(call.usage, cost)
+            split = row.parts.get(part)
+            if split is None:
+                split = row.parts[part] = UsageRow(part)
+            split.add(call.usage, cost)
         totals.add(call.usage, cost)
     version = pricer.version()
     named = ["costs the agents recorded"]

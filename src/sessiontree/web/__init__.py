@@ -4,6 +4,8 @@
 * :mod:`~sessiontree.web.tree` — the tree page, paged through ``get_entries``;
 * :mod:`~sessiontree.web.views` — the context, diff, stats and entry views, read through the
   public :class:`~sessiontree.Session` methods;
+* :mod:`~sessiontree.web.listing` — the session list's columns, filters and search marks;
+* :mod:`~sessiontree.web.charts` — the usage page's numbers (from :mod:`sessiontree.usage`);
 * :mod:`~sessiontree.web.render` — messages to safe HTML (Markdown without raw HTML);
 * :mod:`~sessiontree.web.export` — ``sessiontree export --format html|markdown``;
 * :mod:`~sessiontree.web.server` — uvicorn on a bound socket, in the foreground or a thread.

@@ -1,21 +1,28 @@
 """The web viewer: a Starlette app over one store (``sessiontree serve``).
 
-Pages (all ``GET``, server-rendered, no JavaScript): the session list (``/``, filter and
-message search), and per session the tree (``/s/{id}``, paged), the context
-(``/s/{id}/context``), a diff of two branches (``/s/{id}/diff``), stats (``/s/{id}/stats``)
-and an entry's stored JSON (``/s/{id}/entry/{entry}``).
+Pages (all ``GET``, server-rendered): the session list (``/``: agent, project, model, turns,
+tokens and cost columns, filters, message search with the query marked; the keys j/k, enter
+and / from ``static/list.js``), the usage page (``/usage``: tokens and cost over time stacked
+by model, agent or project, by project and per session, drawn by the vendored uPlot; its
+rows as ``sessiontree usage --json`` prints them at ``/usage.json``), and per session the tree
+(``/s/{id}``, paged), the context (``/s/{id}/context``), a diff of two branches
+(``/s/{id}/diff``), stats (``/s/{id}/stats``) and an entry's stored JSON
+(``/s/{id}/entry/{entry}``). Scripts and the chart library are files under ``/static/``
+(package data): a page works offline and runs no inline script.
 
-Pages whose work grows with the session (context, diff, stats) read the session on the
-server's event loop and do the rest — building, counting, rendering — in a worker thread
-(:func:`sessiontree.web.views.off_loop`), so a small page asked for meanwhile is served at
-once instead of after them.
+Pages whose work grows with the session (context, diff, stats) or with the store (usage) read
+through the store on the server's event loop and do the rest — building, counting, pricing,
+rendering — in a worker thread (:func:`sessiontree.web.views.off_loop`), so a small page
+asked for meanwhile is served at once instead of after them. The list's columns that a
+listing does not hold are read once per session and kept until it changes
+(:class:`sessiontree.web.listing.SummaryCache`).
 
 Writes (``POST`` checkout, label, name, fork) exist only when the app is made with
 ``write=True``; each needs the per-process token embedded in the page's forms, and a request
 whose ``Origin`` is another site is refused, so another page open in the browser cannot
 make them. ``Host`` must be one of the served names (no DNS rebinding). Every response
-carries a Content-Security-Policy that allows no script and no resource from anywhere but
-the page itself and ``data:`` images.
+carries a Content-Security-Policy (:data:`CSP`) that allows scripts, styles and images from
+this server only (and ``data:`` images, inline style).
 """
 
 from __future__ import annotations
@@ -45,7 +52,7 @@ from sessiontree.metadata import SearchHit, SessionInfo
 from sessiontree.redact import redact_url
 from sessiontree.repos.base import SessionRepo
 from sessiontree.session import Session
-from sessiontree.usage import UsageCall, agent_of, usage_report
+from sessiontree.usage import PricedCall, agent_of, usage_report
 from sessiontree.web import charts, views
 from sessiontree.web import tree as tree_views
 from sessiontree.web.listing import (
@@ -180,10 +187,10 @@ def create_app(
 
     # -- the session list, search and usage pages (sessiontree.web.listing / .charts) --
 
-    async def listed(flt: ListFilter, where: dict[str, Any] | None) -> list[SessionInfo]:
-        """Every listing row ``flt`` keeps (entries are read only for a model or label
-        filter, once per session until it changes)."""
-        kept = [i for i in await repo.list(where=where) if flt.keeps_info(i)]
+    async def listed(flt: ListFilter, every: list[SessionInfo]) -> list[SessionInfo]:
+        """The listing rows of ``every`` that ``flt`` keeps (entries are read only for a model
+        or label filter, once per session until it changes)."""
+        kept = [i for i in every if flt.keeps_info(i)]
         if flt.needs_entries:
             summaries = await summary_cache.get(kept)
             kept = [i for i in kept if i.id in summaries and flt.keeps_summary(summaries[i.id])]
@@ -200,7 +207,7 @@ def create_app(
         every = await repo.list(where=where)
         agents = sorted({agent_of(i) for i in every})
         projects = sorted({i.metadata.cwd for i in every if i.metadata.cwd})
-        kept = await listed(flt, where)
+        kept = await listed(flt, every)
         infos = kept[offset : offset + limit]
         summaries = await summary_cache.get(infos)
         note = f"sessions {offset + 1:,}–{offset + len(infos):,} of {len(kept):,}" if infos else ""
@@ -231,10 +238,12 @@ def create_app(
             query=flt.query(where=meta, search=search),
         )
 
-    async def usage_calls(flt: ListFilter) -> tuple[list[UsageCall], dict[str, str]]:
-        """The calls of the sessions ``flt``'s text and label filters keep, in store order
-        (as ``sessiontree usage`` reads them), and each session's title."""
-        infos = await listed(replace(flt, since=None, until=None), None)
+    async def usage_calls(
+        flt: ListFilter, every: list[SessionInfo]
+    ) -> tuple[list[PricedCall], dict[str, str]]:
+        """The calls of the sessions of ``every`` that ``flt``'s text and label filters keep,
+        in store order (as ``sessiontree usage`` reads them), and each session's title."""
+        infos = await listed(replace(flt, since=None, until=None), every)
         summaries = await summary_cache.get(infos)
         calls = [c for i in infos if i.id in summaries for c in summaries[i.id].calls]
         titles = {i.id: i.name or (i.first_message or "")[:80] or i.id for i in infos}
@@ -245,8 +254,8 @@ def create_app(
         flt = ListFilter.from_query(params)
         period = params.get("period", "day")
         stack = params.get("stack", "model")
-        calls, titles = await usage_calls(flt)
         every = await repo.list()
+        calls, titles = await usage_calls(flt, every)
         result = await views.off_loop(
             charts.usage_page,
             calls,
@@ -274,8 +283,8 @@ def create_app(
         params = request.query_params
         flt = ListFilter.from_query(params)
         by = params.get("by", "day")
-        calls, _ = await usage_calls(flt)
-        kept = [c for c in calls if flt.keeps_call(c)]
+        calls, _ = await usage_calls(flt, await repo.list())
+        kept = [c for c in calls if flt.keeps_call(c.call)]
         report = await views.off_loop(
             usage_report,
             kept,

@@ -16,7 +16,7 @@ from datetime import UTC, date, datetime
 from typing import Any, Literal
 
 from sessiontree.errors import InvalidArgumentError
-from sessiontree.usage import UsageCall, UsageReport, UsageRow, usage_report
+from sessiontree.usage import PricedCall, UsageReport, UsageRow, usage_report
 from sessiontree.web.listing import ListFilter
 
 __all__ = ["MAX_SERIES", "PERIODS", "STACKS", "TOP", "UsagePage", "period_start", "usage_page"]
@@ -126,7 +126,7 @@ def _ranked(report: UsageReport, titles: Mapping[str, str]) -> list[Ranked]:
 
 
 def usage_page(
-    calls: Sequence[UsageCall],
+    calls: Sequence[PricedCall],
     flt: ListFilter,
     *,
     period: Period = "day",
@@ -136,7 +136,8 @@ def usage_page(
     """The usage page of ``calls`` (in store order) kept by ``flt``; days in UTC.
 
     Args:
-        calls: every call of the store (:func:`sessiontree.usage.collect_usage` order).
+        calls: every call of the store (:func:`sessiontree.usage.collect_usage` order),
+            priced (:func:`sessiontree.usage.price_calls`).
         flt: the agent, project, model and date filters (its ``q`` and ``label`` apply to
             sessions, so the caller drops those sessions' calls first).
         period: the step of the charts over time (:data:`PERIODS`).
@@ -151,7 +152,7 @@ def usage_page(
             f"usage charts step by one of {', '.join(PERIODS)} and stack by one of "
             f"{', '.join(STACKS)}, not {period!r} and {stack!r}"
         )
-    kept = [c for c in calls if flt.keeps_call(c)]
+    kept = [c for c in calls if flt.keeps_call(c.call)]
     since, until = flt.since, flt.until
     report = usage_report(kept, by=period, stack=stack, since=since, until=until)
     steps = [r.key for r in report.rows]

@@ -26,11 +26,18 @@ from markupsafe import Markup, escape
 
 from sessiontree.entries import Entry, LabelEntry, MessageEntry
 from sessiontree.errors import InvalidArgumentError, SessionNotFoundError
-from sessiontree.messages import UserMessage
+from sessiontree.messages import AssistantMessage, UserMessage
 from sessiontree.metadata import SessionInfo
 from sessiontree.repos.base import SessionRepo
 from sessiontree.tree import labels_of
-from sessiontree.usage import UsageCall, agent_of, session_calls, usage_report
+from sessiontree.usage import (
+    PricedCall,
+    UsageCall,
+    agent_of,
+    price_calls,
+    session_calls,
+    usage_report,
+)
 from sessiontree.web.views import off_loop
 
 __all__ = [
@@ -57,7 +64,7 @@ class SessionSummary:
     project: str | None
     """Its working directory (``cwd``); ``None`` when not recorded."""
     models: tuple[str, ...]
-    """The models its calls used, most calls first."""
+    """The models of its assistant messages, most messages first."""
     turns: int
     """User messages (every branch)."""
     tokens: int
@@ -68,16 +75,22 @@ class SessionSummary:
     """Calls with no recorded cost and no known price (their tokens count, no cost)."""
     labels: tuple[str, ...]
     """The labels its entries carry now, in entry order."""
-    calls: tuple[UsageCall, ...] = field(repr=False)
-    """Its model calls in entry order (for the usage page)."""
+    calls: tuple[PricedCall, ...] = field(repr=False)
+    """Its model calls in entry order, priced once (for the usage page)."""
 
 
 def summarize(info: SessionInfo, entries: Iterable[Entry]) -> SessionSummary:
     """The :class:`SessionSummary` of a session from its listing row and every entry. Pure."""
     items = list(entries)
-    calls = session_calls(info, items)
+    calls = price_calls(session_calls(info, items))
     report = usage_report(calls, by="session")
-    models = Counter(c.model for c in calls if c.model)
+    models = Counter(
+        e.message.model
+        for e in items
+        if isinstance(e, MessageEntry)
+        and isinstance(e.message, AssistantMessage)
+        and e.message.model
+    )
     turns = sum(
         1 for e in items if isinstance(e, MessageEntry) and isinstance(e.message, UserMessage)
     )
