@@ -183,6 +183,9 @@ def main() -> None:
     ap.add_argument("--browser", action="store_true")
     ap.add_argument("--screenshot", type=Path, default=None)
     ap.add_argument("--transcript-screenshots", type=Path, default=None)
+    ap.add_argument(
+        "--pages", default="", help="only the pages whose names start with these (comma-separated)"
+    )
     args = ap.parse_args()
     real = real_files()[0]
     driver = browser() if args.browser or args.screenshot or args.transcript_screenshots else None
@@ -208,6 +211,9 @@ def main() -> None:
                         ("context", f"/s/{sid}/context"),
                         ("stats", f"/s/{sid}/stats"),
                     ):
+                        wanted = [w for w in args.pages.split(",") if w]
+                        if wanted and not any(page.startswith(w) for w in wanted):
+                            continue
                         cold = fetch(c, base + path)
                         warm = statistics.median(fetch(c, base + path) for _ in range(5))
                         size = len(c.get(base + path).content)
