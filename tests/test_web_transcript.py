@@ -591,3 +591,31 @@ def test_a_server_with_an_open_event_stream_stops_within_seconds(tmp_path: Path)
     assert took < GRACEFUL_SECONDS + 3 < STREAM_SECONDS, f"stopping took {took:.1f} s"
     listener.join(10)
     assert not listener.is_alive()
+
+
+async def test_a_sub_agent_with_a_session_of_its_own_is_linked_from_its_call() -> None:
+    """Claude Code 2.x writes a sub-agent to ``agent-<id>.jsonl``, imported as the session
+    ``<parent session id>-agent-<id>``; the Task result's ``toolUseResult`` names the agent."""
+    repo = MemoryRepo()
+    s = await repo.create(metadata={"claudeCode": {"sessionId": "p1"}})
+    await s.append_message(user("go"))
+    for n, agent in enumerate(("a1", "missing")):
+        call = tool_call(f"t{n}", "Task", prompt=f"look {n}", description=f"Look {n}")
+        await s.append_message(assistant("", call))
+        await s.append_message(
+            {
+                "role": "toolResult",
+                "toolCallId": f"t{n}",
+                "toolName": "Task",
+                "content": [{"type": "text", "text": f"found {n}"}],
+                "details": {"agentId": agent, "status": "completed"},
+                "timestamp": 5,
+            }
+        )
+    sub = await repo.create("p1-agent-a1")
+    await sub.append_message(user("look 0"))
+    with client(repo) as c:
+        html = c.get(f"/s/{s.id}").text
+    check_page(html)
+    links = re.findall(r'class="agent-link" href="([^"]+)"', html)
+    assert links == ["/s/p1-agent-a1"], "only the sub-agent whose session is in the store"
