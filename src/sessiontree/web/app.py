@@ -46,6 +46,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from sessiontree._args import check_count
 from sessiontree.errors import InvalidArgumentError, SessionNotFoundError, SessionTreeError
 from sessiontree.lookup import resolve_entry, where_conditions
 from sessiontree.metadata import SearchHit, SessionInfo
@@ -203,6 +204,8 @@ def create_app(
         search = params.get("search", "").strip()
         offset = _int(params.get("offset"), 0)
         limit = _int(params.get("limit"), LIST_LIMIT) or LIST_LIMIT
+        check_count(limit, "limit")  # as SessionRepo.list checks its paging
+        check_count(offset, "offset")
         where = _where(meta) if meta else None
         every = await repo.list(where=where)
         agents = sorted({agent_of(i) for i in every})
