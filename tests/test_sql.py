@@ -326,7 +326,7 @@ async def test_get_branch_is_one_query(tmp_path: Path) -> None:
         s = await repo.create()
         for i in range(300):
             await s.append_message(user(f"m{i}"))
-        conn = repo._engine._db()  # type: ignore[attr-defined]
+        conn = repo._engine.connection.db()  # type: ignore[attr-defined]
         statements: list[str] = []
         conn.set_trace_callback(statements.append)
         fresh = await SQLRepo(repo.url).open(s.id)  # a cold cache: every entry parsed

@@ -339,7 +339,9 @@ async def test_search_under_a_lock_lists_each_entry_once_newest_first(tmp_path: 
         assert len(await repo.search("zebra", limit=10)) == 5  # all indexed now
         engine: Any = s.storage._engine  # type: ignore[attr-defined]
         # the worst interleaving: every row is both indexed and taken as pending
-        rows = sqlite_index.search_pending(engine._db(), *sqlite_index.match_clause("zebra"), 10, 0)
+        rows = sqlite_index.search_pending(
+            engine.connection.db(), *sqlite_index.match_clause("zebra"), 10, 0
+        )
         assert sorted(r[1] for r in rows) == sorted(ids)
         newest = await s.append_message(user("zebra zebra zebra"))
         other = sqlite3.connect(path, isolation_level=None)

@@ -1,6 +1,6 @@
 """``ContextHarness``: the context-window keeping an agent runs around a session.
 
-:class:`~sessiontree.harness.agent.AgentHarness` builds on it and also calls the model. An
+:class:`~sessiontree.harness.agent.AgentHarness` owns one and also calls the model. An
 agent that calls its model itself asks the harness for the context before every model call;
 :meth:`AgentHarness.prepare_context` builds it, estimates its size
 (:func:`~sessiontree.compaction.estimate_context_tokens`) and, when
@@ -21,7 +21,7 @@ one is raised, except that a compaction that was made stays.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, NoReturn
 
 from sessiontree.compaction import (
@@ -60,6 +60,11 @@ class ContextHarness:
         system_prompt: passed to context building (else the session metadata's).
         entry_projectors: projectors for ``custom`` entries.
         token_counter: per-message estimate (tokens).
+        on_compaction: awaited with ``("compaction_start", data)`` before
+            :meth:`prepare_context` compacts because the window is nearly full and
+            ``("compaction_end", data)`` after (``data``: ``reason`` ``"threshold"``, the
+            ``entry_id`` of the newest compaction made, ``error`` when the context still
+            could not be prepared); the agent harness tells its listeners.
 
     Attributes:
         last_compaction: the compaction entry the harness appended most recently, if any.
@@ -84,6 +89,7 @@ class ContextHarness:
         system_prompt: str | None = None,
         entry_projectors: Mapping[str, EntryProjector] | None = None,
         token_counter: TokenCounter = estimate_tokens,
+        on_compaction: Callable[[str, dict[str, Any]], Awaitable[None]] | None = None,
     ) -> None:
         if isinstance(context_window, bool) or not isinstance(context_window, int):
             raise AgentHarnessError(
@@ -119,6 +125,7 @@ class ContextHarness:
         self.system_prompt = system_prompt
         self.entry_projectors = entry_projectors
         self.token_counter = token_counter
+        self._on_compaction = on_compaction
         self.last_compaction: CompactionEntry | None = None
         self.last_context_tokens = 0
 
@@ -207,11 +214,9 @@ class ContextHarness:
         return data
 
     async def _compaction_event(self, type: str, data: dict[str, Any]) -> None:
-        """Told ``compaction_start`` before :meth:`prepare_context` compacts because the
-        window is nearly full, and ``compaction_end`` after (``data``: ``reason``
-        ``"threshold"``, the ``entry_id`` of the newest compaction made, ``error`` when
-        the context still could not be prepared). Nobody listens here; the agent harness
-        emits them as :class:`~sessiontree.harness.events.AgentEvent` s."""
+        """Tell ``on_compaction`` (if given) of a compaction :meth:`prepare_context` makes."""
+        if self._on_compaction is not None:
+            await self._on_compaction(type, data)
 
     async def _uncuttable_tokens(self, tokens: int) -> int:
         """Tokens of what no compaction can take out of the context: the messages from the
@@ -266,25 +271,16 @@ class ContextHarness:
 
     @property
     def busy(self) -> bool:
-        """Whether an agent run owns the leaf (never, for a harness that runs no model)."""
+        """Whether an agent run owns the leaf: never, for a harness that runs no model (an
+        :class:`~sessiontree.harness.agent.AgentHarness` refuses writes during its runs)."""
         return False
-
-    def _check_idle(self, what: str) -> None:
-        if self.busy:
-            raise AgentHarnessError(
-                "busy",
-                f"{what} while the agent is running; await wait_for_idle() first",
-                session_id=self.session.id,
-            )
 
     async def append_message(self, message: AgentMessage | Mapping[str, Any]) -> str:
         """Append a message under the leaf (see :meth:`Session.append_message`); returns its id.
 
         Raises:
-            AgentHarnessError: ``busy`` — a run is active (its messages own the leaf).
             InvalidEntryError: the message does not validate or is provider-shaped.
         """
-        self._check_idle("append_message")
         return await self.session.append_message(message)
 
     async def append_label(self, target_id: str, label: str | None) -> str:
@@ -292,12 +288,7 @@ class ContextHarness:
         return await self.session.append_label(target_id, label)
 
     async def append_custom_entry(self, custom_type: str, data: Any) -> str:
-        """Store application state the model never sees; returns the entry's id.
-
-        Raises:
-            AgentHarnessError: ``busy`` — a run is active.
-        """
-        self._check_idle("append_custom_entry")
+        """Store application state the model never sees; returns the entry's id."""
         return await self.session.append_custom_entry(custom_type, data)
 
     async def fork(self, target_id: str, position: ForkPosition = "at") -> Session:
@@ -311,7 +302,6 @@ class ContextHarness:
         Raises:
             AgentHarnessError: ``nothing_to_compact`` or ``compaction`` (cause attached).
         """
-        self._check_idle("compact")
         try:
             entry = await self._compact(instructions)
         except CompactionError as exc:
@@ -335,11 +325,10 @@ class ContextHarness:
             The id of the ``branch_summary`` appended, else ``None``.
 
         Raises:
-            AgentHarnessError: ``busy``; ``branch_summary`` — the summariser failed; nothing
+            AgentHarnessError: ``branch_summary`` — the summariser failed; nothing
                 changed, so the caller may retry with ``summarize=False``.
             EntryNotFoundError / InvalidEntryError: a bad target.
         """
-        self._check_idle("navigate_tree")
         try:
             summary_id = await self.session.navigate(
                 target_id,

@@ -12,13 +12,22 @@ from sessiontree._args import check_count
 from sessiontree.entries import Entry, _EntryBase
 from sessiontree.errors import InvalidArgumentError, InvalidMetadataError
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
+from sessiontree.session import Session
 from sessiontree.snippets import make_snippet
 from sessiontree.tree import ForkPosition
 
 if TYPE_CHECKING:
-    from sessiontree.session import Session
+    from sessiontree.storage.base import SessionStorage
 
-__all__ = ["SessionRepo", "check_entries", "check_list_args", "coerce_metadata", "make_snippet"]
+__all__ = [
+    "SessionRepo",
+    "check_entries",
+    "check_list_args",
+    "coerce_metadata",
+    "fork_session",
+    "make_snippet",
+    "session_of",
+]
 
 
 @runtime_checkable
@@ -116,6 +125,31 @@ class SessionRepo(Protocol):
     async def __aenter__(self) -> SessionRepo: ...
 
     async def __aexit__(self, *exc: object) -> None: ...
+
+
+def session_of(storage: SessionStorage) -> Session:
+    """The :class:`Session` a repository hands out for one of its storages.
+
+    Every repository's ``create``, ``open`` and ``fork`` return what this returns: the one
+    place a storage becomes a session, so a setting every session of a store should share is
+    given here once. A session's own :meth:`Session.fork` wraps the storage it forks in a
+    session of the same kind.
+    """
+    return Session(storage)
+
+
+async def fork_session(
+    source: SessionStorage, target_id: str, position: ForkPosition = "at"
+) -> Session:
+    """Fork the session ``source`` stores at ``target_id`` (:meth:`SessionRepo.fork`): the
+    target is checked and the path copied as :meth:`Session.fork` does, through
+    :func:`session_of`.
+
+    Raises:
+        EntryNotFoundError: unknown target. InvalidEntryError: a bookkeeping target or a bad
+            position. InvalidArgumentError: ``target_id`` is not an entry id.
+    """
+    return await session_of(source).fork(target_id, position)
 
 
 def check_list_args(limit: object, offset: object) -> None:

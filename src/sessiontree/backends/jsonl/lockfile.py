@@ -161,7 +161,7 @@ class LogLock:
             return
         fd = self._fd
         if fd is not None:
-            try:  # noqa: SIM105 - plain try: suppress() costs ~1 µs per append
+            try:  # noqa: SIM105 - plain try: suppress() adds a context manager per append
                 fcntl.flock(fd, fcntl.LOCK_UN)
             except OSError:
                 pass  # closing the descriptor releases it at the latest

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -57,12 +57,20 @@ from sessiontree.metadata import (
     session_time,
     where_pairs,
 )
-from sessiontree.repos.base import check_entries, check_list_args, coerce_metadata
-from sessiontree.session import Session
+from sessiontree.repos.base import (
+    check_entries,
+    check_list_args,
+    coerce_metadata,
+    fork_session,
+    session_of,
+)
 from sessiontree.snippets import make_snippet
 from sessiontree.storage.private_files import make_private_dirs
 from sessiontree.storage.search import check_search_args, matches, search_needle
 from sessiontree.tree import ForkPosition
+
+if TYPE_CHECKING:
+    from sessiontree.session import Session
 
 __all__ = ["JSONLRepo"]
 
@@ -205,7 +213,7 @@ class JSONLRepo:
         storage = self._storage(session_id)
         write_stats(directory / STATS_NAME, storage.stats())
         self._layout.settled(directory / LOG_NAME, None, storage.listing_facts())
-        return Session(storage)
+        return session_of(storage)
 
     async def open(self, id: str) -> Session:
         """See :meth:`SessionRepo.open`; reads the log once and indexes it.
@@ -214,7 +222,7 @@ class JSONLRepo:
             SessionNotFoundError: no such session. InvalidSessionIdError: an unsafe id.
             CorruptSessionError: the log has no valid header or a bad line.
         """
-        return Session(self._storage(id))
+        return session_of(self._storage(id))
 
     def _logs(self) -> Iterator[_Log]:
         """Every session log under the root with its size and mtime (one ``stat`` each)."""
@@ -315,8 +323,7 @@ class JSONLRepo:
         """
         self._writable()
         opened = self._opened(id)
-        source = Session(opened) if opened is not None else await self.open(id)
-        fork = await source.fork(target_id, position)
+        fork = await fork_session(opened or self._storage(id), target_id, position)
         if isinstance(fork.storage, JSONLStorage):
             self._open.add(fork.storage)
         return fork

@@ -5,7 +5,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sessiontree.backends.memory.storage import MemoryStorage
 from sessiontree.entries import Entry, MessageEntry
@@ -20,11 +20,19 @@ from sessiontree.metadata import (
     session_time,
     where_pairs,
 )
-from sessiontree.repos.base import check_entries, check_list_args, coerce_metadata
-from sessiontree.session import Session
+from sessiontree.repos.base import (
+    check_entries,
+    check_list_args,
+    coerce_metadata,
+    fork_session,
+    session_of,
+)
 from sessiontree.snippets import make_snippet
 from sessiontree.storage.search import check_search_args, matches, search_needle
 from sessiontree.tree import ForkPosition
+
+if TYPE_CHECKING:
+    from sessiontree.session import Session
 
 __all__ = ["MemoryRepo", "check_session_id", "session_info_from_index"]
 
@@ -89,14 +97,14 @@ class MemoryRepo:
         )
         storage.load(entries)
         self._register(storage)
-        return Session(storage)
+        return session_of(storage)
 
     async def open(self, id: str) -> Session:
         """See :meth:`SessionRepo.open`."""
         storage = self._sessions.get(check_session_id(id))
         if storage is None:
             raise SessionNotFoundError(id)
-        return Session(storage)
+        return session_of(storage)
 
     async def list(
         self,
@@ -125,7 +133,10 @@ class MemoryRepo:
 
     async def fork(self, id: str, target_id: str, position: ForkPosition = "at") -> Session:
         """See :meth:`SessionRepo.fork`."""
-        return await (await self.open(id)).fork(target_id, position)
+        storage = self._sessions.get(check_session_id(id))
+        if storage is None:
+            raise SessionNotFoundError(id)
+        return await fork_session(storage, target_id, position)
 
     async def search(self, query: str, limit: int = 20) -> builtins.list[SearchHit]:
         """See :meth:`SessionRepo.search` (a linear scan; sessions in creation order)."""

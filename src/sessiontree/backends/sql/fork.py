@@ -60,8 +60,8 @@ when it is not)."""
 WINDOW_ROWS = 4096
 """A fork whose target is among the first this many rows of its session is planned from one
 range read of the rows up to the target (the index's ``seq`` order, walked by
-:func:`chain_in_window`) instead of the recursive walk, one index lookup per chain row (3-4x
-the time per row): on a session that never branched the range *is* the chain. A walk that
+:func:`chain_in_window`) instead of the recursive walk, one index lookup per chain row (several
+times the time per row): on a session that never branched the range *is* the chain. A walk that
 leaves the range (a branch point before it, a parent appended after its child) takes the
 recursive walk; the range read costs at most this many rows more."""
 

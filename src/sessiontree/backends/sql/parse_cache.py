@@ -14,12 +14,12 @@ class ParseCache:
 
     Opt-in (``SQLRepo(url, parse_cache_mb=64)``). A server that opens the session anew for
     each request (``repo.open(id)`` then ``build_context()``) parses the whole branch every
-    time: ~8 µs of pydantic validation per entry, three times the cost of fetching it. This
+    time, and validating an entry costs several times fetching it (bench/README.md). This
     cache keeps each parsed entry under ``(session id, entry id)`` with the hash of the JSON
     text it came from; a later read reuses it only when the text fetched now hashes the same
-    (~1 µs for 2 KB), so a session deleted and written again under the same ids is never
-    served stale. Bounded by the stored JSON it stands for (``max_bytes``; parsed objects take
-    ~2-3x that), least recently used dropped first.
+    (hashing is far cheaper than validating), so a session deleted and written again under
+    the same ids is never served stale. Bounded by the stored JSON it stands for
+    (``max_bytes``; the parsed objects take more), least recently used dropped first.
 
     Not the default: the entries are shared objects, so a caller that changes a returned
     entry's lists or dicts in place (the models are frozen, their containers are not) changes

@@ -1,7 +1,10 @@
 """The PostgreSQL engine: psycopg 3 through a ``psycopg_pool`` connection pool (``sql`` backend).
 
-Drivers, URL, schema check and pool live in :mod:`~sessiontree.backends.sql.postgres_pool`, the
-append in :mod:`~sessiontree.backends.sql.postgres_append`, the statements in
+:class:`PostgresEngine` is one class composed of two parts it owns: its connection
+(:class:`~sessiontree.backends.sql.postgres_pool.PostgresConnection`: drivers, URL, schema
+check and migration, the pool, error translation) and its appends
+(:class:`~sessiontree.backends.sql.postgres_append.PostgresAppends`: validating and writing
+entries, and what the last append left known). The statements are
 :mod:`~sessiontree.backends.sql.postgres_sql`; this module holds the session rows, the reads,
 search and fork.
 """
@@ -24,8 +27,8 @@ from sessiontree.backends.sql.plan import (
     now_us,
     where_clause,
 )
-from sessiontree.backends.sql.postgres_append import PostgresAppender
-from sessiontree.backends.sql.postgres_pool import clean_text, import_drivers
+from sessiontree.backends.sql.postgres_append import PostgresAppends, row_params
+from sessiontree.backends.sql.postgres_pool import PostgresConnection, clean_text, import_drivers
 from sessiontree.backends.sql.postgres_search import (
     SEARCH_SQL,
     catch_up,
@@ -92,15 +95,60 @@ async def _insert_session(conn: Any, session_id: str, metadata: SessionMetadata,
             )
 
 
-class PostgresEngine(PostgresAppender):
+class PostgresEngine:
     """The :class:`~sessiontree.backends.sql.plan.SQLEngine` over one PostgreSQL database.
 
     The pool opens on first use (after a direct connection has checked and migrated the schema).
+
+    Args:
+        url: a ``postgresql:`` (or ``postgres:``) URL.
+        read_only: never create or write the store (see :class:`PostgresConnection`).
 
     Raises (constructor):
         MissingExtraError: psycopg or psycopg_pool is not installed.
         StorageError: a malformed URL.
     """
+
+    def __init__(self, url: str, *, read_only: bool = False) -> None:
+        self.connection = PostgresConnection(url, read_only=read_only)
+        """The connection pool: drivers, the schema, error translation."""
+        self._appends = PostgresAppends(self.connection)
+        """Appending entries, and what the last append to each session left known."""
+        self.url = url
+        """The ``postgresql:`` URL."""
+        self.read_only = read_only
+        """Opened for reading only."""
+
+    async def close(self) -> None:
+        """Close the pool. Idempotent."""
+        await self.connection.close()
+
+    # ------------------------------------------------------------------ entries written
+
+    async def append(
+        self,
+        session_id: str,
+        entries: Sequence[Entry],
+        *,
+        at_leaf: bool,
+        bodies: Sequence[bytes] | None = None,
+    ) -> list[Entry]:
+        """See :class:`SQLEngine` (:meth:`PostgresAppends.append`)."""
+        return await self._appends.append(session_id, entries, at_leaf=at_leaf, bodies=bodies)
+
+    async def append_if_leaf(
+        self,
+        session_id: str,
+        entry: Entry,
+        body: bytes,
+        expected_id: str | None,
+        *,
+        at_leaf: bool = True,
+    ) -> Entry:
+        """See :class:`SQLEngine` (:meth:`PostgresAppends.append_if_leaf`)."""
+        return await self._appends.append_if_leaf(
+            session_id, entry, body, expected_id, at_leaf=at_leaf
+        )
 
     # ------------------------------------------------------------------ sessions
 
@@ -114,18 +162,18 @@ class PostgresEngine(PostgresAppender):
         created_us: int | None = None,
     ) -> None:
         """See :class:`SQLEngine`: the session row and its entries in one transaction."""
-        self._writable(session_id)
+        self.connection.writable(session_id)
         now = now_us() if created_us is None else created_us
-        pool = self._pool or await self._get_pool()
+        pool = self.connection.pool or await self.connection.get_pool()
         try:
             async with pool.connection() as conn, conn.transaction():
                 await _insert_session(conn, session_id, metadata, now)
                 if entries:
-                    await self._append_in(
+                    await self._appends.append_in(
                         conn, session_id, entries, False, bodies, lock=False, keep_unknown=True
                     )
-        except self._psycopg.Error as exc:
-            error = self._error(exc, session_id)
+        except self.connection.psycopg.Error as exc:
+            error = self.connection.error(exc, session_id)
             if isinstance(error, DuplicateEntryError):
                 raise SessionExistsError(
                     "a session with this id already exists", session_id=session_id
@@ -137,10 +185,10 @@ class PostgresEngine(PostgresAppender):
     ) -> None:
         """See :class:`SQLEngine`: one statement (:func:`~sessiontree.backends.sql.postgres_sql.fork_sql`),
         so one transaction and one round trip; copied rows by ``INSERT … SELECT``."""
-        self._writable(session_id)
+        self.connection.writable(session_id)
         now = now_us()
         meta = [(_meta_text(k), _meta_text(v)) for k, v, _ in meta_rows(session_id, metadata)]
-        params = self._params(session_id, plan, plan.rows) | {
+        params = row_params(session_id, plan, plan.rows) | {
             "now": now,
             "src": source_id,
             "copies": len(plan.copies),
@@ -163,7 +211,7 @@ class PostgresEngine(PostgresAppender):
             copies=bool(plan.copies), meta=bool(meta), written=bool(plan.rows), runs=runs
         )
         try:
-            rows = await self._fetch(sql, params, session_id)
+            rows = await self.connection.fetch(sql, params, session_id)
         except SessionTreeError as exc:
             if isinstance(exc, DuplicateEntryError):
                 raise SessionExistsError(
@@ -175,7 +223,7 @@ class PostgresEngine(PostgresAppender):
 
     async def set_modified(self, session_id: str, modified_us: int) -> bool:
         """See :class:`SQLEngine`."""
-        found = await self._execute(
+        found = await self.connection.execute(
             "UPDATE sessions SET modified_us = %s WHERE id = %s",
             (modified_us, session_id),
             session_id,
@@ -184,14 +232,14 @@ class PostgresEngine(PostgresAppender):
 
     async def load_metadata(self, session_id: str) -> str | None:
         """See :class:`SQLEngine`."""
-        rows = await self._fetch(
+        rows = await self.connection.fetch(
             "SELECT metadata::text FROM sessions WHERE id = %s", (session_id,), session_id
         )
         return rows[0][0] if rows else None
 
     async def session_leaf(self, session_id: str) -> tuple[bool, str | None]:
         """See :class:`SQLEngine`."""
-        rows = await self._fetch(
+        rows = await self.connection.fetch(
             "SELECT leaf_id FROM sessions WHERE id = %s", (session_id,), session_id
         )
         return (True, rows[0][0]) if rows else (False, None)
@@ -205,17 +253,17 @@ class PostgresEngine(PostgresAppender):
         it to commit, and the second, a statement of its own, sees its rows; an insert
         after it finds no session row and writes nothing.
         """
-        self._writable(session_id)
-        self._known.pop(session_id, None)
-        pool = self._pool or await self._get_pool()
+        self.connection.writable(session_id)
+        self._appends.forget(session_id)
+        pool = self.connection.pool or await self.connection.get_pool()
         try:
             async with pool.connection() as conn, conn.transaction():
                 cur = await conn.execute("DELETE FROM sessions WHERE id = %s", (session_id,))
                 found = int(cur.rowcount)
                 if found:
                     await conn.execute("DELETE FROM entries WHERE session_id = %s", (session_id,))
-        except self._psycopg.Error as exc:
-            raise self._error(exc, session_id) from exc
+        except self.connection.psycopg.Error as exc:
+            raise self.connection.error(exc, session_id) from exc
         return found > 0
 
     async def list_sessions(
@@ -226,7 +274,7 @@ class PostgresEngine(PostgresAppender):
         condition, params = where_clause(
             {_meta_text(k): _meta_text(v) for k, v in where.items()}, "%s"
         )
-        rows = await self._fetch(
+        rows = await self.connection.fetch(
             f"SELECT {columns} FROM sessions{condition} ORDER BY modified_us DESC, id DESC"
             " LIMIT %s OFFSET %s",
             (*params, None if limit is None else max(limit, 0), max(offset, 0)),
@@ -243,8 +291,8 @@ class PostgresEngine(PostgresAppender):
         needle = search_needle(query)
         if needle is None or limit <= 0:
             return []
-        pool = self._pool or await self._get_pool()
-        errors = self._psycopg.errors
+        pool = self.connection.pool or await self.connection.get_pool()
+        errors = self.connection.psycopg.errors
         try:
             async with pool.connection() as conn:
                 pending: list[Any] = []
@@ -257,8 +305,8 @@ class PostgresEngine(PostgresAppender):
                         pending = await pending_hits(conn, needle)
                 cur = await conn.execute(SEARCH_SQL, (like_pattern(needle), limit))
                 rows = await cur.fetchall()
-        except self._psycopg.Error as exc:
-            raise self._error(exc) from exc
+        except self.connection.psycopg.Error as exc:
+            raise self.connection.error(exc) from exc
         if pending:
             rows = sorted([*rows, *pending], key=lambda r: (-r[3], r[0], r[4]))[:limit]
         return [hit_from_row(r[0], r[1], r[2], query) for r in rows]
@@ -267,7 +315,7 @@ class PostgresEngine(PostgresAppender):
 
     async def get_entry(self, session_id: str, entry_id: str) -> str | None:
         """See :class:`SQLEngine`."""
-        rows = await self._fetch(
+        rows = await self.connection.fetch(
             "SELECT body::text FROM entries WHERE session_id = %s AND id = %s",
             (session_id, entry_id),
             session_id,
@@ -276,7 +324,7 @@ class PostgresEngine(PostgresAppender):
 
     async def entry_seq(self, session_id: str, entry_id: str) -> int | None:
         """See :class:`SQLEngine`."""
-        rows = await self._fetch(
+        rows = await self.connection.fetch(
             "SELECT seq FROM entries WHERE session_id = %s AND id = %s",
             (session_id, entry_id),
             session_id,
@@ -295,20 +343,22 @@ class PostgresEngine(PostgresAppender):
             body="body::text",
             types_in=lambda types: ("AND type = ANY(%s::text[])", [types]),
         )
-        return await self._fetch(sql, params, session_id)
+        return await self.connection.fetch(sql, params, session_id)
 
     async def get_chain(
         self, session_id: str, leaf_id: str | None
     ) -> list[tuple[str, str | None, str, str, int]]:
         """See :class:`SQLEngine` (no ORDER BY: a sort would spill the bodies to disk)."""
-        return await self._fetch(CHAIN_SQL, {"sid": session_id, "leaf": leaf_id}, session_id)
+        return await self.connection.fetch(
+            CHAIN_SQL, {"sid": session_id, "leaf": leaf_id}, session_id
+        )
 
     async def get_chain_until(
         self, session_id: str, leaf_id: str | None, stop_type: str | None, stop_id: str | None
     ) -> list[tuple[str, str | None, str, str, int, int]]:
         """See :class:`SQLEngine`."""
         params = {"sid": session_id, "leaf": leaf_id, "stype": stop_type, "stop": stop_id}
-        return await self._fetch(CHAIN_UNTIL_SQL, params, session_id)
+        return await self.connection.fetch(CHAIN_UNTIL_SQL, params, session_id)
 
     async def get_fork_rows(
         self, session_id: str, leaf_id: str, *, metadata: bool = False
@@ -316,7 +366,7 @@ class PostgresEngine(PostgresAppender):
         """See :class:`SQLEngine`: the range read, the labels and the metadata in one query;
         the recursive walk in a second when the range does not hold the chain."""
         params = {"sid": session_id, "leaf": leaf_id}
-        pool = self._pool or await self._get_pool()
+        pool = self.connection.pool or await self.connection.get_pool()
         try:
             async with pool.connection() as conn:
                 cur = await conn.execute(
@@ -333,14 +383,14 @@ class PostgresEngine(PostgresAppender):
                     cur = await conn.execute(FORK_CHAIN_SQL, params)
                     chain = [ChainRow(*r) for r in await cur.fetchall()]
                 return chain, [(r[0], r[3]) for r in labels], meta
-        except self._psycopg.Error as exc:
-            raise self._error(exc, session_id) from exc
+        except self.connection.psycopg.Error as exc:
+            raise self.connection.error(exc, session_id) from exc
 
     async def get_bodies(self, session_id: str, entry_ids: Sequence[str]) -> dict[str, str]:
         """See :class:`SQLEngine`."""
         if not entry_ids:
             return {}
-        rows = await self._fetch(
+        rows = await self.connection.fetch(
             "SELECT id, body::text FROM entries WHERE session_id = %s AND id = ANY(%s::text[])",
             (session_id, list(entry_ids)),
             session_id,
@@ -349,7 +399,7 @@ class PostgresEngine(PostgresAppender):
 
     async def get_label_body(self, session_id: str, entry_id: str) -> str | None:
         """See :class:`SQLEngine`."""
-        rows = await self._fetch(
+        rows = await self.connection.fetch(
             "SELECT body::text FROM entries WHERE session_id = %s AND type = 'label'"
             " AND target_id = %s ORDER BY seq DESC LIMIT 1",
             (session_id, entry_id),
@@ -359,7 +409,7 @@ class PostgresEngine(PostgresAppender):
 
     async def get_name_body(self, session_id: str) -> str | None:
         """See :class:`SQLEngine`."""
-        rows = await self._fetch(
+        rows = await self.connection.fetch(
             "SELECT body::text FROM entries WHERE session_id = %s AND type = 'session_info'"
             " ORDER BY seq DESC LIMIT 1",
             (session_id,),

@@ -1,4 +1,5 @@
-"""The PostgreSQL append (the ``sql`` backend's engine, :mod:`~sessiontree.backends.sql.postgres`).
+"""The PostgreSQL append: the part of :class:`~sessiontree.backends.sql.postgres.PostgresEngine`
+that writes entries (:class:`PostgresAppends`, owned by the engine, over its connection).
 
 A single append is two statements and one commit, with no lock held across a round trip: a
 snapshot read of the session row *and* the types of every id the entry refers to (one query),
@@ -37,7 +38,13 @@ from sessiontree.entries import Entry
 from sessiontree.errors import LeafMovedError, SessionNotFoundError, StorageError
 from sessiontree.tree import entry_refs
 
-__all__ = ["CAS_CHUNK", "MAX_ATTEMPTS", "PostgresAppender"]
+__all__ = [
+    "CAS_CHUNK",
+    "MAX_ATTEMPTS",
+    "PostgresAppends",
+    "row_params",
+    "session_params",
+]
 
 CAS_CHUNK = 1000
 """Batches up to this many entries are one compare-and-set statement; larger ones lock."""
@@ -47,43 +54,49 @@ MAX_ATTEMPTS = 200
 _clean = clean_text
 
 
-class PostgresAppender(PostgresConnection):
-    """Appending entries to a session of one PostgreSQL database (see the module docstring);
-    the base of :class:`~sessiontree.backends.sql.postgres.PostgresEngine`."""
+def session_params(session_id: str, plan: AppendPlan | ForkPlan) -> dict[str, Any]:
+    """The ``sessions`` row values after ``plan`` (the ``UPDATE_SET`` parameters)."""
+    return {
+        "sid": session_id,
+        "leaf": plan.leaf_id,
+        "count": plan.entry_count,
+        "msgs": plan.message_count,
+        "now": now_us(),
+        "first": _clean(plan.first_message),
+        "name": _clean(plan.name),
+    }
 
-    def __init__(self, url: str, *, read_only: bool = False) -> None:
-        super().__init__(url, read_only=read_only)
+
+def row_params(session_id: str, plan: AppendPlan | ForkPlan, rows: Sequence[Any]) -> dict[str, Any]:
+    """:func:`session_params` and the ``entries`` columns of ``rows`` as arrays (the
+    parameters of the insert and compare-and-set statements)."""
+    return session_params(session_id, plan) | {
+        "seq": [r.seq for r in rows],
+        "id": [r.id for r in rows],
+        "parent": [r.parent_id for r in rows],
+        "type": [r.type for r in rows],
+        "ts": [r.timestamp for r in rows],
+        "target": [r.target_id for r in rows],
+        "body": [r.body for r in rows],
+        "text": [_clean(r.text) for r in rows],
+    }
+
+
+class PostgresAppends:
+    """Appending entries to the sessions of one PostgreSQL database (see the module
+    docstring), over the connection of the engine that owns it."""
+
+    def __init__(self, connection: PostgresConnection) -> None:
+        self.connection = connection
+        """The connection (pool) of the engine that owns this part."""
         self._known: dict[str, tuple[SessionState, dict[str, str]]] = {}
         """Per session this engine appended to last: the session row after that append and
         the type of its leaf (the fast path's knowledge; dropped when anything differs)."""
 
-    @staticmethod
-    def _session_params(session_id: str, plan: AppendPlan | ForkPlan) -> dict[str, Any]:
-        """The ``sessions`` row values after ``plan`` (the ``UPDATE_SET`` parameters)."""
-        return {
-            "sid": session_id,
-            "leaf": plan.leaf_id,
-            "count": plan.entry_count,
-            "msgs": plan.message_count,
-            "now": now_us(),
-            "first": _clean(plan.first_message),
-            "name": _clean(plan.name),
-        }
-
-    @classmethod
-    def _params(
-        cls, session_id: str, plan: AppendPlan | ForkPlan, rows: Sequence[Any]
-    ) -> dict[str, Any]:
-        return cls._session_params(session_id, plan) | {
-            "seq": [r.seq for r in rows],
-            "id": [r.id for r in rows],
-            "parent": [r.parent_id for r in rows],
-            "type": [r.type for r in rows],
-            "ts": [r.timestamp for r in rows],
-            "target": [r.target_id for r in rows],
-            "body": [r.body for r in rows],
-            "text": [_clean(r.text) for r in rows],
-        }
+    def forget(self, session_id: str) -> None:
+        """Drop what the last append to ``session_id`` left known (a write that bypasses the
+        fast path, or the session deleted)."""
+        self._known.pop(session_id, None)
 
     def _cas(
         self, session_id: str, plan: AppendPlan, old: SessionState
@@ -91,9 +104,9 @@ class PostgresAppender(PostgresConnection):
         """The compare-and-set statement and its parameters (scalars for one row)."""
         unchanged = {"old": old.entry_count, "old_leaf": old.leaf_id}
         if len(plan.rows) != 1:
-            return CAS_SQL, self._params(session_id, plan, plan.rows) | unchanged
+            return CAS_SQL, row_params(session_id, plan, plan.rows) | unchanged
         r = plan.rows[0]
-        return CAS_ONE_SQL, self._session_params(session_id, plan) | unchanged | {
+        return CAS_ONE_SQL, session_params(session_id, plan) | unchanged | {
             "seq": r.seq,
             "id": r.id,
             "parent": r.parent_id,
@@ -119,8 +132,8 @@ class PostgresAppender(PostgresConnection):
         that (the same :func:`plan_append`) and written in one round trip. The compare-and-set
         proves nothing changed in between; if something did, the full path runs.
         """
-        self._writable(session_id)
-        pool = self._pool or await self._get_pool()
+        self.connection.writable(session_id)
+        pool = self.connection.pool or await self.connection.get_pool()
         try:
             if len(entries) > CAS_CHUNK:
                 self._known.pop(session_id, None)
@@ -135,7 +148,7 @@ class PostgresAppender(PostgresConnection):
                         if cur.rowcount == len(plan.rows):
                             self._learn(session_id, state, types, plan)
                             return plan.entries
-                except self._psycopg.errors.UniqueViolation:
+                except self.connection.psycopg.errors.UniqueViolation:
                     pass  # a duplicate id: the full path below names it precisely
                 self._known.pop(session_id, None)
             for attempt in range(MAX_ATTEMPTS):
@@ -158,10 +171,10 @@ class PostgresAppender(PostgresConnection):
                         return plan.entries
                 # another writer appended since the read: re-validate against the new state
                 await asyncio.sleep(random.uniform(0, 0.0005 * min(attempt + 1, 20)))
-        except self._psycopg.Error as exc:
-            raise self._error(exc, session_id) from exc
+        except self.connection.psycopg.Error as exc:
+            raise self.connection.error(exc, session_id) from exc
         raise StorageError(
-            f"{self._where}: gave up appending to session {session_id!r} after {MAX_ATTEMPTS}"
+            f"{self.connection.where}: gave up appending to session {session_id!r} after {MAX_ATTEMPTS}"
             " attempts: too many concurrent writers"
         )
 
@@ -177,8 +190,8 @@ class PostgresAppender(PostgresConnection):
         """See :class:`SQLEngine`: one transaction holding the session row lock (which the
         compare-and-set appends of other writers wait for) from the leaf check to the
         commit."""
-        self._writable(session_id)
-        pool = self._pool or await self._get_pool()
+        self.connection.writable(session_id)
+        pool = self.connection.pool or await self.connection.get_pool()
         self._known.pop(session_id, None)
         try:
             async with pool.connection() as conn, conn.transaction():
@@ -190,9 +203,9 @@ class PostgresAppender(PostgresConnection):
                     raise SessionNotFoundError(session_id)
                 if row[0] != expected_id:
                     raise LeafMovedError(session_id, expected_id, row[0])
-                (stored,) = await self._append_in(conn, session_id, [entry], at_leaf, [body])
-        except self._psycopg.Error as exc:
-            raise self._error(exc, session_id) from exc
+                (stored,) = await self.append_in(conn, session_id, [entry], at_leaf, [body])
+        except self.connection.psycopg.Error as exc:
+            raise self.connection.error(exc, session_id) from exc
         return stored
 
     def _fast_plan(
@@ -247,9 +260,9 @@ class PostgresAppender(PostgresConnection):
         bodies: Sequence[bytes] | None = None,
     ) -> list[Entry]:
         async with pool.connection() as conn, conn.transaction():
-            return await self._append_in(conn, session_id, entries, at_leaf, bodies)
+            return await self.append_in(conn, session_id, entries, at_leaf, bodies)
 
-    async def _append_in(
+    async def append_in(
         self,
         conn: Any,
         session_id: str,
@@ -289,6 +302,6 @@ class PostgresAppender(PostgresConnection):
         )
         for start in range(0, len(plan.rows), CAS_CHUNK):
             chunk = plan.rows[start : start + CAS_CHUNK]
-            await conn.execute(INSERT_SQL, self._params(session_id, plan, chunk))
-        await conn.execute(UPDATE_SQL, self._params(session_id, plan, ()))
+            await conn.execute(INSERT_SQL, row_params(session_id, plan, chunk))
+        await conn.execute(UPDATE_SQL, row_params(session_id, plan, ()))
         return plan.entries

@@ -99,7 +99,8 @@ def redact(url: str) -> str:
 def _handing_over(psycopg: Any, first: Any) -> Any:
     """A connection class for the pool whose first ``connect`` returns ``first``, the
     connection that checked the schema (made with the pool's own conninfo and autocommit):
-    the pool starts with it instead of opening a second one (~2-3 ms per repository open).
+    the pool starts with it instead of opening a second one (a connection less to make per
+    repository open).
     Every later ``connect`` opens a new connection."""
     handed: list[Any] = [first]
 
@@ -128,34 +129,35 @@ class PostgresConnection:
     """
 
     def __init__(self, url: str, *, read_only: bool = False) -> None:
-        self._psycopg, self._pool_mod = import_drivers()
+        self.psycopg, self._pool_mod = import_drivers()
         self.url = url
         self.read_only = read_only
-        self._where = redact(url)
+        self.where = redact(url)
         conninfo = "postgresql" + url[url.index(":") :] if url.startswith("postgres:") else url
         try:
-            params = self._psycopg.conninfo.conninfo_to_dict(conninfo)
-        except self._psycopg.Error as exc:
-            raise StorageError(f"{self._where}: bad PostgreSQL URL: {exc}") from exc
+            params = self.psycopg.conninfo.conninfo_to_dict(conninfo)
+        except self.psycopg.Error as exc:
+            raise StorageError(f"{self.where}: bad PostgreSQL URL: {exc}") from exc
         if "connect_timeout" not in params:
-            conninfo = self._psycopg.conninfo.make_conninfo(
+            conninfo = self.psycopg.conninfo.make_conninfo(
                 conninfo, connect_timeout=CONNECT_TIMEOUT_S
             )
         self._conninfo = conninfo
-        self._pool: Any = None
+        self.pool: Any = None
+        """The connection pool once opened (:meth:`get_pool`), else ``None``."""
         self._opening: asyncio.Lock | None = None
         self._closed = False
 
-    def _error(
+    def error(
         self, exc: BaseException, session_id: str | None = None, *, connecting: bool = False
     ) -> SessionTreeError:
         """The sessiontree error for a driver error: every psycopg error of this engine is
         translated here, by class and SQLSTATE (:data:`SQLSTATE_ERRORS`), into what happened.
         ``connecting``: it came from opening the first connection (no SQLSTATE then means
         the server cannot be reached, not a connection lost)."""
-        psycopg, errors = self._psycopg, self._psycopg.errors
+        psycopg, errors = self.psycopg, self.psycopg.errors
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        where = self._where
+        where = self.where
         if isinstance(exc, errors.UniqueViolation):
             return DuplicateEntryError(f"already exists ({first})", session_id=session_id)
         if isinstance(exc, psycopg.DataError):
@@ -191,18 +193,25 @@ class PostgresConnection:
             return StorageError(f"{where}: lost the connection to PostgreSQL: {first}")
         return StorageError(f"{where}: {first}")
 
-    async def _get_pool(self) -> Any:
-        if self._pool is not None:
-            return self._pool
+    async def get_pool(self) -> Any:
+        """The ``psycopg_pool`` pool, opened on first call (after :meth:`_setup` on a direct
+        connection); callers use ``connection.pool or await connection.get_pool()``.
+
+        Raises:
+            StorageError: closed, the server cannot be reached, or the database is not a
+                store (or one of a newer schema).
+        """
+        if self.pool is not None:
+            return self.pool
         if self._closed:
-            raise StorageError(f"{self._where}: the repository is closed")
+            raise StorageError(f"{self.where}: the repository is closed")
         if self._opening is None:
             self._opening = asyncio.Lock()
         async with self._opening:
-            if self._pool is None:
+            if self.pool is None:
                 connected = False
                 try:
-                    first = await self._psycopg.AsyncConnection.connect(
+                    first = await self.psycopg.AsyncConnection.connect(
                         self._conninfo, autocommit=True
                     )
                     connected = True
@@ -216,7 +225,7 @@ class PostgresConnection:
                         min_size=1,
                         max_size=POOL_MAX_SIZE,
                         kwargs={"autocommit": True},
-                        connection_class=_handing_over(self._psycopg, first),
+                        connection_class=_handing_over(self.psycopg, first),
                         open=False,
                         timeout=30,
                     )
@@ -228,10 +237,10 @@ class PostgresConnection:
                         raise
                 except SessionTreeError:
                     raise
-                except self._psycopg.Error as exc:
-                    raise self._error(exc, connecting=not connected) from exc
-                self._pool = pool
-        return self._pool
+                except self.psycopg.Error as exc:
+                    raise self.error(exc, connecting=not connected) from exc
+                self.pool = pool
+        return self.pool
 
     async def _setup(self, conn: Any) -> None:
         """On the first connection (direct, so a server that is down or a foreign database
@@ -248,7 +257,7 @@ class PostgresConnection:
         async with conn.transaction():
             await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
             version = await self._stored_version(conn) or 0
-            check_version(version, self._where)
+            check_version(version, self.where)
             for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
                 for statement in migration.postgres:
                     await conn.execute(statement)
@@ -268,8 +277,8 @@ class PostgresConnection:
             StorageError: the database holds another application's tables, its schema is
                 newer than this library's, or it is empty and the store is ``read_only``.
         """
-        # a name lookup first (0.4 ms on a new connection); the pg_tables view (1.2 ms) only
-        # when there is no schema_version table, to tell an empty database from another's
+        # a name lookup first (cheaper than the pg_tables view on a new connection); the view
+        # only when there is no schema_version table, to tell an empty database from another's
         cur = await conn.execute(
             "SELECT to_regclass(quote_ident(current_schema()) || '.schema_version') IS NOT NULL"
         )
@@ -281,19 +290,19 @@ class PostgresConnection:
             if "schema_version" in names:  # another process created the store in between
                 return await self._stored_version(conn)
             if names:
-                raise foreign_database(self._where, f"it holds tables {sorted(names)[:5]}")
+                raise foreign_database(self.where, f"it holds tables {sorted(names)[:5]}")
             if self.read_only:
                 raise StorageError(
-                    f"{self._where}: no store here (the database holds no sessiontree "
+                    f"{self.where}: no store here (the database holds no sessiontree "
                     "tables); check the URL"
                 )
             return None
         cur = await conn.execute(POSTGRES_VERSION_SQL, (APP,))
         top, count, ours = await cur.fetchone()
         if count and not ours:
-            raise foreign_database(self._where, "schema_version belongs to another application")
+            raise foreign_database(self.where, "schema_version belongs to another application")
         version = int(top or 0)
-        check_version(version, self._where)
+        check_version(version, self.where)
         return version
 
     async def _trgm_schema(self, conn: Any) -> str:
@@ -318,14 +327,14 @@ class PostgresConnection:
             try:
                 async with conn.transaction():  # a savepoint: a refusal undoes only itself
                     await conn.execute(statement)
-            except self._psycopg.Error as exc:
+            except self.psycopg.Error as exc:
                 problem = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
                 continue
             row = await (await conn.execute(find)).fetchone()
             if row is not None:
                 return str(row[0])
         raise StorageError(
-            f"{self._where}: search needs the PostgreSQL extension pg_trgm, which is not in this"
+            f"{self.where}: search needs the PostgreSQL extension pg_trgm, which is not in this"
             f" database and cannot be created by this role ({problem}); ask an administrator"
             " to run CREATE EXTENSION pg_trgm in it (Debian: package postgresql-contrib)"
         )
@@ -353,37 +362,49 @@ class PostgresConnection:
             " WHERE search_text IS NOT NULL"
         )
 
-    def _writable(self, session_id: str | None = None) -> None:
-        """Raise if this engine was opened read-only."""
+    def writable(self, session_id: str | None = None) -> None:
+        """Raise if this store was opened read-only.
+
+        Raises:
+            StorageError: it was; nothing is written.
+        """
         if self.read_only:
             raise StorageError(
-                f"{self._where}: the store was opened read-only; nothing written"
+                f"{self.where}: the store was opened read-only; nothing written"
                 + (f" (session {session_id!r})" if session_id else "")
             )
 
     async def close(self) -> None:
         """Close the pool. Idempotent."""
         self._closed = True
-        if self._pool is not None:
-            pool, self._pool = self._pool, None
+        if self.pool is not None:
+            pool, self.pool = self.pool, None
             await pool.close()
 
-    async def _fetch(
-        self, sql: str, params: Any = None, session_id: str | None = None
-    ) -> list[Any]:
-        pool = self._pool or await self._get_pool()
+    async def fetch(self, sql: str, params: Any = None, session_id: str | None = None) -> list[Any]:
+        """The rows of one statement on a pooled connection.
+
+        Raises:
+            StorageError: the database failed (:meth:`error`).
+        """
+        pool = self.pool or await self.get_pool()
         try:
             async with pool.connection() as conn:
                 cur = await conn.execute(sql, params)
                 return await cur.fetchall()  # type: ignore[no-any-return]
-        except self._psycopg.Error as exc:
-            raise self._error(exc, session_id) from exc
+        except self.psycopg.Error as exc:
+            raise self.error(exc, session_id) from exc
 
-    async def _execute(self, sql: str, params: Any = None, session_id: str | None = None) -> int:
-        pool = self._pool or await self._get_pool()
+    async def execute(self, sql: str, params: Any = None, session_id: str | None = None) -> int:
+        """Run one statement on a pooled connection; the rows it changed.
+
+        Raises:
+            StorageError: the database failed (:meth:`error`).
+        """
+        pool = self.pool or await self.get_pool()
         try:
             async with pool.connection() as conn:
                 cur = await conn.execute(sql, params)
                 return int(cur.rowcount)
-        except self._psycopg.Error as exc:
-            raise self._error(exc, session_id) from exc
+        except self.psycopg.Error as exc:
+            raise self.error(exc, session_id) from exc

@@ -11,7 +11,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sessiontree._gc import gc_paused
 from sessiontree.backends.sql.parse_cache import ParseCache
@@ -27,11 +27,19 @@ from sessiontree.metadata import (
     session_time,
     where_pairs,
 )
-from sessiontree.repos.base import check_entries, check_list_args, coerce_metadata
-from sessiontree.session import Session
+from sessiontree.repos.base import (
+    check_entries,
+    check_list_args,
+    coerce_metadata,
+    fork_session,
+    session_of,
+)
 from sessiontree.storage.search import check_search_args
 from sessiontree.stored import stored_form
 from sessiontree.tree import ForkPosition
+
+if TYPE_CHECKING:
+    from sessiontree.session import Session
 
 __all__ = ["SQLRepo"]
 
@@ -49,8 +57,8 @@ class SQLRepo:
     ``parse_cache_mb`` > 0: the sessions it opens share a
     :class:`~sessiontree.backends.sql.ParseCache` of that much stored JSON, so opening a
     session again (a server handling each request with ``open`` + ``build_context``) reuses
-    the entries parsed before instead of validating the branch again (1k entries: ~3.4x →
-    ~1.3x the raw fetch). The entries are then shared: treat them as read-only. Off by default.
+    the entries parsed before instead of validating the branch again (bench/README.md has
+    the figures). The entries are then shared: treat them as read-only. Off by default.
 
     Raises (constructor):
         ValueError: ``parse_cache_mb`` is not a finite number ≥ 0.
@@ -105,7 +113,7 @@ class SQLRepo:
         await self._engine.create_session(
             session_id, meta, [e for e, _ in stored], [b for _, b in stored], created_us=created_us
         )
-        return Session(SQLStorage(self._engine, session_id, meta, parse_cache=self._parse_cache))
+        return session_of(SQLStorage(self._engine, session_id, meta, parse_cache=self._parse_cache))
 
     async def open(self, id: str) -> Session:
         """See :meth:`SessionRepo.open`: reads the session row only.
@@ -117,7 +125,7 @@ class SQLRepo:
         meta = await self._engine.load_metadata(check_session_id(id))
         if meta is None:
             raise SessionNotFoundError(id)
-        return Session(
+        return session_of(
             SQLStorage(self._engine, id, metadata_from_json(meta), parse_cache=self._parse_cache)
         )
 
@@ -131,8 +139,8 @@ class SQLRepo:
         """See :meth:`SessionRepo.list`: one query on the ``sessions`` table (``where``: one
         ``session_meta`` primary-key lookup per key); no entry is read.
 
-        The cyclic GC is paused while the rows become :class:`SessionInfo` objects (10k
-        sessions: ~10% of the listing was spent in collections that free nothing).
+        The cyclic GC is paused while the rows become :class:`SessionInfo` objects: the
+        collections a listing of many sessions would trigger free nothing.
         """
         check_list_args(limit, offset)
         with gc_paused():
@@ -159,7 +167,7 @@ class SQLRepo:
             # the errors of open() then Session.fork(), in that order
             return await (await self.open(session_id)).fork(target_id, position)
         source = SQLStorage.for_fork(self._engine, session_id, parse_cache=self._parse_cache)
-        return await Session(source).fork(target_id, position)
+        return await fork_session(source, target_id, position)
 
     async def search(self, query: str, limit: int = 20) -> builtins.list[SearchHit]:
         """See :meth:`SessionRepo.search`, through a trigram index (SQLite FTS5 ``trigram``,

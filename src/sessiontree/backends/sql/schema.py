@@ -31,8 +31,8 @@ a ``pg_trgm`` GIN index on PostgreSQL. Both hold the lower-cased text of ``messa
 word-prefix indexes (FTS5 ``unicode61``, a ``tsvector`` column ``entries.fts``).
 
 On SQLite the FTS5 table is written *after* the append, not in its transaction (version 2):
-an FTS5 insert makes every ``COMMIT`` flush a new index segment, which cost ~106 µs instead of
-~39 µs per append (an append ~150 µs against ~35 µs for a raw one-row insert). The one-row
+an FTS5 insert makes every ``COMMIT`` flush a new index segment, which more than doubled the
+cost of an append (bench/README.md). The one-row
 table ``search_index_state (indexed_upto)`` is the watermark: every ``entries`` row whose
 rowid is ``<= indexed_upto`` is in ``entries_fts``, none above it is. Rows above it are indexed
 in one transaction ("catch-up") by the next search, or by the append that brings the backlog
@@ -226,7 +226,7 @@ _V4_SQLITE = (
 _V4_POSTGRES = (
     "ALTER TABLE entries ADD COLUMN IF NOT EXISTS search_text TEXT",
     # filled from each message's text by the engine (PostgreSQL cannot read message_text
-    # out of the JSON), then indexed; see PostgresEngine._migrate_search
+    # out of the JSON), then indexed; see PostgresConnection._migrate_search
 )
 
 _V4_POSTGRES_AFTER = (
@@ -244,8 +244,8 @@ _V5_POSTGRES = (
     )""",
 )
 
-# the entries -> sessions foreign key checked every inserted row with a query of its own (a
-# fork's copy of 500 rows: 2.5 ms of its 6); every insert into entries already reads the
+# the entries -> sessions foreign key checked every inserted row with a query of its own (much
+# of a fork's copy time, bench/README.md); every insert into entries already reads the
 # session row in its own transaction (the compare-and-set UPDATE, SELECT … FOR UPDATE, or the
 # session row it inserts), and delete_session deletes the entries itself, as on SQLite
 _V6_POSTGRES = ("ALTER TABLE entries DROP CONSTRAINT IF EXISTS entries_session_id_fkey",)

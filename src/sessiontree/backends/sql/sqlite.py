@@ -1,13 +1,15 @@
 """The SQLite engine: the embedded default store (``sql`` backend over one SQLite file).
 
-Opening (URL, connection, schema check, migration) lives in
-:mod:`~sessiontree.backends.sql.sqlite_open`, the deferred search index in
-:mod:`~sessiontree.backends.sql.sqlite_index`, the longer statements in
-:mod:`~sessiontree.backends.sql.sqlite_sql`, the append in
-:mod:`~sessiontree.backends.sql.sqlite_append`; this module holds the session rows, the reads,
+:class:`SQLiteEngine` is one class composed of two parts it owns: its connection
+(:class:`~sessiontree.backends.sql.sqlite_open.SQLiteConnection`: the URL, opening, schema
+check and migration, the connection's thread) and its appends
+(:class:`~sessiontree.backends.sql.sqlite_append.SQLiteAppends`: validating and writing
+entries, and what the last append left known). The deferred search index is
+:mod:`~sessiontree.backends.sql.sqlite_index`, the longer statements
+:mod:`~sessiontree.backends.sql.sqlite_sql`; this module holds the session rows, the reads,
 search and fork.
 The async methods' bodies are synchronous ``sqlite3`` code, run whole on the connection's
-own thread (:class:`~sessiontree.backends.sql.sqlite_open.SQLiteConnection`), never on the
+own thread (:func:`~sessiontree.backends.sql.sqlite_open.on_connection_thread`), never on the
 event loop. The search-index watermark is read in the append's session-row query, so the
 common append runs no extra statement.
 """
@@ -29,13 +31,15 @@ from sessiontree.backends.sql.plan import (
     now_us,
     where_clause,
 )
-from sessiontree.backends.sql.sqlite_append import SQLiteAppender
+from sessiontree.backends.sql.sqlite_append import SQLiteAppends
 from sessiontree.backends.sql.sqlite_index import (
     catch_up,
     match_clause,
     search_pending,
 )
 from sessiontree.backends.sql.sqlite_open import (
+    SQLiteConnection,
+    on_connection_thread,
     sqlite_path_from_url,
 )
 from sessiontree.backends.sql.sqlite_sql import (
@@ -78,16 +82,71 @@ def _insert_session(
     )
 
 
-class SQLiteEngine(SQLiteAppender):
+class SQLiteEngine:
     """The :class:`~sessiontree.backends.sql.plan.SQLEngine` over one SQLite file.
 
     The connection opens on first use. Each method runs on the connection's thread, one
     after another, so tasks (and threads) may share one engine; a method awaits only other
     methods of the engine.
+
+    Args:
+        url: a ``sqlite:`` URL (:func:`sqlite_path_from_url`).
+        read_only: never create or write the store (see :class:`SQLiteConnection`).
+
+    Raises (constructor):
+        StorageError: a malformed URL or option.
     """
+
+    def __init__(self, url: str, *, read_only: bool = False) -> None:
+        self.connection = SQLiteConnection(url, read_only=read_only)
+        """The connection: opening, the schema, errors and the thread every method runs on."""
+        self._appends = SQLiteAppends(self.connection)
+        """Appending entries, and what the last append to each session left known."""
+        self.url = url
+        """The ``sqlite:`` URL."""
+        self.read_only = read_only
+        """Opened for reading only."""
+
+    @property
+    def path(self) -> str:
+        """The database file's path (``:memory:`` for an in-memory store)."""
+        return self.connection.path
+
+    async def close(self) -> None:
+        """Close the connection once the operations already called are done (see
+        :meth:`SQLiteConnection.close`). Idempotent."""
+        await self.connection.close()
+
+    # ------------------------------------------------------------------ entries written
+
+    @on_connection_thread
+    async def append(
+        self,
+        session_id: str,
+        entries: Sequence[Entry],
+        *,
+        at_leaf: bool,
+        bodies: Sequence[bytes] | None = None,
+    ) -> list[Entry]:
+        """See :class:`SQLEngine` (:meth:`SQLiteAppends.append`)."""
+        return self._appends.append(session_id, entries, at_leaf=at_leaf, bodies=bodies)
+
+    @on_connection_thread
+    async def append_if_leaf(
+        self,
+        session_id: str,
+        entry: Entry,
+        body: bytes,
+        expected_id: str | None,
+        *,
+        at_leaf: bool = True,
+    ) -> Entry:
+        """See :class:`SQLEngine` (:meth:`SQLiteAppends.append_if_leaf`)."""
+        return self._appends.append_if_leaf(session_id, entry, body, expected_id, at_leaf=at_leaf)
 
     # ------------------------------------------------------------------ sessions
 
+    @on_connection_thread
     async def create_session(
         self,
         session_id: str,
@@ -98,10 +157,10 @@ class SQLiteEngine(SQLiteAppender):
         created_us: int | None = None,
     ) -> None:
         """See :class:`SQLEngine`: the session row and its entries in one transaction."""
-        conn = self._db()
+        conn = self.connection.db()
         now = now_us() if created_us is None else created_us
         try:
-            with self.writing(conn):
+            with self.connection.writing(conn):
                 try:
                     _insert_session(conn, session_id, metadata, now)
                 except sqlite3.IntegrityError as exc:
@@ -109,10 +168,13 @@ class SQLiteEngine(SQLiteAppender):
                         "a session with this id already exists", session_id=session_id
                     ) from exc
                 if entries:
-                    self._append_locked(conn, session_id, entries, False, bodies, keep_unknown=True)
+                    self._appends.append_locked(
+                        conn, session_id, entries, False, bodies, keep_unknown=True
+                    )
         except sqlite3.Error as exc:
-            raise self._error(exc) from exc
+            raise self.connection.error(exc) from exc
 
+    @on_connection_thread
     async def fork_session(
         self, source_id: str, session_id: str, metadata: SessionMetadata, plan: ForkPlan
     ) -> None:
@@ -120,10 +182,10 @@ class SQLiteEngine(SQLiteAppender):
 
         The copies' search index is filled like an append's: lazily, above the watermark.
         """
-        conn = self._db()
+        conn = self.connection.db()
         now = now_us()
         try:
-            with self.writing(conn):
+            with self.connection.writing(conn):
                 _insert_session(conn, session_id, metadata, now)
                 if plan.copies and not self._copy(conn, source_id, session_id, plan):
                     raise SessionNotFoundError(source_id, "session was deleted during the fork")
@@ -160,7 +222,7 @@ class SQLiteEngine(SQLiteAppender):
                 "a session with this id already exists", session_id=session_id
             ) from exc
         except sqlite3.Error as exc:
-            raise self._error(exc) from exc
+            raise self.connection.error(exc) from exc
 
     @staticmethod
     def _copy(conn: sqlite3.Connection, source_id: str, session_id: str, plan: ForkPlan) -> bool:
@@ -178,33 +240,37 @@ class SQLiteEngine(SQLiteAppender):
         ).fetchall()
         return [r[0] for r in found] == [i for i, _ in plan.copies]
 
+    @on_connection_thread
     async def set_modified(self, session_id: str, modified_us: int) -> bool:
         """See :class:`SQLEngine`."""
-        conn = self._db()
+        conn = self.connection.db()
         try:
-            with self.writing(conn):
+            with self.connection.writing(conn):
                 found = conn.execute(
                     "UPDATE sessions SET modified_us = ? WHERE id = ?", (modified_us, session_id)
                 ).rowcount
         except sqlite3.Error as exc:
-            raise self._error(exc) from exc
+            raise self.connection.error(exc) from exc
         return bool(found)
 
+    @on_connection_thread
     async def load_metadata(self, session_id: str) -> str | None:
         """See :class:`SQLEngine`."""
-        rows = self._query("SELECT metadata FROM sessions WHERE id = ?", (session_id,))
+        rows = self.connection.query("SELECT metadata FROM sessions WHERE id = ?", (session_id,))
         return rows[0][0] if rows else None
 
+    @on_connection_thread
     async def session_leaf(self, session_id: str) -> tuple[bool, str | None]:
         """See :class:`SQLEngine`."""
-        rows = self._query("SELECT leaf_id FROM sessions WHERE id = ?", (session_id,))
+        rows = self.connection.query("SELECT leaf_id FROM sessions WHERE id = ?", (session_id,))
         return (True, rows[0][0]) if rows else (False, None)
 
+    @on_connection_thread
     async def delete_session(self, session_id: str) -> bool:
         """See :class:`SQLEngine`."""
-        conn = self._db()
+        conn = self.connection.db()
         try:
-            with self.writing(conn):
+            with self.connection.writing(conn):
                 conn.execute(
                     "DELETE FROM entries_fts WHERE rowid IN"
                     " (SELECT rowid FROM entries WHERE session_id = ?)",
@@ -218,24 +284,26 @@ class SQLiteEngine(SQLiteAppender):
                     "UPDATE search_index_state SET indexed_upto = min(indexed_upto,"
                     " (SELECT coalesce(max(rowid), 0) FROM entries))"
                 )
-                self._leaf_types.pop(session_id, None)
+                self._appends.forget(session_id)
                 found = conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount
         except sqlite3.Error as exc:
-            raise self._error(exc) from exc
+            raise self.connection.error(exc) from exc
         return bool(found)
 
+    @on_connection_thread
     async def list_sessions(
         self, limit: int | None, offset: int, where: Mapping[str, str]
     ) -> list[SessionInfo]:
         """See :class:`SQLEngine`."""
         condition, params = where_clause(where, "?")
-        rows = self._query(
+        rows = self.connection.query(
             f"SELECT {LIST_COLUMNS} FROM sessions{condition} ORDER BY modified_us DESC, id DESC"
             " LIMIT ? OFFSET ?",
             (*params, -1 if limit is None else max(limit, 0), max(offset, 0)),
         )
         return [info_from_row(r) for r in rows]
 
+    @on_connection_thread
     async def search(self, query: str, limit: int) -> list[SearchHit]:
         """See :class:`SQLEngine`: a case-insensitive substring (:mod:`sessiontree.storage.search`),
         newest entries first.
@@ -253,11 +321,11 @@ class SQLiteEngine(SQLiteAppender):
         lagging = self._catch_up()
         if lagging is not None:
             try:
-                rows = search_pending(self._db(), where, params, limit, lagging)
+                rows = search_pending(self.connection.db(), where, params, limit, lagging)
             except sqlite3.Error as exc:
-                raise self._error(exc) from exc
+                raise self.connection.error(exc) from exc
             return [hit_from_row(sid, eid, body, query) for sid, eid, body in rows]
-        rows = self._query(
+        rows = self.connection.query(
             "SELECT e.session_id, e.id, e.body FROM"
             f" (SELECT rowid FROM entries_fts WHERE {where} ORDER BY rowid DESC LIMIT ?)"
             " AS f JOIN entries AS e ON e.rowid = f.rowid ORDER BY f.rowid DESC",
@@ -267,20 +335,23 @@ class SQLiteEngine(SQLiteAppender):
 
     # ------------------------------------------------------------------ entries
 
+    @on_connection_thread
     async def get_entry(self, session_id: str, entry_id: str) -> str | None:
         """See :class:`SQLEngine`."""
-        rows = self._query(
+        rows = self.connection.query(
             "SELECT body FROM entries WHERE session_id = ? AND id = ?", (session_id, entry_id)
         )
         return rows[0][0] if rows else None
 
+    @on_connection_thread
     async def entry_seq(self, session_id: str, entry_id: str) -> int | None:
         """See :class:`SQLEngine`."""
-        rows = self._query(
+        rows = self.connection.query(
             "SELECT seq FROM entries WHERE session_id = ? AND id = ?", (session_id, entry_id)
         )
         return rows[0][0] if rows else None
 
+    @on_connection_thread
     async def get_entries(
         self, session_id: str, cursor: EntryCursor, after_seq: int | None
     ) -> list[tuple[str, str]]:
@@ -293,62 +364,68 @@ class SQLiteEngine(SQLiteAppender):
             body="body",
             types_in=lambda types: (f"AND type IN ({', '.join('?' * len(types))})", types),
         )
-        return self._query(sql, params)
+        return self.connection.query(sql, params)
 
+    @on_connection_thread
     async def get_chain(
         self, session_id: str, leaf_id: str | None
     ) -> list[tuple[str, str | None, str, str, int]]:
         """See :class:`SQLEngine` (no ORDER BY: a sort would spill the bodies to disk)."""
-        return self._query(CHAIN_SQL, {"sid": session_id, "leaf": leaf_id})
+        return self.connection.query(CHAIN_SQL, {"sid": session_id, "leaf": leaf_id})
 
+    @on_connection_thread
     async def get_chain_until(
         self, session_id: str, leaf_id: str | None, stop_type: str | None, stop_id: str | None
     ) -> list[tuple[str, str | None, str, str, int, int]]:
         """See :class:`SQLEngine`."""
-        return self._query(
+        return self.connection.query(
             CHAIN_UNTIL_SQL,
             {"sid": session_id, "leaf": leaf_id, "stype": stop_type, "stop": stop_id},
         )
 
+    @on_connection_thread
     async def get_fork_rows(
         self, session_id: str, leaf_id: str, *, metadata: bool = False
     ) -> tuple[list[ChainRow], list[tuple[str, str]], str | None]:
         """See :class:`SQLEngine`."""
         params = {"sid": session_id, "leaf": leaf_id}
-        chain = chain_in_window(self._query(FORK_WINDOW_SQL, params), leaf_id)
+        chain = chain_in_window(self.connection.query(FORK_WINDOW_SQL, params), leaf_id)
         if chain is None:
-            chain = [ChainRow(*r) for r in self._query(FORK_CHAIN_SQL, params)]
-        labels = self._query(
+            chain = [ChainRow(*r) for r in self.connection.query(FORK_CHAIN_SQL, params)]
+        labels = self.connection.query(
             # "+seq": sorted after the read, so SQLite reads the label index instead of every
-            # row of the session in seq order (1,000 rows: 0.09 -> 0.002 ms)
+            # row of the session in seq order
             "SELECT id, body FROM entries WHERE session_id = ? AND type = 'label' ORDER BY +seq",
             (session_id,),
         )
         return chain, labels, await self.load_metadata(session_id) if metadata else None
 
+    @on_connection_thread
     async def get_bodies(self, session_id: str, entry_ids: Sequence[str]) -> dict[str, str]:
         """See :class:`SQLEngine`."""
         if not entry_ids:
             return {}
-        rows = self._query(
+        rows = self.connection.query(
             "SELECT id, body FROM entries WHERE session_id = ? AND id IN (SELECT value FROM"
             " json_each(?))",
             (session_id, orjson.dumps(list(entry_ids)).decode()),
         )
         return dict(rows)
 
+    @on_connection_thread
     async def get_label_body(self, session_id: str, entry_id: str) -> str | None:
         """See :class:`SQLEngine`."""
-        rows = self._query(
+        rows = self.connection.query(
             "SELECT body FROM entries WHERE session_id = ? AND type = 'label' AND target_id = ?"
             " ORDER BY seq DESC LIMIT 1",
             (session_id, entry_id),
         )
         return rows[0][0] if rows else None
 
+    @on_connection_thread
     async def get_name_body(self, session_id: str) -> str | None:
         """See :class:`SQLEngine`."""
-        rows = self._query(
+        rows = self.connection.query(
             "SELECT body FROM entries WHERE session_id = ? AND type = 'session_info'"
             " ORDER BY seq DESC LIMIT 1",
             (session_id,),
@@ -364,10 +441,13 @@ class SQLiteEngine(SQLiteAppender):
         Raises:
             StorageError: the database failed.
         """
-        conn = self._db()
+        conn = self.connection.db()
         try:
             return catch_up(
-                conn, self._timeout, can_write=not self.cannot_write, before_commit=self.same_file
+                conn,
+                self.connection.timeout,
+                can_write=not self.connection.cannot_write,
+                before_commit=self.connection.same_file,
             )
         except sqlite3.Error as exc:
-            raise self._error(exc) from exc
+            raise self.connection.error(exc) from exc

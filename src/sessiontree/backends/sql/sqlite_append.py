@@ -1,4 +1,5 @@
-"""The SQLite append (the ``sql`` backend's embedded engine, :mod:`~sessiontree.backends.sql.sqlite`).
+"""The SQLite append: the part of :class:`~sessiontree.backends.sql.sqlite.SQLiteEngine` that
+writes entries (:class:`SQLiteAppends`, owned by the engine, over the engine's connection).
 
 One ``BEGIN IMMEDIATE`` transaction per append, the core validation inside it. The session row
 query also reads the search-index watermark, so the common append runs no extra statement;
@@ -22,18 +23,31 @@ from sessiontree.entries import Entry
 from sessiontree.errors import DuplicateEntryError, LeafMovedError, SessionNotFoundError
 from sessiontree.tree import entry_refs
 
-__all__ = ["INDEX_BACKLOG", "SQLiteAppender"]
+__all__ = ["INDEX_BACKLOG", "SQLiteAppends"]
 
 INDEX_BACKLOG = 256
 """An append that leaves this many ``entries`` rows (or more) above the search index watermark
 indexes them all before it commits, so the rows a search has to index first stay few."""
 
 
-class SQLiteAppender(SQLiteConnection):
-    """Appending entries to a session of one SQLite file (see the module docstring); the base
-    of :class:`~sessiontree.backends.sql.sqlite.SQLiteEngine`."""
+class SQLiteAppends:
+    """Appending entries to the sessions of one SQLite file (see the module docstring).
 
-    async def append(
+    Every method runs on the connection's thread (the engine's methods that call them are
+    :func:`~sessiontree.backends.sql.sqlite_open.on_connection_thread`).
+    """
+
+    def __init__(self, connection: SQLiteConnection) -> None:
+        self.connection = connection
+        """The connection of the engine that owns this part."""
+        self._leaf_types: dict[str, tuple[str | None, str]] = {}
+        """Per session: the leaf this engine's last append left and its type."""
+
+    def forget(self, session_id: str) -> None:
+        """Drop what the last append to ``session_id`` left known (the session is deleted)."""
+        self._leaf_types.pop(session_id, None)
+
+    def append(
         self,
         session_id: str,
         entries: Sequence[Entry],
@@ -41,31 +55,32 @@ class SQLiteAppender(SQLiteConnection):
         at_leaf: bool,
         bodies: Sequence[bytes] | None = None,
     ) -> list[Entry]:
-        """See :class:`SQLEngine`: one ``BEGIN IMMEDIATE`` transaction, validation inside it."""
-        conn = self._db()
+        """See :class:`SQLEngine` ``append``: one ``BEGIN IMMEDIATE`` transaction, validation
+        inside it."""
+        conn = self.connection.db()
         try:
             try:
-                with self.writing(conn):
-                    stored = self._append_locked(conn, session_id, entries, at_leaf, bodies, True)
+                with self.connection.writing(conn):
+                    stored = self.append_locked(conn, session_id, entries, at_leaf, bodies, True)
             except sqlite3.IntegrityError:
                 # the fast path trusts the UNIQUE constraint for the new id; the full path
                 # (rolled back and run again) names the duplicate as check_append does
                 self._leaf_types.pop(session_id, None)
-                with self.writing(conn):
-                    stored = self._append_locked(conn, session_id, entries, at_leaf, bodies)
+                with self.connection.writing(conn):
+                    stored = self.append_locked(conn, session_id, entries, at_leaf, bodies)
         except sqlite3.IntegrityError as exc:
             raise DuplicateEntryError(
                 f"entry id already used ({exc})", session_id=session_id
             ) from exc
         except sqlite3.Error as exc:
             self._leaf_types.pop(session_id, None)
-            raise self._error(exc) from exc
+            raise self.connection.error(exc) from exc
         except BaseException:
             self._leaf_types.pop(session_id, None)
             raise
         return stored
 
-    async def append_if_leaf(
+    def append_if_leaf(
         self,
         session_id: str,
         entry: Entry,
@@ -74,20 +89,20 @@ class SQLiteAppender(SQLiteConnection):
         *,
         at_leaf: bool = True,
     ) -> Entry:
-        """See :class:`SQLEngine`: the leaf check and the append in one ``BEGIN IMMEDIATE``
+        """See :class:`SQLEngine` ``append_if_leaf``: the leaf check and the append in one ``BEGIN IMMEDIATE``
         transaction (no other writer can come between them)."""
-        conn = self._db()
+        conn = self.connection.db()
         try:
-            with self.writing(conn):
+            with self.connection.writing(conn):
                 row = conn.execute(SESSION_ROW, (session_id,)).fetchone()
                 if row is None:
                     raise SessionNotFoundError(session_id)
                 if row[0] != expected_id:
                     raise LeafMovedError(session_id, expected_id, row[0])
-                (stored,) = self._append_locked(conn, session_id, [entry], at_leaf, [body])
+                (stored,) = self.append_locked(conn, session_id, [entry], at_leaf, [body])
         except sqlite3.Error as exc:
             self._leaf_types.pop(session_id, None)
-            raise self._error(exc) from exc
+            raise self.connection.error(exc) from exc
         except BaseException:
             self._leaf_types.pop(session_id, None)
             raise
@@ -112,7 +127,7 @@ class SQLiteAppender(SQLiteConnection):
             return None
         return {} if known[0] is None else {known[0]: known[1]}
 
-    def _append_locked(
+    def append_locked(
         self,
         conn: sqlite3.Connection,
         session_id: str,
@@ -123,6 +138,15 @@ class SQLiteAppender(SQLiteConnection):
         *,
         keep_unknown: bool = False,
     ) -> list[Entry]:
+        """Validate and insert ``entries`` inside the caller's write transaction on ``conn``
+        (``fast``: plan a single entry under the leaf from what the last append left known;
+        ``keep_unknown``: see :func:`~sessiontree.backends.sql.plan.plan_append`); returns
+        them as stored.
+
+        Raises:
+            SessionNotFoundError: no such session. EntryNotFoundError, InvalidEntryError,
+                DuplicateEntryError: an entry is refused.
+        """
         row = conn.execute(SESSION_ROW, (session_id,)).fetchone()
         if row is None:
             raise SessionNotFoundError(session_id)

@@ -2,8 +2,7 @@
 
 An append writes the ``entries`` row and the session row only; the FTS5 table ``entries_fts``
 is brought up to date later. Writing it in every append made each ``COMMIT`` flush a new FTS5
-segment: ~106 µs instead of ~39 µs, an append of ~150 µs against ~35 µs for a raw one-row
-insert. Rows above the watermark ``search_index_state.indexed_upto`` are not indexed yet; a
+segment, which more than doubled the cost of an append (bench/README.md). Rows above the watermark ``search_index_state.indexed_upto`` are not indexed yet; a
 search indexes them first (:func:`catch_up`, one write transaction, one ``executemany``), and
 an append that leaves :data:`~sessiontree.backends.sql.sqlite_append.INDEX_BACKLOG` or more of them
 does it before its own ``COMMIT`` (:func:`index_pending`, then with the text its plan already

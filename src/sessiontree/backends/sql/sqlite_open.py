@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import inspect
 import os
 import sqlite3
 import threading
@@ -49,6 +48,7 @@ from sessiontree.storage.private_files import (
 __all__ = [
     "SQLiteConnection",
     "is_busy",
+    "on_connection_thread",
     "sqlite_path_from_url",
     "write_transaction",
 ]
@@ -125,11 +125,11 @@ def is_busy(exc: sqlite3.Error) -> bool:
 
 def _drive(
     method: Callable[..., Coroutine[Any, Any, Any]],
-    owner: SQLiteConnection,
+    owner: Any,
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
 ) -> Any:
-    """Run a coroutine method of a connection to its end in this thread.
+    """Run a coroutine method of an engine to its end in this thread.
 
     The engine's coroutine methods are synchronous code behind ``async def`` (the protocol
     is async); they await nothing but each other, so one ``send`` runs them whole.
@@ -148,22 +148,16 @@ def _drive(
     )
 
 
-def _on_connection_thread(
+def on_connection_thread(
     method: Callable[..., Coroutine[Any, Any, Any]],
 ) -> Callable[..., Coroutine[Any, Any, Any]]:
-    """``method`` run on the connection's thread (see :class:`SQLiteConnection`)."""
+    """``method`` of an engine (an object whose ``connection`` is a :class:`SQLiteConnection`)
+    run whole on that connection's thread (:meth:`SQLiteConnection.run`). Its body is
+    synchronous ``sqlite3`` code and may await only other such methods of the engine."""
 
     @functools.wraps(method)
-    async def call(self: SQLiteConnection, *args: Any, **kwargs: Any) -> Any:
-        thread = self._running_thread()
-        if thread is not None and threading.get_ident() == thread.ident:
-            # called by another operation of this connection: already on its thread
-            return await method(self, *args, **kwargs)
-        if self._closed:
-            raise StorageError(f"{self.url}: the repository is closed")
-        if thread is None:
-            thread = self._start_thread()
-        return await thread.run(functools.partial(_drive, method, self, args, kwargs))
+    async def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return await self.connection.run(method, self, args, kwargs)
 
     call.__sessiontree_on_thread__ = True  # type: ignore[attr-defined]
     return call
@@ -172,10 +166,10 @@ def _on_connection_thread(
 class SQLiteConnection:
     """The connection of one SQLite file, opened (checked, migrated) on first use.
 
-    Every coroutine method of a subclass (the engine's operations) runs whole on the
-    connection's own thread (:class:`~sessiontree.backends.sql.sqlite_thread.ConnectionThread`),
-    in the order called: its body is synchronous ``sqlite3`` code and may await only other
-    methods of the engine. The event loop is never blocked, not by a lock another process
+    Every operation of the engine that owns it (a method marked :func:`on_connection_thread`)
+    runs whole on the connection's own thread
+    (:class:`~sessiontree.backends.sql.sqlite_thread.ConnectionThread`), in the order called:
+    its body is synchronous ``sqlite3`` code and may await only other such methods. The event loop is never blocked, not by a lock another process
     holds for the whole busy timeout nor by the disk, and tasks and threads may share one
     connection. A call cancelled before its turn does nothing; once started it runs to its
     end (its transaction commits or rolls back whole).
@@ -204,7 +198,7 @@ class SQLiteConnection:
         self.path, opts = sqlite_path_from_url(url)
         self._sync = _SYNC_LEVELS[opts.get("synchronous", "normal").lower()]
         try:
-            self._timeout = float(opts.get("timeout", "30"))
+            self.timeout = float(opts.get("timeout", "30"))
         except ValueError:
             raise StorageError(f"timeout must be a number of seconds in {url!r}") from None
         self._conn: sqlite3.Connection | None = None
@@ -213,20 +207,30 @@ class SQLiteConnection:
         self._stop_thread: weakref.finalize[Any, Any] | None = None
         self._inherited: list[sqlite3.Connection] = []
         """Connections of the process this one was forked from (see :meth:`_running_thread`)."""
-        self._leaf_types: dict[str, tuple[str | None, str]] = {}
-        """Per session: the leaf this connection's last append left and its type."""
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        """Put every coroutine method the subclass defines (but :meth:`close`) on the
-        connection's thread."""
-        super().__init_subclass__(**kwargs)
-        for name, value in list(vars(cls).items()):
-            if (
-                name != "close"
-                and inspect.iscoroutinefunction(value)
-                and not getattr(value, "__sessiontree_on_thread__", False)
-            ):
-                setattr(cls, name, _on_connection_thread(value))
+    async def run(
+        self,
+        method: Callable[..., Coroutine[Any, Any, Any]],
+        owner: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
+        """``method(owner, *args, **kwargs)`` run whole on this connection's thread (started on
+        first use), after the operations called before it; inline when called from an
+        operation already running there.
+
+        Raises:
+            StorageError: the connection is closed.
+        """
+        thread = self._running_thread()
+        if thread is not None and threading.get_ident() == thread.ident:
+            # called by another operation of this connection: already on its thread
+            return await method(owner, *args, **kwargs)
+        if self._closed:
+            raise StorageError(f"{self.url}: the repository is closed")
+        if thread is None:
+            thread = self._start_thread()
+        return await thread.run(functools.partial(_drive, method, owner, args, kwargs))
 
     def _running_thread(self) -> ConnectionThread | None:
         """The connection's thread, ``None`` before it starts, or in a process forked since
@@ -251,7 +255,11 @@ class SQLiteConnection:
         self._stop_thread = weakref.finalize(self, thread.stop)
         return thread
 
-    def _error(self, exc: BaseException) -> SessionTreeError:
+    def error(self, exc: BaseException) -> SessionTreeError:
+        """The :mod:`sessiontree.errors` error for a driver error of this connection (the
+        caller raises it ``from exc``): a foreign file, a write it cannot make, a lock not
+        granted within the busy timeout (:class:`StorageTimeoutError`), else
+        :class:`StorageError` naming the file."""
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         if isinstance(exc, sqlite3.DatabaseError) and "not a database" in msg:
             return foreign_database(self.path, msg)
@@ -259,11 +267,17 @@ class SQLiteConnection:
             return self._read_only_error()
         if isinstance(exc, sqlite3.Error) and is_busy(exc):
             return StorageTimeoutError(
-                f"{self.path}: database is locked by another writer for over {self._timeout:g} s"
+                f"{self.path}: database is locked by another writer for over {self.timeout:g} s"
             )
         return StorageError(f"{self.path}: {msg}")
 
-    def _db(self) -> sqlite3.Connection:
+    def db(self) -> sqlite3.Connection:
+        """The ``sqlite3`` connection, opened (checked, migrated) on first use; call it on the
+        connection's thread.
+
+        Raises:
+            StorageError: closed, or the file cannot be opened or is not a store.
+        """
         conn = self._conn
         if conn is not None:
             return conn
@@ -274,7 +288,7 @@ class SQLiteConnection:
         except SessionTreeError:
             raise
         except (sqlite3.Error, OSError) as exc:
-            raise self._error(exc) from exc
+            raise self.error(exc) from exc
         self._conn = conn
         return conn
 
@@ -346,7 +360,7 @@ class SQLiteConnection:
                     # writer can change the file under us
                     target += "&immutable=1"
         conn = sqlite3.connect(
-            target, timeout=self._timeout, isolation_level=None, check_same_thread=False, uri=uri
+            target, timeout=self.timeout, isolation_level=None, check_same_thread=False, uri=uri
         )
         try:
             self._prepare(conn, memory)
@@ -359,7 +373,7 @@ class SQLiteConnection:
         return conn
 
     def _prepare(self, conn: sqlite3.Connection, memory: bool) -> None:
-        deadline = time.monotonic() + self._timeout
+        deadline = time.monotonic() + self.timeout
         while True:
             try:
                 # read-only checks first: nothing is written to a database that is not ours
@@ -395,7 +409,7 @@ class SQLiteConnection:
                 # the file can be written: upgrade it once through a writing connection
                 writer = SQLiteConnection(self.url)
                 try:
-                    writer._db()
+                    writer.db()
                 finally:
                     if writer._conn is not None:
                         writer._conn.close()
@@ -450,9 +464,14 @@ class SQLiteConnection:
             conn, self._conn = self._conn, None
             conn.close()
 
-    def _query(self, sql: str, params: Any = ()) -> list[Any]:
-        conn = self._db()
+    def query(self, sql: str, params: Any = ()) -> list[Any]:
+        """The rows of one statement (on the connection's thread).
+
+        Raises:
+            StorageError: the database failed (:meth:`error`).
+        """
+        conn = self.db()
         try:
             return conn.execute(sql, params).fetchall()
         except sqlite3.Error as exc:
-            raise self._error(exc) from exc
+            raise self.error(exc) from exc

@@ -59,7 +59,7 @@ __all__ = ["ENTRY_CACHE_BYTES", "ENTRY_CACHE_SIZE", "SQLStorage", "make_engine"]
 ENTRY_CACHE_SIZE = 20_000
 """Parsed entries a :class:`SQLStorage` keeps (oldest parsed dropped first)."""
 ENTRY_CACHE_BYTES = 64 * 2**20
-"""...and at most this much stored JSON behind them (bytes; parsed objects take ~2-3x): a count
+"""...and at most this much stored JSON behind them (bytes; the parsed objects take more): a count
 alone lets 20,000 entries with large tool outputs hold GBs per open session."""
 
 
