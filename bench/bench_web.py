@@ -1,7 +1,7 @@
 """Page load times of the web viewer (issue 15): the largest real session and a 100k one.
 
 Run: ``.venv/bin/python bench/bench_web.py [--entries 100000] [--backends jsonl,sqlite]
-[--browser] [--screenshot docs/tree-view.png]``
+[--browser] [--screenshot docs/tree-view.png] [--transcript-screenshots docs/img]``
 
 A store per backend is filled with the largest real session file found (the shared
 collection ``../shared/data/sessions`` when present, else ``data/sessions``) and a synthetic
@@ -15,10 +15,14 @@ thread; each page is fetched over real HTTP:
 * with ``--browser``, the warm page's load time in headless Chromium (navigation start to
   the load event, from the Navigation Timing API), which adds parsing and layout.
 
-Pages: the tree's first page, the tree's last page (where the leaf is), the context (reads
-the branch: for a linear session that is every entry), stats (reads every entry).
-``--screenshot`` saves the tree view of a small demo session (branches, a label, a
-compaction, the leaf) for the README.
+Pages: the transcript (the session page: opens at the leaf; the first request reads every
+entry into the session's index, later ones only what was appended), its earlier turns (the
+fragment the page's script asks for), the tree's first page, the tree's last page (where the
+leaf is), the context (reads the branch: for a linear session that is every entry), stats
+(reads every entry). ``--screenshot`` saves the tree view of a small demo session
+(branches, a label, a compaction, the leaf) for the README; ``--transcript-screenshots DIR``
+saves ``transcript.png`` (1,400 px) and ``transcript-phone.png`` (390 px) of the vendored
+Claude Code session with sub-agents.
 """
 
 from __future__ import annotations
@@ -179,9 +183,13 @@ def main() -> None:
     ap.add_argument("--backends", default="jsonl,sqlite")
     ap.add_argument("--browser", action="store_true")
     ap.add_argument("--screenshot", type=Path, default=None)
+    ap.add_argument("--transcript-screenshots", type=Path, default=None)
+    ap.add_argument(
+        "--pages", default="", help="only the pages whose names start with these (comma-separated)"
+    )
     args = ap.parse_args()
     real = real_files()[0]
-    driver = browser() if args.browser or args.screenshot else None
+    driver = browser() if args.browser or args.screenshot or args.transcript_screenshots else None
     try:
         for backend in args.backends.split(","):
             tmp = Path(tempfile.mkdtemp(prefix=f"bench-web-{backend}-"))
@@ -195,12 +203,18 @@ def main() -> None:
             ):
                 for name, sid in ids.items():
                     print(f"  {name}")
+                    first = transcript_first_id(c, base, sid)
                     for page, path in (
-                        ("tree, first page", f"/s/{sid}"),
-                        ("tree, last page", f"/s/{sid}?last=1"),
+                        ("transcript", f"/s/{sid}"),
+                        ("earlier turns", f"/s/{sid}/turns?before={first}"),
+                        ("tree, first page", f"/s/{sid}/tree"),
+                        ("tree, last page", f"/s/{sid}/tree?last=1"),
                         ("context", f"/s/{sid}/context"),
                         ("stats", f"/s/{sid}/stats"),
                     ):
+                        wanted = [w for w in args.pages.split(",") if w]
+                        if wanted and not any(page.startswith(w) for w in wanted):
+                            continue
                         cold = fetch(c, base + path)
                         warm = statistics.median(fetch(c, base + path) for _ in range(5))
                         size = len(c.get(base + path).content)
@@ -213,7 +227,7 @@ def main() -> None:
             sid = asyncio.run(demo(open_repo(f"jsonl://{tmp}")))
             with serve_in_thread(create_app(open_repo(f"jsonl://{tmp}"))) as base:
                 driver.set_window_size(1100, 860)
-                driver.get(f"{base}/s/{sid}")
+                driver.get(f"{base}/s/{sid}/tree")
                 from selenium.webdriver.common.by import By
 
                 # open the first folded branch (the one with the compaction), leave the rest
@@ -224,9 +238,58 @@ def main() -> None:
                 args.screenshot.parent.mkdir(parents=True, exist_ok=True)
                 driver.save_screenshot(str(args.screenshot))
                 print(f"\nscreenshot: {args.screenshot}")
+        if args.transcript_screenshots is not None and driver is not None:
+            transcript_screenshots(driver, args.transcript_screenshots)
     finally:
         if driver is not None:
             driver.quit()
+
+
+def transcript_first_id(client: httpx.Client, base: str, sid: str) -> str:
+    """The first entry of the transcript's opening page (where "earlier turns" start);
+    times the session's first (cold) transcript request as a side effect."""
+    t = time.perf_counter()
+    r = client.get(f"{base}/s/{sid}/turns")
+    r.raise_for_status()
+    print(f"    {'transcript, cold':17} {(time.perf_counter() - t) * 1000:8.0f} ms (index built)")
+    return r.headers["X-First-Id"]
+
+
+CLAUDE_SUBAGENTS = (
+    ROOT / "data" / "sessions" / "claude-code" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
+)
+
+
+def transcript_screenshots(driver: Any, out: Path) -> None:
+    """Save the transcript of the vendored Claude Code session (two sub-agents) at 1,400 px
+    (``transcript.png``, at the first sub-agent) and 390 px (``transcript-phone.png``)."""
+    from selenium.webdriver.common.by import By
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-web-transcript-")) / "sessions"
+
+    async def load() -> str:
+        repo = open_repo(f"jsonl://{tmp}")
+        s, _ = await import_session(CLAUDE_SUBAGENTS, repo)
+        sid = s.id
+        await repo.close()
+        return sid
+
+    sid = asyncio.run(load())
+    out.mkdir(parents=True, exist_ok=True)
+    with serve_in_thread(create_app(open_repo(f"jsonl://{tmp}"))) as base:
+        for name, width, height in (
+            ("transcript.png", 1400, 1000),
+            ("transcript-phone.png", 390, 844),
+        ):
+            driver.set_window_size(width, height)
+            driver.get(f"{base}/s/{sid}")
+            time.sleep(0.5)
+            agent = driver.find_elements(By.CSS_SELECTOR, "[data-kind=agent]")[1]
+            driver.execute_script("arguments[0].scrollIntoView()", agent)
+            driver.execute_script("window.scrollBy(0, -140)")
+            time.sleep(0.2)
+            driver.save_screenshot(str(out / name))
+            print(f"screenshot: {out / name}")
 
 
 if __name__ == "__main__":

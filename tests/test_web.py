@@ -60,13 +60,15 @@ async def test_every_page_of_a_hostile_session_shows_its_text_as_text(
     repo, s = hostile
     leaf = await s.get_leaf_id()
     with client(repo) as c:
-        for path in ("/", "/?q=name", "/?search=hello", f"/s/{s.id}", f"/s/{s.id}/context",
+        for path in ("/", "/?q=name", "/?search=hello", f"/s/{s.id}", f"/s/{s.id}/tree",
+                     f"/s/{s.id}/turns", f"/s/{s.id}/compare", f"/s/{s.id}/context",
                      f"/s/{s.id}/stats", f"/s/{s.id}/diff?a={(await s.get_entries())[0].id}",
                      f"/s/{s.id}/entry/{leaf}"):  # fmt: skip
             r = c.get(path)
             assert r.status_code == 200, path
-            policy = r.headers["content-security-policy"]
-            assert "script-src 'self';" in policy and "unsafe" not in policy.split("style-src")[0]
+            csp = r.headers["content-security-policy"]
+            assert "script-src 'self';" in csp and "unsafe-eval" not in csp
+            assert "'unsafe-inline'" not in csp.split("script-src", 1)[1].split(";", 1)[0]
             assert "default-src 'none'" in r.headers["content-security-policy"]
             page = check_page(r.text)
             if path.startswith("/s/"):
@@ -85,7 +87,7 @@ async def test_tree_marks_leaf_labels_branches_and_folds_bookkeeping(
     off = [run for run in page.runs if not run.current]
     assert len(off) == 1 and not off[0].open and all(run.open for run in current)
     with client(repo) as c:
-        html = c.get(f"/s/{s.id}").text
+        html = c.get(f"/s/{s.id}/tree").text
     assert html.count("◀ leaf") == 1
     assert f"label {HOSTILE}" in check_page(html).visible
     assert "bookkeeping entries (1 label, 1 session_info, 1 leaf)" in html
@@ -258,18 +260,18 @@ async def test_a_100k_entry_session_page_reads_only_what_it_shows() -> None:
     s = await repo.inner.create()
     await s.storage.append_entries(_linear(100_000))
     with client(repo) as c:
-        html = c.get(f"/s/{s.id}").text
+        html = c.get(f"/s/{s.id}/tree").text
         storage = repo.storages[s.id]
         assert html.count('<details class="row') == PAGE_SIZE
         assert storage.read <= PAGE_SIZE + 1
         storage.read = 0
-        later = c.get(f"/s/{s.id}", params={"after": f"e{PAGE_SIZE - 1}"}).text
+        later = c.get(f"/s/{s.id}/tree", params={"after": f"e{PAGE_SIZE - 1}"}).text
         assert f'id="e-e{PAGE_SIZE}"' in later and storage.read <= PAGE_SIZE + 1
         storage.read = 0
-        last = c.get(f"/s/{s.id}", params={"last": "1"}).text
+        last = c.get(f"/s/{s.id}/tree", params={"last": "1"}).text
         assert 'id="e-e99999"' in last and "◀ leaf" in last and storage.read <= PAGE_SIZE + 1
         storage.read = 0
-        middle = c.get(f"/s/{s.id}", params={"start": "e50000"}).text
+        middle = c.get(f"/s/{s.id}/tree", params={"start": "e50000"}).text
         assert 'id="e-e50000"' in middle and 'id="e-e49999"' not in middle
         assert storage.read <= PAGE_SIZE + 3
 
@@ -446,7 +448,7 @@ async def test_tree_page_cuts_long_texts_and_the_entry_page_shows_them_whole() -
     long = "x" * (CLIP + 1234)
     entry = await s.append_message(UserMessage(content=long + "TAIL"))
     with client(repo) as c:
-        tree = c.get(f"/s/{s.id}").text
+        tree = c.get(f"/s/{s.id}/tree").text
         whole = c.get(f"/s/{s.id}/entry/{entry}").text
     assert "… 1,238 more characters" in tree and "TAIL" not in tree
     assert "TAIL" in whole and "more characters" not in whole

@@ -126,6 +126,8 @@ def test_list_search_open_expand_and_context(
         d.get(server + "/")
         link = _css(d, f'#sessions tr[data-session="{CLAUDE}"] a')[0]
         link.click()
+        _wait(d, "#transcript")
+        _css(d, "#tab-tree")[0].click()
         _wait(d, "#tree")
         closed = [r for r in _css(d, "details.run") if r.get_attribute("open") is None]
         assert closed, "a branch off the current path starts collapsed"
@@ -150,14 +152,14 @@ def test_hostile_text_is_shown_and_never_runs(
     d = browser
     sid = store[1]["hostile"]
     with screenshot_on_failure(d, "hostile_text_is_shown_and_never_runs"):
-        for path in (f"/s/{sid}", f"/s/{sid}/context", "/?q=name"):
+        for path in (f"/s/{sid}", f"/s/{sid}/tree", f"/s/{sid}/context", "/?q=name"):
             d.get(server + path)
             assert d.execute_script("return window.__pwned === undefined")
             for el in _css(d, "details"):
                 if el.get_attribute("open") is None and el.is_displayed():
                     el.find_element("css selector", "summary").click()
             assert HOSTILE in d.find_element("css selector", "body").text, path
-        d.get(server + f"/s/{sid}")
+        d.get(server + f"/s/{sid}/tree")
         off = [r for r in _css(d, "details.run") if r.get_attribute("open") is None]
         assert len(off) == 1
         off[0].find_element("css selector", "summary").click()
@@ -228,5 +230,5 @@ def test_write_actions_from_the_pages(browser: Any, tmp_path: Path) -> None:
         assert _css(d, f"#e-{first} .badge.leaf")
         d.get(f"{url}/s/{sid}/entry/{first}")
         _css(d, "#do-fork")[0].click()
-        _wait(d, "#tree")
+        _wait(d, "#transcript")
         assert sid not in d.current_url and "fork of" in d.find_element("css selector", "main").text

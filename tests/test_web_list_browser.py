@@ -69,7 +69,7 @@ def test_list_keys_move_open_and_search(browser: Any, server: str) -> None:
         _keys(d, "k", "k")  # stops at the first row
         assert _selected(d) == rows[:1]
         _keys(d, "j", Keys.ENTER)
-        _wait(d, "#tree")
+        _wait(d, "#transcript")  # a session opens at its transcript
         assert d.current_url == server + rows[1]
         d.back()
         _wait(d, "#sessions")

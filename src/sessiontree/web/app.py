@@ -65,6 +65,7 @@ from sessiontree.web.listing import (
     usd,
 )
 from sessiontree.web.render import environment
+from sessiontree.web.transcript_routes import Transcripts
 
 __all__ = ["CSP", "LIST_LIMIT", "SEARCH_LIMIT", "create_app"]
 
@@ -146,6 +147,7 @@ def create_app(
     )
     templates = Jinja2Templates(env=env)
     sessions = _Sessions(repo)
+    transcripts = Transcripts(repo, sessions.get)
     summary_cache = SummaryCache(repo)
     token = secrets.token_urlsafe(32)
     allowed_hosts = frozenset(h.lower() for h in hosts)
@@ -384,14 +386,14 @@ def create_app(
         form = await checked_form(request)
         s = await open_session(request)
         await s.append_session_name(field(form, "name").strip())
-        return _back(request, "tree", s.id)
+        return _back(request, "session", s.id)
 
     async def fork(request: Request) -> Response:
         form = await checked_form(request)
         s = await open_session(request)
         new = await s.fork(field(form, "entry"))
         await new.close()
-        return _back(request, "tree", new.id)
+        return _back(request, "session", new.id)
 
     async def on_error(request: Request, exc: Exception) -> Response:
         status = 404 if isinstance(exc, SessionNotFoundError) else 400
@@ -432,7 +434,13 @@ def create_app(
         Route("/usage", usage, name="usage"),
         Route("/usage.json", usage_json, name="usage_json"),
         Mount("/static", StaticFiles(packages=[("sessiontree.web", "static")]), name="static"),
-        Route("/s/{sid}", tree, name="tree"),
+        # the transcript pages (sessiontree.web.transcript_routes)
+        Route("/s/{sid}", transcripts.page(session_page), name="session"),
+        Route("/s/{sid}/turns", transcripts.part(templates), name="turns"),
+        Route("/s/{sid}/events", transcripts.events, name="events"),
+        Route("/s/{sid}/compare", transcripts.compare(session_page), name="compare"),
+        # the other session pages
+        Route("/s/{sid}/tree", tree, name="tree"),
         Route("/s/{sid}/context", context, name="context"),
         Route("/s/{sid}/diff", diff, name="diff"),
         Route("/s/{sid}/stats", stats, name="stats"),

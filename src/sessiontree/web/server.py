@@ -14,7 +14,11 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["bind", "serve_forever", "serve_in_thread", "url_of"]
+__all__ = ["GRACEFUL_SECONDS", "bind", "serve_forever", "serve_in_thread", "url_of"]
+
+GRACEFUL_SECONDS = 2
+"""How long a stopping server waits for open responses (a page's live event stream never
+ends by itself) before it closes them."""
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -46,7 +50,10 @@ def serve_forever(app: Any, sock: socket.socket) -> None:
     """Serve ``app`` with uvicorn on the bound ``sock`` until interrupted (Ctrl-C)."""
     import uvicorn
 
-    uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")).run(sockets=[sock])
+    config = uvicorn.Config(
+        app, log_level="warning", lifespan="on", timeout_graceful_shutdown=GRACEFUL_SECONDS
+    )
+    uvicorn.Server(config).run(sockets=[sock])
 
 
 @contextlib.contextmanager
@@ -63,7 +70,11 @@ def serve_in_thread(
     import uvicorn
 
     sock = bind(host, port)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app, log_level="warning", lifespan="on", timeout_graceful_shutdown=GRACEFUL_SECONDS
+        )
+    )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + start_timeout
