@@ -32,7 +32,8 @@ from typing import Any
 
 import httpx
 
-from sessiontree import SessionRepo, import_session, open_repo
+from sessiontree import SessionRepo, open_repo
+from sessiontree.interop import import_session
 from sessiontree.testing.builders import assistant, user
 from sessiontree.web.app import create_app
 from sessiontree.web.server import serve_in_thread

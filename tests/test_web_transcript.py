@@ -29,9 +29,10 @@ if not REQUIRE_ALL:  # with SESSIONTREE_REQUIRE_ALL=1 a missing web extra fails 
 from starlette.testclient import TestClient
 
 from session_files import ROOT, VENDORED
-from sessiontree import Session, import_session
+from sessiontree import Session
 from sessiontree.backends.memory.repo import MemoryRepo
 from sessiontree.entries import Entry, MessageEntry
+from sessiontree.interop import import_session
 from sessiontree.messages import TextContent, ToolCall, UserMessage
 from sessiontree.testing.builders import assistant, tool_call, tool_result, user
 from sessiontree.web.app import create_app

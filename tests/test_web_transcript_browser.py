@@ -22,9 +22,9 @@ from backends import REQUIRE_ALL, unavailable
 if not REQUIRE_ALL:  # with SESSIONTREE_REQUIRE_ALL=1 a missing web extra fails the import
     pytest.importorskip("starlette", reason="needs the web extra")
 
-from sessiontree import import_session
 from sessiontree.backends.jsonl.repo import JSONLRepo
 from sessiontree.entries import MessageEntry
+from sessiontree.interop import import_session
 from test_web_transcript import (
     CLAUDE,
     CODEX_COMPACTED,
