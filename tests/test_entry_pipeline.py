@@ -37,7 +37,14 @@ from sessiontree.ids import iso_from_ms
 from sessiontree.interop import import_session
 from sessiontree.messages import MESSAGE_ADAPTER, AssistantMessage, TextContent, parse_message
 from sessiontree.repos import MemoryRepo
-from sessiontree.stored import PreparedEntry, prepare_entry, prepare_message, reparent
+from sessiontree.repos.base import SessionRepo
+from sessiontree.stored import (
+    PreparedEntry,
+    PreparedMessage,
+    prepare_entry,
+    prepare_message,
+    reparent,
+)
 
 
 def full_path(message: Any, timestamp: Any = None) -> MessageEntry:
@@ -103,7 +110,7 @@ def test_nearly_every_real_message_takes_the_validate_once_path() -> None:
     real = real_messages_cache()
     once = 0
     for _, message in real:
-        once += prepare_message(message).json is None  # not written to be read back
+        once += type(prepare_message(message)) is PreparedMessage  # not read back
     assert once >= 0.99 * len(real) and len(real) > 3000
 
 
@@ -249,6 +256,7 @@ def test_a_prepared_entry_is_taken_as_it_is_and_any_other_object_read_back() -> 
     assert prepare_entry(prepared) is prepared
     # the same entry handed over plain is read back like any other: equal, a new object
     again = prepare_entry(prepared.entry)
+    assert isinstance(again, PreparedEntry)
     assert again.entry == prepared.entry and again.entry is not prepared.entry
     assert again.json == prepared.body()
     moved = prepared.entry.model_copy(update={"message": TextContent(text="not a message")})
@@ -395,7 +403,7 @@ def test_a_prepared_entry_under_a_parent_is_the_reparented_prepared_entry() -> N
         "message": message,
     }
     read_back = prepare_entry(plain)
-    assert read_back.json is not None
+    assert isinstance(read_back, PreparedEntry) and read_back.json is not None
     under = read_back.under("p1")
     assert (under.entry, under.json) == reparent(read_back.entry, read_back.json, "p1")
     assert read_back.under("old") is read_back
@@ -482,3 +490,22 @@ def test_generated_jsonl_lines_read_alike_from_their_text_and_their_dict(
             validate_entry_json(line)  # not an entry: refused from its text too
         return
     assert_text_and_dict_read_alike(line)
+
+
+async def test_a_new_message_entry_is_built_once_under_the_leaf(repo: SessionRepo) -> None:
+    """On every backend, the entry a message append stores and returns is the one
+    :meth:`PreparedMessage.under` built under the leaf: no copy under the parent afterwards
+    (a copy gets a fields set of its own), and the entry reads back equal."""
+    session = await repo.create()
+    parent = None
+    for text in ("first", "second", "third"):
+        prepared = prepare_message({"role": "user", "content": text, "timestamp": 7})
+        assert type(prepared) is PreparedMessage
+        shared = prepared.under("elsewhere").entry.model_fields_set  # the one set all share
+        stored = await session.storage.append_entry(prepared, at_leaf=True)
+        assert stored.parent_id == parent and stored.id == prepared.id
+        if parent is not None:  # an SQL store learns the leaf from its first append
+            assert stored.model_fields_set is shared, "built once, not copied under the leaf"
+        assert stored == await session.storage.get_entry(stored.id)
+        parent = stored.id
+    assert [e.id for e in await session.storage.get_branch()][-1] == parent

@@ -43,7 +43,7 @@ from sessiontree.errors import EntryNotFoundError, InvalidEntryError
 from sessiontree.messages import AgentMessage, AssistantMessage, ContentBlock, Usage
 from sessiontree.metadata import SessionMetadata, SessionStats
 from sessiontree.storage.base import ContextBranchReader, EntryCursor, SessionStorage
-from sessiontree.stored import PreparedEntry, prepare_message
+from sessiontree.stored import Prepared, PreparedMessage, prepare_message
 from sessiontree.summarizers.base import Summarizer
 from sessiontree.tree import ForkPosition, TreeNode, build_tree
 from sessiontree.wire import provider_shape
@@ -288,7 +288,7 @@ class Session:
             self._raise_named(exc)
         return stored.id
 
-    async def _append(self, entry: Entry | PreparedEntry) -> str:
+    async def _append(self, entry: Entry | Prepared) -> str:
         try:
             stored = await self.storage.append_entry(entry, at_leaf=True)
         except InvalidEntryError as exc:
@@ -320,7 +320,12 @@ class Session:
         except ValueError as exc:  # pydantic's ValidationError included
             detail = validation_problem(exc) if isinstance(exc, ValidationError) else str(exc)
             raise InvalidEntryError(f"invalid message: {detail}", session_id=self.id) from exc
-        converter = provider_shape(cast("MessageEntry", prepared.entry).message)
+        checked = (
+            prepared.message
+            if type(prepared) is PreparedMessage
+            else cast("MessageEntry", prepared.entry).message
+        )
+        converter = provider_shape(checked)
         if converter is not None:
             raise InvalidEntryError(
                 "this is a provider's wire message, not an AgentMessage; convert it with "

@@ -6,12 +6,13 @@ Validation produces one value, which the caller hands to ``storage.append_entry`
 * :func:`prepare_entry` takes a dict or an entry model, writes its JSON and reads it back:
   the entry read back, not the caller's object, is what the store checks, indexes and keeps,
   so the writing process sees what every later reader sees;
-* :func:`prepare_message` takes a new message, validates it once from its JSON and builds its
-  entry (new id, the current time, no parent) without reading it back: that entry is what a
-  reader gets back from the JSON it is written as.
+* :func:`prepare_message` takes a new message and validates it once from its JSON, giving a
+  :class:`PreparedMessage` (the message, a new id, the current time): its entry is built once,
+  when a store knows the parent, without reading it back; that entry is what a reader gets
+  back from the JSON it is written as.
 
-A store puts the prepared entry under its leaf with :meth:`PreparedEntry.under` (a new value:
-entries are immutable) and writes :meth:`PreparedEntry.body`, serialised once.
+A store puts the prepared entry under its leaf with ``under`` (a new value: entries are
+immutable) and writes ``body``, serialised once.
 """
 
 from __future__ import annotations
@@ -40,7 +41,9 @@ from sessiontree.ids import check_id, new_id, now_iso, now_ms
 from sessiontree.messages import MESSAGE_ADAPTER, MESSAGE_ROLES, AgentMessage, parse_message
 
 __all__ = [
+    "Prepared",
     "PreparedEntry",
+    "PreparedMessage",
     "check_entry_ids",
     "prepare_entry",
     "prepare_message",
@@ -97,9 +100,67 @@ class PreparedEntry:
         return self.json if self.json is not None else dump_entry_json(self.entry)
 
 
-def prepare_entry(obj: Any) -> PreparedEntry:
+@dataclass(frozen=True, slots=True)
+class PreparedMessage:
+    """A new message checked for a store, before its entry has a parent: the entry is built
+    once, by :meth:`under`, when the store knows its leaf.
+
+    Built by :func:`prepare_message`; passed to ``SessionStorage.append_entry`` like a
+    :class:`PreparedEntry`. Immutable.
+    """
+
+    message: AgentMessage
+    """The message, validated from its JSON (what a reader of the stored entry gets back)."""
+    id: str
+    """The new entry's id (:func:`~sessiontree.ids.new_id`)."""
+    timestamp: str
+    """The new entry's ``timestamp`` (ISO 8601, UTC, :func:`~sessiontree.ids.now_iso`)."""
+
+    @property
+    def entry(self) -> MessageEntry:
+        """The entry with no parent (a new root); a new entry on each call: a store builds it
+        once, with :meth:`under`."""
+        return self.under(None).entry  # type: ignore[return-value]
+
+    def under(self, parent_id: str | None) -> PreparedEntry:
+        """The message's entry under the parent ``parent_id`` (the store's leaf), built now,
+        its JSON not written yet (:meth:`PreparedEntry.body` writes it).
+
+        Nothing is validated: the message was, and the parent is an entry id the store
+        checks when it appends (docs/tree.md).
+        """
+        return PreparedEntry(
+            MessageEntry.model_construct(
+                shared_fields_set(_MESSAGE_ENTRY_FIELDS),
+                type="message",
+                id=self.id,
+                parent_id=parent_id,
+                timestamp=self.timestamp,
+                message=self.message,
+            )
+        )
+
+    def serialised(self) -> PreparedEntry:
+        """The entry with no parent (a new root), its JSON written.
+
+        Raises:
+            InvalidEntryError: as :meth:`PreparedEntry.body`.
+        """
+        return self.under(None).serialised()
+
+    def body(self) -> bytes:
+        """The JSON of the entry with no parent (see :meth:`PreparedEntry.body`)."""
+        return self.under(None).body()
+
+
+Prepared = PreparedEntry | PreparedMessage
+"""What a store appends: an entry checked with its JSON, or a new message whose entry is built
+under the store's leaf."""
+
+
+def prepare_entry(obj: Any) -> Prepared:
     """What a backend stores for an entry to append: the entry read back from its JSON, with
-    that JSON. A :class:`PreparedEntry` is returned as it is.
+    that JSON. A :class:`PreparedEntry` or :class:`PreparedMessage` is returned as it is.
 
     ``obj`` is a dict or an entry model (:func:`parse_entry`). The JSON
     (:func:`dump_entry_json`) is validated back into an entry (~8 µs), and that entry — not
@@ -118,7 +179,7 @@ def prepare_entry(obj: Any) -> PreparedEntry:
             JSON cannot carry, or JSON that does not read back as an entry (names the entry
             and the field).
     """
-    if type(obj) is PreparedEntry:
+    if type(obj) is PreparedEntry or type(obj) is PreparedMessage:
         return obj
     entry = parse_entry(obj)
     if len(entry.id) > MAX_ENTRY_ID_CHARS:
@@ -144,9 +205,10 @@ def prepare_entry(obj: Any) -> PreparedEntry:
         raise InvalidEntryError(f"entry would not read back: {exc}", entry_id=entry.id) from exc
 
 
-def prepare_message(message: AgentMessage | Mapping[str, Any]) -> PreparedEntry:
-    """The entry of a new message (new id, the current time, no parent), ``message``
-    validated once; its JSON is written when a store writes it (:meth:`PreparedEntry.body`).
+def prepare_message(message: AgentMessage | Mapping[str, Any]) -> Prepared:
+    """A new message for a store to append (new id, the current time), ``message`` validated
+    once: a :class:`PreparedMessage`, whose entry the store builds under its leaf; or, for a
+    message the JSON path cannot decide, a :class:`PreparedEntry` read back like any entry.
 
     A message of a modelled role without ``timestamp`` gets the current time (Unix ms).
 
@@ -162,16 +224,7 @@ def prepare_message(message: AgentMessage | Mapping[str, Any]) -> PreparedEntry:
     msg = _message_from_json(message)
     if msg is None:  # an unusual message: read back like any other entry
         return prepare_entry(MessageEntry(message=_with_timestamp(parse_message(message))))
-    return PreparedEntry(
-        MessageEntry.model_construct(
-            shared_fields_set(_MESSAGE_ENTRY_FIELDS),
-            type="message",
-            id=new_id(),
-            parent_id=None,
-            timestamp=now_iso(),
-            message=msg,
-        )
-    )
+    return PreparedMessage(msg, new_id(), now_iso())
 
 
 _MESSAGE_ENTRY_FIELDS = frozenset({"type", "id", "parent_id", "timestamp", "message"})

@@ -16,7 +16,7 @@ from sessiontree._args import check_bool, check_count, check_entry_id, check_typ
 from sessiontree.entries import Entry, LabelEntry, is_path_entry
 from sessiontree.errors import EntryNotFoundError, InvalidEntryError
 from sessiontree.metadata import SessionMetadata
-from sessiontree.stored import PreparedEntry
+from sessiontree.stored import Prepared
 from sessiontree.tree import ForkPosition, fork_chain, labels_of
 
 __all__ = [
@@ -133,7 +133,7 @@ class SessionStorage(Protocol):
         ...
 
     async def append_entry_if(
-        self, entry: Entry | PreparedEntry, expected_leaf: str | None, *, at_leaf: bool = False
+        self, entry: Entry | Prepared, expected_leaf: str | None, *, at_leaf: bool = False
     ) -> Entry:
         """:meth:`append_entry`, only while the current leaf is still ``expected_leaf``.
 
@@ -174,19 +174,18 @@ class SessionStorage(Protocol):
         """
         ...
 
-    async def append_entry(self, entry: Entry | PreparedEntry, *, at_leaf: bool = False) -> Entry:
+    async def append_entry(self, entry: Entry | Prepared, *, at_leaf: bool = False) -> Entry:
         """Validate and append one entry; returns it as stored.
 
-        ``entry`` is an entry (or a dict), or a :class:`~sessiontree.stored.PreparedEntry`
-        already checked and read back (what :meth:`Session.append_message` passes): a backend
-        turns either into the one value it stores with
-        :func:`~sessiontree.stored.prepare_entry` (a prepared entry is taken as it is) and
-        writes its :meth:`~sessiontree.stored.PreparedEntry.body`, so each entry is validated
-        once and serialised once.
+        ``entry`` is an entry (or a dict), or a :data:`~sessiontree.stored.Prepared` value
+        already checked (a :class:`~sessiontree.stored.PreparedMessage` is what
+        :meth:`Session.append_message` passes): a backend turns either into the one value it
+        stores with :func:`~sessiontree.stored.prepare_entry` (a prepared value is taken as it
+        is) and writes its ``body``, so each entry is validated once, built once and
+        serialised once.
 
         With ``at_leaf`` the entry's ``parentId`` is set to the current leaf in the same
-        atomic step (what :class:`Session`'s ``append_*`` methods use;
-        :meth:`~sessiontree.stored.PreparedEntry.under`).
+        atomic step (what :class:`Session`'s ``append_*`` methods use; ``under``).
 
         Raises:
             DuplicateEntryError, EntryNotFoundError, InvalidEntryError: docs/tree.md; nothing changed.

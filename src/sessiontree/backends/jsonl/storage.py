@@ -62,7 +62,7 @@ from sessiontree.errors import LeafMovedError, StorageError
 from sessiontree.ids import new_id
 from sessiontree.metadata import SessionMetadata, session_time
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage, select_entries
-from sessiontree.stored import PreparedEntry, prepare_entry
+from sessiontree.stored import Prepared, prepare_entry
 from sessiontree.tree import ForkPosition, TreeIndex, branch_of, check_append, trace_chain
 
 __all__ = [
@@ -295,7 +295,7 @@ class JSONLStorage(SessionLog):
         return self._append_one(LeafEntry(target_id=target_id), True, expected_id)
 
     async def append_entry_if(
-        self, entry: Entry | PreparedEntry, expected_leaf: str | None, *, at_leaf: bool = False
+        self, entry: Entry | Prepared, expected_leaf: str | None, *, at_leaf: bool = False
     ) -> Entry:
         """See :meth:`SessionStorage.append_entry_if`: the leaf is checked under the file
         lock, after reading what other processes appended.
@@ -355,7 +355,7 @@ class JSONLStorage(SessionLog):
         )
         return branch_of(entries_of(cast(list[LineRecord], records), self.path, self._id))
 
-    async def append_entry(self, entry: Entry | PreparedEntry, *, at_leaf: bool = False) -> Entry:
+    async def append_entry(self, entry: Entry | Prepared, *, at_leaf: bool = False) -> Entry:
         """See :meth:`SessionStorage.append_entry`: one ``os.write`` of one line, under the lock.
 
         Raises:
@@ -364,9 +364,7 @@ class JSONLStorage(SessionLog):
         """
         return self._append_one(entry, at_leaf, _ANY_LEAF)
 
-    def _append_one(
-        self, entry: Entry | PreparedEntry, at_leaf: bool, expected_leaf: object
-    ) -> Entry:
+    def _append_one(self, entry: Entry | Prepared, at_leaf: bool, expected_leaf: object) -> Entry:
         """:meth:`append_entry`; unless ``expected_leaf`` is ``_ANY_LEAF``, only while the
         leaf under the lock is ``expected_leaf`` (else :class:`LeafMovedError`)."""
         if self.read_only:

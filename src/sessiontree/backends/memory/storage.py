@@ -11,7 +11,7 @@ from sessiontree.errors import LeafMovedError, SessionNotFoundError
 from sessiontree.ids import new_id
 from sessiontree.metadata import SessionMetadata, session_time
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage, select_entries
-from sessiontree.stored import PreparedEntry, prepare_entry
+from sessiontree.stored import Prepared, prepare_entry
 from sessiontree.tree import ForkPosition, TreeIndex, branch_of, check_append, trace_chain
 
 __all__ = ["MemoryStorage"]
@@ -70,7 +70,7 @@ class MemoryStorage:
         return await self.append_entry_if(LeafEntry(target_id=target_id), expected_id, at_leaf=True)
 
     async def append_entry_if(
-        self, entry: Entry | PreparedEntry, expected_leaf: str | None, *, at_leaf: bool = False
+        self, entry: Entry | Prepared, expected_leaf: str | None, *, at_leaf: bool = False
     ) -> Entry:
         """See :meth:`SessionStorage.append_entry_if` (no ``await`` between check and append)."""
         self._alive()
@@ -107,12 +107,12 @@ class MemoryStorage:
         )
         return branch_of(chain)
 
-    async def append_entry(self, entry: Entry | PreparedEntry, *, at_leaf: bool = False) -> Entry:
+    async def append_entry(self, entry: Entry | Prepared, *, at_leaf: bool = False) -> Entry:
         """See :meth:`SessionStorage.append_entry`."""
         self._alive()
         return self._append(entry, at_leaf=at_leaf)
 
-    def _append(self, entry: Entry | PreparedEntry, *, at_leaf: bool) -> Entry:
+    def _append(self, entry: Entry | Prepared, *, at_leaf: bool) -> Entry:
         # the entry a persistent backend would read back (parity: refused alike, held alike)
         prepared = prepare_entry(entry)
         if at_leaf:
@@ -140,7 +140,7 @@ class MemoryStorage:
         if parsed:
             self.modified_at = datetime.now(UTC)
 
-    def load(self, entries: Sequence[Entry | PreparedEntry]) -> None:
+    def load(self, entries: Sequence[Entry | Prepared]) -> None:
         """Fill a new, empty storage with ``entries`` (checked as one append), before anyone
         can see it.
 

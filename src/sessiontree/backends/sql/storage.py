@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from sessiontree.backends.sql.fork import (
     ForkPlan,
@@ -48,10 +48,11 @@ from sessiontree.errors import (
     SessionNotFoundError,
     StorageError,
 )
+from sessiontree.fold import LogFold
 from sessiontree.ids import check_session_id, new_id
 from sessiontree.metadata import SessionMetadata, session_time
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_plan
-from sessiontree.stored import PreparedEntry, prepare_entry
+from sessiontree.stored import Prepared, PreparedEntry, prepare_entry
 from sessiontree.tree import ForkPosition
 
 __all__ = ["ENTRY_CACHE_BYTES", "ENTRY_CACHE_SIZE", "SQLStorage", "make_engine"]
@@ -95,6 +96,10 @@ def _in_walk_order(rows: list[Any]) -> list[Any]:
     return rows
 
 
+_NOT_KNOWN = object()
+"""The leaf this storage would build an entry under is not known."""
+
+
 class SQLStorage:
     """One session stored in SQLite or PostgreSQL. See :class:`SessionStorage` for each method.
 
@@ -126,6 +131,10 @@ class SQLStorage:
         self._created_us: int | None = None
         """The session row's ``created_us`` when this storage last read a context: another
         value means the session was deleted and made again under this id since."""
+        self._leaf_fold: LogFold | None = None
+        """The leaf after this storage's last ``at_leaf`` append (``None``: not known): the
+        parent a new entry is built under before the transaction, which moves it only when
+        another writer appended since."""
 
     @classmethod
     async def open(cls, url: str, session_id: str) -> SQLStorage:
@@ -420,19 +429,46 @@ class SQLStorage:
 
     # ------------------------------------------------------------------ writing
 
-    async def append_entry(self, entry: Entry | PreparedEntry, *, at_leaf: bool = False) -> Entry:
+    async def append_entry(self, entry: Entry | Prepared, *, at_leaf: bool = False) -> Entry:
         """See :meth:`SessionStorage.append_entry`: one transaction for entry, leaf and counters."""
-        prepared = prepare_entry(entry)
+        prepared = self._placed(prepare_entry(entry), at_leaf, self._leaf_guess())
         body = prepared.body()
         (stored,) = await self._engine.append(
             self._id, [prepared.entry], at_leaf=at_leaf, bodies=[body]
         )
         self._remember(stored, len(body))
+        self._learn_leaf(stored, at_leaf)
         return stored
+
+    def _leaf_guess(self) -> str | object | None:
+        """The leaf after this storage's last ``at_leaf`` append, or ``_NOT_KNOWN``."""
+        fold = self._leaf_fold
+        return _NOT_KNOWN if fold is None else fold.leaf_id
+
+    @staticmethod
+    def _placed(prepared: Prepared, at_leaf: bool, leaf: str | object | None) -> PreparedEntry:
+        """``prepared`` with its JSON, built under ``leaf`` (the leaf the append most likely
+        finds, or ``_NOT_KNOWN``) when it goes at the leaf: the engine moves it again only if
+        the stored leaf differs (:func:`~sessiontree.backends.sql.plan.plan_append`)."""
+        if at_leaf and leaf is not _NOT_KNOWN:
+            return prepared.under(cast("str | None", leaf)).serialised()
+        return prepared.serialised()
+
+    def _learn_leaf(self, stored: Entry, at_leaf: bool) -> None:
+        """Fold ``stored`` (just appended) into the leaf this storage expects next; an append
+        not at the leaf forgets it (the leaf it started from is not known)."""
+        if not at_leaf:
+            self._leaf_fold = None
+            return
+        fold = self._leaf_fold
+        if fold is None or fold.leaf_id != stored.parent_id:
+            fold = self._leaf_fold = LogFold(stored.parent_id, first_seen=True)
+        fold.add_entry(stored)
 
     async def append_entries(self, entries: Sequence[Entry]) -> None:
         """See :meth:`SessionStorage.append_entries`: one transaction, all or nothing."""
-        stored = [prepare_entry(e) for e in entries]
+        stored = [prepare_entry(e).serialised() for e in entries]
+        self._leaf_fold = None
         if stored:
             await self._engine.append(
                 self._id,
@@ -451,16 +487,17 @@ class SQLStorage:
         return await self.append_entry_if(LeafEntry(target_id=target_id), expected_id, at_leaf=True)
 
     async def append_entry_if(
-        self, entry: Entry | PreparedEntry, expected_leaf: str | None, *, at_leaf: bool = False
+        self, entry: Entry | Prepared, expected_leaf: str | None, *, at_leaf: bool = False
     ) -> Entry:
         """See :meth:`SessionStorage.append_entry_if`: the leaf check and the append in one
         transaction."""
-        prepared = prepare_entry(entry)
+        prepared = self._placed(prepare_entry(entry), at_leaf, expected_leaf)
         body = prepared.body()
         stored = await self._engine.append_if_leaf(
             self._id, prepared.entry, body, expected_leaf, at_leaf=at_leaf
         )
         self._remember(stored, len(body))
+        self._learn_leaf(stored, at_leaf)
         return stored
 
     async def set_modified_at(self, modified_at: datetime) -> None:
