@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from backends import REQUIRE_ALL, unavailable
+from backends import REQUIRE_ALL
 
 if not REQUIRE_ALL:  # with SESSIONTREE_REQUIRE_ALL=1 a missing web extra fails the import
     pytest.importorskip("starlette", reason="needs the web extra")
 
 from sessiontree.backends.jsonl.repo import JSONLRepo
-from web_support import HOSTILE, check_page, hostile_session, import_repo_sessions
+from web_support import HOSTILE, check_page, chromium, hostile_session, import_repo_sessions
 
 SCREENSHOTS = Path(tempfile.gettempdir()) / "sessiontree-web-screenshots"
 """Where a failing browser test saves what the page looked like."""
@@ -63,18 +62,8 @@ def server(store: tuple[Path, dict[str, str]]) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from sessiontree.testing.browser import browser_missing, headless_chromium
-
-    missing = browser_missing()
-    if missing is not None:
-        unavailable(missing)
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    driver = headless_chromium(profile)
-    try:
+    with chromium(tmp_path_factory.mktemp("chromium-profile")) as driver:
         yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 @contextlib.contextmanager

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import shutil
 import tempfile
 import time
 from collections.abc import Iterator
@@ -33,7 +32,7 @@ from test_web_transcript import (
     codex_rollout_with_compaction,
     make_store,
 )
-from web_support import HOSTILE, hostile_session
+from web_support import HOSTILE, chromium, hostile_session
 
 SCREENSHOTS = Path(tempfile.gettempdir()) / "sessiontree-web-screenshots"
 """Where the tests save what the pages looked like (every width, and any failure)."""
@@ -91,18 +90,8 @@ def server(store: tuple[str, dict[str, str]]) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from sessiontree.testing.browser import browser_missing, headless_chromium
-
-    missing = browser_missing()
-    if missing is not None:
-        unavailable(missing)
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    driver = headless_chromium(profile, width=1400, height=1000)
-    try:
+    with chromium(tmp_path_factory.mktemp("chromium-profile"), width=1400, height=1000) as driver:
         yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 @contextlib.contextmanager

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+import shutil
+from collections.abc import Iterator
 from html.parser import HTMLParser
+from pathlib import Path
 from typing import Any
 
+from backends import unavailable
 from session_files import vendored_files
 from sessiontree import Session, SessionRepo
 from sessiontree.interop import import_session
@@ -183,3 +188,24 @@ class CountingRepo:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
+
+
+@contextlib.contextmanager
+def chromium(profile: Path, **size: int) -> Iterator[Any]:
+    """A headless Chromium driver with its profile in ``profile`` (removed afterwards).
+
+    ``size`` is passed to :func:`sessiontree.testing.browser.headless_chromium` (``width``,
+    ``height`` in CSS pixels). A missing browser skips the test with the reason, or fails it
+    under ``SESSIONTREE_REQUIRE_ALL=1``.
+    """
+    from sessiontree.testing.browser import browser_missing, headless_chromium
+
+    missing = browser_missing()
+    if missing is not None:
+        unavailable(missing)
+    driver = headless_chromium(profile, **size)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)

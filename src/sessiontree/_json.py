@@ -3,8 +3,7 @@
 orjson, which writes our JSON, reads an integer beyond 64 bits as a float: a tool argument
 ``{"n": 1180591620717411303424}`` came back from a JSONL session as ``1.1805916207174113e21``,
 silently changed. Every line read from a file goes through :func:`loads` instead
-(pydantic-core's parser: integers of any size stay ``int``; ~1.17x orjson's time on the real
-pi session, under 1 ms for 2.4 MB). pydantic-core stops at ~200 levels of nesting, orjson at
+(pydantic-core's parser: integers of any size stay ``int``). pydantic-core stops at ~200 levels of nesting, orjson at
 1024: a deeper document is read by orjson, so a deeply nested tool argument never makes a
 whole line look torn (and cut off by the next append).
 
