@@ -283,7 +283,7 @@ def _print_not_carried(app: App, not_carried: dict[str, int]) -> None:
 )
 @click.option("--cwd", help="The project directory (default: the session's, else this one).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: path, session_id, resume.")
-@read_command
+@repo_command
 async def handoff_cmd(app: App, session: str, agent: str, cwd: str | None, as_json: bool) -> None:
     """Write SESSION where another agent keeps its sessions, and print how to resume it.
 
@@ -291,7 +291,9 @@ async def handoff_cmd(app: App, session: str, agent: str, cwd: str | None, as_js
     own format, under a new id of that agent's form, in its session directory for the
     project (CLAUDE_CONFIG_DIR, CODEX_HOME and PI_CODING_AGENT_DIR are honoured). Then run
     the printed command in the project: claude --resume ID, codex resume ID, or
-    pi --session PATH. What the format cannot carry is listed.
+    pi --session PATH. What the format cannot carry is listed. The session records the
+    hand-off, so a later sync appends only the agent's turns to it (or to a fork of it when
+    it has moved on).
     """
     from sessiontree.interop.handoff import handoff
 

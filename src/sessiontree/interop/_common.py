@@ -32,11 +32,13 @@ from sessiontree.errors import (
     StorageError,
 )
 from sessiontree.ids import is_session_id, iso_or, ms_from_iso, ms_or
+from sessiontree.interop.links import POINTER_KEY, added_entries, pointer_of, record_of
 from sessiontree.interop.positions import POSITION_KEY, SyncPosition, position_entry
 from sessiontree.interop.report import CustomLine, DanglingParent, ImportReport, UnreadableLine
 from sessiontree.metadata import SessionMetadata
 from sessiontree.repos.base import SessionRepo
 from sessiontree.session import Session
+from sessiontree.storage.base import fork_plan
 from sessiontree.stored import prepare_entry
 from sessiontree.tree import check_append, entry_refs, leaf_of_log
 
@@ -424,6 +426,13 @@ async def store(
                 f"([A-Za-z0-9_-]{{1,128}}); the session's id is {wanted} (made from it)"
             )
     report.leaf_id = leaf
+    link = pointer_of(converted.metadata)
+    if link is not None and session_id is None and wanted is not None:
+        linked = await _continue_handoff(
+            repo, link[0], wanted, entries, leaf, report, path, metadata, position
+        )
+        if linked is not None:
+            return linked
     for _ in range(_RACE_RETRIES):
         try:
             # one step: the session appears with every entry or not at all, so an import cut
@@ -471,6 +480,8 @@ async def extend(
     path: Path,
     position: SyncPosition | None = None,
     times: tuple[str, str] | None = None,
+    *,
+    linked: bool = False,
 ) -> Session:
     """Append to a stored session the finalized ``entries`` of its file that it lacks.
 
@@ -484,9 +495,13 @@ async def extend(
     another writer appends the same entries first, the append is refused as a duplicate and
     the comparison starts over, so nothing is ever stored twice.
 
+    ``linked``: the session is the one the file was handed off from (:mod:`~sessiontree.interop.links`,
+    ``entries`` then only what the agent added): it is extended whatever it was imported
+    from, and its leaf is moved only by new entries (never back onto the file's leaf).
+
     Raises:
         AlreadyImportedError: the file adds nothing, or the session was imported from
-            another format; nothing was written.
+            another format (not ``linked``); nothing was written.
         SessionNotFoundError: the session is not in ``repo`` (deleted meanwhile).
         DuplicateEntryError, EntryNotFoundError, InvalidEntryError: a new entry is refused
             by the store; nothing was written.
@@ -495,7 +510,7 @@ async def extend(
     for _ in range(_RACE_RETRIES):
         session = await repo.open(session_id)
         stored_from = imported_format(session.storage.metadata)
-        if stored_from != fmt:
+        if stored_from != fmt and not linked:
             await session.close()
             report.entries_imported = len(entries)
             where = f"imported from {stored_from}" if stored_from else "not an import"
@@ -518,6 +533,7 @@ async def extend(
             ends_on != leaf
             and leaf is not None
             and (leaf in by_id or any(e.id == leaf for e in new))
+            and (new or not linked)
         ):
             move = _leaf_move(entries, ends_on, leaf)
             if move.id not in by_id:
@@ -558,6 +574,104 @@ async def extend(
         report.leaf_id = ends_on
         return session
     raise StorageError(f"{path}: session {session_id!r} kept changing under the import; try again")
+
+
+async def _continue_handoff(
+    repo: SessionRepo,
+    source_id: str,
+    wanted: str,
+    entries: list[Entry],
+    leaf: str | None,
+    report: ImportReport,
+    path: Path,
+    metadata: SessionMetadata,
+    position: SyncPosition | None,
+) -> Session | None:
+    """Store a handed-off file's new turns with the session it came from (docs/interop.md,
+    "Hand a session to another agent"); ``None`` when the file is no hand-off of a session in
+    ``repo`` (the source is gone, or holds no :class:`~sessiontree.interop.links.HandoffRecord`
+    of this file's session ``wanted``): it is then imported as any other file.
+
+    What the agent added (:func:`~sessiontree.interop.links.added_entries`) goes to, in this
+    order: the fork an earlier import made (session ``wanted``); the source session, when an
+    earlier import continued it there or its leaf is still the hand-off entry; else a new fork
+    of the source at the hand-off entry, named ``wanted``, linked to the source
+    (``parentSessionId``, ``forkedFromEntryId``) and imported from the file (``importedFrom``),
+    created in one step with the turns and ``position``.
+
+    Raises:
+        AlreadyImportedError: the file adds nothing; nothing was written but a position.
+        What :func:`extend` and :meth:`SessionRepo.create` raise.
+    """
+    try:
+        source = await repo.open(source_id)
+    except SessionNotFoundError:
+        return None
+    try:
+        stored = await source.storage.get_entries()
+        found = next(
+            (
+                (n, r)
+                for n, e in enumerate(stored)
+                if (r := record_of(e)) is not None
+                and r.session_id == wanted
+                and r.agent == report.format
+            ),
+            None,
+        )
+        source_leaf = await source.get_leaf_id()
+    finally:
+        await source.close()
+    if found is None:
+        return None
+    at, record = found
+    known = {e.id for e in stored}
+    added = added_entries(entries, record, known)
+    end = record.ids.get(leaf, leaf) if leaf is not None else None
+    report.warnings.append(
+        f"handed off from session {source_id!r} at entry {record.entry_id!r}: only what the "
+        "agent added is stored"
+    )
+    if wanted != source_id:
+        try:
+            return await extend(repo, wanted, added, end, report, path, position)
+        except SessionNotFoundError:
+            pass  # no fork yet
+    in_file = {e.id for e in entries}
+    continued = any(e.id in in_file and e.id not in record.ids for e in stored[at + 1 :])
+    if continued or source_leaf == record.entry_id:
+        return await extend(repo, source_id, added, end, report, path, position, linked=True)
+    if not added:
+        report.session_id, report.entries_imported, report.up_to_date = source_id, 0, True
+        raise AlreadyImportedError(
+            f"{path}: handed off from session {source_id!r}, which has moved on; the agent "
+            "added nothing yet to fork it with",
+            session_id=source_id,
+            report=report,
+        )
+    source = await repo.open(source_id)
+    try:
+        fork_meta, copied = await fork_plan(source.storage, record.entry_id, "at")
+    finally:
+        await source.close()
+    extra = {k: v for k, v in (metadata.model_extra or {}).items() if k in _FILE_KEYS}
+    fork_metadata = SessionMetadata.model_validate({**fork_meta.to_wire(), **extra})
+    batch = [*copied, *added]
+    fork_leaf = leaf_of_log(batch)
+    tail = [] if position is None else [position_entry(position, fork_leaf)]
+    try:
+        session = await repo.create(id=wanted, metadata=fork_metadata, entries=[*batch, *tail])
+    except SessionExistsError:  # another import made the fork first
+        return await extend(repo, wanted, added, end, report, path, position)
+    report.session_id = session.id
+    report.entries_imported = len(added)
+    report.leaf_id = fork_leaf
+    return session
+
+
+_FILE_KEYS = ("importedFrom", POINTER_KEY)
+"""The metadata a fork continuing a handed-off file takes from the file (the rest is the
+source session's)."""
 
 
 def _is_mark(entry: Entry) -> bool:

@@ -48,6 +48,7 @@ from sessiontree.entries import CompactionEntry, Entry, MessageEntry, with_paren
 from sessiontree.ids import iso_or, ms_or
 from sessiontree.interop._common import Converted, Draft, IdMaker, Progress, custom_draft
 from sessiontree.interop.jsonl_lines import read_jsonl
+from sessiontree.interop.links import POINTER_KEY
 from sessiontree.interop.report import DanglingParent, ImportReport
 from sessiontree.wire.claude_code import assistant_entry, line_record, user_entries
 
@@ -543,6 +544,8 @@ def _fill_metadata(
         # far): Claude Code names the file after the session, so the file grows into the
         # same session when its first message comes
         out.session_id = path.stem
+    if first is not None and isinstance(first.get(POINTER_KEY), dict):
+        meta[POINTER_KEY] = first[POINTER_KEY]  # a session handed off to Claude Code
     meta["claudeCode"] = info
     meta["importedFrom"] = {"format": "claude-code", "path": str(path), "sessionId": session_id}
     out.metadata = meta

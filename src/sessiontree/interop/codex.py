@@ -50,6 +50,7 @@ from sessiontree.entries import CompactionEntry, Entry, MessageEntry
 from sessiontree.ids import iso_or, ms_or
 from sessiontree.interop._common import Converted, Draft, IdMaker, Progress, custom_draft
 from sessiontree.interop.jsonl_lines import read_jsonl
+from sessiontree.interop.links import POINTER_KEY
 from sessiontree.interop.report import ImportReport
 from sessiontree.messages import (
     AgentMessage,
@@ -476,7 +477,9 @@ def _fill_metadata(
 ) -> None:
     if isinstance(payload.get("cwd"), str):
         meta["cwd"] = payload["cwd"]
-    meta["codex"] = {k: v for k, v in payload.items() if k not in _LONG_META}
+    meta["codex"] = {k: v for k, v in payload.items() if k not in _LONG_META and k != POINTER_KEY}
+    if isinstance(payload.get(POINTER_KEY), dict):
+        meta[POINTER_KEY] = payload[POINTER_KEY]  # a session handed off to Codex
     if isinstance(payload.get("model_provider"), str):
         state.provider = payload["model_provider"]
     session_id = payload.get("id")

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -39,6 +40,7 @@ from sessiontree import _json as exact_json
 from sessiontree.context import LOST_RESULT_TEXT, SessionContext, to_llm_messages
 from sessiontree.errors import InvalidArgumentError
 from sessiontree.ids import iso_from_ms, now_iso
+from sessiontree.interop.links import POINTER_KEY
 from sessiontree.messages import (
     AgentMessage,
     AssistantMessage,
@@ -133,7 +135,11 @@ def _summary_first(messages: list[AgentMessage]) -> tuple[str | None, list[Agent
 
 
 def claude_code_transcript(
-    context: SessionContext, *, cwd: str, session_id: str | None = None
+    context: SessionContext,
+    *,
+    cwd: str,
+    session_id: str | None = None,
+    link: Mapping[str, str] | None = None,
 ) -> Exported:
     """A Claude Code transcript of ``context`` (``~/.claude/projects/<dir>/<sessionId>.jsonl``).
 
@@ -141,11 +147,14 @@ def claude_code_transcript(
         context: the session's context (:meth:`Session.build_context`).
         cwd: the project directory written on every line (Claude Code resumes in it).
         session_id: the transcript's ``sessionId`` (default: a new UUID v4).
+        link: a handoff's pointer back to its session (:func:`~sessiontree.interop.links.pointer`),
+            written as ``handedOffFrom`` on the first line (Claude Code ignores the field).
     """
     sid = session_id or str(uuid.uuid4())
     messages, lost = _plan(context, safe_tool_id)
     summary, messages = _summary_first(messages)
     lines: list[dict[str, Any]] = []
+    first_fields: dict[str, Any] = {}
     parent: str | None = None
     now = now_iso()
 
@@ -164,10 +173,14 @@ def claude_code_transcript(
             "uuid": str(uuid.uuid4()),
             "timestamp": when,
         }
+        if not lines:
+            record.update(first_fields)
         lines.append(record)
         parent = record["uuid"]
         return record
 
+    if link is not None:
+        first_fields[POINTER_KEY] = dict(link)
     if summary is not None:
         boundary = line(
             "system",
@@ -282,13 +295,21 @@ def _text_of(item: dict[str, Any]) -> str:
     return "".join(p.get("text", "") for p in item.get("content", []) if isinstance(p, dict))
 
 
-def codex_rollout(context: SessionContext, *, cwd: str, session_id: str | None = None) -> Exported:
+def codex_rollout(
+    context: SessionContext,
+    *,
+    cwd: str,
+    session_id: str | None = None,
+    link: Mapping[str, str] | None = None,
+) -> Exported:
     """A Codex rollout of ``context`` (``~/.codex/sessions/YYYY/MM/DD/rollout-…-<id>.jsonl``).
 
     Args:
         context: the session's context (:meth:`Session.build_context`).
         cwd: the project directory recorded in ``session_meta`` and ``turn_context``.
         session_id: the thread id (default: a new UUID v4).
+        link: a handoff's pointer back to its session (:func:`~sessiontree.interop.links.pointer`),
+            written as ``handedOffFrom`` in the ``session_meta`` payload (Codex ignores it).
     """
     sid = session_id or str(uuid.uuid4())
     messages, lost = _plan(context, None)
@@ -299,17 +320,17 @@ def codex_rollout(context: SessionContext, *, cwd: str, session_id: str | None =
     def record(kind: str, payload: dict[str, Any], when: str = now) -> None:
         records.append({"timestamp": when, "type": kind, "payload": payload})
 
-    record(
-        "session_meta",
-        {
-            "id": sid,
-            "timestamp": now,
-            "cwd": cwd,
-            "originator": "sessiontree",
-            "cli_version": CODEX_CLI_VERSION,
-            "source": "exec",
-        },
-    )
+    meta: dict[str, Any] = {
+        "id": sid,
+        "timestamp": now,
+        "cwd": cwd,
+        "originator": "sessiontree",
+        "cli_version": CODEX_CLI_VERSION,
+        "source": "exec",
+    }
+    if link is not None:
+        meta[POINTER_KEY] = dict(link)
+    record("session_meta", meta)
     turn: dict[str, Any] = {"cwd": cwd, "approval_policy": "never", "summary": "auto"}
     if model is not None:
         turn["model"] = model

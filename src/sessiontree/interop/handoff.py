@@ -15,6 +15,11 @@ agent            file                                                        res
                  without its first "/", "/" "\\" ":" as "-">--/<time>_ID.jsonl``
 ===============  ==========================================================  ===========================
 
+The file points back to the session (``handedOffFrom``) and the session records the file in
+a ``leaf`` entry that changes nothing in its tree (:mod:`sessiontree.interop.links`), so a
+later ``sync`` or ``import`` of the file appends only the turns the agent added, to this
+session or a fork of it at the hand-off entry.
+
 The pi file ends on the session's leaf (pi continues from the last line; see
 :func:`_pi_entries`). The file is written atomically (a temporary name, fsync, rename), never
 over an existing file.
@@ -35,10 +40,21 @@ from typing import Literal
 from sessiontree.entries import Entry, LabelEntry, MessageEntry
 from sessiontree.errors import InvalidArgumentError, StorageError
 from sessiontree.ids import now_iso
+from sessiontree.interop import convert
+from sessiontree.interop._common import finalize
 from sessiontree.interop.export import claude_code_transcript, codex_rollout
+from sessiontree.interop.links import (
+    POINTER_KEY,
+    HandoffRecord,
+    align_ids,
+    pointer,
+    record_entry,
+)
 from sessiontree.interop.pi import pi_file_bytes, write_atomic
+from sessiontree.interop.report import ImportReport
 from sessiontree.messages import AssistantMessage, Cost, Usage
 from sessiontree.session import Session
+from sessiontree.tree import leaf_of_log
 
 __all__ = ["AGENTS", "Agent", "HandedOff", "agent_session_path", "handoff", "project_dir"]
 
@@ -144,6 +160,21 @@ async def _pi_entries(session: Session) -> tuple[list[Entry], dict[str, int]]:
     return entries, changed
 
 
+async def _record_ids(
+    session: Session, agent: Agent, path: Path, data: bytes, leaf: str
+) -> dict[str, str]:
+    """The map of the session's :class:`~sessiontree.interop.links.HandoffRecord`: the ids an
+    import of ``data`` (the file written to ``path``) gives its records → the session's
+    entries they stand for (:func:`~sessiontree.interop.links.align_ids`)."""
+    report = ImportReport(source_path=path, format=agent)
+    converted = convert(data, path, agent, report)
+    written = finalize(converted.drafts, report, path, lenient=False)
+    by_id = {e.id for e in written}
+    written_leaf = converted.leaf_id if converted.leaf_id in by_id else leaf_of_log(written)
+    source = await session.get_branch(leaf)
+    return align_ids(written, written_leaf, source, leaf)
+
+
 def project_dir(path: str) -> str:
     """``path`` as the agents key their session folders: absolute (from the working
     directory), ``~`` expanded, normalised (no ``..``, no trailing ``/``)."""
@@ -167,35 +198,55 @@ async def handoff(
             the agents key their session folders by it.
         env: the environment that locates the agent's directories (default ``os.environ``).
 
+    The session gets one ``leaf`` entry recording the hand-off (its leaf stays where it is);
+    when that append fails the file is removed again.
+
     Raises:
         InvalidArgumentError: the context has no message to resume (Claude Code, Codex), or
             the leaf is before the first entry (pi).
-        StorageError: the file cannot be written.
+        StorageError: the file cannot be written, or the record cannot be stored.
     """
     env = os.environ if env is None else env
     metadata = await session.get_metadata()
+    leaf = await session.get_leaf_id()
     if cwd is not None and not cwd.strip():
         raise InvalidArgumentError("cwd is empty: give the project directory, or leave it out")
     project = project_dir(cwd or metadata.cwd or os.getcwd())
     when = datetime.now().astimezone()
     not_carried: dict[str, int] = {}
+    link = None if leaf is None else pointer(session.id, leaf)
     if agent == "pi":
         session_id = str(uuid.uuid4())
         entries, not_carried = await _pi_entries(session)
         data, _ = await pi_file_bytes(
-            session, session_id=session_id, timestamp=now_iso(), cwd=project, entries=entries
+            session,
+            session_id=session_id,
+            timestamp=now_iso(),
+            cwd=project,
+            entries=entries,
+            extra=None if link is None else {POINTER_KEY: link},
         )
     else:
         context = await session.build_context()
         write = claude_code_transcript if agent == "claude-code" else codex_rollout
-        exported = write(context, cwd=project)
+        exported = write(context, cwd=project, link=link)
         session_id, data, not_carried = exported.session_id, exported.data, exported.not_carried
     path = agent_session_path(agent, session_id, project, when, env)
+    record = None  # an empty session (pi only) has nothing to continue
+    if leaf is not None:
+        ids = await _record_ids(session, agent, path, data, leaf)
+        record = HandoffRecord(agent, session_id, str(path), leaf, ids)
     try:
         await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True, mode=0o700)
     except OSError as exc:
         raise StorageError(f"{path.parent}: cannot make the directory: {exc}") from exc
     await asyncio.to_thread(write_atomic, path, data, False)
+    if record is not None:
+        try:
+            await session.storage.append_entries([record_entry(record)])
+        except BaseException:
+            path.unlink(missing_ok=True)  # no record, no file: the hand-off did not happen
+            raise
     resume = {
         "claude-code": f"claude --resume {session_id}",
         "codex": f"codex resume {session_id}",

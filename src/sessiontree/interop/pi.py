@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -220,19 +220,23 @@ async def pi_file_bytes(
     timestamp: str | None = None,
     cwd: str | None = None,
     entries: Sequence[Entry] | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> tuple[bytes, int]:
     """The pi version 3 file of a session (what :func:`export_pi_session` writes) and the
     number of entries in it. Reads every entry of the session.
 
     ``session_id``, ``timestamp`` (ISO 8601) and ``cwd`` replace the header's (a session
     handed to pi gets a new id); by default they are the session's own. ``entries`` are
-    written instead of the session's own (in that order).
+    written instead of the session's own (in that order). ``extra`` keys are added to (or
+    replace those of) the header's ``metadata`` object.
     """
     if entries is None:
         entries = await session.get_entries()
     metadata = await session.get_metadata()
     if cwd is not None:
         metadata = metadata.model_copy(update={"cwd": cwd})
+    if extra:
+        metadata = SessionMetadata.model_validate({**metadata.to_wire(), **extra})
     imported = (metadata.model_extra or {}).get("importedFrom")
     if timestamp is None and isinstance(imported, dict) and imported.get("format") == "pi":
         ts = imported.get("timestamp")
