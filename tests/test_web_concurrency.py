@@ -16,12 +16,13 @@ import httpx
 import pytest
 
 from backends import shared_store_url
-from sessiontree import open_repo
+from sessiontree import SessionRepo, open_repo
 from sessiontree.entries import Entry, MessageEntry
 from sessiontree.messages import TextContent, UserMessage
 from sessiontree.repos import MemoryRepo
 from sessiontree.testing.builders import assistant, user
 from sessiontree.web.app import create_app
+from sessiontree.web.reading import Readers
 from sessiontree.web.server import serve_in_thread
 
 ENTRIES = 100_000
@@ -186,3 +187,38 @@ def test_a_heavy_page_does_not_hold_up_a_small_one(filled_store: str, kind: str)
     ordered = sorted(smalls)
     assert ordered[(len(ordered) * 3) // 4] < heavy / 4, (kind, heavy, smalls)
     assert ordered[-1] < heavy / 2, (kind, heavy, smalls)
+
+
+# -- the readers themselves --
+
+
+async def _noop(state: object) -> None:
+    return None
+
+
+@pytest.mark.parametrize("url", ["sqlite", "memory://"])
+async def test_each_reader_reads_through_its_own_connection_off_the_loop(
+    url: str, tmp_path: Any
+) -> None:
+    repo = open_repo(f"sqlite:///{tmp_path / 'store.db'}" if url == "sqlite" else url)
+    await repo.create("a")
+    readers: Readers[SessionRepo] = Readers(repo, lambda r: r, _noop, size=2)
+
+    async def where(held: SessionRepo, hold: float) -> tuple[SessionRepo, int, str]:
+        await asyncio.sleep(hold)  # keeps this reader busy: the next request goes elsewhere
+        session = await held.open("a")
+        return held, threading.get_ident(), session.id
+
+    try:
+        first, second = await asyncio.gather(
+            readers.run(lambda r: where(r, 0.3)), readers.run(lambda r: where(r, 0.0))
+        )
+    finally:
+        await readers.close()
+    assert first[2] == second[2] == "a"
+    assert len({first[1], second[1], threading.get_ident()}) == 3  # two readers, not the loop
+    if url == "sqlite":  # a connection of its own each, closed with the readers
+        assert first[0] is not repo and second[0] is not repo and first[0] is not second[0]
+    else:  # a memory store cannot be opened again: shared
+        assert first[0] is repo and second[0] is repo
+    await repo.close()
