@@ -13,7 +13,10 @@ thread; each page is fetched over real HTTP:
   indexes the file once, SQL runs its queries);
 * warm — the median of 5 more requests (the session stays open between requests);
 * with ``--browser``, the warm page's load time in headless Chromium (navigation start to
-  the load event, from the Navigation Timing API), which adds parsing and layout.
+  the load event, from the Navigation Timing API), which adds parsing and layout;
+* responsiveness — on a fresh server, the synthetic session's cold transcript is asked for
+  and, while it is built, the real session's tree page again and again: their median and
+  worst times against the heavy page's.
 
 Pages: the transcript (the session page: opens at the leaf; the first request reads every
 entry into the session's index, later ones only what was appended), its earlier turns (the
@@ -32,6 +35,7 @@ import asyncio
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -162,6 +166,31 @@ def fetch(client: httpx.Client, url: str) -> float:
     return (time.perf_counter() - t) * 1000
 
 
+def while_heavy(base: str, heavy: str, small: str) -> tuple[float, list[float]]:
+    """Fetch ``heavy`` in a thread and ``small`` again and again meanwhile: the heavy page's
+    time and each small fetch's time (ms) that came back before the heavy one."""
+    took: dict[str, float] = {}
+    done = threading.Event()
+
+    def fetch_heavy() -> None:
+        with httpx.Client(timeout=600) as c:
+            took["heavy"] = fetch(c, base + heavy)
+        done.set()
+
+    thread = threading.Thread(target=fetch_heavy, daemon=True)
+    smalls: list[float] = []
+    with httpx.Client(timeout=600) as c:
+        thread.start()
+        time.sleep(0.2)
+        while not done.is_set():
+            ms = fetch(c, base + small)
+            if not done.is_set():
+                smalls.append(ms)
+            time.sleep(0.05)
+    thread.join()
+    return took["heavy"], smalls
+
+
 def browser() -> Any:
     from sessiontree.testing.browser import headless_chromium
 
@@ -222,6 +251,19 @@ def main() -> None:
                         if driver is not None and args.browser:
                             line += f"  browser {browser_ms(driver, base + path):7.0f} ms"
                         print(line, flush=True)
+            # responsiveness: a fresh server (nothing read), the synthetic session's
+            # transcript asked for, and meanwhile the real session's first tree page
+            real_sid, big_sid = ids.values()
+            with serve_in_thread(create_app(open_repo(url))) as base:
+                httpx.get(f"{base}/s/{real_sid}/tree", timeout=300).raise_for_status()
+                heavy, smalls = while_heavy(base, f"/s/{big_sid}", f"/s/{real_sid}/tree")
+            if smalls:
+                print(
+                    f"  while the cold synthetic transcript loads ({heavy:.0f} ms): "
+                    f"{len(smalls)} small pages, median {statistics.median(smalls):.0f} ms, "
+                    f"max {max(smalls):.0f} ms",
+                    flush=True,
+                )
         if args.screenshot is not None and driver is not None:
             tmp = Path(tempfile.mkdtemp(prefix="bench-web-demo-")) / "sessions"
             sid = asyncio.run(demo(open_repo(f"jsonl://{tmp}")))

@@ -10,14 +10,19 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from typing import Any
 
 import httpx
 import pytest
 
+from backends import shared_store_url
+from sessiontree import SessionRepo, open_repo
 from sessiontree.entries import Entry, MessageEntry
 from sessiontree.messages import TextContent, UserMessage
 from sessiontree.repos import MemoryRepo
+from sessiontree.testing.builders import assistant, user
 from sessiontree.web.app import create_app
+from sessiontree.web.reading import Readers
 from sessiontree.web.server import serve_in_thread
 
 ENTRIES = 100_000
@@ -67,3 +72,153 @@ def test_a_small_page_is_served_while_a_whole_big_context_is_built() -> None:
     # built (the heavy one takes seconds; generous bounds for a loaded machine)
     assert done["light"] < done["heavy"], (light_took, heavy_took)
     assert light_took < heavy_took / 2, (light_took, heavy_took)
+
+
+# -- every kind of heavy page, on every store the viewer reads (a fresh server each: cold) --
+
+BIG = 20_000
+"""Entries of the big session whose transcript is the heavy page (read and parsed whole)."""
+SMALL_SESSIONS = 100
+"""Sessions a model filter, the usage page and a search read (each with usage and a model)."""
+TURNS = 20
+"""User turns of each of them (a reply with usage and a tool round each)."""
+MODELS = ("claude-sonnet-4-5", "gpt-5")
+
+
+def _turns(n: int, model: str, prefix: str) -> list[Entry]:
+    out: list[Entry] = []
+    for i in range(n):
+        parent = out[-1].id if out else None
+        out.append(
+            MessageEntry(
+                id=f"{prefix}u{i}",
+                parent_id=parent,
+                message=user(f"turn {i}: look at module_{i % 97}.py and fix it " * 4),
+            )
+        )
+        out.append(
+            MessageEntry(
+                id=f"{prefix}a{i}",
+                parent_id=out[-1].id,
+                message=assistant(
+                    f"Looked at module_{i % 97}.py; fixed. " * 6,
+                    model=model,
+                    usage={"input": 900, "output": 120, "cacheRead": 4000},
+                ),
+            )
+        )
+    return out  # fmt: skip
+
+
+async def _fill(url: str) -> None:
+    """The big session ``big`` and :data:`SMALL_SESSIONS` others (``s0000``...)."""
+    repo = open_repo(url)
+    try:
+        await repo.create("big", entries=_turns(BIG // 2, MODELS[0], "b"))
+        for i in range(SMALL_SESSIONS):
+            await repo.create(f"s{i:04d}", entries=_turns(TURNS, MODELS[i % 2], f"s{i}"))
+    finally:
+        await repo.close()
+
+
+@pytest.fixture(scope="module", params=["sqlite", "jsonl", "postgres"])
+def filled_store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    with shared_store_url(request.param, tmp_path_factory.mktemp(request.param)) as url:
+        asyncio.run(_fill(url))
+        yield url
+
+
+HEAVY_PAGES = {
+    "transcript": "/s/big",
+    "model filter": f"/?model={MODELS[1]}",
+    "label filter": "/?label=nothing-has-it",
+    "agent filter": "/?agent=sessiontree&model=" + MODELS[0],
+    "search": "/?search=module_96.py+and+fix",
+    "usage": "/usage?stack=model",
+    "usage json": "/usage.json?by=day",
+    "stats": "/s/big/stats",
+}
+
+
+def _small_while_heavy(base: str, heavy: str, small: str) -> tuple[float, list[float]]:
+    """Fetch ``heavy`` and, while it is being built, ``small`` again and again: the heavy
+    page's time and each small fetch's time (those asked while the heavy one was out)."""
+    done = threading.Event()
+    took: dict[str, float] = {}
+
+    def fetch_heavy() -> None:
+        start = time.monotonic()
+        with httpx.Client(timeout=600) as client:
+            response = client.get(base + heavy)
+        took["heavy"] = time.monotonic() - start
+        took["status"] = response.status_code
+        done.set()
+
+    smalls: list[float] = []
+    thread = threading.Thread(target=fetch_heavy, daemon=True)
+    with httpx.Client(timeout=600) as client:
+        thread.start()
+        time.sleep(0.3)  # the heavy page is being read now
+        while not done.is_set():
+            start = time.monotonic()
+            response = client.get(base + small)
+            assert response.status_code == 200, response.text[:300]
+            if not done.is_set():
+                smalls.append(time.monotonic() - start)
+            time.sleep(0.05)
+    thread.join(600)
+    assert took["status"] == 200
+    return took["heavy"], smalls
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", list(HEAVY_PAGES))
+def test_a_heavy_page_does_not_hold_up_a_small_one(filled_store: str, kind: str) -> None:
+    repo = open_repo(filled_store)
+    with serve_in_thread(create_app(repo)) as base:  # a fresh server: nothing read yet
+        httpx.get(f"{base}/s/s0002/entry/s2u0", timeout=60).raise_for_status()  # readers up
+        heavy, smalls = _small_while_heavy(base, HEAVY_PAGES[kind], "/s/s0001/entry/s1u1")
+    # the heavy page is genuinely heavy, and small pages were served while it was built,
+    # three in four within a quarter of its time and every one within half (on a loaded
+    # two-core machine one fetch may stall for a scheduler's reasons; a blocked server
+    # would hold up every fetch until the heavy page is done)
+    assert heavy > 0.5, f"{kind}: the heavy page took only {heavy:.2f} s"
+    assert smalls, f"{kind}: no small page came back while the heavy one ({heavy:.2f} s) ran"
+    ordered = sorted(smalls)
+    assert ordered[(len(ordered) * 3) // 4] < heavy / 4, (kind, heavy, smalls)
+    assert ordered[-1] < heavy / 2, (kind, heavy, smalls)
+
+
+# -- the readers themselves --
+
+
+async def _noop(state: object) -> None:
+    return None
+
+
+@pytest.mark.parametrize("url", ["sqlite", "memory://"])
+async def test_each_reader_reads_through_its_own_connection_off_the_loop(
+    url: str, tmp_path: Any
+) -> None:
+    repo = open_repo(f"sqlite:///{tmp_path / 'store.db'}" if url == "sqlite" else url)
+    await repo.create("a")
+    readers: Readers[SessionRepo] = Readers(repo, lambda r: r, _noop, size=2)
+
+    async def where(held: SessionRepo, hold: float) -> tuple[SessionRepo, int, str]:
+        await asyncio.sleep(hold)  # keeps this reader busy: the next request goes elsewhere
+        session = await held.open("a")
+        return held, threading.get_ident(), session.id
+
+    try:
+        first, second = await asyncio.gather(
+            readers.run(lambda r: where(r, 0.3)), readers.run(lambda r: where(r, 0.0))
+        )
+    finally:
+        await readers.close()
+    assert first[2] == second[2] == "a"
+    assert len({first[1], second[1], threading.get_ident()}) == 3  # two readers, not the loop
+    if url == "sqlite":  # a connection of its own each, closed with the readers
+        assert first[0] is not repo and second[0] is not repo and first[0] is not second[0]
+    else:  # a memory store cannot be opened again: shared
+        assert first[0] is repo and second[0] is repo
+    await repo.close()

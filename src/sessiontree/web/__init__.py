@@ -1,6 +1,7 @@
 """A local web viewer and single-file exports (optional extra ``sessiontree[web]``).
 
 * :mod:`~sessiontree.web.app` — the Starlette app of ``sessiontree serve``;
+* :mod:`~sessiontree.web.reading` — the reader threads every page is read and built on;
 * :mod:`~sessiontree.web.tree` — the tree page, paged through ``get_entries``;
 * :mod:`~sessiontree.web.views` — the context, diff, stats and entry views, read through the
   public :class:`~sessiontree.Session` methods;

@@ -10,12 +10,13 @@ rows as ``sessiontree usage --json`` prints them at ``/usage.json``), and per se
 (``/s/{id}/entry/{entry}``). Scripts and the chart library are files under ``/static/``
 (package data): a page works offline and runs no inline script.
 
-Pages whose work grows with the session (context, diff, stats) or with the store (usage) read
-through the store on the server's event loop and do the rest — building, counting, pricing,
-rendering — in a worker thread (:func:`sessiontree.web.views.off_loop`), so a small page
-asked for meanwhile is served at once instead of after them. The list's columns that a
+Every page is read and built on one of the app's readers (:mod:`sessiontree.web.reading`):
+threads with their own event loop and their own connection to the store, each holding its own
+open sessions and transcript indexes. The server's event loop only hands requests over and
+sends the answers, so a heavy page (a 100,000-entry transcript, a model filter or the usage
+page reading every session, a search) never holds up the others. The list's columns that a
 listing does not hold are read once per session and kept until it changes
-(:class:`sessiontree.web.listing.SummaryCache`).
+(:class:`sessiontree.web.listing.SummaryCache`, shared by the readers).
 
 Writes (``POST`` checkout, label, name, fork) exist only when the app is made with
 ``write=True``; each needs the per-process token embedded in the page's forms, and a request
@@ -30,8 +31,8 @@ from __future__ import annotations
 import contextlib
 import secrets
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import replace
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -64,8 +65,9 @@ from sessiontree.web.listing import (
     short_tokens,
     usd,
 )
+from sessiontree.web.reading import Readers
 from sessiontree.web.render import environment
-from sessiontree.web.transcript_routes import Transcripts
+from sessiontree.web.transcript_routes import Transcripts, event_stream
 
 __all__ = ["CSP", "LIST_LIMIT", "SEARCH_LIMIT", "create_app"]
 
@@ -118,6 +120,27 @@ class _Sessions:
                 await old.close()
 
 
+@dataclass(frozen=True)
+class _Store:
+    """What one reader reads through: its repository, open sessions and transcript indexes."""
+
+    repo: SessionRepo
+    sessions: _Sessions
+    transcripts: Transcripts
+
+
+def _store(repo: SessionRepo) -> _Store:
+    sessions = _Sessions(repo)
+    return _Store(repo, sessions, Transcripts(repo, sessions.get))
+
+
+async def _close_store(store: _Store) -> None:
+    await store.sessions.close()
+
+
+Handler = Callable[[Request, _Store], Awaitable[Response]]
+
+
 def create_app(
     repo: SessionRepo,
     *,
@@ -146,8 +169,7 @@ def create_app(
         highlight=highlight, tokens=short_tokens, usd=usd, project=project_name, agent=agent_of
     )
     templates = Jinja2Templates(env=env)
-    sessions = _Sessions(repo)
-    transcripts = Transcripts(repo, sessions.get)
+    readers: Readers[_Store] = Readers(repo, _store, _close_store)
     summary_cache = SummaryCache(repo)
     token = secrets.token_urlsafe(32)
     allowed_hosts = frozenset(h.lower() for h in hosts)
@@ -183,21 +205,45 @@ def create_app(
             return await views.off_loop(page, request, "session.html", status, **context)
         return page(request, "session.html", status, **context)
 
-    async def open_session(request: Request) -> Session:
-        return await sessions.get(request.path_params["sid"])
+    async def open_session(request: Request, st: _Store) -> Session:
+        return await st.sessions.get(request.path_params["sid"])
+
+    def on_reader(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+        """The endpoint running ``handler`` on a reader (the one rule: every page reads there)."""
+
+        async def endpoint(request: Request) -> Response:
+            return await readers.run(
+                lambda st: handler(request, st), key=request.path_params.get("sid")
+            )
+
+        return endpoint
+
+    def writing(
+        handler: Callable[[Request, _Store, FormData], Awaitable[Response]],
+    ) -> Callable[[Request], Awaitable[Response]]:
+        """The endpoint of a write: the form is checked and read here (a request's body is
+        the server loop's), then ``handler`` runs on a reader."""
+
+        async def endpoint(request: Request) -> Response:
+            form = await checked_form(request)
+            return await readers.run(
+                lambda st: handler(request, st, form), key=request.path_params.get("sid")
+            )
+
+        return endpoint
 
     # -- the session list, search and usage pages (sessiontree.web.listing / .charts) --
 
-    async def listed(flt: ListFilter, every: list[SessionInfo]) -> list[SessionInfo]:
+    async def listed(flt: ListFilter, every: list[SessionInfo], st: _Store) -> list[SessionInfo]:
         """The listing rows of ``every`` that ``flt`` keeps (entries are read only for a model
         or label filter, once per session until it changes)."""
         kept = [i for i in every if flt.keeps_info(i)]
         if flt.needs_entries:
-            summaries = await summary_cache.get(kept)
+            summaries = await summary_cache.get(kept, st.repo)
             kept = [i for i in kept if i.id in summaries and flt.keeps_summary(summaries[i.id])]
         return kept
 
-    async def list_sessions(request: Request) -> Response:
+    async def list_sessions(request: Request, st: _Store) -> Response:
         params = request.query_params
         flt = ListFilter.from_query(params)
         meta = params.get("where", "").strip()
@@ -207,17 +253,17 @@ def create_app(
         check_count(limit, "limit")  # as SessionRepo.list checks its paging
         check_count(offset, "offset")
         where = _where(meta) if meta else None
-        every = await repo.list(where=where)
+        every = await st.repo.list(where=where)
         agents = sorted({agent_of(i) for i in every})
         projects = sorted({i.metadata.cwd for i in every if i.metadata.cwd})
-        kept = await listed(flt, every)
+        kept = await listed(flt, every, st)
         infos = kept[offset : offset + limit]
-        summaries = await summary_cache.get(infos)
+        summaries = await summary_cache.get(infos, st.repo)
         note = f"sessions {offset + 1:,}–{offset + len(infos):,} of {len(kept):,}" if infos else ""
         hits: list[tuple[SearchHit, SessionInfo]] = []
         if search:
             by_id = {i.id: i for i in kept}
-            for hit in await repo.search(search, limit=SEARCH_LIMIT * 4):
+            for hit in await st.repo.search(search, limit=SEARCH_LIMIT * 4):
                 if hit.session_id in by_id and len(hits) < SEARCH_LIMIT:
                     hits.append((hit, by_id[hit.session_id]))
         return page(
@@ -242,23 +288,23 @@ def create_app(
         )
 
     async def usage_calls(
-        flt: ListFilter, every: list[SessionInfo]
+        flt: ListFilter, every: list[SessionInfo], st: _Store
     ) -> tuple[list[PricedCall], dict[str, str]]:
         """The calls of the sessions of ``every`` that ``flt``'s text and label filters keep,
         in store order (as ``sessiontree usage`` reads them), and each session's title."""
-        infos = await listed(replace(flt, since=None, until=None), every)
-        summaries = await summary_cache.get(infos)
+        infos = await listed(replace(flt, since=None, until=None), every, st)
+        summaries = await summary_cache.get(infos, st.repo)
         calls = [c for i in infos if i.id in summaries for c in summaries[i.id].calls]
         titles = {i.id: i.name or (i.first_message or "")[:80] or i.id for i in infos}
         return calls, titles
 
-    async def usage(request: Request) -> Response:
+    async def usage(request: Request, st: _Store) -> Response:
         params = request.query_params
         flt = ListFilter.from_query(params)
         period = params.get("period", "day")
         stack = params.get("stack", "model")
-        every = await repo.list()
-        calls, titles = await usage_calls(flt, every)
+        every = await st.repo.list()
+        calls, titles = await usage_calls(flt, every, st)
         result = await views.off_loop(
             charts.usage_page,
             calls,
@@ -282,11 +328,11 @@ def create_app(
             query=flt.query(period=period, stack=stack),
         )
 
-    async def usage_json(request: Request) -> Response:
+    async def usage_json(request: Request, st: _Store) -> Response:
         params = request.query_params
         flt = ListFilter.from_query(params)
         by = params.get("by", "day")
-        calls, _ = await usage_calls(flt, await repo.list())
+        calls, _ = await usage_calls(flt, await st.repo.list(), st)
         kept = [c for c in calls if flt.keeps_call(c.call)]
         report = await views.off_loop(
             usage_report,
@@ -297,8 +343,8 @@ def create_app(
         )
         return JSONResponse(report.to_dict())
 
-    async def tree(request: Request) -> Response:
-        s = await open_session(request)
+    async def tree(request: Request, st: _Store) -> Response:
+        s = await open_session(request, st)
         p = request.query_params
         result = await tree_views.tree_page(
             s,
@@ -311,14 +357,14 @@ def create_app(
             request, s, "tree", page=result, path_known=result.path_known, id_len=result.id_len
         )
 
-    async def context(request: Request) -> Response:
-        s = await open_session(request)
+    async def context(request: Request, st: _Store) -> Response:
+        s = await open_session(request, st)
         leaf = request.query_params.get("leaf") or None
         ctx = await views.context_view(s, leaf, show_all=request.query_params.get("all") == "1")
         return await session_page(request, s, "context", heavy=True, ctx=ctx)
 
-    async def diff(request: Request) -> Response:
-        s = await open_session(request)
+    async def diff(request: Request, st: _Store) -> Response:
+        s = await open_session(request, st)
         a = request.query_params.get("a", "").strip() or None
         b = request.query_params.get("b", "").strip() or await s.get_leaf_id()
         if a is not None:
@@ -328,13 +374,13 @@ def create_app(
         result = await views.diff_view(s, a, b) if a and b else None
         return await session_page(request, s, "diff", heavy=True, diff=result, a=a, b=b)
 
-    async def stats(request: Request) -> Response:
-        s = await open_session(request)
+    async def stats(request: Request, st: _Store) -> Response:
+        s = await open_session(request, st)
         stats = await views.stats_view(s)
         return await session_page(request, s, "stats", heavy=True, stats=stats)
 
-    async def entry(request: Request) -> Response:
-        s = await open_session(request)
+    async def entry(request: Request, st: _Store) -> Response:
+        s = await open_session(request, st)
         found = await s.find_entry(request.path_params["eid"])
         if found is None:
             return await session_page(
@@ -348,6 +394,30 @@ def create_app(
         )
         return await session_page(
             request, s, "entry", entry_row=row, entry_json=views.entry_json(found)
+        )
+
+    # -- the transcript pages (sessiontree.web.transcript_routes), on the readers --
+
+    async def transcript(request: Request, st: _Store) -> Response:
+        return await st.transcripts.page(request, session_page)
+
+    async def turns(request: Request, st: _Store) -> Response:
+        return await st.transcripts.part(request, templates)
+
+    async def compare(request: Request, st: _Store) -> Response:
+        return await st.transcripts.compare(request, session_page)
+
+    async def events(request: Request) -> Response:
+        """The live stream runs here, on the server's loop; each look at the session runs on
+        the reader holding its index."""
+        sid = request.path_params["sid"]
+        seen = await readers.run(lambda st: st.transcripts.look(sid), key=sid)
+        return event_stream(
+            request,
+            seen,
+            lambda: readers.run(
+                lambda st: st.transcripts.look(sid, strict=False), key=sid, sticky=True
+            ),
         )
 
     async def checked_form(request: Request) -> FormData:
@@ -368,29 +438,25 @@ def create_app(
         value = form.get(key)
         return value if isinstance(value, str) else ""
 
-    async def checkout(request: Request) -> Response:
-        form = await checked_form(request)
-        s = await open_session(request)
+    async def checkout(request: Request, st: _Store, form: FormData) -> Response:
+        s = await open_session(request, st)
         target = field(form, "entry")
         await s.set_leaf_id(target)
         return _back(request, "tree", s.id, f"?start={target}#e-{target}")
 
-    async def label(request: Request) -> Response:
-        form = await checked_form(request)
-        s = await open_session(request)
+    async def label(request: Request, st: _Store, form: FormData) -> Response:
+        s = await open_session(request, st)
         target = field(form, "entry")
         await s.append_label(target, field(form, "label").strip() or None)
         return _back(request, "tree", s.id, f"?start={target}#e-{target}")
 
-    async def rename(request: Request) -> Response:
-        form = await checked_form(request)
-        s = await open_session(request)
+    async def rename(request: Request, st: _Store, form: FormData) -> Response:
+        s = await open_session(request, st)
         await s.append_session_name(field(form, "name").strip())
         return _back(request, "session", s.id)
 
-    async def fork(request: Request) -> Response:
-        form = await checked_form(request)
-        s = await open_session(request)
+    async def fork(request: Request, st: _Store, form: FormData) -> Response:
+        s = await open_session(request, st)
         new = await s.fork(field(form, "entry"))
         await new.close()
         return _back(request, "session", new.id)
@@ -411,7 +477,7 @@ def create_app(
         try:
             yield
         finally:
-            await sessions.close()
+            await readers.close()
             if close_repo:
                 await repo.close()
 
@@ -430,25 +496,25 @@ def create_app(
         return response
 
     routes = [
-        Route("/", list_sessions, name="sessions"),
-        Route("/usage", usage, name="usage"),
-        Route("/usage.json", usage_json, name="usage_json"),
+        Route("/", on_reader(list_sessions), name="sessions"),
+        Route("/usage", on_reader(usage), name="usage"),
+        Route("/usage.json", on_reader(usage_json), name="usage_json"),
         Mount("/static", StaticFiles(packages=[("sessiontree.web", "static")]), name="static"),
         # the transcript pages (sessiontree.web.transcript_routes)
-        Route("/s/{sid}", transcripts.page(session_page), name="session"),
-        Route("/s/{sid}/turns", transcripts.part(templates), name="turns"),
-        Route("/s/{sid}/events", transcripts.events, name="events"),
-        Route("/s/{sid}/compare", transcripts.compare(session_page), name="compare"),
+        Route("/s/{sid}", on_reader(transcript), name="session"),
+        Route("/s/{sid}/turns", on_reader(turns), name="turns"),
+        Route("/s/{sid}/events", events, name="events"),
+        Route("/s/{sid}/compare", on_reader(compare), name="compare"),
         # the other session pages
-        Route("/s/{sid}/tree", tree, name="tree"),
-        Route("/s/{sid}/context", context, name="context"),
-        Route("/s/{sid}/diff", diff, name="diff"),
-        Route("/s/{sid}/stats", stats, name="stats"),
-        Route("/s/{sid}/entry/{eid:path}", entry, name="entry"),
-        Route("/s/{sid}/checkout", checkout, methods=["POST"], name="checkout"),
-        Route("/s/{sid}/label", label, methods=["POST"], name="label"),
-        Route("/s/{sid}/name", rename, methods=["POST"], name="name"),
-        Route("/s/{sid}/fork", fork, methods=["POST"], name="fork"),
+        Route("/s/{sid}/tree", on_reader(tree), name="tree"),
+        Route("/s/{sid}/context", on_reader(context), name="context"),
+        Route("/s/{sid}/diff", on_reader(diff), name="diff"),
+        Route("/s/{sid}/stats", on_reader(stats), name="stats"),
+        Route("/s/{sid}/entry/{eid:path}", on_reader(entry), name="entry"),
+        Route("/s/{sid}/checkout", writing(checkout), methods=["POST"], name="checkout"),
+        Route("/s/{sid}/label", writing(label), methods=["POST"], name="label"),
+        Route("/s/{sid}/name", writing(rename), methods=["POST"], name="name"),
+        Route("/s/{sid}/fork", writing(fork), methods=["POST"], name="fork"),
     ]
     return Starlette(
         routes=routes,

@@ -120,7 +120,10 @@ READ_BATCH = 32
 class SummaryCache:
     """Session id → :class:`SessionSummary`, each read once until the session changes.
 
-    Holds every summary it made (a few hundred bytes and the session's calls each).
+    Holds every summary it made (a few hundred bytes and the session's calls each). The
+    viewer's reader threads share one cache: it is changed and read only by single dict
+    operations (each whole under the interpreter lock), so two readers missing the same
+    session both read it and the later summary stays.
     """
 
     def __init__(self, repo: SessionRepo) -> None:
@@ -129,9 +132,13 @@ class SummaryCache:
         self.reads = 0
         """Sessions read so far (a summary made or remade)."""
 
-    async def get(self, infos: Sequence[SessionInfo]) -> dict[str, SessionSummary]:
+    async def get(
+        self, infos: Sequence[SessionInfo], repo: SessionRepo | None = None
+    ) -> dict[str, SessionSummary]:
         """The summaries of ``infos`` (listing rows), reading the sessions not seen yet or
-        changed since; a session deleted since it was listed has none.
+        changed since through ``repo`` (default the cache's: the viewer's readers each give
+        their own connection to the same store); a session deleted since it was listed has
+        none.
 
         Raises:
             StorageError: a session cannot be read.
@@ -143,7 +150,7 @@ class SummaryCache:
             batch = []
             for info in missing[start : start + READ_BATCH]:
                 try:
-                    session = await self.repo.open(info.id)
+                    session = await (repo or self.repo).open(info.id)
                 except SessionNotFoundError:  # deleted since it was listed
                     self._held.pop(info.id, None)
                     continue
@@ -156,11 +163,12 @@ class SummaryCache:
             self.reads += len(made)
             for (info, _), summary in zip(batch, made, strict=True):
                 self._held[info.id] = (_stamp(info), summary)
-        return {i.id: self._held[i.id][1] for i in infos if i.id in self._held}
+        found = {i.id: self._held.get(i.id) for i in infos}
+        return {sid: held[1] for sid, held in found.items() if held is not None}
 
     def known_models(self) -> list[str]:
         """Every model the summaries made so far name, sorted (the model filter's choices)."""
-        return sorted({m for _, s in self._held.values() for m in s.models})
+        return sorted({m for _, s in list(self._held.values()) for m in s.models})
 
 
 def _day(value: str, name: str) -> date | None:

@@ -14,17 +14,19 @@ the comparison of two branches.
   leaves, ``other``: the second session).
 
 Each session's entries are held in a :class:`~sessiontree.web.transcript.SessionIndex` that
-reads only what was appended since it last looked; pages are laid out and rendered in a
-worker thread under the index's lock, so a big session's page never holds up the others.
+reads only what was appended since it last looked. A :class:`Transcripts` belongs to one of the
+viewer's readers (:mod:`sessiontree.web.reading`): its handlers run on that reader's loop,
+never the server's, so a big session's page never holds up the others; an event stream
+runs on the server's loop and looks for changes on the reader that holds the session's index.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.requests import Request
@@ -44,7 +46,14 @@ from sessiontree.web.transcript import (
 )
 from sessiontree.web.views import off_loop
 
-__all__ = ["KEEPALIVE_SECONDS", "POLL_SECONDS", "STREAM_SECONDS", "Transcripts"]
+__all__ = [
+    "KEEPALIVE_SECONDS",
+    "POLL_SECONDS",
+    "STREAM_SECONDS",
+    "Seen",
+    "Transcripts",
+    "event_stream",
+]
 
 POLL_SECONDS = 0.25
 """How often an event stream looks for new entries (a change shows within about this)."""
@@ -66,9 +75,19 @@ class _Held:
         self.lock = asyncio.Lock()
 
 
+@dataclass(frozen=True)
+class Seen:
+    """Where a session stood when an event stream last looked."""
+
+    last: str | None
+    """Its newest entry's id."""
+    leaf: str | None
+    """Its leaf's id."""
+
+
 class Transcripts:
-    """The transcript routes over ``repo``; ``open_session(id)`` gives an open session
-    (the app's cache of open sessions)."""
+    """The transcript handlers of one reader over its ``repo``; ``open_session(id)`` gives an
+    open session (the reader's cache of open sessions)."""
 
     def __init__(self, repo: SessionRepo, open_session: Callable[[str], Awaitable[Session]]):
         self.repo = repo
@@ -121,126 +140,128 @@ class Transcripts:
         p = request.query_params
         return {"before": p.get("before") or None, "at": p.get("at") or None}
 
-    def page(self, session_page: SessionPage) -> Callable[[Request], Awaitable[Response]]:
-        """The handler of ``GET /s/{id}``."""
-
-        async def handler(request: Request) -> Response:
-            s = await self.open_session(request.path_params["sid"])
-            page = await self._layout(request, s, **self._where(request))
-            live = "leaf" not in request.query_params and not page.has_after
-            return await session_page(
-                request,
-                s,
-                "transcript",
-                heavy=True,
-                tp=page,
-                live=live,
-                chart_json=_chart_json(page),
-            )
-
-        return handler
-
-    def part(self, templates: Jinja2Templates) -> Callable[[Request], Awaitable[Response]]:
-        """The handler of ``GET /s/{id}/turns`` (an HTML fragment of turns)."""
-
-        async def handler(request: Request) -> Response:
-            s = await self.open_session(request.path_params["sid"])
-            p = request.query_params
-            where = self._where(request)
-            if p.get("after_turn"):
-                where = {"after_turn": p["after_turn"]}
-            page = await self._layout(request, s, **where)
-            template = templates.get_template("transcript_part.html")
-            html = await off_loop(
-                template.render, request=request, tp=page, sid=s.id, chart_json=_chart_json(page)
-            )
-            return HTMLResponse(
-                html,
-                headers={
-                    "X-First-Id": page.first_id or "",
-                    "X-Has-Before": "1" if page.has_before else "0",
-                    "X-Leaf-Id": page.leaf_id or "",
-                    "Cache-Control": "no-store",
-                },
-            )
-
-        return handler
-
-    async def events(self, request: Request) -> Response:
-        """The handler of ``GET /s/{id}/events`` (server-sent events)."""
+    async def page(self, request: Request, session_page: SessionPage) -> Response:
+        """``GET /s/{id}``: the transcript page."""
         s = await self.open_session(request.path_params["sid"])
-        held = self._held(s.id)
-        async with held.lock:
-            await held.index.refresh(s)
-        seen = (held.index.last_id, await s.get_leaf_id())
-
-        async def stream() -> AsyncIterator[str]:
-            nonlocal seen
-            yield "retry: 500\n\n"
-            start = quiet = time.monotonic()
-            while time.monotonic() - start < STREAM_SECONDS:
-                if await request.is_disconnected():
-                    return
-                await asyncio.sleep(POLL_SECONDS)
-                async with held.lock:
-                    with contextlib.suppress(Exception):
-                        await held.index.refresh(s)
-                now = (held.index.last_id, await s.get_leaf_id())
-                if now != seen:
-                    seen = now
-                    quiet = time.monotonic()
-                    data = _json.dumps({"last": now[0], "leaf": now[1]}).decode()
-                    yield f"event: change\ndata: {data}\n\n"
-                elif time.monotonic() - quiet > KEEPALIVE_SECONDS:
-                    quiet = time.monotonic()
-                    yield ": keep-alive\n\n"
-
-        return StreamingResponse(
-            stream(),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        page = await self._layout(request, s, **self._where(request))
+        live = "leaf" not in request.query_params and not page.has_after
+        return await session_page(
+            request,
+            s,
+            "transcript",
+            heavy=True,
+            tp=page,
+            live=live,
+            chart_json=_chart_json(page),
         )
 
-    def compare(self, session_page: SessionPage) -> Callable[[Request], Awaitable[Response]]:
-        """The handler of ``GET /s/{id}/compare``: ``a`` (default the leaf) against ``b``
-        in this session or, with ``other``, in that session (default its leaf)."""
+    async def part(self, request: Request, templates: Jinja2Templates) -> Response:
+        """``GET /s/{id}/turns``: an HTML fragment of turns."""
+        s = await self.open_session(request.path_params["sid"])
+        p = request.query_params
+        where = self._where(request)
+        if p.get("after_turn"):
+            where = {"after_turn": p["after_turn"]}
+        page = await self._layout(request, s, **where)
+        template = templates.get_template("transcript_part.html")
+        html = await off_loop(
+            template.render, request=request, tp=page, sid=s.id, chart_json=_chart_json(page)
+        )
+        return HTMLResponse(
+            html,
+            headers={
+                "X-First-Id": page.first_id or "",
+                "X-Has-Before": "1" if page.has_before else "0",
+                "X-Leaf-Id": page.leaf_id or "",
+                "Cache-Control": "no-store",
+            },
+        )
 
-        async def handler(request: Request) -> Response:
-            s = await self.open_session(request.path_params["sid"])
-            p = request.query_params
-            other_id = (p.get("other") or "").strip() or None
-            o = await self.open_session(other_id) if other_id else s
-            result = None
-            a = (p.get("a") or "").strip() or await s.get_leaf_id()
-            b = (p.get("b") or "").strip() or (await o.get_leaf_id() if other_id else None)
-            if a is not None:
-                a = (await resolve_entry(s, a)).id
-            if b is not None:
-                b = (await resolve_entry(o, b)).id
-            if a is not None and b is not None:
-                left, right = self._held(s.id), self._held(o.id)
-                async with left.lock:
-                    await left.index.refresh(s)
-                if right is not left:
-                    async with right.lock:
-                        await right.index.refresh(o)
-                result = await off_loop(
-                    compare_view,
-                    (left.index, a, f"{s.id[:12]} · {a[:12]}"),
-                    (right.index, b, f"{o.id[:12]} · {b[:12]}"),
-                )
-            return await session_page(
-                request,
-                s,
-                "compare",
-                heavy=True,
-                cmp=result,
-                a=a,
-                b=b,
-                other=other_id or "",
+    async def compare(self, request: Request, session_page: SessionPage) -> Response:
+        """``GET /s/{id}/compare``: ``a`` (default the leaf) against ``b`` in this session
+        or, with ``other``, in that session (default its leaf)."""
+        s = await self.open_session(request.path_params["sid"])
+        p = request.query_params
+        other_id = (p.get("other") or "").strip() or None
+        o = await self.open_session(other_id) if other_id else s
+        result = None
+        a = (p.get("a") or "").strip() or await s.get_leaf_id()
+        b = (p.get("b") or "").strip() or (await o.get_leaf_id() if other_id else None)
+        if a is not None:
+            a = (await resolve_entry(s, a)).id
+        if b is not None:
+            b = (await resolve_entry(o, b)).id
+        if a is not None and b is not None:
+            left, right = self._held(s.id), self._held(o.id)
+            async with left.lock:
+                await left.index.refresh(s)
+            if right is not left:
+                async with right.lock:
+                    await right.index.refresh(o)
+            result = await off_loop(
+                compare_view,
+                (left.index, a, f"{s.id[:12]} · {a[:12]}"),
+                (right.index, b, f"{o.id[:12]} · {b[:12]}"),
             )
+        return await session_page(
+            request,
+            s,
+            "compare",
+            heavy=True,
+            cmp=result,
+            a=a,
+            b=b,
+            other=other_id or "",
+        )
 
-        return handler
+    async def look(self, sid: str, *, strict: bool = True) -> Seen:
+        """Where session ``sid`` stands now (its index read up to date); with ``strict``
+        false a read that fails gives what the index held (a live stream keeps going).
+
+        Raises:
+            SessionNotFoundError: no such session (``strict``).
+        """
+        s = await self.open_session(sid)
+        held = self._held(s.id)
+        async with held.lock:
+            try:
+                await held.index.refresh(s)
+            except Exception:
+                if strict:
+                    raise
+        return Seen(held.index.last_id, await s.get_leaf_id())
+
+
+def event_stream(
+    request: Request, seen: Seen, look: Callable[[], Awaitable[Seen]]
+) -> StreamingResponse:
+    """``GET /s/{id}/events`` (server-sent events) from where the session stood (``seen``):
+    runs on the server's loop and asks ``look()`` (on the reader holding the session) every
+    :data:`POLL_SECONDS` where it stands now."""
+
+    async def stream() -> AsyncIterator[str]:
+        nonlocal seen
+        yield "retry: 500\n\n"
+        start = quiet = time.monotonic()
+        while time.monotonic() - start < STREAM_SECONDS:
+            if await request.is_disconnected():
+                return
+            await asyncio.sleep(POLL_SECONDS)
+            now = await look()
+            if now != seen:
+                seen = now
+                quiet = time.monotonic()
+                data = _json.dumps({"last": now.last, "leaf": now.leaf}).decode()
+                yield f"event: change\ndata: {data}\n\n"
+            elif time.monotonic() - quiet > KEEPALIVE_SECONDS:
+                quiet = time.monotonic()
+                yield ": keep-alive\n\n"
+
+    return StreamingResponse(
+        stream(),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )
 
 
 def _chart_json(page: TranscriptPage) -> str:
