@@ -4,7 +4,10 @@
 session file:
 
 * a file whose ``os.stat`` (size, modification time, inode, device) is what the stored sync
-  position of its session says is **unchanged**: nothing is read;
+  position of its session says is **unchanged**: nothing is read. The positions come from
+  the repository's index when it keeps one
+  (:class:`~sessiontree.storage.sync_index.SyncPositionIndex`: every backend does), so such
+  a re-sync opens no session; a session the index does not hold is opened to find it;
 * a file not in the store yet is imported (**new**); a file that grew or was rewritten is
   imported again, which appends only the entries its session lacks (**updated**, see
   :func:`sessiontree.interop._common.extend`); a file read again that adds nothing is
@@ -55,6 +58,7 @@ from sessiontree.interop.positions import SyncPosition, position_of
 from sessiontree.interop.settling import settled_size
 from sessiontree.repos.base import SessionRepo
 from sessiontree.storage.base import EntryCursor
+from sessiontree.storage.sync_index import SyncPositionIndex
 
 __all__ = ["SourceRow", "Status", "SyncReport", "sync_sources"]
 
@@ -269,6 +273,7 @@ async def sync_sources(
     report = SyncReport()
     wanted = None if only is None else {_absolute(p) for p in only}
     stored = await _stored_sessions(repo)
+    indexed = await repo.sync_positions() if isinstance(repo, SyncPositionIndex) else {}
     seen: set[str] = set()
 
     def emit(row: SourceRow) -> None:
@@ -285,7 +290,7 @@ async def sync_sources(
             if key in seen:
                 continue
             seen.add(key)
-            rows = await _sync_file(repo, source, path, st, stored.get(key, []), quiet_s)
+            rows = await _sync_file(repo, source, path, st, stored.get(key, []), indexed, quiet_s)
             for row in rows:
                 emit(row)
 
@@ -317,13 +322,19 @@ async def _sync_file(
     path: Path,
     st: os.stat_result,
     known: list[str],
+    indexed: dict[str, dict[str, Any]],
     quiet_s: float,
 ) -> list[SourceRow]:
-    """Sync one file; one row per session it holds."""
+    """Sync one file; one row per session it holds (``indexed``: the repository's
+    :meth:`~sessiontree.storage.sync_index.SyncPositionIndex.sync_positions`, looked at
+    before a session is opened to find its position)."""
     positions: list[tuple[str, SyncPosition | None]] = []
     try:
         for session_id in known:
-            positions.append((session_id, await _position(repo, session_id, str(path))))
+            found = SyncPosition.from_json(indexed.get(session_id))
+            if found is None or found.path != str(path):
+                found = await _position(repo, session_id, str(path))
+            positions.append((session_id, found))
     except SessionTreeError:
         positions = []  # deleted meanwhile: read the file
     if positions and all(p is not None and p.unchanged(st) for _, p in positions):
