@@ -207,9 +207,11 @@ def test_sync_cli_on_a_home_laid_out_like_the_agents(tmp_path: Path) -> None:
     pi = home / ".pi" / "agent" / "sessions" / "--work-demo--"
     for folder in (claude, codex, pi):
         folder.mkdir(parents=True)
-    shutil.copy(VENDORED / "claude-code" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl", claude)
-    shutil.copy(VENDORED / "codex" / "sample_codex_session_simonw.jsonl", codex)
-    shutil.copy(PI_SMALL, pi)
+    # copied with their modification times: sessions the agents finished a while ago (a file
+    # modified just now would have its open turn held back)
+    shutil.copy2(VENDORED / "claude-code" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl", claude)
+    shutil.copy2(VENDORED / "codex" / "sample_codex_session_simonw.jsonl", codex)
+    shutil.copy2(PI_SMALL, pi)
     project = tmp_path / "project"
     project.mkdir()
     shutil.copy(

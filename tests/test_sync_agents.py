@@ -227,17 +227,8 @@ def test_a_pi_fork_syncs_as_a_new_session_naming_its_parent(
 
 
 def test_sync_watch_has_an_agents_turn_in_the_store_within_a_second(
-    agent: str, store: str, tmp_path: Path, request: pytest.FixtureRequest
+    agent: str, store: str, tmp_path: Path
 ) -> None:
-    if agent == "codex":
-        request.applymarker(
-            pytest.mark.xfail(
-                reason="Codex writes a reply's token counts in a later record; a round synced "
-                "between the two stores the reply without usage, and a stored entry is never "
-                "amended, so the session differs from a fresh import (known gap of live sync)",
-                strict=False,
-            )
-        )
     with AgentSandbox(agent, tmp_path / agent) as box:
         watcher = subprocess.Popen(
             [*_sync_argv(store, "--watch")],

@@ -42,12 +42,13 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import orjson
 from pydantic import ValidationError
 
 from sessiontree.entries import CompactionEntry, Entry, MessageEntry, with_parent
 from sessiontree.ids import iso_or, ms_or
 from sessiontree.interop._common import Converted, Draft, IdMaker, Progress, custom_draft
-from sessiontree.interop.jsonl_lines import read_jsonl
+from sessiontree.interop.jsonl_lines import line_objects, lines_backward, read_jsonl
 from sessiontree.interop.links import POINTER_KEY
 from sessiontree.interop.report import DanglingParent, ImportReport
 from sessiontree.wire.claude_code import assistant_entry, line_record, user_entries
@@ -556,3 +557,62 @@ def _is_uuid(text: str) -> bool:
         return str(uuid.UUID(text)) == text.lower()
     except ValueError:
         return False
+
+
+def _is_prompt(obj: dict[str, Any], sidechain: bool) -> bool:
+    """Whether a line is a prompt of the file's own conversation: a user line that holds no
+    tool result and is not a compaction's summary."""
+    if not _is_message_line(obj) or obj.get("type") != "user" or obj.get("isCompactSummary"):
+        return False
+    if (obj.get("isSidechain") is True) != sidechain:
+        return False
+    content = obj["message"].get("content")
+    if isinstance(content, str):
+        return True
+    return isinstance(content, list) and not any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+    )
+
+
+def open_tail(data: bytes) -> int:
+    """Where the open turn of a transcript starts (bytes; ``len(data)`` when none is open),
+    for :func:`sessiontree.interop.settling.settled_size`.
+
+    A turn runs from a prompt to the next one: until then a later line can add a block to a
+    reply or a result of its parallel calls. A turn is finished once its newest reply has
+    ``stop_reason`` ``end_turn`` and a line of another kind follows that reply's lines; then
+    everything up to that reply is settled (the side records after it wait for the next
+    turn). The conversation is the file's own: the main one, or a sub-agent's in its own
+    ``agent-*.jsonl``.
+    """
+    sidechain = next(
+        (
+            obj.get("isSidechain") is True
+            for _, _, obj in line_objects(data)
+            if _is_message_line(obj)
+        ),
+        False,
+    )
+    start = 0
+    for begin, line in lines_backward(data):
+        if b'"user"' not in line:
+            continue
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(obj, dict) and _is_prompt(obj, sidechain):
+            start = begin
+            break
+    reply_end: int | None = None
+    ended = follows = False
+    for _, end, obj in line_objects(data, start):
+        if (
+            _is_message_line(obj)
+            and obj.get("type") == "assistant"
+            and (obj.get("isSidechain") is True) == sidechain
+        ):
+            reply_end, ended, follows = end, obj["message"].get("stop_reason") == "end_turn", False
+        elif reply_end is not None:
+            follows = True
+    return reply_end if reply_end is not None and ended and follows else start

@@ -11,7 +11,7 @@ pointers, so entries are chained in file order.
 * One model turn — ``reasoning`` items with a summary (a thinking block), ``assistant``
   messages and ``*_call`` items with a ``call_id``
   (``function_call``, ``custom_tool_call``, ``local_shell_call``, ``tool_search_call``, ...)
-  up to the next user message or tool output — is **one** assistant message (text blocks,
+  up to the next user message, tool output or ``task_complete`` — is **one** assistant message (text blocks,
   then a toolCall block per call; ``function_call`` arguments decoded from JSON), with the
   id and place of its first item; the other items' records are kept in ``source.merged``.
   The matching ``*_output`` items → toolResult messages.
@@ -49,7 +49,7 @@ from sessiontree import _json as exact_json
 from sessiontree.entries import CompactionEntry, Entry, MessageEntry
 from sessiontree.ids import iso_or, ms_or
 from sessiontree.interop._common import Converted, Draft, IdMaker, Progress, custom_draft
-from sessiontree.interop.jsonl_lines import read_jsonl
+from sessiontree.interop.jsonl_lines import line_objects, lines_backward, read_jsonl
 from sessiontree.interop.links import POINTER_KEY
 from sessiontree.interop.report import ImportReport
 from sessiontree.messages import (
@@ -382,6 +382,12 @@ def convert_codex(
             target = next((t for t in reversed(turns) if t.usage is None), None)
             if usage is not None and turns and target is turns[-1]:
                 target.usage = usage
+        if (
+            kind == "event_msg"
+            and isinstance(payload, dict)
+            and payload.get("type") == "task_complete"
+        ):
+            open_turn = None  # the task is done: the next model item is a new turn
         if kind == "compacted" and isinstance(payload, dict):
             try:
                 compaction = CompactionEntry(
@@ -486,3 +492,50 @@ def _fill_metadata(
     if isinstance(session_id, str):
         report.source_session_id = session_id
         out.session_id = session_id
+
+
+def open_tail(data: bytes) -> int:
+    """Where the open turn of a rollout starts (bytes; ``len(data)`` when none is open), for
+    :func:`sessiontree.interop.settling.settled_size`.
+
+    The newest model turn can still change while it lacks its usage (a ``token_count`` after
+    it gives it) or while it takes more items (until a user message, a tool output, a
+    compaction or ``task_complete``). Read from the newest ``turn_context`` on (a turn's
+    usage is written before the next one's context).
+    """
+    start = 0
+    for begin, line in lines_backward(data):
+        if b'"turn_context"' in line and b'"type":"turn_context"' in line.replace(b" ", b""):
+            start = begin
+            break
+    found = list(line_objects(data, start))
+    starts = [begin for begin, _, _ in found]
+    rows = [(i, obj) for i, (_, _, obj) in enumerate(found)]
+    if start == 0:
+        items = _items(rows)
+    else:  # the current layout: a turn_context line is never in the legacy one
+        items = [(i, str(obj.get("type")), obj.get("payload"), obj) for i, obj in rows]
+    state = _State()
+    turn: int | None = None  # the byte offset of the newest turn's first item
+    usage = taking = False
+    for i, kind, payload, _ in items:
+        if not isinstance(payload, dict):
+            continue
+        if kind == "event_msg" and payload.get("type") == "token_count":
+            usage = usage or _token_usage(payload) is not None
+        elif kind == "compacted" or (
+            kind == "event_msg" and payload.get("type") == "task_complete"
+        ):
+            taking = False
+        elif kind == "response_item":
+            try:
+                if _turn_blocks(payload, state) is not None:
+                    if not taking:
+                        turn, usage, taking = starts[i], False, True
+                elif _message(payload, 0, state) is not None:
+                    taking = False
+            except (ValidationError, ValueError, TypeError):
+                pass  # kept as a custom entry, which ends no turn
+    if turn is None or (usage and not taking):
+        return len(data)
+    return turn

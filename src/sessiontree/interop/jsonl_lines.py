@@ -11,13 +11,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from sessiontree import _json as exact_json
 from sessiontree.interop._common import Progress, unreadable
 from sessiontree.interop.detect import strip_bom
 from sessiontree.interop.lenient_json import recover
 from sessiontree.interop.report import ImportReport
 
-__all__ = ["read_jsonl"]
+__all__ = ["line_objects", "lines_backward", "read_jsonl"]
 
 
 PROGRESS_STEP = 256 * 1024
@@ -81,3 +83,33 @@ def read_jsonl(
             yield number, obj
     if progress is not None:
         progress(size)
+
+
+def line_objects(data: bytes, start: int = 0) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """``(start, end, object)`` of every line of ``data`` from byte ``start`` on that is a
+    JSON object (``end`` after its newline); other lines are skipped."""
+    pos = start
+    size = len(data)
+    while pos < size:
+        nl = data.find(b"\n", pos)
+        end = size if nl < 0 else nl + 1
+        raw = data[pos:end].strip()
+        if raw:
+            try:
+                obj = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                obj = None
+            if isinstance(obj, dict):
+                yield pos, end, obj
+        pos = end
+
+
+def lines_backward(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """``(start, line)`` of the lines of ``data``, last first (without their newlines)."""
+    end = len(data)
+    if data.endswith(b"\n"):
+        end -= 1
+    while end > 0:
+        start = data.rfind(b"\n", 0, end) + 1
+        yield start, data[start:end]
+        end = start - 1

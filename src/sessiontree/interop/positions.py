@@ -23,6 +23,7 @@ from typing import Any
 
 from sessiontree.entries import Entry, LeafEntry
 from sessiontree.ids import iso_from_ms
+from sessiontree.storage.sync_index import POSITION_KEY
 
 __all__ = [
     "POSITION_KEY",
@@ -33,8 +34,6 @@ __all__ = [
     "tail_hash",
 ]
 
-POSITION_KEY = "syncPosition"
-"""The key of a ``leaf`` entry's extra data that holds a :class:`SyncPosition`."""
 
 TAIL_BYTES = 4096
 """How many bytes before a position's ``size`` its ``tail_sha256`` covers."""

@@ -4,7 +4,10 @@
 session file:
 
 * a file whose ``os.stat`` (size, modification time, inode, device) is what the stored sync
-  position of its session says is **unchanged**: nothing is read;
+  position of its session says is **unchanged**: nothing is read. The positions come from
+  the repository's index when it keeps one
+  (:class:`~sessiontree.storage.sync_index.SyncPositionIndex`: every backend does), so such
+  a re-sync opens no session; a session the index does not hold is opened to find it;
 * a file not in the store yet is imported (**new**); a file that grew or was rewritten is
   imported again, which appends only the entries its session lacks (**updated**, see
   :func:`sessiontree.interop._common.extend`); a file read again that adds nothing is
@@ -20,6 +23,13 @@ again).
 
 A JSONL file that ends in a line the agent is still writing (not yet valid JSON) is read up
 to the line before; the rest is read by the next sync.
+
+A file modified less than ``quiet_s`` seconds ago may be in the middle of a turn: only its
+settled prefix is stored (:func:`~sessiontree.interop.settling.settled_size`: the records no
+later line can change), with a position of that size, so the held-back lines are read again
+by the next sync; once the file has been left alone for ``quiet_s`` it is stored whole. So
+syncing a file at any moment of its writing, then once finished, stores what one import of
+the finished file stores.
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
+import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,18 +45,28 @@ from typing import Any, Literal
 
 import orjson
 
-from sessiontree.errors import AlreadyImportedError, SessionTreeError, StorageError
+from sessiontree.errors import (
+    AlreadyImportedError,
+    SessionTreeError,
+    StorageError,
+    UnknownFormatError,
+)
 from sessiontree.interop import database_sessions, import_data
-from sessiontree.interop.detect import SQLITE_HEADER
+from sessiontree.interop.detect import SQLITE_HEADER, Format, detect_format_bytes
 from sessiontree.interop.locations import Source, session_files
 from sessiontree.interop.positions import SyncPosition, position_of
+from sessiontree.interop.settling import settled_size
 from sessiontree.repos.base import SessionRepo
 from sessiontree.storage.base import EntryCursor
+from sessiontree.storage.sync_index import SyncPositionIndex
 
 __all__ = ["SourceRow", "Status", "SyncReport", "sync_sources"]
 
 Status = Literal["new", "updated", "unchanged", "gone", "failed"]
 """What a sync did with one source file (or one session of a database file)."""
+
+DEFAULT_QUIET_S = 10.0
+"""How long a file must be left alone before its open turn is stored (seconds)."""
 
 _MARKS_READ = 64
 """How many of a session's newest ``leaf`` entries are searched for its sync position."""
@@ -69,6 +90,9 @@ class SourceRow:
     """For ``failed``: what went wrong, naming the file (and the line when there is one)."""
     source_session: str | None = None
     """For a database holding several sessions: the one this row is about."""
+    held: int = 0
+    """Bytes at the end of the file not stored yet: the turn the agent is still writing,
+    read again by the next sync (stored whole once the file is left alone)."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (``path`` as a string)."""
@@ -80,6 +104,7 @@ class SourceRow:
             "entries_added": self.entries_added,
             "error": self.error,
             "source_session": self.source_session,
+            "held": self.held,
         }
 
 
@@ -224,6 +249,7 @@ async def sync_sources(
     *,
     only: Collection[Path] | None = None,
     progress: Callable[[SourceRow], None] | None = None,
+    quiet_s: float = DEFAULT_QUIET_S,
 ) -> SyncReport:
     """Import what is new in ``sources`` into ``repo``; see the module docstring.
 
@@ -235,6 +261,8 @@ async def sync_sources(
             what changed); ``None``: every file of every source, and sessions whose file is
             gone are reported.
         progress: called with each row as soon as it is known.
+        quiet_s: a file modified less than this many seconds ago has its open turn held
+            back (:attr:`SourceRow.held`); ``0`` stores every file whole.
 
     Returns:
         The :class:`SyncReport`. Failed files are rows, not exceptions.
@@ -245,6 +273,7 @@ async def sync_sources(
     report = SyncReport()
     wanted = None if only is None else {_absolute(p) for p in only}
     stored = await _stored_sessions(repo)
+    indexed = await repo.sync_positions() if isinstance(repo, SyncPositionIndex) else {}
     seen: set[str] = set()
 
     def emit(row: SourceRow) -> None:
@@ -261,7 +290,8 @@ async def sync_sources(
             if key in seen:
                 continue
             seen.add(key)
-            for row in await _sync_file(repo, source, path, st, stored.get(key, [])):
+            rows = await _sync_file(repo, source, path, st, stored.get(key, []), indexed, quiet_s)
+            for row in rows:
                 emit(row)
 
     if wanted is None:
@@ -276,14 +306,35 @@ async def sync_sources(
     return report
 
 
+def _format(data: bytes, path: Path, source: Source) -> Format | None:
+    """The source's format, else the one ``data`` shows (``None`` when it shows none)."""
+    if source.format is not None:
+        return source.format
+    try:
+        return detect_format_bytes(data, path)
+    except (SessionTreeError, UnknownFormatError):
+        return None
+
+
 async def _sync_file(
-    repo: SessionRepo, source: Source, path: Path, st: os.stat_result, known: list[str]
+    repo: SessionRepo,
+    source: Source,
+    path: Path,
+    st: os.stat_result,
+    known: list[str],
+    indexed: dict[str, dict[str, Any]],
+    quiet_s: float,
 ) -> list[SourceRow]:
-    """Sync one file; one row per session it holds."""
+    """Sync one file; one row per session it holds (``indexed``: the repository's
+    :meth:`~sessiontree.storage.sync_index.SyncPositionIndex.sync_positions`, looked at
+    before a session is opened to find its position)."""
     positions: list[tuple[str, SyncPosition | None]] = []
     try:
         for session_id in known:
-            positions.append((session_id, await _position(repo, session_id, str(path))))
+            found = SyncPosition.from_json(indexed.get(session_id))
+            if found is None or found.path != str(path):
+                found = await _position(repo, session_id, str(path))
+            positions.append((session_id, found))
     except SessionTreeError:
         positions = []  # deleted meanwhile: read the file
     if positions and all(p is not None and p.unchanged(st) for _, p in positions):
@@ -297,9 +348,20 @@ async def _sync_file(
     except OSError as exc:
         return [SourceRow(path, "failed", error=f"{path}: cannot read the file: {exc}")]
     data = _whole_lines(data, path)
+    fmt = source.format
+    held = 0
     jobs: list[str | None] = [None]
     if data.startswith(SQLITE_HEADER):
         jobs = [*(database_sessions(data) or ())] or [None]
+    elif time.time() - read_st.st_mtime_ns / 1e9 < quiet_s:
+        fmt = _format(data, path, source)
+        cut = settled_size(data, fmt)
+        held, data = len(data) - cut, data[:cut]
+        if not data:  # only an open turn so far
+            return [
+                SourceRow(path, "unchanged", session_id=sid, format=fmt, held=held)
+                for sid in known or [None]  # type: ignore[list-item]
+            ]
     rows: list[SourceRow] = []
     for source_session in jobs:
         position = SyncPosition.of(path, read_st, data, source_session)
@@ -310,7 +372,7 @@ async def _sync_file(
                 data,
                 repo,
                 mtime_ms=read_st.st_mtime_ns // 1_000_000,
-                format=source.format,
+                format=fmt,
                 source_session=source_session,
                 position=position,
             )
@@ -325,6 +387,7 @@ async def _sync_file(
                     session_id=exc.session_id,
                     format=getattr(exc.report, "format", None),
                     source_session=source_session,
+                    held=held,
                 )
             )
             continue
@@ -343,6 +406,7 @@ async def _sync_file(
                 format=report.format,
                 entries_added=report.entries_imported,
                 source_session=source_session,
+                held=held,
             )
         )
     return rows

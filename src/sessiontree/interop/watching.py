@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import importlib
 import inspect
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,7 +35,7 @@ from sessiontree.interop._common import finalize
 from sessiontree.interop.cline import UI_MESSAGES
 from sessiontree.interop.locations import Source
 from sessiontree.interop.report import ImportReport
-from sessiontree.interop.syncing import SyncReport, sync_sources
+from sessiontree.interop.syncing import DEFAULT_QUIET_S, SyncReport, sync_sources
 
 if TYPE_CHECKING:
     from sessiontree.repos.base import SessionRepo
@@ -132,6 +133,38 @@ async def _tell(on_report: OnReport | None, report: SyncReport) -> None:
         await result
 
 
+class _Rounds:
+    """Runs the rounds of a watch and reports them; remembers the files whose open turn was
+    held back, to sync them again once they have been left alone for ``quiet_s``."""
+
+    def __init__(
+        self,
+        repo: SessionRepo,
+        sources: Sequence[Source],
+        on_report: OnReport | None,
+        quiet_s: float,
+    ) -> None:
+        self.repo, self.sources, self.on_report, self.quiet_s = repo, sources, on_report, quiet_s
+        self.held: dict[Path, float] = {}  # file -> when to sync it again (time.monotonic())
+
+    async def run(self, sources: Sequence[Source], only: set[Path] | None = None) -> None:
+        report = await sync_sources(self.repo, sources, only=only, quiet_s=self.quiet_s)
+        for row in report.rows:
+            if row.held:
+                self.held[row.path] = time.monotonic() + self.quiet_s
+            else:
+                self.held.pop(row.path, None)
+        await _tell(self.on_report, report)
+
+    def due(self) -> set[Path]:
+        """The held-back files whose quiet period is over (forgotten from now on)."""
+        now = time.monotonic()
+        due = {p for p, at in self.held.items() if at <= now}
+        for p in due:
+            del self.held[p]
+        return due
+
+
 async def watch_sources(
     repo: SessionRepo,
     sources: Sequence[Source],
@@ -140,6 +173,7 @@ async def watch_sources(
     on_report: OnReport | None = None,
     stop: asyncio.Event | None = None,
     rescan_ms: int = DEFAULT_RESCAN_MS,
+    quiet_s: float = DEFAULT_QUIET_S,
 ) -> None:
     """Sync ``sources`` into ``repo`` now, then again each time their files change, until
     ``stop`` is set or the task is cancelled.
@@ -160,6 +194,9 @@ async def watch_sources(
         on_report: called with every round's report.
         stop: set it to return after the round in progress.
         rescan_ms: how often sources that do not exist yet are looked for, in ms (≥ 1).
+        quiet_s: a file whose open turn a round held back (it was modified less than this
+            many seconds ago, :func:`~sessiontree.interop.syncing.sync_sources`) is synced
+            again once it has been left alone this long.
 
     Raises:
         MissingExtraError: watchfiles is not installed (the ``watch`` extra).
@@ -179,11 +216,12 @@ async def watch_sources(
     # made while they are being read is a change of the next round, never lost
     whole: list[Source] = list(sources)
     first = True
+    rounds = _Rounds(repo, sources, on_report, quiet_s)
     while not stop.is_set():
         present, missing = _roots(sources)
         if not present:
             if first or whole:
-                await _tell(on_report, await sync_sources(repo, whole))
+                await rounds.run(whole)
             first = False
             # nothing to watch yet: look again after rescan_ms (or return on stop)
             with contextlib.suppress(TimeoutError):
@@ -191,38 +229,27 @@ async def watch_sources(
             whole = [s for s in sources if s.path in missing and s.path.exists()]
             continue
         whole = await _follow(
-            watchfiles,
-            repo,
-            sources,
-            whole,
-            first,
-            present,
-            missing,
-            debounce_ms,
-            rescan_ms,
-            on_report,
-            stop,
+            watchfiles, rounds, whole, first, present, missing, debounce_ms, rescan_ms, stop
         )
         first = False
 
 
 async def _follow(
     watchfiles: object,
-    repo: SessionRepo,
-    sources: Sequence[Source],
+    rounds: _Rounds,
     whole: list[Source],
     first: bool,
     present: list[Path],
     missing: list[Path],
     debounce_ms: int,
     rescan_ms: int,
-    on_report: OnReport | None,
     stop: asyncio.Event,
 ) -> list[Source]:
     """Watch ``present``, sync ``whole`` (and report it when ``first`` or not empty), then
     sync each round of changes, until ``stop`` is set, a missing source appears or a file
     source watched by itself is replaced; the sources to sync whole next (appeared or
     replaced)."""
+    sources = rounds.sources
     # a file watched by itself is watched by inode: replaced, it must be watched anew
     files = {p: _inode(p) for p in present if not p.is_dir()}
     changes_of = watchfiles.awatch(  # type: ignore[attr-defined]
@@ -240,20 +267,21 @@ async def _follow(
         # let the generator run up to its wait: the watch is set up from then on
         await asyncio.sleep(0)
         if first or whole:
-            await _tell(on_report, await sync_sources(repo, whole))
+            await rounds.run(whole)
         while True:
             try:
                 changes = await next_changes
             except StopAsyncIteration:  # stop was set
                 return []
-            if changes:
-                changed = {p for _, raw in changes for p in _changed_files(raw)}
-                only = {p for p in changed if _under(p, present)}
-                if any(not p.exists() for p in only):
-                    # a file was deleted (or renamed away): a whole round reports it gone
-                    await _tell(on_report, await sync_sources(repo, sources))
-                elif only:
-                    await _tell(on_report, await sync_sources(repo, sources, only=only))
+            # the files changed in the round, and those held back that are quiet now (the
+            # watch yields no change every rescan_ms, so they are looked at that often)
+            changed = {p for _, raw in changes for p in _changed_files(raw)}
+            only = {p for p in changed if _under(p, present)} | rounds.due()
+            if any(not p.exists() for p in only):
+                # a file was deleted (or renamed away): a whole round reports it gone
+                await rounds.run(sources)
+            elif only:
+                await rounds.run(sources, only=only)
             if stop.is_set():
                 return []
             replaced = [p for p, inode in files.items() if _inode(p) != inode]

@@ -12,7 +12,7 @@ import os
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from sessiontree.backends.jsonl.format import build_header, parse_header
 from sessiontree.backends.jsonl.stats import ListingFacts
@@ -195,6 +195,11 @@ class LogLayout(Protocol):
         showed ``facts`` (``None``: not known). Best effort; raises nothing."""
         ...
 
+    def positioned(self, log: Path, position: dict[str, Any]) -> None:
+        """An append to ``log`` (under its lock, just written) stored the sync position
+        ``position`` (:mod:`sessiontree.storage.sync_index`). Best effort; raises nothing."""
+        ...
+
 
 class _Standalone:
     """A log on its own: no sidecar; a fork is the sibling file ``<new id>.jsonl``."""
@@ -215,6 +220,9 @@ class _Standalone:
         pass
 
     def settled(self, log: Path, writer: str | None, facts: ListingFacts | None) -> None:
+        pass
+
+    def positioned(self, log: Path, position: dict[str, Any]) -> None:
         pass
 
 

@@ -13,10 +13,12 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
+from typing import Any
 
 from sessiontree.backends.jsonl.files import Durability, fsync_dir, remove_session_log
 from sessiontree.backends.jsonl.listing_index import ListingIndex
 from sessiontree.backends.jsonl.stats import ListingFacts
+from sessiontree.backends.jsonl.sync_index import SyncPositionCache
 from sessiontree.ids import check_session_id
 
 __all__ = ["LOG_NAME", "STATS_NAME", "RepoLayout"]
@@ -39,6 +41,7 @@ class RepoLayout:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.index = ListingIndex(root)
+        self.sync_positions = SyncPositionCache(root)
 
     def log_path(self, session_id: str) -> Path:
         """``<root>/<session_id>/session.jsonl``.
@@ -95,3 +98,13 @@ class RepoLayout:
         """Note in the listing index what the session shows and that ``writer`` is done."""
         if log.name == LOG_NAME:
             self.index.settled(log.parent.name, writer, facts)
+
+    def positioned(self, log: Path, position: dict[str, Any]) -> None:
+        """Note the session's newest sync position in the cache, with the log's inode and
+        size now (one ``stat``)."""
+        if log.name == LOG_NAME:
+            try:
+                st = os.stat(log)
+            except OSError:
+                return
+            self.sync_positions.note(log.parent.name, st.st_ino, st.st_size, position)

@@ -16,6 +16,7 @@ them out.
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import contextlib
 import logging
@@ -66,6 +67,7 @@ from sessiontree.repos.base import (
 from sessiontree.snippets import make_snippet
 from sessiontree.storage.private_files import make_private_dirs
 from sessiontree.storage.search import check_search_args, matches, search_needle
+from sessiontree.storage.sync_index import newest_position
 from sessiontree.tree import ForkPosition
 
 if TYPE_CHECKING:
@@ -209,6 +211,9 @@ class JSONLRepo:
             with contextlib.suppress(OSError):
                 os.rmdir(directory)
             raise StorageError(f"cannot create session file in {directory}: {exc}") from exc
+        position = newest_position(entries)
+        if position is not None:
+            self._layout.positioned(directory / LOG_NAME, position)
         storage = self._storage(session_id)
         write_stats(directory / STATS_NAME, storage.stats())
         self._layout.settled(directory / LOG_NAME, None, storage.listing_facts())
@@ -278,6 +283,12 @@ class JSONLRepo:
             offset=offset,
             pairs=pairs,
         )
+
+    async def sync_positions(self) -> dict[str, dict[str, Any]]:
+        """See :class:`~sessiontree.storage.sync_index.SyncPositionIndex`: the cache
+        ``.index/sync-positions.jsonl``, each session's line trusted only while its log has
+        the inode and size noted (:mod:`sessiontree.backends.jsonl.sync_index`)."""
+        return await asyncio.to_thread(self._layout.sync_positions.read, self._log_path)
 
     async def delete(self, id: str) -> None:
         """See :meth:`SessionRepo.delete`: removes the session directory.

@@ -62,6 +62,7 @@ from sessiontree.errors import LeafMovedError, StorageError
 from sessiontree.ids import new_id
 from sessiontree.metadata import SessionMetadata, session_time
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage, select_entries
+from sessiontree.storage.sync_index import newest_position
 from sessiontree.stored import Prepared, prepare_entry
 from sessiontree.tree import ForkPosition, TreeIndex, branch_of, check_append, trace_chain
 
@@ -444,6 +445,9 @@ class JSONLStorage(SessionLog):
                 records.append(LineRecord.of_entry(p.entry, self._next_line + i, start, end))
                 start = end + 1
             self._after_write(records, start - self._offset)
+            position = newest_position(parsed)
+            if position is not None:
+                self._layout.positioned(self.path, position)
 
     async def set_modified_at(self, modified_at: datetime) -> None:
         """See :meth:`SessionStorage.set_modified_at`: the log's modification time, which

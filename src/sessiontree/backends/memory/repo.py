@@ -124,6 +124,11 @@ class MemoryRepo:
         rows = rows[offset:] if limit is None else rows[offset : offset + limit]
         return [session_info_from_index(s) for s in rows]
 
+    async def sync_positions(self) -> dict[str, dict[str, Any]]:
+        """See :class:`~sessiontree.storage.sync_index.SyncPositionIndex`: each session's
+        newest sync position, kept as it is appended."""
+        return {sid: s.sync_position for sid, s in self._sessions.items() if s.sync_position}
+
     async def delete(self, id: str) -> None:
         """See :meth:`SessionRepo.delete`."""
         storage = self._sessions.get(check_session_id(id))

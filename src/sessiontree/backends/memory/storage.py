@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from sessiontree.context import ContextStart
 from sessiontree.entries import Entry, LeafEntry
@@ -11,6 +12,7 @@ from sessiontree.errors import LeafMovedError, SessionNotFoundError
 from sessiontree.ids import new_id
 from sessiontree.metadata import SessionMetadata, session_time
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage, select_entries
+from sessiontree.storage.sync_index import newest_position
 from sessiontree.stored import Prepared, prepare_entry
 from sessiontree.tree import ForkPosition, TreeIndex, branch_of, check_append, trace_chain
 
@@ -41,6 +43,8 @@ class MemoryStorage:
         self._on_create = on_create
         self._on_delete = on_delete
         self._deleted = False
+        self.sync_position: dict[str, Any] | None = None
+        """The newest sync position appended (:mod:`sessiontree.storage.sync_index`)."""
 
     @property
     def id(self) -> str:
@@ -120,6 +124,7 @@ class MemoryStorage:
         entry = prepared.entry
         self.index.check(entry)
         self.index.add(entry)
+        self._note_position([entry])
         self.modified_at = datetime.now(UTC)
         return entry
 
@@ -137,6 +142,7 @@ class MemoryStorage:
             staged[e.id] = e.type
         for e in parsed:
             self.index.add(e)
+        self._note_position(parsed)
         if parsed:
             self.modified_at = datetime.now(UTC)
 
@@ -150,6 +156,12 @@ class MemoryStorage:
         self.index = TreeIndex.checked(
             (prepare_entry(e).entry for e in entries), session_id=self._id
         )
+        self._note_position(self.index.entries)
+
+    def _note_position(self, entries: Sequence[Entry]) -> None:
+        found = newest_position(entries)
+        if found is not None:
+            self.sync_position = found
 
     async def set_modified_at(self, modified_at: datetime) -> None:
         """See :meth:`SessionStorage.set_modified_at`."""

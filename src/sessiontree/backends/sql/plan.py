@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple, Protocol
 
+import orjson
+
 from sessiontree.entries import (
     Entry,
     LabelEntry,
@@ -34,6 +36,7 @@ from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata, metada
 from sessiontree.snippets import make_snippet
 from sessiontree.storage.base import EntryCursor
 from sessiontree.storage.search import SEARCH_MAX_CHARS, text_for_search
+from sessiontree.storage.sync_index import newest_position
 from sessiontree.stored import reparent
 from sessiontree.tree import check_append, entry_refs
 
@@ -186,6 +189,20 @@ class AppendPlan:
     message_count: int
     first_message: str | None
     name: str | None
+    position: str | None = None
+    """The newest sync position among the entries (JSON text,
+    :func:`~sessiontree.storage.sync_index.newest_position`), written to ``sync_positions``
+    in the append's transaction; ``None`` when there is none."""
+
+
+def sync_position_sql(placeholder: str) -> str:
+    """The statement that stores a session's newest sync position (``session_id``,
+    ``position``), with the dialect's parameter ``placeholder`` (``?`` or ``%s``)."""
+    p = placeholder
+    return (
+        f"INSERT INTO sync_positions (session_id, position) VALUES ({p}, {p})"
+        " ON CONFLICT (session_id) DO UPDATE SET position = excluded.position"
+    )
 
 
 def lookup_ids(entries: Sequence[Entry], leaf_id: str | None = None) -> list[str]:
@@ -272,7 +289,13 @@ def plan_append(
         fold.message_count,
         fold.first_message,
         fold.name,
+        _position_text(out),
     )
+
+
+def _position_text(entries: Sequence[Entry]) -> str | None:
+    position = newest_position(entries)
+    return None if position is None else orjson.dumps(position).decode()
 
 
 _META_CACHE: dict[str, SessionMetadata] = {}
@@ -513,6 +536,10 @@ class SQLEngine(Protocol):
             LeafMovedError: the stored leaf is another; nothing written.
             SessionNotFoundError, EntryNotFoundError, InvalidEntryError.
         """
+        ...
+
+    async def sync_positions(self) -> list[tuple[str, str]]:
+        """Every ``sync_positions`` row: ``(session_id, position JSON text)``."""
         ...
 
     async def get_label_body(self, session_id: str, entry_id: str) -> str | None:

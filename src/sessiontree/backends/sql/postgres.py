@@ -262,9 +262,17 @@ class PostgresEngine:
                 found = int(cur.rowcount)
                 if found:
                     await conn.execute("DELETE FROM entries WHERE session_id = %s", (session_id,))
+                    await conn.execute(
+                        "DELETE FROM sync_positions WHERE session_id = %s", (session_id,)
+                    )
         except self.connection.psycopg.Error as exc:
             raise self.connection.error(exc, session_id) from exc
         return found > 0
+
+    async def sync_positions(self) -> list[tuple[str, str]]:
+        """See :class:`SQLEngine`."""
+        rows = await self.connection.fetch("SELECT session_id, position FROM sync_positions", ())
+        return [(r[0], r[1]) for r in rows]
 
     async def list_sessions(
         self, limit: int | None, offset: int, where: Mapping[str, str]

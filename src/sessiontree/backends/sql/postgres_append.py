@@ -25,6 +25,7 @@ from sessiontree.backends.sql.plan import (
     lookup_ids,
     now_us,
     plan_append,
+    sync_position_sql,
 )
 from sessiontree.backends.sql.postgres_pool import PostgresConnection, clean_text
 from sessiontree.backends.sql.postgres_sql import (
@@ -36,6 +37,7 @@ from sessiontree.backends.sql.postgres_sql import (
 )
 from sessiontree.entries import Entry
 from sessiontree.errors import LeafMovedError, SessionNotFoundError, StorageError
+from sessiontree.storage.sync_index import newest_position
 from sessiontree.tree import entry_refs
 
 __all__ = [
@@ -45,6 +47,9 @@ __all__ = [
     "row_params",
     "session_params",
 ]
+
+SYNC_POSITION_SQL = sync_position_sql("%s")
+"""Stores a session's newest sync position (``session_id``, ``position``)."""
 
 CAS_CHUNK = 1000
 """Batches up to this many entries are one compare-and-set statement; larger ones lock."""
@@ -135,7 +140,9 @@ class PostgresAppends:
         self.connection.writable(session_id)
         pool = self.connection.pool or await self.connection.get_pool()
         try:
-            if len(entries) > CAS_CHUNK:
+            if len(entries) > CAS_CHUNK or newest_position(entries) is not None:
+                # big batches, and a sync position with its entries (its sync_positions row
+                # goes in the same transaction): one locked transaction
                 self._known.pop(session_id, None)
                 return await self._append_locked(pool, session_id, entries, at_leaf, bodies)
             fast = self._fast_plan(session_id, entries, at_leaf, bodies)
@@ -304,4 +311,6 @@ class PostgresAppends:
             chunk = plan.rows[start : start + CAS_CHUNK]
             await conn.execute(INSERT_SQL, row_params(session_id, plan, chunk))
         await conn.execute(UPDATE_SQL, row_params(session_id, plan, ()))
+        if plan.position is not None:
+            await conn.execute(SYNC_POSITION_SQL, (session_id, plan.position))
         return plan.entries

@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from sessiontree.backends.sql.parse_cache import ParseCache
 from sessiontree.backends.sql.plan import metadata_from_json, us_from_datetime
 from sessiontree.backends.sql.storage import SQLStorage, make_engine
@@ -147,6 +149,17 @@ class SQLRepo:
         """
         check_list_args(limit, offset)
         return await self._engine.list_sessions(limit, offset, where_pairs(where))
+
+    async def sync_positions(self) -> dict[str, dict[str, Any]]:
+        """See :class:`~sessiontree.storage.sync_index.SyncPositionIndex`: one query on the
+        ``sync_positions`` table, written in the transaction of each append that stores a
+        sync position (so it always agrees with the entries)."""
+        out: dict[str, dict[str, Any]] = {}
+        for session_id, text in await self._engine.sync_positions():
+            value = orjson.loads(text)
+            if isinstance(value, dict):
+                out[session_id] = value
+        return out
 
     async def delete(self, id: str) -> None:
         """See :meth:`SessionRepo.delete`.

@@ -19,6 +19,8 @@ differ)::
     older code become their SHA-256, as they are written and looked up since)
     session_meta    key, value (JSON text), session_id  -- filterable metadata (version 3)
                     PRIMARY KEY (key, value, session_id)
+    sync_positions  session_id PRIMARY KEY, position (JSON text)  -- the newest sync position
+                    of a synced session, written in its append's transaction (version 8)
 
 Indexes: ``sessions(modified_us DESC, id DESC)`` for listing; ``entries(session_id, id)`` (the
 unique constraint) for the recursive branch query and the validation lookup;
@@ -265,6 +267,17 @@ _V7_POSTGRES = (
     " WHERE octet_length(key) > 1000 OR octet_length(value) > 1000",
 )
 
+# the newest sync position of each synced session (sessiontree.storage.sync_index), written in
+# the transaction of the append that stores it, so a re-sync reads this table instead of
+# every session's leaf entries; a session synced before this step is not in it (its entries
+# are read, as before)
+_SYNC_POSITIONS = (
+    """CREATE TABLE IF NOT EXISTS sync_positions (
+        session_id TEXT PRIMARY KEY,
+        position TEXT NOT NULL
+    )""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("sessions, entries, indexes, full-text search", _V1_SQLITE, _V1_POSTGRES),
     # PostgreSQL keeps writing its tsvector in the entry's own INSERT: nothing to change there
@@ -282,6 +295,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("PostgreSQL: entries without a foreign key to sessions", (), _V6_POSTGRES),
     # SQLite stores every key and value whole: nothing to change there
     Migration("PostgreSQL: long session_meta keys and values as their SHA-256", (), _V7_POSTGRES),
+    Migration(
+        "sync_positions: the newest sync position of each session", _SYNC_POSITIONS, _SYNC_POSITIONS
+    ),
 )
 """Ordered schema steps; ``MIGRATIONS[i]`` brings a database from version ``i`` to ``i + 1``."""
 

@@ -278,6 +278,7 @@ class SQLiteEngine:
                 )
                 conn.execute("DELETE FROM entries WHERE session_id = ?", (session_id,))
                 conn.execute("DELETE FROM session_meta WHERE session_id = ?", (session_id,))
+                conn.execute("DELETE FROM sync_positions WHERE session_id = ?", (session_id,))
                 # SQLite gives the next row max(rowid) + 1: if the newest rows just went, new
                 # rows would reuse rowids under the watermark and never be indexed
                 conn.execute(
@@ -289,6 +290,12 @@ class SQLiteEngine:
         except sqlite3.Error as exc:
             raise self.connection.error(exc) from exc
         return bool(found)
+
+    @on_connection_thread
+    async def sync_positions(self) -> list[tuple[str, str]]:
+        """See :class:`SQLEngine`."""
+        rows = self.connection.query("SELECT session_id, position FROM sync_positions", ())
+        return [(r[0], r[1]) for r in rows]
 
     @on_connection_thread
     async def list_sessions(

@@ -15,13 +15,22 @@ from typing import Any
 
 import orjson
 
-from sessiontree.backends.sql.plan import SessionState, lookup_ids, now_us, plan_append
+from sessiontree.backends.sql.plan import (
+    SessionState,
+    lookup_ids,
+    now_us,
+    plan_append,
+    sync_position_sql,
+)
 from sessiontree.backends.sql.sqlite_index import ADVANCE_INDEX, INSERT_FTS, index_pending
 from sessiontree.backends.sql.sqlite_open import SQLiteConnection
 from sessiontree.backends.sql.sqlite_sql import INSERT_ENTRY, SESSION_ROW, UPDATE_SESSION
 from sessiontree.entries import Entry
 from sessiontree.errors import DuplicateEntryError, LeafMovedError, SessionNotFoundError
 from sessiontree.tree import entry_refs
+
+SYNC_POSITION = sync_position_sql("?")
+"""Stores a session's newest sync position (``session_id``, ``position``)."""
 
 __all__ = ["INDEX_BACKLOG", "SQLiteAppends"]
 
@@ -231,4 +240,6 @@ class SQLiteAppends:
                 session_id,
             ),
         )
+        if plan.position is not None:
+            conn.execute(SYNC_POSITION, (session_id, plan.position))
         return plan.entries
