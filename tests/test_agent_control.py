@@ -17,7 +17,6 @@ from _agent_support import (
     text_of,
 )
 from llm_servers import FakeLLMServer, Say
-from sessiontree import AgentHarnessError
 from sessiontree.entries import (
     ActiveToolsChangeEntry,
     BranchSummaryEntry,
@@ -26,6 +25,7 @@ from sessiontree.entries import (
     ModelChangeEntry,
     ThinkingLevelChangeEntry,
 )
+from sessiontree.errors import AgentHarnessError
 from sessiontree.harness import EVENT_TYPES
 from sessiontree.models import resolve_model
 from sessiontree.repos import MemoryRepo

@@ -25,8 +25,9 @@ from _agent_support import (
     text_of,
 )
 from llm_servers import Fail, FakeLLMServer, Say
-from sessiontree import AgentHarnessError, Session, SessionRepo
+from sessiontree import Session, SessionRepo
 from sessiontree.entries import CompactionEntry, MessageEntry
+from sessiontree.errors import AgentHarnessError
 from sessiontree.harness import RetryPolicy, tool
 from sessiontree.messages import (
     AgentMessage,

@@ -25,9 +25,10 @@ from _agent_support import (
     text_of,
 )
 from llm_servers import FakeLLMServer, ReceivedRequest, Say
-from sessiontree import AgentHarnessError, Session
+from sessiontree import Session
 from sessiontree.context import find_tool_pair_problems
 from sessiontree.entries import MessageEntry
+from sessiontree.errors import AgentHarnessError
 from sessiontree.harness import AgentEvent, RetryPolicy
 from sessiontree.messages import (
     AgentMessage,

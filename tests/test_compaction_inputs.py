@@ -10,7 +10,7 @@ import pytest
 
 from _compaction_support import assistant, new_session, result, tool_rounds, user
 from session_files import VENDORED
-from sessiontree import AgentHarnessError, CompactionEntry, Session
+from sessiontree import CompactionEntry, Session
 from sessiontree.compaction import (
     CompactionSettings,
     compact,
@@ -18,7 +18,7 @@ from sessiontree.compaction import (
     prepare_compaction,
 )
 from sessiontree.entries import Entry, MessageEntry, dump_entry
-from sessiontree.errors import CompactionError, SummaryError
+from sessiontree.errors import AgentHarnessError, CompactionError, SummaryError
 from sessiontree.harness import AgentHarness
 from sessiontree.messages import AgentMessage, UserMessage, parse_message
 from sessiontree.repos import MemoryRepo

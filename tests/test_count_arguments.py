@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from sessiontree import InvalidArgumentError, SessionRepo
+from sessiontree import SessionRepo
 from sessiontree._args import MAX_COUNT
 from sessiontree.backends.sql.repo import SQLRepo
+from sessiontree.errors import InvalidArgumentError
 
 HUGE = int("9" * 40)
 """A 40-digit number: more than any SQLite INTEGER or PostgreSQL bigint."""

@@ -398,7 +398,8 @@ async def test_ids_holding_nul_or_a_lone_surrogate_are_refused_alike_everywhere(
     """A NUL id was stored by memory, JSONL and SQLite and refused by PostgreSQL alone; a
     lone surrogate raised the SQL drivers' UnicodeEncodeError. Now every backend gives the
     same InvalidEntryError, and nothing is stored."""
-    from sessiontree import InvalidArgumentError, LabelEntry, LeafEntry, MessageEntry
+    from sessiontree import LabelEntry, LeafEntry, MessageEntry
+    from sessiontree.errors import InvalidArgumentError
     from sessiontree.messages import UserMessage
 
     s = await repo.create()

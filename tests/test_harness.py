@@ -7,10 +7,11 @@ from typing import Any
 import pytest
 
 from _compaction_support import assistant, new_session, result, tool_rounds, user, words
-from sessiontree import AgentHarnessError, CompactionEntry
+from sessiontree import CompactionEntry
 from sessiontree.compaction import CompactionSettings, estimate_context_tokens
 from sessiontree.context import find_tool_pair_problems
 from sessiontree.entries import dump_entry
+from sessiontree.errors import AgentHarnessError
 from sessiontree.harness import AgentHarness
 from sessiontree.messages import CompactionSummaryMessage
 from sessiontree.testing.fakes import FailingSummarizer, ScriptedSummarizer

@@ -24,7 +24,7 @@ def test_all_is_sorted_and_resolves() -> None:
 def test_the_top_tier_is_open_repo_session_entries_messages_and_errors() -> None:
     from sessiontree import entries, messages
 
-    assert len(sessiontree.__all__) <= 50
+    assert len(sessiontree.__all__) <= 40
     for name in sessiontree.__all__:
         obj = getattr(sessiontree, name)
         assert (

@@ -19,11 +19,11 @@ from hypothesis import strategies as st
 from _agent_support import APIS, FAST_RETRY, close_models, harness, make_model, text_of
 from llm_servers import Fail, FakeLLMServer, Reply, Say, openai_completion, unused_port
 from session_files import VENDORED
-from sessiontree import AgentHarnessError, open_repo
+from sessiontree import open_repo
 from sessiontree.backends.memory.repo import MemoryRepo
 from sessiontree.cli import cli
 from sessiontree.entries import MessageEntry, dump_entry
-from sessiontree.errors import ModelAuthError, ModelConfigError, ModelError
+from sessiontree.errors import AgentHarnessError, ModelAuthError, ModelConfigError, ModelError
 from sessiontree.harness import RetryPolicy
 from sessiontree.messages import AssistantMessage, UserMessage
 from sessiontree.models.base import retry_after_seconds

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from backends import throwaway_pg_database
-from sessiontree import StorageError, StorageTimeoutError
+from sessiontree import StorageError
 from sessiontree.backends.sql.repo import SQLRepo
+from sessiontree.errors import StorageTimeoutError
 
 psycopg = pytest.importorskip("psycopg")
 

@@ -8,12 +8,15 @@ from sessiontree import (
     CompactionError,
     DuplicateEntryError,
     InvalidEntryError,
-    InvalidMetadataError,
-    InvalidSessionIdError,
     SessionExistsError,
     SessionRepo,
 )
-from sessiontree.errors import CorruptSessionError, SessionTreeError
+from sessiontree.errors import (
+    CorruptSessionError,
+    InvalidMetadataError,
+    InvalidSessionIdError,
+    SessionTreeError,
+)
 from sessiontree.ids import check_session_id, is_session_id
 
 

@@ -24,7 +24,6 @@ from sessiontree import (
     DuplicateEntryError,
     EntryNotFoundError,
     InvalidEntryError,
-    MissingExtraError,
     SessionNotFoundError,
     StorageError,
     open_repo,
@@ -32,6 +31,7 @@ from sessiontree import (
 from sessiontree.backends.sql.repo import SQLRepo
 from sessiontree.backends.sql.schema import MIGRATIONS, SCHEMA_VERSION
 from sessiontree.backends.sql.storage import SQLStorage, make_engine
+from sessiontree.errors import MissingExtraError
 from sessiontree.messages import message_text
 from sessiontree.testing.builders import assistant, user
 

@@ -19,8 +19,9 @@ from typing import Any, TypeVar
 
 import pytest
 
-from sessiontree import StorageError, StorageTimeoutError
+from sessiontree import StorageError
 from sessiontree.backends.sql.repo import SQLRepo
+from sessiontree.errors import StorageTimeoutError
 
 T = TypeVar("T")
 

@@ -30,23 +30,16 @@ from sessiontree.entries import (
     ThinkingLevelChangeEntry,
 )
 from sessiontree.errors import (
-    AgentHarnessError,
     CompactionError,
     CorruptSessionError,
     DuplicateEntryError,
     EntryNotFoundError,
-    InvalidArgumentError,
     InvalidEntryError,
-    InvalidMetadataError,
-    InvalidSessionIdError,
     LeafMovedError,
-    MissingExtraError,
-    ModelError,
     SessionExistsError,
     SessionNotFoundError,
     SessionTreeError,
     StorageError,
-    StorageTimeoutError,
     SummaryError,
 )
 from sessiontree.messages import (
@@ -71,6 +64,14 @@ if TYPE_CHECKING:
     __version__: str
 
 MOVED: dict[str, str] = {
+    # the rarer errors
+    "AgentHarnessError": "sessiontree.errors",
+    "InvalidArgumentError": "sessiontree.errors",
+    "InvalidMetadataError": "sessiontree.errors",
+    "InvalidSessionIdError": "sessiontree.errors",
+    "MissingExtraError": "sessiontree.errors",
+    "ModelError": "sessiontree.errors",
+    "StorageTimeoutError": "sessiontree.errors",
     # backends
     "MemoryRepo": "sessiontree.repos",
     "MemoryStorage": "sessiontree.backends.memory.storage",
@@ -184,7 +185,6 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "ActiveToolsChangeEntry",
-    "AgentHarnessError",
     "AgentMessage",
     "AssistantMessage",
     "BashExecutionMessage",
@@ -201,17 +201,12 @@ __all__ = [
     "Entry",
     "EntryNotFoundError",
     "ImageContent",
-    "InvalidArgumentError",
     "InvalidEntryError",
-    "InvalidMetadataError",
-    "InvalidSessionIdError",
     "LabelEntry",
     "LeafEntry",
     "LeafMovedError",
     "MessageEntry",
-    "MissingExtraError",
     "ModelChangeEntry",
-    "ModelError",
     "OpaqueEntry",
     "Session",
     "SessionExistsError",
@@ -220,7 +215,6 @@ __all__ = [
     "SessionRepo",
     "SessionTreeError",
     "StorageError",
-    "StorageTimeoutError",
     "SummaryError",
     "TextContent",
     "ThinkingContent",
