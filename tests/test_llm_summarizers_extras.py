@@ -79,7 +79,8 @@ def test_missing_sdk_raises_missing_extra_error_naming_the_extra(
     out = _run(
         f"""
         import json
-        from sessiontree import {cls}, MissingExtraError
+        from sessiontree import {cls}
+        from sessiontree.errors import MissingExtraError
         try:
             {cls}("some-model", {kwargs})
         except MissingExtraError as exc:

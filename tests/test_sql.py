@@ -208,7 +208,8 @@ def test_missing_postgres_extra_names_the_pip_command() -> None:
         _BLOCKER
         + """
 import sessiontree
-from sessiontree import MissingExtraError, open_repo
+from sessiontree import open_repo
+from sessiontree.errors import MissingExtraError
 try:
     open_repo("postgresql://postgres@127.0.0.1:5432/test")
 except MissingExtraError as exc:
