@@ -144,7 +144,8 @@ def append_turn(agent: str, done: HandedOff, question: str, answer: str) -> None
 
 
 async def sync_home(repo: SessionRepo, home: Path) -> SyncReport:
-    report = await sync_sources(repo, default_sources(env={"HOME": str(home)}))
+    # the turns written here are whole: nothing is held back as an agent's open turn
+    report = await sync_sources(repo, default_sources(env={"HOME": str(home)}), quiet_s=0)
     assert report.failed == 0, report.to_dict()
     return report
 
