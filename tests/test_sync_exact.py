@@ -19,6 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -124,6 +125,49 @@ def test_every_line_of_a_small_file_or_every_tenth_of_a_large_one(source: Path) 
     async def run() -> None:
         with tempfile.TemporaryDirectory() as work:
             await sync_in_steps(source, ends[::step], MemoryRepo(), MemoryRepo(), Path(work))
+
+    asyncio.run(run())
+
+
+def test_an_undated_first_line_waits_for_the_date_it_takes(tmp_path: Path) -> None:
+    """Regression (the collection's fe5e1c67 cut after its first line, then its second): a
+    leading ``summary`` line has no date and takes the first dated record's, so it is not
+    settled until that record is in the file (else it was stored with the Unix epoch)."""
+    session = "fe5e1c67-53e7-4862-81ae-d0e013e3270b"
+    lines = [
+        {"type": "summary", "summary": "Setup", "leafUuid": "u-2"},
+        {
+            "parentUuid": None,
+            "type": "user",
+            "sessionId": session,
+            "message": {"role": "user", "content": "hello"},
+            "uuid": "u-1",
+            "timestamp": "2025-09-03T00:52:31.217Z",
+        },
+        {
+            "parentUuid": "u-1",
+            "type": "assistant",
+            "sessionId": session,
+            "message": {
+                "id": "m-1",
+                "role": "assistant",
+                "model": "claude-sonnet-4",
+                "content": [{"type": "text", "text": "hi"}],
+                "stop_reason": "end_turn",
+            },
+            "uuid": "u-2",
+            "timestamp": "2025-09-03T00:52:35.613Z",
+        },
+        {"type": "last-prompt", "sessionId": session, "lastPrompt": "hello"},
+    ]
+    source = tmp_path / "claude-code" / f"{session}.jsonl"
+    source.parent.mkdir()
+    source.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    ends = line_ends(source.read_bytes())
+    assert settled_size(source.read_bytes()[: ends[0]], "claude-code") == 0
+
+    async def run() -> None:
+        await sync_in_steps(source, ends[:2], MemoryRepo(), MemoryRepo(), tmp_path / "work")
 
     asyncio.run(run())
 

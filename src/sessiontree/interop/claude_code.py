@@ -583,8 +583,16 @@ def open_tail(data: bytes) -> int:
     ``stop_reason`` ``end_turn`` and a line of another kind follows that reply's lines; then
     everything up to that reply is settled (the side records after it wait for the next
     turn). The conversation is the file's own: the main one, or a sub-agent's in its own
-    ``agent-*.jsonl``.
+    ``agent-*.jsonl``. Records before the file's first dated one take that one's date, so
+    none of them is settled while no dated record is.
     """
+    cut = _open_turn(data)
+    dated = next((end for _, end, obj in line_objects(data) if _record_ms(obj, 0) > 0), None)
+    return cut if dated is not None and dated <= cut else 0
+
+
+def _open_turn(data: bytes) -> int:
+    """Where the open turn starts, by :func:`open_tail`'s rule of prompts and replies."""
     sidechain = next(
         (
             obj.get("isSidechain") is True
