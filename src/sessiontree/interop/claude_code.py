@@ -581,8 +581,8 @@ def open_tail(data: bytes) -> int:
     A turn runs from a prompt to the next one: until then a later line can add a block to a
     reply or a result of its parallel calls. A turn is finished once its newest reply has
     ``stop_reason`` ``end_turn`` and a line of another kind follows that reply's lines; then
-    everything up to that reply is settled (the side records after it wait for the next
-    turn). The conversation is the file's own: the main one, or a sub-agent's in its own
+    everything up to that reply is settled, with the records without a ``uuid`` right after
+    it (the other side records after it wait for the next turn). The conversation is the file's own: the main one, or a sub-agent's in its own
     ``agent-*.jsonl``. Records before the file's first dated one take that one's date, so
     none of them is settled while no dated record is.
     """
@@ -614,6 +614,8 @@ def _open_turn(data: bytes) -> int:
             break
     reply_end: int | None = None
     ended = follows = False
+    settled = 0  # the reply's end, then past the records without a uuid right after it
+    extending = False
     for _, end, obj in line_objects(data, start):
         if (
             _is_message_line(obj)
@@ -621,6 +623,13 @@ def _open_turn(data: bytes) -> int:
             and (obj.get("isSidechain") is True) == sidechain
         ):
             reply_end, ended, follows = end, obj["message"].get("stop_reason") == "end_turn", False
+            settled, extending = end, True
         elif reply_end is not None:
             follows = True
-    return reply_end if reply_end is not None and ended and follows else start
+            # a record without a uuid (cost-state, last-prompt, …) hangs under the record
+            # before it: only earlier lines decide where, so it is settled with the reply
+            if extending and _uuid(obj) is None and not _is_message_line(obj):
+                settled = end
+            else:
+                extending = False
+    return settled if reply_end is not None and ended and follows else start
