@@ -40,6 +40,7 @@ from sessiontree.context import EntryProjector, SessionContext
 from sessiontree.entries import CompactionEntry, ThinkingLevel
 from sessiontree.errors import AgentHarnessError, ModelError
 from sessiontree.harness.context import ContextHarness
+from sessiontree.harness.drafts import DEFAULT_DRAFT_INTERVAL_S, DraftWriter
 from sessiontree.harness.events import AgentEvent, Listener, Listeners
 from sessiontree.harness.retry import RetryPolicy
 from sessiontree.harness.tools import Tool, ToolBatch
@@ -100,6 +101,9 @@ class AgentHarness:
         entry_projectors: projectors for ``custom`` entries.
         token_counter: per-message token estimate.
         max_output_tokens: the answer cap sent with every request.
+        draft_interval_s: a streaming answer is saved as the session's draft at most this
+            often (seconds), so a crash loses at most this much of it (docs/harness.md
+            "Durable streaming"); ``None``: not saved until complete.
 
     Raises:
         AgentHarnessError: ``invalid_settings`` (see :class:`ContextHarness`) or
@@ -123,6 +127,7 @@ class AgentHarness:
         entry_projectors: Mapping[str, EntryProjector] | None = None,
         token_counter: TokenCounter = estimate_tokens,
         max_output_tokens: int | None = None,
+        draft_interval_s: float | None = DEFAULT_DRAFT_INTERVAL_S,
     ) -> None:
         window = context_window
         if window is None:
@@ -165,6 +170,20 @@ class AgentHarness:
         """How each tool batch runs (:data:`ToolExecution`)."""
         self.max_output_tokens = max_output_tokens
         """The answer cap sent with every request (tokens)."""
+        if draft_interval_s is not None and not (
+            isinstance(draft_interval_s, (int, float)) and draft_interval_s > 0
+        ):
+            raise AgentHarnessError(
+                "invalid_argument",
+                f"draft_interval_s must be a positive number of seconds or None, not "
+                f"{draft_interval_s!r}",
+                session_id=session.id,
+            )
+        self.draft_interval_s = draft_interval_s
+        """How often a streaming answer is saved as the session's draft, at most (seconds);
+        ``None``: never."""
+        self._draft: DraftWriter | None = None
+        """The draft writer of the answer streamed last (its entry id is the answer's)."""
         self._thinking_level: ThinkingLevel | None = thinking_level
         """The thinking level set on the harness; ``None`` = the session's derived one."""
         self._active: list[str] | None = None
@@ -531,14 +550,21 @@ class AgentHarness:
     async def _emit(self, type: str, **fields: Any) -> None:
         await self._listeners.emit(AgentEvent(type, **fields))
 
-    async def _persist(self, message: AgentMessage, *, announced: bool = False) -> AgentMessage:
+    async def _persist(
+        self,
+        message: AgentMessage,
+        *,
+        announced: bool = False,
+        draft: DraftWriter | None = None,
+    ) -> AgentMessage:
         """Append ``message``, then tell listeners it ended (``message_start`` first unless
-        the streamed answer already announced it)."""
+        the streamed answer already announced it). An answer saved as a draft is stored
+        under the draft's entry id, then the draft is cleared."""
         if not announced:
             await self._emit("message_start", message=message)
         # An abort never cuts a write short: the append finishes, then the cancellation goes
         # on (else a message could be lost, or land after the aborted reply that follows).
-        write = asyncio.ensure_future(self.session.append_message(message))
+        write = asyncio.ensure_future(self._store_answer(message, draft))
         try:
             await asyncio.shield(write)
         except asyncio.CancelledError:
@@ -546,6 +572,14 @@ class AgentHarness:
             raise
         await self._emit("message_end", message=message)
         return message
+
+    async def _store_answer(self, message: AgentMessage, draft: DraftWriter | None) -> None:
+        if draft is None:
+            await self.session.append_message(message)
+            return
+        await draft.stop()
+        await self.session.append_message(message, entry_id=draft.entry_id)
+        await draft.clear()
 
     async def _run(self, user: UserMessage) -> AssistantMessage:
         """One run, from ``agent_start`` to ``agent_end``; see :meth:`AgentHarness.prompt`.
@@ -602,6 +636,8 @@ class AgentHarness:
         """The run's turns: the prompt stored, then model answers and tool batches until the
         model stops asking for tools and no steering or follow-up message is queued."""
         await self._emit("agent_start")
+        # the partial answer of a run whose process died becomes an interrupted message
+        await self.session.settle_draft()
         await self._store_prompt(user)
         while True:
             await self._emit("turn_start")
@@ -721,7 +757,7 @@ class AgentHarness:
                     await asyncio.sleep(delay)
                     continue
                 return await self._failed(str(exc))
-            await self._persist(reply, announced=self._announced)
+            await self._persist(reply, announced=self._announced, draft=self._draft)
             return reply
 
     async def _compaction_event(self, type: str, data: dict[str, Any]) -> None:
@@ -760,6 +796,7 @@ class AgentHarness:
         assert self.model is not None
         acc = Accumulator()
         started = self._announced = False
+        draft = self._draft = await self._draft_writer(acc)
         try:
             async for event in self.model.stream(request):
                 if isinstance(event, Done):
@@ -773,15 +810,49 @@ class AgentHarness:
                     acc.thinking(event.thinking)
                 elif isinstance(event, ToolCallDelta):
                     acc.tool(event.index, event.id, event.name, event.arguments)
+                if draft is not None:
+                    draft.changed()
                 await self._emit("message_update", delta=event)
         except asyncio.CancelledError:
             # abort(), or the caller's task cancelled (Ctrl-C): the partial answer is kept
-            self._last_aborted = await self._aborted_reply(acc, self.model, announced=started)
+            self._last_aborted = await self._aborted_reply(
+                acc, self.model, announced=started, draft=draft
+            )
             raise
+        except BaseException:
+            # a failed attempt's partial answer is dropped (retried, or stored as an error)
+            if draft is not None:
+                await draft.clear()
+            raise
+        if draft is not None:
+            await draft.clear()
         raise ModelError("connection", "the model's stream ended without a complete answer")
 
+    async def _draft_writer(self, acc: Accumulator) -> DraftWriter | None:
+        """The writer that saves the answer streaming into ``acc`` as the session's draft;
+        ``None`` when drafts are off."""
+        if self.draft_interval_s is None:
+            return None
+        model = self.model
+
+        def snapshot() -> AssistantMessage:
+            return AssistantMessage(
+                content=acc.content(),
+                provider=getattr(model, "provider", None),
+                model=getattr(model, "model_id", None),
+                timestamp=now_ms(),
+            )
+
+        leaf = await self.session.get_leaf_id()
+        return DraftWriter(self.session, leaf, self.draft_interval_s, snapshot)
+
     async def _aborted_reply(
-        self, acc: Accumulator, model: Model | None, *, announced: bool = False
+        self,
+        acc: Accumulator,
+        model: Model | None,
+        *,
+        announced: bool = False,
+        draft: DraftWriter | None = None,
     ) -> AssistantMessage:
         # Tool calls still being streamed cannot be run; only text and thinking are kept.
         content = [b for b in acc.content() if b["type"] != "toolCall"]
@@ -794,7 +865,7 @@ class AgentHarness:
             error_message="aborted",
             timestamp=now_ms(),
         )
-        await self._persist(reply, announced=announced)
+        await self._persist(reply, announced=announced, draft=draft)
         return reply
 
     async def _run_tools(self, reply: AssistantMessage, calls: list[ToolCall]) -> None:

@@ -262,8 +262,34 @@ class PostgresEngine:
                 found = int(cur.rowcount)
                 if found:
                     await conn.execute("DELETE FROM entries WHERE session_id = %s", (session_id,))
+                    await conn.execute("DELETE FROM drafts WHERE session_id = %s", (session_id,))
         except self.connection.psycopg.Error as exc:
             raise self.connection.error(exc, session_id) from exc
+        return found > 0
+
+    async def get_draft(self, session_id: str) -> str | None:
+        """See :class:`SQLEngine`."""
+        rows = await self.connection.fetch(
+            "SELECT body FROM drafts WHERE session_id = %s", (session_id,), session_id
+        )
+        return rows[0][0] if rows else None
+
+    async def put_draft(self, session_id: str, body: str | None, updated_ms: int) -> bool:
+        """See :class:`SQLEngine`."""
+        self.connection.writable(session_id)
+        if body is None:
+            await self.connection.execute(
+                "DELETE FROM drafts WHERE session_id = %s", (session_id,), session_id
+            )
+            return True
+        found = await self.connection.execute(
+            "INSERT INTO drafts (session_id, body, updated_ms)"
+            " SELECT id, %s, %s FROM sessions WHERE id = %s"
+            " ON CONFLICT (session_id) DO UPDATE"
+            " SET body = excluded.body, updated_ms = excluded.updated_ms",
+            (body, updated_ms, session_id),
+            session_id,
+        )
         return found > 0
 
     async def list_sessions(

@@ -19,6 +19,9 @@ differ)::
     older code become their SHA-256, as they are written and looked up since)
     session_meta    key, value (JSON text), session_id  -- filterable metadata (version 3)
                     PRIMARY KEY (key, value, session_id)
+    drafts          session_id PRIMARY KEY, body (the draft JSON), updated_ms  -- the reply
+                    streaming in the session, overwritten as it arrives (version 8,
+                    :mod:`sessiontree.drafts`); deleted with the session
 
 Indexes: ``sessions(modified_us DESC, id DESC)`` for listing; ``entries(session_id, id)`` (the
 unique constraint) for the recursive branch query and the validation lookup;
@@ -265,6 +268,23 @@ _V7_POSTGRES = (
     " WHERE octet_length(key) > 1000 OR octet_length(value) > 1000",
 )
 
+# one row per session with a reply streaming (or left by a process that died while it
+# streamed): upserted every save, deleted when the reply is stored; not an entry
+_V8_SQLITE = (
+    """CREATE TABLE IF NOT EXISTS drafts (
+        session_id TEXT PRIMARY KEY,
+        body TEXT NOT NULL,
+        updated_ms INTEGER NOT NULL
+    )""",
+)
+_V8_POSTGRES = (
+    """CREATE TABLE IF NOT EXISTS drafts (
+        session_id TEXT PRIMARY KEY,
+        body TEXT NOT NULL,
+        updated_ms BIGINT NOT NULL
+    )""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("sessions, entries, indexes, full-text search", _V1_SQLITE, _V1_POSTGRES),
     # PostgreSQL keeps writing its tsvector in the entry's own INSERT: nothing to change there
@@ -282,6 +302,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("PostgreSQL: entries without a foreign key to sessions", (), _V6_POSTGRES),
     # SQLite stores every key and value whole: nothing to change there
     Migration("PostgreSQL: long session_meta keys and values as their SHA-256", (), _V7_POSTGRES),
+    Migration("drafts: the reply streaming in a session", _V8_SQLITE, _V8_POSTGRES),
 )
 """Ordered schema steps; ``MIGRATIONS[i]`` brings a database from version ``i`` to ``i + 1``."""
 
