@@ -22,7 +22,7 @@ from sessiontree.context import (
     build_context_from_path,
     default_transform,
 )
-from sessiontree.drafts import Draft, interrupted_message
+from sessiontree.drafts import Draft, ToolRun, interrupted_message, read_slot
 from sessiontree.entries import (
     ActiveToolsChangeEntry,
     BranchSummaryEntry,
@@ -219,10 +219,39 @@ class Session:
         Raises:
             CorruptSessionError: the slot holds something that is not a draft.
         """
+        held = await self._read_slot()
+        return held if isinstance(held, Draft) else None
+
+    async def _read_slot(self) -> Draft | ToolRun | None:
         if not isinstance(self.storage, DraftSlot):
             return None
         body = await self.storage.get_draft()
-        return None if body is None else Draft.from_json(body, session_id=self.id)
+        return None if body is None else read_slot(body, session_id=self.id)
+
+    async def get_tool_run(self) -> ToolRun | None:
+        """The tool calls a harness recorded as started and whose results are not all stored
+        yet (docs/harness.md "Tool calls across a crash"); ``None`` when there is none, the
+        slot holds a draft reply, or the storage has no draft slot.
+
+        Raises:
+            CorruptSessionError: the slot holds something that is neither.
+        """
+        held = await self._read_slot()
+        return held if isinstance(held, ToolRun) else None
+
+    async def put_tool_run(self, run: ToolRun | None) -> bool:
+        """Record the tool calls that have started (``None`` clears the record) in the draft
+        slot, replacing what it held; ``False`` when the storage has no draft slot. Adds no
+        entry.
+
+        Raises:
+            SessionNotFoundError: the session was deleted.
+            StorageError: it cannot be written.
+        """
+        if not isinstance(self.storage, DraftSlot):
+            return False
+        await self.storage.put_draft(None if run is None else run.to_json())
+        return True
 
     async def put_draft(self, draft: Draft | None) -> bool:
         """Replace the draft reply (``None`` clears it); ``False`` when the storage has no

@@ -37,13 +37,14 @@ from sessiontree.compaction import (
     estimate_tokens,
 )
 from sessiontree.context import EntryProjector, SessionContext
+from sessiontree.drafts import TOOL_INTERRUPTED, TOOL_NOT_STARTED, ToolRun
 from sessiontree.entries import CompactionEntry, ThinkingLevel
 from sessiontree.errors import AgentHarnessError, ModelError
 from sessiontree.harness.context import ContextHarness
-from sessiontree.harness.drafts import DEFAULT_DRAFT_INTERVAL_S, DraftWriter
+from sessiontree.harness.drafts import DEFAULT_DRAFT_INTERVAL_S, DraftWriter, unanswered_calls
 from sessiontree.harness.events import AgentEvent, Listener, Listeners
 from sessiontree.harness.retry import RetryPolicy
-from sessiontree.harness.tools import Tool, ToolBatch
+from sessiontree.harness.tools import Tool, ToolBatch, error_result
 from sessiontree.ids import now_ms
 from sessiontree.messages import (
     AgentMessage,
@@ -52,6 +53,7 @@ from sessiontree.messages import (
     ImageContent,
     TextContent,
     ToolCall,
+    ToolResultMessage,
     Usage,
     UserMessage,
 )
@@ -184,6 +186,8 @@ class AgentHarness:
         ``None``: never."""
         self._draft: DraftWriter | None = None
         """The draft writer of the answer streamed last (its entry id is the answer's)."""
+        self._answer_id: str | None = None
+        """The entry id of the answer stored last (whose tool calls run next)."""
         self._thinking_level: ThinkingLevel | None = thinking_level
         """The thinking level set on the harness; ``None`` = the session's derived one."""
         self._active: list[str] | None = None
@@ -575,10 +579,10 @@ class AgentHarness:
 
     async def _store_answer(self, message: AgentMessage, draft: DraftWriter | None) -> None:
         if draft is None:
-            await self.session.append_message(message)
+            self._answer_id = await self.session.append_message(message)
             return
         await draft.stop()
-        await self.session.append_message(message, entry_id=draft.entry_id)
+        self._answer_id = await self.session.append_message(message, entry_id=draft.entry_id)
         await draft.clear()
 
     async def _run(self, user: UserMessage) -> AssistantMessage:
@@ -636,8 +640,10 @@ class AgentHarness:
         """The run's turns: the prompt stored, then model answers and tool batches until the
         model stops asking for tools and no steering or follow-up message is queued."""
         await self._emit("agent_start")
-        # the partial answer of a run whose process died becomes an interrupted message
+        # the partial answer of a run whose process died becomes an interrupted message,
+        # and the tool calls it left without results get them
         await self.session.settle_draft()
+        await self._settle_tools()
         await self._store_prompt(user)
         while True:
             await self._emit("turn_start")
@@ -868,8 +874,26 @@ class AgentHarness:
         await self._persist(reply, announced=announced, draft=draft)
         return reply
 
+    def _recorder(
+        self, entry_id: str | None, before: Iterable[str] = ()
+    ) -> Callable[[Sequence[ToolCall]], Awaitable[None]] | None:
+        """The ``record`` of a :class:`ToolBatch` answering the calls of entry ``entry_id``:
+        it saves the ids of the calls started (after ``before``, recorded earlier) as the
+        session's :class:`~sessiontree.drafts.ToolRun`."""
+        if entry_id is None:
+            return None
+        earlier = tuple(before)
+
+        async def record(started: Sequence[ToolCall]) -> None:
+            ids = earlier + tuple(c.id for c in started if c.id not in earlier)
+            await self.session.put_tool_run(ToolRun(entry_id, ids, now_ms()))
+
+        return record
+
     async def _run_tools(self, reply: AssistantMessage, calls: list[ToolCall]) -> None:
-        """Run a batch and persist one result per call, in call order (also on abort)."""
+        """Run a batch and persist one result per call, in call order (also on abort). The
+        calls are recorded as started before they run, and the record cleared once every
+        result is stored (docs/harness.md "Tool calls across a crash")."""
         tools = self._offered
         batch = ToolBatch(
             calls,
@@ -877,9 +901,53 @@ class AgentHarness:
             sequential=self.tool_execution == "sequential",
             truncated=reply.stop_reason == "length",
             emit=self._emit,
+            record=self._recorder(self._answer_id),
         )
         try:
             await batch.run()
         finally:
             for result in batch.results():
                 await self._persist(result)
+            await self.session.put_tool_run(None)
+
+    async def _settle_tools(self) -> None:
+        """Answer the tool calls a run whose process died left without results: a call of a
+        tool declared ``replay="safe"`` runs again; any other gets an ``isError`` result
+        saying it was interrupted (:data:`~sessiontree.drafts.TOOL_INTERRUPTED`) or, when
+        the record shows it never started, not run
+        (:data:`~sessiontree.drafts.TOOL_NOT_STARTED`). Results are stored in call order,
+        then the record is cleared. A call without a record counts as interrupted (it may
+        have run)."""
+        run = await self.session.get_tool_run()
+        found = await unanswered_calls(self.session)
+        if found is None:
+            if run is not None:
+                await self.session.put_tool_run(None)
+            return
+        entry_id, waiting = found
+        known = run is not None and run.entry_id == entry_id
+        started = set(run.started) if run is not None and known else {c.id for c in waiting}
+        positions = [
+            k
+            for k, c in enumerate(waiting)
+            if (t := self.tools.get(c.name)) is not None and t.replay == "safe"
+        ]
+        batch = ToolBatch(
+            [waiting[k] for k in positions],
+            self.tools,
+            sequential=self.tool_execution == "sequential",
+            truncated=False,
+            emit=self._emit,
+            record=self._recorder(entry_id, sorted(started)),
+        )
+        try:
+            await batch.run()
+        finally:
+            replayed = dict(zip(positions, batch.results(), strict=True))
+            for k, call in enumerate(waiting):
+                result: ToolResultMessage | None = replayed.get(k)
+                if result is None:
+                    text = TOOL_INTERRUPTED if call.id in started else TOOL_NOT_STARTED
+                    result = error_result(call, text)
+                await self._persist(result)
+            await self.session.put_tool_run(None)

@@ -6,6 +6,9 @@ session's draft (:meth:`sessiontree.Session.put_draft`) once ``interval_s`` has 
 the previous save, so what arrived is saved within ``interval_s`` plus one write, whether or
 not more arrives after it, and the slot is written at most once per interval. The draft is
 one slot, overwritten: the log gains no entry per chunk (docs/harness.md "Durable streaming").
+
+:func:`unanswered_calls` finds the tool calls a run left without results when its process
+died (docs/harness.md "Tool calls across a crash").
 """
 
 from __future__ import annotations
@@ -16,11 +19,12 @@ import logging
 from collections.abc import Callable
 
 from sessiontree.drafts import Draft
+from sessiontree.entries import MessageEntry
 from sessiontree.ids import new_id, now_ms
-from sessiontree.messages import AssistantMessage
+from sessiontree.messages import AssistantMessage, ToolCall, ToolResultMessage
 from sessiontree.session import Session
 
-__all__ = ["DEFAULT_DRAFT_INTERVAL_S", "DraftWriter"]
+__all__ = ["DEFAULT_DRAFT_INTERVAL_S", "DraftWriter", "unanswered_calls"]
 
 DEFAULT_DRAFT_INTERVAL_S = 0.1
 """How often a streaming reply is saved, at most (seconds): what a crash may lose."""
@@ -113,3 +117,26 @@ class DraftWriter:
         await self.stop()
         if self.saved:
             await self.session.put_draft(None)
+
+
+async def unanswered_calls(session: Session) -> tuple[str, list[ToolCall]] | None:
+    """The tool calls at the session's leaf still waiting for a result: the id of the
+    assistant message entry holding them and those calls, in call order; ``None`` when every
+    call there has one (or the leaf is no such message).
+
+    It reads back from the leaf over the tool results stored so far to the assistant message
+    they answer (one entry read each). An answer that failed or was aborted is never sent to
+    a model, so its calls wait for nothing.
+    """
+    leaf = await session.get_leaf_id()
+    entry = None if leaf is None else await session.get_entry(leaf)
+    answered: set[str] = set()
+    while isinstance(entry, MessageEntry) and isinstance(entry.message, ToolResultMessage):
+        answered.add(entry.message.tool_call_id)
+        entry = None if entry.parent_id is None else await session.get_entry(entry.parent_id)
+    if not (isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage)):
+        return None
+    if entry.message.stop_reason in ("error", "aborted"):
+        return None
+    waiting = [c for c in entry.message.tool_calls() if c.id not in answered]
+    return (entry.id, waiting) if waiting else None
