@@ -18,6 +18,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,7 +27,7 @@ from backends import BACKENDS
 from llm_servers import FakeLLMServer, Say
 from sessiontree.drafts import TOOL_INTERRUPTED, TOOL_NOT_STARTED, ToolRun
 from sessiontree.entries import MessageEntry
-from sessiontree.harness import tool
+from sessiontree.harness import Tool, tool
 from sessiontree.messages import AssistantMessage, ToolCall, message_text
 from sessiontree.repos import MemoryRepo
 
@@ -207,14 +208,18 @@ async def test_calls_left_without_a_record_count_as_interrupted() -> None:
         h = harness(session, make_model("openai", server))
         await h.prompt("again")
         check_all("openai", server)
-    (result,) = [e.message for e in await session.get_entries() if e.message.role == "toolResult"]
+    messages = [e.message for e in await session.get_entries() if isinstance(e, MessageEntry)]
+    (result,) = [m for m in messages if m.role == "toolResult"]
     assert message_text(result) == TOOL_INTERRUPTED
 
 
 def test_a_bad_replay_value_is_refused() -> None:
-    with pytest.raises(ValueError, match="replay must be 'safe' or 'never'"):
+    def f(n: int) -> str:
+        """F."""
+        return ""
 
-        @tool(replay="sometimes")  # type: ignore[arg-type]
-        def f(n: int) -> str:
-            """F."""
-            return ""
+    bad: Any = "sometimes"
+    with pytest.raises(ValueError, match="replay must be 'safe' or 'never'"):
+        tool(replay=bad)(f)
+    with pytest.raises(ValueError, match="replay must be 'safe' or 'never'"):
+        Tool("f", "F.", {"type": "object"}, f, replay=bad)
