@@ -50,6 +50,7 @@ from sessiontree.messages import (
     AgentMessage,
     AssistantMessage,
     ContentBlock,
+    Cost,
     ImageContent,
     TextContent,
     ToolCall,
@@ -65,6 +66,7 @@ from sessiontree.models.base import (
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
+    UsageDelta,
 )
 from sessiontree.session import Session
 from sessiontree.summarizers.base import Summarizer
@@ -186,6 +188,9 @@ class AgentHarness:
         ``None``: never."""
         self._draft: DraftWriter | None = None
         """The draft writer of the answer streamed last (its entry id is the answer's)."""
+        self._attempt_usage: Usage | None = None
+        """The usage the provider reported so far for the answer streaming (or last
+        streamed); ``None`` when it reported none."""
         self._answer_id: str | None = None
         """The entry id of the answer stored last (whose tool calls run next)."""
         self._thinking_level: ThinkingLevel | None = thinking_level
@@ -734,6 +739,7 @@ class AgentHarness:
         once on overflow; a failure that stays is persisted as an ``error`` message."""
         overflow_retried = False
         attempt = 0
+        spent: Usage | None = None  # what the failed attempts of this answer cost
         while True:
             attempt += 1
             try:
@@ -746,6 +752,7 @@ class AgentHarness:
             try:
                 reply = await self._stream(request)
             except ModelError as exc:
+                spent = _add_usage(spent, self._attempt_usage)
                 if exc.kind == "auth":
                     raise AgentHarnessError("auth", str(exc), session_id=self.session.id) from exc
                 if exc.kind == "overflow" and not overflow_retried:
@@ -753,7 +760,7 @@ class AgentHarness:
                     if await self._compact_for_overflow():
                         attempt = 0
                         continue
-                    return await self._failed(str(exc))
+                    return await self._failed(str(exc), spent)
                 if exc.transient and attempt < self.retry.max_attempts:
                     delay = self.retry.delay_s(attempt, exc.retry_after_s)
                     await self._emit(
@@ -762,7 +769,7 @@ class AgentHarness:
                     )
                     await asyncio.sleep(delay)
                     continue
-                return await self._failed(str(exc))
+                return await self._failed(str(exc), spent)
             await self._persist(reply, announced=self._announced, draft=self._draft)
             return reply
 
@@ -782,13 +789,15 @@ class AgentHarness:
         await self._emit("compaction_end", data={"reason": "overflow", "entry_id": entry.id})
         return True
 
-    async def _failed(self, error: str) -> AssistantMessage:
+    async def _failed(self, error: str, usage: Usage | None = None) -> AssistantMessage:
+        """Store the ``error`` answer saying ``error``, with the ``usage`` its failed
+        attempts reported (what they cost: ``sessiontree usage`` counts it)."""
         model = self.model
         reply = AssistantMessage(
             content=[],
             provider=getattr(model, "provider", None),
             model=getattr(model, "model_id", None),
-            usage=Usage(),
+            usage=usage or Usage(),
             stop_reason="error",
             error_message=error,
             timestamp=now_ms(),
@@ -802,11 +811,15 @@ class AgentHarness:
         assert self.model is not None
         acc = Accumulator()
         started = self._announced = False
+        self._attempt_usage = None
         draft = self._draft = await self._draft_writer(acc)
         try:
             async for event in self.model.stream(request):
                 if isinstance(event, Done):
                     return event.message.model_copy(update={"timestamp": now_ms()})
+                if isinstance(event, UsageDelta):  # bookkeeping, not part of the answer
+                    self._attempt_usage = event.usage
+                    continue
                 if not started:
                     started = self._announced = True
                     await self._emit("message_start", message=AssistantMessage())
@@ -866,7 +879,7 @@ class AgentHarness:
             content=content,
             provider=getattr(model or self.model, "provider", None),
             model=getattr(model or self.model, "model_id", None),
-            usage=Usage(),
+            usage=(self._attempt_usage or Usage()) if model is not None else Usage(),
             stop_reason="aborted",
             error_message="aborted",
             timestamp=now_ms(),
@@ -951,3 +964,27 @@ class AgentHarness:
                     result = error_result(call, text)
                 await self._persist(result)
             await self.session.put_tool_run(None)
+
+
+def _add_usage(total: Usage | None, more: Usage | None) -> Usage | None:
+    """``total`` plus ``more`` (counts and costs added); ``None`` when both are."""
+    if more is None or total is None:
+        return more or total
+    cost = None
+    if total.cost is not None or more.cost is not None:
+        a, b = total.cost or Cost(), more.cost or Cost()
+        cost = Cost(
+            input=a.input + b.input,
+            output=a.output + b.output,
+            cache_read=a.cache_read + b.cache_read,
+            cache_write=a.cache_write + b.cache_write,
+            total=a.total + b.total,
+        )
+    return Usage(
+        input=total.input + more.input,
+        output=total.output + more.output,
+        cache_read=total.cache_read + more.cache_read,
+        cache_write=total.cache_write + more.cache_write,
+        total_tokens=total.total_tokens + more.total_tokens,
+        cost=cost,
+    )
