@@ -35,7 +35,7 @@ __all__ = ["close_models"]
 
 CHILD = textwrap.dedent(
     """
-    import asyncio, sys, time
+    import asyncio, os, sys, time
     from pathlib import Path
     from sessiontree import open_repo
     from sessiontree.harness import AgentHarness, tool
@@ -50,7 +50,8 @@ CHILD = textwrap.dedent(
         Args:
             n: the item.
         '''
-        Path(flag).write_text(str(n))
+        Path(flag + ".tmp").write_text(str(n))
+        os.replace(flag + ".tmp", flag)  # whole when it appears: the test kills at once
         time.sleep(60)
         return f"item {n}"
 
