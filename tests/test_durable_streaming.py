@@ -144,6 +144,8 @@ async def test_a_run_killed_mid_stream_keeps_all_but_the_last_interval_of_the_an
             assert interrupted.stop_reason == "aborted"
             assert interrupted.error_message == INTERRUPTED
             assert [b.text for b in interrupted.content if isinstance(b, TextContent)] == [saved]
+            if api == "anthropic":  # its usage so far, reported when the stream started
+                assert interrupted.usage is not None and interrupted.usage.input == 100
             # never sent to a model as if complete
             assert len(server.requests) == 2
             check_all(api, server)

@@ -747,7 +747,7 @@ class AgentHarness:
             except AgentHarnessError as exc:
                 if exc.code not in ("context_too_large", "compaction"):
                     raise
-                return await self._failed(str(exc))
+                return await self._failed(str(exc), spent)
             self._offered = self._active_tools(request)
             try:
                 reply = await self._stream(request)
@@ -859,6 +859,7 @@ class AgentHarness:
                 content=acc.content(),
                 provider=getattr(model, "provider", None),
                 model=getattr(model, "model_id", None),
+                usage=self._attempt_usage,
                 timestamp=now_ms(),
             )
 
