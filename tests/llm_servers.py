@@ -27,6 +27,7 @@ from __future__ import annotations
 import itertools
 import socket
 import threading
+import time
 import urllib.parse
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -94,6 +95,8 @@ class Say:
             failure mid-stream with status 200.
         model: the model name the answer reports; ``None``: ``fake-claude`` (Anthropic),
             ``fake-model`` (OpenAI chat completions), the requested model (Responses API).
+        pace_s: seconds between two streamed events (a slow stream); each event is written
+            on its own and logged in :attr:`FakeLLMServer.sent` with the time it was sent.
     """
 
     text: str = ""
@@ -110,6 +113,7 @@ class Say:
     usage: Any = None
     error: tuple[str, str] | None = None
     model: str | None = None
+    pace_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -147,6 +151,8 @@ class FakeLLMServer:
     Attributes:
         requests: every ``POST`` received, in arrival order.
         gets: every ``GET`` received, in arrival order.
+        sent: ``(time.time(), event bytes)`` of every event of a paced stream
+            (:attr:`Say.pace_s`), after it was written to the socket.
     """
 
     def __init__(
@@ -157,6 +163,7 @@ class FakeLLMServer:
         self._closing = threading.Event()
         self.requests: list[ReceivedRequest] = []
         self.gets: list[ReceivedRequest] = []
+        self.sent: list[tuple[float, bytes]] = []
         self.api_key = api_key
         self.models = None if models is None else list(models)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
@@ -317,7 +324,7 @@ class FakeLLMServer:
                     for name, value in headers.items():
                         self.send_header(name, value)
                     self.end_headers()
-                    if say.cut_after is None and say.hang_after is None:
+                    if say.cut_after is None and say.hang_after is None and not say.pace_s:
                         # one write: per-event writes of small packets meet delayed ACKs
                         chunks = [f"{len(e):x}\r\n".encode() + e + b"\r\n" for e in events]
                         self.wfile.write(b"".join(chunks) + b"0\r\n\r\n")
@@ -339,6 +346,11 @@ class FakeLLMServer:
                                     return
                             return
                         self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
+                        if say.pace_s:
+                            self.wfile.flush()
+                            owner.sent.append((time.time(), event))
+                            if owner._closing.wait(say.pace_s):
+                                return
                     self.wfile.write(b"0\r\n\r\n")
                     self.wfile.flush()
                 except OSError:

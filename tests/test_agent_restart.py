@@ -1,5 +1,6 @@
 """A process killed (SIGKILL) between a tool call and its result leaves a session whose next
-prompt — from a new process, over the reopened session — sends a valid request.
+prompt — from a new process, over the reopened session — stores an interrupted result for the
+call and sends a valid request.
 
 Runs on the backends that outlive a process (JSONL, SQLite, PostgreSQL) and both APIs.
 """
@@ -20,7 +21,9 @@ import pytest
 from _agent_support import APIS, as_assistant, check_all, close_models, harness, make_model
 from backends import BACKENDS
 from llm_servers import FakeLLMServer, Say
+from sessiontree.drafts import TOOL_INTERRUPTED
 from sessiontree.entries import MessageEntry
+from sessiontree.messages import message_text
 
 __all__ = ["close_models"]
 
@@ -103,6 +106,16 @@ async def test_a_run_killed_between_tool_call_and_result_resumes_with_a_valid_re
             reply = await h.prompt("what happened?")
             assert reply.stop_reason == "stop"
             assert len(server.requests) == 2
-            check_all(api, server)  # the lost result is paired in the request
+            check_all(api, server)  # the interrupted call is paired in the request
             sent = str(server.requests[1].body["messages"])
-            assert "was lost" in sent and "what happened?" in sent
+            assert TOOL_INTERRUPTED in sent and "what happened?" in sent
+            # the result telling the model is stored, not made up per request
+            stored = [e.message for e in await reopened.get_branch() if isinstance(e, MessageEntry)]
+            assert [m.role for m in stored] == [
+                "user",
+                "assistant",
+                "toolResult",
+                "user",
+                "assistant",
+            ]
+            assert message_text(stored[2]) == TOOL_INTERRUPTED

@@ -94,6 +94,19 @@ def test_estimate_context_tokens_uses_newest_usage_plus_estimates_after() -> Non
     assert estimate_context_tokens(msgs) == 1000 + 10
 
 
+@pytest.mark.parametrize("stop", ["error", "aborted"])
+def test_estimate_context_tokens_skips_the_usage_of_failed_and_aborted_calls(stop: str) -> None:
+    """A failed call records what its attempts cost (summed), not the size of a context."""
+    failed = parse_message(assistant("", usage=90_000)).model_copy(update={"stop_reason": stop})
+    msgs = [
+        parse_message(user("a" * 40)),
+        parse_message(assistant("b" * 40, usage=1000)),
+        parse_message(user("c" * 40)),
+        failed,
+    ]
+    assert estimate_context_tokens(msgs) == 1000 + 10
+
+
 def test_estimate_context_tokens_ignores_usage_recorded_before_the_summary() -> None:
     # A kept assistant message sits after the summary in the context but is older than it.
     kept = parse_message(assistant("b" * 40, usage=150_000))

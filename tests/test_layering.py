@@ -265,6 +265,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "metadata",
         "snippets",
         "redact",
+        "drafts",
     ),
     ("tree", "tool_pairs", "context", "fold", "wire", "describe"),  # the pure core
     ("providers",),  # endpoints, keys and SDK clients of the model providers

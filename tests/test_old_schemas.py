@@ -23,6 +23,7 @@ create, fork, list(where=...), search and reading the old sessions all work.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import urllib.parse
 from collections.abc import Iterator
@@ -55,10 +56,9 @@ def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-@pytest.fixture(params=NAMES)
-def old_store(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> Iterator[str]:
-    """The URL of a store loaded from one fixture."""
-    name = request.param
+@contextlib.contextmanager
+def _loaded(name: str, backend: str, tmp_path: Path) -> Iterator[str]:
+    """The URL of a store loaded from fixture ``name``."""
     if backend == "sqlite":
         path = tmp_path / "old.db"
         conn = sqlite3.connect(path)
@@ -73,6 +73,26 @@ def old_store(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> I
         script = (FIXTURES / f"{name}.postgres.sql").read_text().replace("@SCHEMA@", schema)
         pg_exec(base, "CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public", script)
         yield url
+
+
+@pytest.fixture(params=NAMES)
+def old_store(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> Iterator[str]:
+    """The URL of a store loaded from one fixture."""
+    with _loaded(request.param, backend, tmp_path) as url:
+        yield url
+
+
+async def test_an_old_store_opened_read_only_has_no_draft(backend: str, tmp_path: Path) -> None:
+    """A read-only open of a store from before the drafts table upgrades it first when it
+    can be written, so reading the draft slot finds none instead of a missing table."""
+    with _loaded(NAMES[-1], backend, tmp_path) as url:
+        async with SQLRepo(url, read_only=True) as repo:
+            session = await repo.open("old-a")
+            assert await session.get_draft() is None
+            assert await session.get_tool_run() is None
+            (root,) = await session.get_tree()
+            assert not root.draft
+        assert _stamp(url)[0] == SCHEMA_VERSION
 
 
 def _role(entry: Entry) -> str:

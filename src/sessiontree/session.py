@@ -6,6 +6,7 @@ the pure core (:mod:`sessiontree.tree`, :mod:`sessiontree.context`) over what st
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, NoReturn, cast
@@ -21,6 +22,7 @@ from sessiontree.context import (
     build_context_from_path,
     default_transform,
 )
+from sessiontree.drafts import Draft, ToolRun, interrupted_message, read_slot
 from sessiontree.entries import (
     ActiveToolsChangeEntry,
     BranchSummaryEntry,
@@ -42,8 +44,8 @@ from sessiontree.entries import (
 from sessiontree.errors import EntryNotFoundError, InvalidEntryError
 from sessiontree.messages import AgentMessage, AssistantMessage, ContentBlock, Usage
 from sessiontree.metadata import SessionMetadata, SessionStats
-from sessiontree.storage.base import ContextBranchReader, EntryCursor, SessionStorage
-from sessiontree.stored import Prepared, PreparedMessage, prepare_message
+from sessiontree.storage.base import ContextBranchReader, DraftSlot, EntryCursor, SessionStorage
+from sessiontree.stored import Prepared, PreparedMessage, prepare_entry, prepare_message
 from sessiontree.summarizers.base import Summarizer
 from sessiontree.tree import ForkPosition, TreeNode, build_tree
 from sessiontree.wire import provider_shape
@@ -188,8 +190,116 @@ class Session:
         return await self.storage.get_branch(leaf_id)
 
     async def get_tree(self) -> list[TreeNode]:
-        """Root nodes ``{entry, children, label}`` of every path entry (docs/tree.md). Reads every entry."""
-        return build_tree(await self.storage.get_entries(), session_id=self.id)
+        """Root nodes ``{entry, children, label}`` of every path entry (docs/tree.md). Reads every entry.
+
+        A draft reply (:meth:`get_draft`) is a node too, under its parent, with
+        ``draft=True`` and the interrupted message it would be settled as
+        (:func:`~sessiontree.drafts.interrupted_message`).
+        """
+        entries = await self.storage.get_entries()
+        draft = await self.get_draft()
+        if draft is None or any(e.id == draft.entry_id for e in entries):
+            return build_tree(entries, session_id=self.id)
+        known = draft.parent_id is None or any(e.id == draft.parent_id for e in entries)
+        stand_in = MessageEntry(
+            id=draft.entry_id,
+            parent_id=draft.parent_id if known else None,
+            message=interrupted_message(draft),
+        )
+        return build_tree([*entries, stand_in], session_id=self.id, draft_id=draft.entry_id)
+
+    # ------------------------------------------------------------------ the draft reply
+
+    async def get_draft(self) -> Draft | None:
+        """The session's draft reply (docs/harness.md "Durable streaming"): the part of a
+        reply saved while it streams, by a harness now running or by one whose process died.
+        ``None`` when there is none or the storage has no draft slot
+        (:class:`~sessiontree.storage.base.DraftSlot`).
+
+        Raises:
+            CorruptSessionError: the slot holds something that is not a draft.
+        """
+        held = await self._read_slot()
+        return held if isinstance(held, Draft) else None
+
+    async def _read_slot(self) -> Draft | ToolRun | None:
+        if not isinstance(self.storage, DraftSlot):
+            return None
+        body = await self.storage.get_draft()
+        return None if body is None else read_slot(body, session_id=self.id)
+
+    async def get_tool_run(self) -> ToolRun | None:
+        """The tool calls a harness recorded as started and whose results are not all stored
+        yet (docs/harness.md "Tool calls across a crash"); ``None`` when there is none, the
+        slot holds a draft reply, or the storage has no draft slot.
+
+        Raises:
+            CorruptSessionError: the slot holds something that is neither.
+        """
+        held = await self._read_slot()
+        return held if isinstance(held, ToolRun) else None
+
+    async def put_tool_run(self, run: ToolRun | None) -> bool:
+        """Record the tool calls that have started (``None`` clears the record) in the draft
+        slot, replacing what it held; ``False`` when the storage has no draft slot. Adds no
+        entry.
+
+        Raises:
+            SessionNotFoundError: the session was deleted.
+            StorageError: it cannot be written.
+        """
+        if not isinstance(self.storage, DraftSlot):
+            return False
+        await self.storage.put_draft(None if run is None else run.to_json())
+        return True
+
+    async def put_draft(self, draft: Draft | None) -> bool:
+        """Replace the draft reply (``None`` clears it); ``False`` when the storage has no
+        draft slot (nothing is saved). Adds no entry.
+
+        Raises:
+            SessionNotFoundError: the session was deleted.
+            StorageError: it cannot be written.
+        """
+        if not isinstance(self.storage, DraftSlot):
+            return False
+        await self.storage.put_draft(None if draft is None else draft.to_json())
+        return True
+
+    async def settle_draft(self) -> str | None:
+        """Store a leftover draft reply as an interrupted assistant message and clear it;
+        returns the message entry's id, ``None`` when there was no draft.
+
+        The entry gets the draft's ``entryId`` and hangs under its ``parentId`` (the leaf
+        when the reply started; a root if that entry is gone); its message has
+        ``stopReason: "aborted"`` and ``errorMessage``
+        :data:`~sessiontree.drafts.INTERRUPTED`, so no model is sent it as if complete.
+        The leaf stays where it is when something else moved it meanwhile. Idempotent: a
+        draft whose entry is stored already (its writer died between storing the reply and
+        clearing the draft) is only cleared. Only call it when no harness is streaming
+        into the session (:class:`~sessiontree.harness.AgentHarness` calls it at the
+        start of each prompt).
+
+        Raises:
+            CorruptSessionError: the slot holds something that is not a draft.
+            StorageError: it cannot be written.
+        """
+        draft = await self.get_draft()
+        if draft is None:
+            return None
+        if await self.storage.get_entry(draft.entry_id) is None:
+            leaf = await self.storage.get_leaf_id()
+            parent = draft.parent_id
+            if parent is not None and await self.storage.get_entry(parent) is None:
+                parent = leaf
+            entry = MessageEntry(
+                id=draft.entry_id, parent_id=parent, message=interrupted_message(draft)
+            )
+            await self.storage.append_entry(entry)
+            if leaf != parent:
+                await self.storage.set_leaf_id(leaf)
+        await self.put_draft(None)
+        return draft.entry_id
 
     async def get_label(self, entry_id: str) -> str | None:
         """The entry's label, ``None`` when it has none.
@@ -302,10 +412,13 @@ class Session:
             raise exc
         raise InvalidEntryError(str(exc), session_id=self.id) from (exc.__cause__ or exc)
 
-    async def append_message(self, message: AgentMessage | Mapping[str, Any]) -> str:
+    async def append_message(
+        self, message: AgentMessage | Mapping[str, Any], *, entry_id: str | None = None
+    ) -> str:
         """Append a message under the current leaf; it becomes the leaf. Returns the entry id.
 
-        A message without ``timestamp`` gets the current time (Unix ms).
+        A message without ``timestamp`` gets the current time (Unix ms). ``entry_id``: the
+        new entry's id (a draft's ``entryId``); default a new one.
 
         Raises:
             InvalidEntryError: the message does not validate, or it is shaped like a
@@ -320,6 +433,12 @@ class Session:
         except ValueError as exc:  # pydantic's ValidationError included
             detail = validation_problem(exc) if isinstance(exc, ValidationError) else str(exc)
             raise InvalidEntryError(f"invalid message: {detail}", session_id=self.id) from exc
+        if entry_id is not None:
+            check_entry_id(entry_id, "entry_id")
+            if type(prepared) is PreparedMessage:
+                prepared = dataclasses.replace(prepared, id=entry_id)
+            else:
+                prepared = prepare_entry(prepared.entry.model_copy(update={"id": entry_id}))
         checked = (
             prepared.message
             if type(prepared) is PreparedMessage

@@ -63,6 +63,10 @@ class TreeNode:
     entry: Entry
     children: list[TreeNode] = field(default_factory=list)
     label: str | None = None
+    draft: bool = False
+    """Whether the node is the session's draft reply (:mod:`sessiontree.drafts`), shown as
+    an interrupted message: streaming now, or left by a process that died while it
+    streamed. Not a stored entry (``get_entry`` does not find it)."""
 
 
 def entry_refs(entry: Entry) -> list[tuple[str, str]]:
@@ -255,9 +259,16 @@ def name_of(entries: Iterable[Entry]) -> str | None:
 
 
 def build_tree(
-    entries: Sequence[Entry], labels: dict[str, str] | None = None, *, session_id: str | None = None
+    entries: Sequence[Entry],
+    labels: dict[str, str] | None = None,
+    *,
+    session_id: str | None = None,
+    draft_id: str | None = None,
 ) -> list[TreeNode]:
     """The root nodes of every path entry, children in append order (docs/tree.md).
+
+    ``draft_id``: the id of an entry that stands for the session's draft reply (its node
+    gets ``draft=True``).
 
     A path entry whose parent is a bookkeeping entry hangs under its nearest path ancestor.
     Iterative; linear in the number of entries.
@@ -270,7 +281,7 @@ def build_tree(
     nodes: dict[str, TreeNode] = {}
     for e in entries:
         if e.type not in BOOKKEEPING_TYPES:
-            nodes[e.id] = TreeNode(e, [], labels.get(e.id))
+            nodes[e.id] = TreeNode(e, [], labels.get(e.id), e.id == draft_id)
     # nearest path ancestor, memoised through bookkeeping runs
     anchor: dict[str, str | None] = {}
 

@@ -84,7 +84,9 @@ def estimate_context_tokens(
 ) -> int:
     """Tokens of a context: the newest trustworthy usage plus estimates of what follows it.
 
-    The anchor is the newest assistant message with non-zero ``usage`` whose ``timestamp`` is
+    The anchor is the newest assistant message that is neither ``error`` nor ``aborted`` (their
+    usage is what a failed call cost, summed over its attempts, not the size of a context they
+    completed) with non-zero ``usage`` whose ``timestamp`` is
     later than that of every ``compactionSummary``/``branchSummary`` message in the list; usage
     recorded before the newest summary describes a context that no longer exists (docs/compaction.md).
     Without such an anchor, the sum of the estimates.
@@ -104,6 +106,7 @@ def estimate_context_tokens(
         msg = messages[i]
         if (
             isinstance(msg, AssistantMessage)
+            and msg.stop_reason not in ("error", "aborted")
             and msg.usage is not None
             and msg.usage.context_tokens() > 0
             and msg.timestamp > newest_summary

@@ -37,20 +37,24 @@ from sessiontree.compaction import (
     estimate_tokens,
 )
 from sessiontree.context import EntryProjector, SessionContext
+from sessiontree.drafts import TOOL_INTERRUPTED, TOOL_NOT_STARTED, ToolRun
 from sessiontree.entries import CompactionEntry, ThinkingLevel
 from sessiontree.errors import AgentHarnessError, ModelError
 from sessiontree.harness.context import ContextHarness
+from sessiontree.harness.drafts import DEFAULT_DRAFT_INTERVAL_S, DraftWriter, unanswered_calls
 from sessiontree.harness.events import AgentEvent, Listener, Listeners
 from sessiontree.harness.retry import RetryPolicy
-from sessiontree.harness.tools import Tool, ToolBatch
+from sessiontree.harness.tools import Tool, ToolBatch, error_result
 from sessiontree.ids import now_ms
 from sessiontree.messages import (
     AgentMessage,
     AssistantMessage,
     ContentBlock,
+    Cost,
     ImageContent,
     TextContent,
     ToolCall,
+    ToolResultMessage,
     Usage,
     UserMessage,
 )
@@ -62,6 +66,7 @@ from sessiontree.models.base import (
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
+    UsageDelta,
 )
 from sessiontree.session import Session
 from sessiontree.summarizers.base import Summarizer
@@ -100,6 +105,9 @@ class AgentHarness:
         entry_projectors: projectors for ``custom`` entries.
         token_counter: per-message token estimate.
         max_output_tokens: the answer cap sent with every request.
+        draft_interval_s: a streaming answer is saved as the session's draft at most this
+            often (seconds), so a crash loses at most this much of it (docs/harness.md
+            "Durable streaming"); ``None``: not saved until complete.
 
     Raises:
         AgentHarnessError: ``invalid_settings`` (see :class:`ContextHarness`) or
@@ -123,6 +131,7 @@ class AgentHarness:
         entry_projectors: Mapping[str, EntryProjector] | None = None,
         token_counter: TokenCounter = estimate_tokens,
         max_output_tokens: int | None = None,
+        draft_interval_s: float | None = DEFAULT_DRAFT_INTERVAL_S,
     ) -> None:
         window = context_window
         if window is None:
@@ -165,6 +174,25 @@ class AgentHarness:
         """How each tool batch runs (:data:`ToolExecution`)."""
         self.max_output_tokens = max_output_tokens
         """The answer cap sent with every request (tokens)."""
+        if draft_interval_s is not None and not (
+            isinstance(draft_interval_s, (int, float)) and draft_interval_s > 0
+        ):
+            raise AgentHarnessError(
+                "invalid_argument",
+                f"draft_interval_s must be a positive number of seconds or None, not "
+                f"{draft_interval_s!r}",
+                session_id=session.id,
+            )
+        self.draft_interval_s = draft_interval_s
+        """How often a streaming answer is saved as the session's draft, at most (seconds);
+        ``None``: never."""
+        self._draft: DraftWriter | None = None
+        """The draft writer of the answer streamed last (its entry id is the answer's)."""
+        self._attempt_usage: Usage | None = None
+        """The usage the provider reported so far for the answer streaming (or last
+        streamed); ``None`` when it reported none."""
+        self._answer_id: str | None = None
+        """The entry id of the answer stored last (whose tool calls run next)."""
         self._thinking_level: ThinkingLevel | None = thinking_level
         """The thinking level set on the harness; ``None`` = the session's derived one."""
         self._active: list[str] | None = None
@@ -531,14 +559,21 @@ class AgentHarness:
     async def _emit(self, type: str, **fields: Any) -> None:
         await self._listeners.emit(AgentEvent(type, **fields))
 
-    async def _persist(self, message: AgentMessage, *, announced: bool = False) -> AgentMessage:
+    async def _persist(
+        self,
+        message: AgentMessage,
+        *,
+        announced: bool = False,
+        draft: DraftWriter | None = None,
+    ) -> AgentMessage:
         """Append ``message``, then tell listeners it ended (``message_start`` first unless
-        the streamed answer already announced it)."""
+        the streamed answer already announced it). An answer saved as a draft is stored
+        under the draft's entry id, then the draft is cleared."""
         if not announced:
             await self._emit("message_start", message=message)
         # An abort never cuts a write short: the append finishes, then the cancellation goes
         # on (else a message could be lost, or land after the aborted reply that follows).
-        write = asyncio.ensure_future(self.session.append_message(message))
+        write = asyncio.ensure_future(self._store_answer(message, draft))
         try:
             await asyncio.shield(write)
         except asyncio.CancelledError:
@@ -546,6 +581,14 @@ class AgentHarness:
             raise
         await self._emit("message_end", message=message)
         return message
+
+    async def _store_answer(self, message: AgentMessage, draft: DraftWriter | None) -> None:
+        if draft is None:
+            self._answer_id = await self.session.append_message(message)
+            return
+        await draft.stop()
+        self._answer_id = await self.session.append_message(message, entry_id=draft.entry_id)
+        await draft.clear()
 
     async def _run(self, user: UserMessage) -> AssistantMessage:
         """One run, from ``agent_start`` to ``agent_end``; see :meth:`AgentHarness.prompt`.
@@ -602,6 +645,10 @@ class AgentHarness:
         """The run's turns: the prompt stored, then model answers and tool batches until the
         model stops asking for tools and no steering or follow-up message is queued."""
         await self._emit("agent_start")
+        # the partial answer of a run whose process died becomes an interrupted message,
+        # and the tool calls it left without results get them
+        await self.session.settle_draft()
+        await self._settle_tools()
         await self._store_prompt(user)
         while True:
             await self._emit("turn_start")
@@ -692,6 +739,7 @@ class AgentHarness:
         once on overflow; a failure that stays is persisted as an ``error`` message."""
         overflow_retried = False
         attempt = 0
+        spent: Usage | None = None  # what the failed attempts of this answer cost
         while True:
             attempt += 1
             try:
@@ -699,11 +747,12 @@ class AgentHarness:
             except AgentHarnessError as exc:
                 if exc.code not in ("context_too_large", "compaction"):
                     raise
-                return await self._failed(str(exc))
+                return await self._failed(str(exc), spent)
             self._offered = self._active_tools(request)
             try:
                 reply = await self._stream(request)
             except ModelError as exc:
+                spent = _add_usage(spent, self._attempt_usage)
                 if exc.kind == "auth":
                     raise AgentHarnessError("auth", str(exc), session_id=self.session.id) from exc
                 if exc.kind == "overflow" and not overflow_retried:
@@ -711,7 +760,7 @@ class AgentHarness:
                     if await self._compact_for_overflow():
                         attempt = 0
                         continue
-                    return await self._failed(str(exc))
+                    return await self._failed(str(exc), spent)
                 if exc.transient and attempt < self.retry.max_attempts:
                     delay = self.retry.delay_s(attempt, exc.retry_after_s)
                     await self._emit(
@@ -720,8 +769,8 @@ class AgentHarness:
                     )
                     await asyncio.sleep(delay)
                     continue
-                return await self._failed(str(exc))
-            await self._persist(reply, announced=self._announced)
+                return await self._failed(str(exc), spent)
+            await self._persist(reply, announced=self._announced, draft=self._draft)
             return reply
 
     async def _compaction_event(self, type: str, data: dict[str, Any]) -> None:
@@ -740,13 +789,15 @@ class AgentHarness:
         await self._emit("compaction_end", data={"reason": "overflow", "entry_id": entry.id})
         return True
 
-    async def _failed(self, error: str) -> AssistantMessage:
+    async def _failed(self, error: str, usage: Usage | None = None) -> AssistantMessage:
+        """Store the ``error`` answer saying ``error``, with the ``usage`` its failed
+        attempts reported (what they cost: ``sessiontree usage`` counts it)."""
         model = self.model
         reply = AssistantMessage(
             content=[],
             provider=getattr(model, "provider", None),
             model=getattr(model, "model_id", None),
-            usage=Usage(),
+            usage=usage or Usage(),
             stop_reason="error",
             error_message=error,
             timestamp=now_ms(),
@@ -760,10 +811,15 @@ class AgentHarness:
         assert self.model is not None
         acc = Accumulator()
         started = self._announced = False
+        self._attempt_usage = None
+        draft = self._draft = await self._draft_writer(acc)
         try:
             async for event in self.model.stream(request):
                 if isinstance(event, Done):
                     return event.message.model_copy(update={"timestamp": now_ms()})
+                if isinstance(event, UsageDelta):  # bookkeeping, not part of the answer
+                    self._attempt_usage = event.usage
+                    continue
                 if not started:
                     started = self._announced = True
                     await self._emit("message_start", message=AssistantMessage())
@@ -773,15 +829,50 @@ class AgentHarness:
                     acc.thinking(event.thinking)
                 elif isinstance(event, ToolCallDelta):
                     acc.tool(event.index, event.id, event.name, event.arguments)
+                if draft is not None:
+                    draft.changed()
                 await self._emit("message_update", delta=event)
         except asyncio.CancelledError:
             # abort(), or the caller's task cancelled (Ctrl-C): the partial answer is kept
-            self._last_aborted = await self._aborted_reply(acc, self.model, announced=started)
+            self._last_aborted = await self._aborted_reply(
+                acc, self.model, announced=started, draft=draft
+            )
             raise
+        except BaseException:
+            # a failed attempt's partial answer is dropped (retried, or stored as an error)
+            if draft is not None:
+                await draft.clear()
+            raise
+        if draft is not None:
+            await draft.clear()
         raise ModelError("connection", "the model's stream ended without a complete answer")
 
+    async def _draft_writer(self, acc: Accumulator) -> DraftWriter | None:
+        """The writer that saves the answer streaming into ``acc`` as the session's draft;
+        ``None`` when drafts are off."""
+        if self.draft_interval_s is None:
+            return None
+        model = self.model
+
+        def snapshot() -> AssistantMessage:
+            return AssistantMessage(
+                content=acc.content(),
+                provider=getattr(model, "provider", None),
+                model=getattr(model, "model_id", None),
+                usage=self._attempt_usage,
+                timestamp=now_ms(),
+            )
+
+        leaf = await self.session.get_leaf_id()
+        return DraftWriter(self.session, leaf, self.draft_interval_s, snapshot)
+
     async def _aborted_reply(
-        self, acc: Accumulator, model: Model | None, *, announced: bool = False
+        self,
+        acc: Accumulator,
+        model: Model | None,
+        *,
+        announced: bool = False,
+        draft: DraftWriter | None = None,
     ) -> AssistantMessage:
         # Tool calls still being streamed cannot be run; only text and thinking are kept.
         content = [b for b in acc.content() if b["type"] != "toolCall"]
@@ -789,16 +880,34 @@ class AgentHarness:
             content=content,
             provider=getattr(model or self.model, "provider", None),
             model=getattr(model or self.model, "model_id", None),
-            usage=Usage(),
+            usage=(self._attempt_usage or Usage()) if model is not None else Usage(),
             stop_reason="aborted",
             error_message="aborted",
             timestamp=now_ms(),
         )
-        await self._persist(reply, announced=announced)
+        await self._persist(reply, announced=announced, draft=draft)
         return reply
 
+    def _recorder(
+        self, entry_id: str | None, before: Iterable[str] = ()
+    ) -> Callable[[Sequence[ToolCall]], Awaitable[None]] | None:
+        """The ``record`` of a :class:`ToolBatch` answering the calls of entry ``entry_id``:
+        it saves the ids of the calls started (after ``before``, recorded earlier) as the
+        session's :class:`~sessiontree.drafts.ToolRun`."""
+        if entry_id is None:
+            return None
+        earlier = tuple(before)
+
+        async def record(started: Sequence[ToolCall]) -> None:
+            ids = earlier + tuple(c.id for c in started if c.id not in earlier)
+            await self.session.put_tool_run(ToolRun(entry_id, ids, now_ms()))
+
+        return record
+
     async def _run_tools(self, reply: AssistantMessage, calls: list[ToolCall]) -> None:
-        """Run a batch and persist one result per call, in call order (also on abort)."""
+        """Run a batch and persist one result per call, in call order (also on abort). The
+        calls are recorded as started before they run, and the record cleared once every
+        result is stored (docs/harness.md "Tool calls across a crash")."""
         tools = self._offered
         batch = ToolBatch(
             calls,
@@ -806,9 +915,77 @@ class AgentHarness:
             sequential=self.tool_execution == "sequential",
             truncated=reply.stop_reason == "length",
             emit=self._emit,
+            record=self._recorder(self._answer_id),
         )
         try:
             await batch.run()
         finally:
             for result in batch.results():
                 await self._persist(result)
+            await self.session.put_tool_run(None)
+
+    async def _settle_tools(self) -> None:
+        """Answer the tool calls a run whose process died left without results: a call of a
+        tool declared ``replay="safe"`` runs again; any other gets an ``isError`` result
+        saying it was interrupted (:data:`~sessiontree.drafts.TOOL_INTERRUPTED`) or, when
+        the record shows it never started, not run
+        (:data:`~sessiontree.drafts.TOOL_NOT_STARTED`). Results are stored in call order,
+        then the record is cleared. A call without a record counts as interrupted (it may
+        have run)."""
+        run = await self.session.get_tool_run()
+        found = await unanswered_calls(self.session)
+        if found is None:
+            if run is not None:
+                await self.session.put_tool_run(None)
+            return
+        entry_id, waiting = found
+        known = run is not None and run.entry_id == entry_id
+        started = set(run.started) if run is not None and known else {c.id for c in waiting}
+        positions = [
+            k
+            for k, c in enumerate(waiting)
+            if (t := self.tools.get(c.name)) is not None and t.replay == "safe"
+        ]
+        batch = ToolBatch(
+            [waiting[k] for k in positions],
+            self.tools,
+            sequential=self.tool_execution == "sequential",
+            truncated=False,
+            emit=self._emit,
+            record=self._recorder(entry_id, sorted(started)),
+        )
+        try:
+            await batch.run()
+        finally:
+            replayed = dict(zip(positions, batch.results(), strict=True))
+            for k, call in enumerate(waiting):
+                result: ToolResultMessage | None = replayed.get(k)
+                if result is None:
+                    text = TOOL_INTERRUPTED if call.id in started else TOOL_NOT_STARTED
+                    result = error_result(call, text)
+                await self._persist(result)
+            await self.session.put_tool_run(None)
+
+
+def _add_usage(total: Usage | None, more: Usage | None) -> Usage | None:
+    """``total`` plus ``more`` (counts and costs added); ``None`` when both are."""
+    if more is None or total is None:
+        return more or total
+    cost = None
+    if total.cost is not None or more.cost is not None:
+        a, b = total.cost or Cost(), more.cost or Cost()
+        cost = Cost(
+            input=a.input + b.input,
+            output=a.output + b.output,
+            cache_read=a.cache_read + b.cache_read,
+            cache_write=a.cache_write + b.cache_write,
+            total=a.total + b.total,
+        )
+    return Usage(
+        input=total.input + more.input,
+        output=total.output + more.output,
+        cache_read=total.cache_read + more.cache_read,
+        cache_write=total.cache_write + more.cache_write,
+        total_tokens=total.total_tokens + more.total_tokens,
+        cost=cost,
+    )

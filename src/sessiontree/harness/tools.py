@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, get_type_hints, overload
+from typing import Any, Literal, get_type_hints, overload
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError, create_model
 
@@ -90,9 +90,14 @@ class Tool:
             out, aborted) runs on until it returns but never keeps ``asyncio.run`` or the
             program from ending.
         sequential: when ``True`` a batch containing this tool runs one call at a time.
+        replay: ``"safe"`` when running a call twice does no harm (a read, a query): a call
+            cut short by the process ending is run again when the session is next prompted.
+            ``"never"`` (the default): such a call gets an ``isError`` result saying it was
+            interrupted instead (docs/harness.md "Tool calls across a crash").
 
     Raises:
-        ValueError: a name providers refuse, or a ``parameters`` that is neither.
+        ValueError: a name providers refuse, a ``parameters`` that is neither, or a
+            ``replay`` other than ``"safe"`` or ``"never"``.
     """
 
     name: str
@@ -101,6 +106,7 @@ class Tool:
     execute: Callable[..., Any]
     timeout_s: float | None = None
     sequential: bool = False
+    replay: Literal["never", "safe"] = "never"
     _validator: Callable[[dict[str, Any]], dict[str, Any]] | None = field(
         default=None, repr=False, compare=False
     )
@@ -109,6 +115,10 @@ class Tool:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.match(self.name):
             raise ValueError(f"tool name {self.name!r} must match [A-Za-z0-9_-]{{1,64}}")
+        if self.replay not in ("never", "safe"):
+            raise ValueError(
+                f"tool {self.name!r}: replay must be 'safe' or 'never', not {self.replay!r}"
+            )
         object.__setattr__(self, "_wants_update", _wants_update(self.execute))
         params = self.parameters
         if isinstance(params, type) and issubclass(params, BaseModel):
@@ -193,6 +203,7 @@ def tool(
     description: str | None = None,
     timeout_s: float | None = None,
     sequential: bool = False,
+    replay: Literal["never", "safe"] = "never",
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -203,6 +214,7 @@ def tool(
     description: str | None = None,
     timeout_s: float | None = None,
     sequential: bool = False,
+    replay: Literal["never", "safe"] = "never",
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a :class:`Tool` of a typed function (async or sync).
 
@@ -211,7 +223,7 @@ def tool(
     argument's description from its ``Args:`` section. A parameter named ``on_update``
     is left out of the schema: the harness passes it an :data:`UpdateCallback` to report
     progress with (``on_update("3 of 10 files read")``). Usable bare (``@tool``) or with
-    options (``@tool(timeout_s=10)``)::
+    options (``@tool(timeout_s=10)``, ``@tool(replay="safe")``; see :class:`Tool`)::
 
         @tool
         async def read(path: str, limit: int = 100) -> str:
@@ -251,6 +263,7 @@ def tool(
             execute=func,
             timeout_s=timeout_s,
             sequential=sequential,
+            replay=replay,
         )
 
     return build(fn) if fn is not None else build
@@ -453,6 +466,9 @@ class ToolBatch:
         sequential: one call at a time (also when any called tool is marked ``sequential``).
         truncated: the answer was cut at the output cap: no call runs, each gets an error.
         emit: ``await emit(type, tool_call=..., result=...)`` for ``tool_execution_*`` events.
+        record: ``await record(started)`` before calls start, with every call started so
+            far, these included (the harness saves it: docs/harness.md "Tool calls across a
+            crash"): once for a concurrent batch, before each call of a sequential one.
     """
 
     def __init__(
@@ -463,8 +479,10 @@ class ToolBatch:
         sequential: bool,
         truncated: bool,
         emit: Callable[..., Awaitable[None]],
+        record: Callable[[Sequence[ToolCall]], Awaitable[None]] | None = None,
     ) -> None:
         self.calls = list(calls)
+        self._record = record
         self.tools = tools
         self.sequential = sequential or any(
             tools[c.name].sequential for c in calls if c.name in tools
@@ -493,10 +511,15 @@ class ToolBatch:
 
     async def run(self) -> None:
         """Run every call; cancellation (an abort) stops the calls still running."""
+        record = None if self.truncated else self._record  # a truncated batch runs nothing
         if self.sequential:
             for position, call in enumerate(self.calls):
+                if record is not None:
+                    await record(self.calls[: position + 1])
                 await self._one(position, call)
         else:
+            if record is not None and self.calls:
+                await record(self.calls)
             await asyncio.gather(*(self._one(k, c) for k, c in enumerate(self.calls)))
 
     def results(self) -> list[ToolResultMessage]:

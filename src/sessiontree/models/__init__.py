@@ -20,6 +20,7 @@ from sessiontree.models.base import (
     ThinkingDelta,
     ToolCallDelta,
     ToolSchema,
+    UsageDelta,
 )
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "OpenAIChatModel",
     "Prices",
     "TextDelta",
+    "UsageDelta",
     "ThinkingDelta",
     "ToolCallDelta",
     "ToolSchema",

@@ -29,6 +29,7 @@ from sessiontree.models.base import (
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
+    UsageDelta,
     check_model,
     final_reply,
     model_error,
@@ -172,6 +173,8 @@ class AnthropicModel:
                 if kind == "message_start":
                     model_name = event.message.model or model_name
                     self._count(counts, event.message.usage, malformed)
+                    if not malformed:
+                        yield UsageDelta(self._so_far(counts))
                 elif kind == "content_block_start":
                     block = event.content_block
                     kinds[event.index] = block.type
@@ -199,6 +202,8 @@ class AnthropicModel:
                 elif kind == "message_delta":
                     stop = event.delta.stop_reason or stop
                     self._count(counts, event.usage, malformed)
+                    if not malformed:
+                        yield UsageDelta(self._so_far(counts))
                 elif kind == "message_stop":
                     finished = True
         except Exception as exc:
@@ -214,7 +219,7 @@ class AnthropicModel:
                 malformed[0],
             )
         else:
-            usage = priced(Usage(**counts, total_tokens=sum(counts.values())), self.prices)
+            usage = self._so_far(counts)
         stop_reason, vendor_reason = rules.stop_reason(stop)
         yield final_reply(
             acc,
@@ -272,6 +277,10 @@ class AnthropicModel:
             vendor_reason=vendor_reason,
         )
         return done.message
+
+    def _so_far(self, counts: dict[str, int]) -> Usage:
+        """The usage ``counts`` hold, priced."""
+        return priced(Usage(**counts, total_tokens=sum(counts.values())), self.prices)
 
     @staticmethod
     def _count(counts: dict[str, int], usage: Any, malformed: list[Any]) -> None:

@@ -38,6 +38,7 @@ __all__ = [
     "TextDelta",
     "ThinkingDelta",
     "ToolCallDelta",
+    "UsageDelta",
     "ToolSchema",
     "api_error_fields",
     "check_base_url",
@@ -106,6 +107,17 @@ class ToolCallDelta:
 
 
 @dataclass(frozen=True)
+class UsageDelta:
+    """The usage the provider has reported so far for this answer (cumulative, priced), sent
+    as soon as it is known (Anthropic: input tokens when the stream starts; OpenAI: the last
+    chunk's usage), so an answer that fails or is aborted afterwards still records what it
+    cost. The :class:`Done` message's ``usage`` supersedes it."""
+
+    usage: Usage
+    type: str = "usage_delta"
+
+
+@dataclass(frozen=True)
 class Done:
     """The end of a stream: the complete assistant message."""
 
@@ -113,7 +125,7 @@ class Done:
     type: str = "done"
 
 
-ModelEvent = TextDelta | ThinkingDelta | ToolCallDelta | Done
+ModelEvent = TextDelta | ThinkingDelta | ToolCallDelta | UsageDelta | Done
 """What :meth:`Model.stream` yields; the last event is always a :class:`Done`."""
 
 

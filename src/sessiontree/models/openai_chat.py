@@ -27,6 +27,7 @@ from sessiontree.models.base import (
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
+    UsageDelta,
     check_model,
     final_reply,
     model_error,
@@ -207,6 +208,9 @@ class OpenAIChatModel:
                 model_name = chunk.model or model_name
                 if chunk.usage is not None:
                     usage = chunk.usage
+                    known = rules.openai_usage(usage)
+                    if known is not None:
+                        yield UsageDelta(priced(known, self.prices))
                 for choice in chunk.choices[:1]:
                     delta = choice.delta
                     extra = delta.model_extra or {}

@@ -17,12 +17,14 @@ What each backend stores
 * **jsonl** (:mod:`sessiontree.backends.jsonl`): per session a directory
   ``<root>/<id>/`` holding ``session.jsonl`` (a pi v3 file: a header line, then one entry per
   line, append-only), its lock file ``session.jsonl.lock`` and the listing sidecar
-  ``stats.json``; ``<root>/.index/listing.jsonl`` is the repository's listing index. The leaf
+  ``stats.json`` and, while a reply streams, the draft sidecar ``session.jsonl.draft``;
+  ``<root>/.index/listing.jsonl`` is the repository's listing index. The leaf
   is not stored: it is the newest entry, or what the newest ``leaf`` entry names.
 * **sql** (:mod:`sessiontree.backends.sql`, SQLite and PostgreSQL): tables ``sessions`` (one
   row per session: metadata, times, leaf, name and the counts listing shows), ``entries``
   (one row per entry: its columns and its camelCase JSON ``body``), ``session_meta`` (the
-  top-level metadata values ``list(where=...)`` looks up), ``schema_version``, and the search
+  top-level metadata values ``list(where=...)`` looks up), ``drafts`` (the reply streaming
+  in a session, :mod:`sessiontree.drafts`), ``schema_version``, and the search
   index (SQLite: FTS5 ``entries_fts`` behind the ``search_index_state`` watermark;
   PostgreSQL: ``entries.search_text`` under a ``pg_trgm`` index, plus ``search_pending``).
   :mod:`sessiontree.backends.sql.schema` draws the columns and the migrations.

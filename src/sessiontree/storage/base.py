@@ -21,6 +21,7 @@ from sessiontree.tree import ForkPosition, fork_chain, labels_of
 
 __all__ = [
     "ContextBranchReader",
+    "DraftSlot",
     "EntryCursor",
     "SessionStorage",
     "fork_plan",
@@ -80,6 +81,33 @@ class ContextBranchReader(Protocol):
         Raises:
             EntryNotFoundError: ``leaf_id`` names no entry.
             CorruptSessionError: a cycle or a missing parent on the part read.
+        """
+        ...
+
+
+@runtime_checkable
+class DraftSlot(Protocol):
+    """A storage that holds one draft per session beside its entries (docs/harness.md).
+
+    Optional next to :class:`SessionStorage` (the built-in backends have it): the harness
+    saves the part of a reply that has arrived there while it streams, overwriting it each
+    time, so a crash loses at most the time between two saves and the log gains no entry per
+    chunk. The slot holds opaque JSON (:class:`sessiontree.drafts.Draft`); it is not an entry,
+    is never read by ``get_entries`` or context building, is not copied by ``fork`` and goes
+    with ``delete``. A storage without it has no durable streaming.
+    """
+
+    async def get_draft(self) -> bytes | None:
+        """The draft's JSON, ``None`` when there is none. One read (SQL: one row; JSONL: the
+        sidecar file; memory: a field)."""
+        ...
+
+    async def put_draft(self, body: bytes | None) -> None:
+        """Replace the draft with ``body`` (``None`` clears it), whole or not at all.
+
+        Raises:
+            SessionNotFoundError: the session was deleted.
+            StorageError: it cannot be written.
         """
         ...
 

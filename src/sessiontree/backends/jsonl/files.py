@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -25,10 +26,13 @@ __all__ = [
     "LogLayout",
     "check_session_log",
     "create_session_file",
+    "draft_path",
     "fsync_dir",
     "lock_path",
+    "read_draft",
     "remove_session_log",
     "set_mtime",
+    "write_draft",
 ]
 
 Durability = Literal["none", "flush", "fsync"]
@@ -137,8 +141,55 @@ def check_session_log(path: Path) -> None:
     parse_header(first, path)
 
 
+def draft_path(log: Path) -> Path:
+    """The draft sidecar of ``log``: ``<log name>.draft`` beside it (``session.jsonl.draft``).
+
+    It holds the JSON of the session's draft reply (:class:`sessiontree.drafts.Draft`) and
+    is replaced whole by a rename, so a reader sees the old draft or the new one.
+    """
+    return log.with_name(f"{log.name}.draft")
+
+
+def read_draft(log: Path) -> bytes | None:
+    """The draft sidecar's bytes, ``None`` when there is none.
+
+    Raises:
+        OSError: it exists but cannot be read.
+    """
+    try:
+        return draft_path(log).read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def write_draft(log: Path, body: bytes | None, durability: Durability) -> None:
+    """Replace the draft sidecar of ``log`` with ``body`` (mode 0600; ``None`` removes it):
+    written to a temporary file, then renamed over it (fsynced first with ``fsync``).
+
+    Raises:
+        OSError: it cannot be written.
+    """
+    target = draft_path(log)
+    if body is None:
+        target.unlink(missing_ok=True)
+        return
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, body)
+            if durability == "fsync":
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 def remove_session_log(path: Path) -> None:
-    """Remove a session log and its lock file — nothing else.
+    """Remove a session log, its lock file and its draft sidecar — nothing else.
 
     Raises:
         OSError: a file cannot be removed.
@@ -146,6 +197,10 @@ def remove_session_log(path: Path) -> None:
     lock = lock_path(path)
     path.unlink(missing_ok=True)
     lock.unlink(missing_ok=True)
+    draft = draft_path(path)
+    draft.unlink(missing_ok=True)
+    for tmp in path.parent.glob(f".{draft.name}.*.tmp"):
+        tmp.unlink(missing_ok=True)
 
 
 class LogLayout(Protocol):

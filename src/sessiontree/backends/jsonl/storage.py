@@ -45,8 +45,10 @@ from sessiontree.backends.jsonl.files import (
     check_session_log,
     create_session_file,
     fsync_dir,
+    read_draft,
     remove_session_log,
     set_mtime,
+    write_draft,
 )
 from sessiontree.backends.jsonl.fork import RecordSource
 from sessiontree.backends.jsonl.format import (
@@ -58,7 +60,7 @@ from sessiontree.backends.jsonl.log import _WRITERS, SessionLog
 from sessiontree.backends.jsonl.stats import REFRESH_BYTES, ListingFacts, Stats, write_stats
 from sessiontree.context import ContextStart
 from sessiontree.entries import Entry, LeafEntry
-from sessiontree.errors import LeafMovedError, StorageError
+from sessiontree.errors import LeafMovedError, SessionNotFoundError, StorageError
 from sessiontree.ids import new_id
 from sessiontree.metadata import SessionMetadata, session_time
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage, select_entries
@@ -515,6 +517,37 @@ class JSONLStorage(SessionLog):
             return await fork_storage(cast(SessionStorage, source), target_id, position, create)
         except OSError as exc:
             raise StorageError(f"cannot create the fork of {self._id}: {exc}") from exc
+
+    async def get_draft(self) -> bytes | None:
+        """See :class:`~sessiontree.storage.base.DraftSlot`: reads the draft sidecar
+        (:func:`~sessiontree.backends.jsonl.files.draft_path`).
+
+        Raises:
+            SessionNotFoundError: the session was deleted.
+            StorageError: the sidecar cannot be read.
+        """
+        if self._deleted:
+            raise SessionNotFoundError(self._id, "session was deleted")
+        try:
+            return read_draft(self.path)
+        except OSError as exc:
+            raise StorageError(f"cannot read the draft of session {self._id}: {exc}") from exc
+
+    async def put_draft(self, body: bytes | None) -> None:
+        """See :class:`~sessiontree.storage.base.DraftSlot`: the sidecar is replaced by a
+        rename (fsynced first with ``durability="fsync"``).
+
+        Raises:
+            SessionNotFoundError: the session was deleted.
+            StorageError: opened read-only, or the sidecar cannot be written.
+        """
+        if self._deleted:
+            raise SessionNotFoundError(self._id, "session was deleted")
+        self._writable()
+        try:
+            write_draft(self.path, body, self.durability)
+        except OSError as exc:
+            raise StorageError(f"cannot write the draft of session {self._id}: {exc}") from exc
 
     async def delete(self) -> None:
         """Delete the session: its log, lock file and what the layout keeps (its directory in a

@@ -45,6 +45,7 @@ class MemoryStorage:
         self._deleted = False
         self.sync_position: dict[str, Any] | None = None
         """The newest sync position appended (:mod:`sessiontree.storage.sync_index`)."""
+        self._draft: bytes | None = None
 
     @property
     def id(self) -> str:
@@ -213,10 +214,21 @@ class MemoryStorage:
             index.add(e)
         return index
 
+    async def get_draft(self) -> bytes | None:
+        """See :class:`~sessiontree.storage.base.DraftSlot`."""
+        self._alive()
+        return self._draft
+
+    async def put_draft(self, body: bytes | None) -> None:
+        """See :class:`~sessiontree.storage.base.DraftSlot`."""
+        self._alive()
+        self._draft = None if body is None else bytes(body)
+
     async def delete(self) -> None:
         """See :meth:`SessionStorage.delete`."""
         if not self._deleted:
             self._deleted = True
+            self._draft = None
             if self._on_delete is not None:
                 self._on_delete(self._id)
 

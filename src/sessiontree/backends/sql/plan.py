@@ -551,7 +551,21 @@ class SQLEngine(Protocol):
         ...
 
     async def delete_session(self, session_id: str) -> bool:
-        """Delete a session, its entries and their search index; ``False`` when there was none."""
+        """Delete a session, its entries, its draft and their search index; ``False`` when
+        there was none."""
+        ...
+
+    async def get_draft(self, session_id: str) -> str | None:
+        """The session's ``drafts.body``, ``None`` when it has none (one indexed read)."""
+        ...
+
+    async def put_draft(self, session_id: str, body: str | None, updated_ms: int) -> bool:
+        """Upsert the session's draft row (``None`` deletes it) in one statement that checks
+        the session row exists; ``False`` when it does not (nothing written).
+
+        Raises:
+            StorageError: read-only, or the database failed.
+        """
         ...
 
     async def list_sessions(

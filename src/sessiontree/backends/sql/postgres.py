@@ -265,6 +265,7 @@ class PostgresEngine:
                     await conn.execute(
                         "DELETE FROM sync_positions WHERE session_id = %s", (session_id,)
                     )
+                    await conn.execute("DELETE FROM drafts WHERE session_id = %s", (session_id,))
         except self.connection.psycopg.Error as exc:
             raise self.connection.error(exc, session_id) from exc
         return found > 0
@@ -273,6 +274,31 @@ class PostgresEngine:
         """See :class:`SQLEngine`."""
         rows = await self.connection.fetch("SELECT session_id, position FROM sync_positions", ())
         return [(r[0], r[1]) for r in rows]
+
+    async def get_draft(self, session_id: str) -> str | None:
+        """See :class:`SQLEngine`."""
+        rows = await self.connection.fetch(
+            "SELECT body FROM drafts WHERE session_id = %s", (session_id,), session_id
+        )
+        return rows[0][0] if rows else None
+
+    async def put_draft(self, session_id: str, body: str | None, updated_ms: int) -> bool:
+        """See :class:`SQLEngine`."""
+        self.connection.writable(session_id)
+        if body is None:
+            await self.connection.execute(
+                "DELETE FROM drafts WHERE session_id = %s", (session_id,), session_id
+            )
+            return True
+        found = await self.connection.execute(
+            "INSERT INTO drafts (session_id, body, updated_ms)"
+            " SELECT id, %s, %s FROM sessions WHERE id = %s"
+            " ON CONFLICT (session_id) DO UPDATE"
+            " SET body = excluded.body, updated_ms = excluded.updated_ms",
+            (body, updated_ms, session_id),
+            session_id,
+        )
+        return found > 0
 
     async def list_sessions(
         self, limit: int | None, offset: int, where: Mapping[str, str]

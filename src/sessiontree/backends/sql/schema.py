@@ -21,6 +21,9 @@ differ)::
                     PRIMARY KEY (key, value, session_id)
     sync_positions  session_id PRIMARY KEY, position (JSON text)  -- the newest sync position
                     of a synced session, written in its append's transaction (version 8)
+    drafts          session_id PRIMARY KEY, body (the draft JSON), updated_ms  -- the reply
+                    streaming in the session, overwritten as it arrives (version 9,
+                    :mod:`sessiontree.drafts`); deleted with the session
 
 Indexes: ``sessions(modified_us DESC, id DESC)`` for listing; ``entries(session_id, id)`` (the
 unique constraint) for the recursive branch query and the validation lookup;
@@ -275,6 +278,20 @@ _SYNC_POSITIONS = (
     """CREATE TABLE IF NOT EXISTS sync_positions (
         session_id TEXT PRIMARY KEY,
         position TEXT NOT NULL
+# one row per session with a reply streaming (or left by a process that died while it
+# streamed): upserted every save, deleted when the reply is stored; not an entry
+_V9_SQLITE = (
+    """CREATE TABLE IF NOT EXISTS drafts (
+        session_id TEXT PRIMARY KEY,
+        body TEXT NOT NULL,
+        updated_ms INTEGER NOT NULL
+    )""",
+)
+_V9_POSTGRES = (
+    """CREATE TABLE IF NOT EXISTS drafts (
+        session_id TEXT PRIMARY KEY,
+        body TEXT NOT NULL,
+        updated_ms BIGINT NOT NULL
     )""",
 )
 
@@ -298,6 +315,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         "sync_positions: the newest sync position of each session", _SYNC_POSITIONS, _SYNC_POSITIONS
     ),
+    Migration("drafts: the reply streaming in a session", _V9_SQLITE, _V9_POSTGRES),
 )
 """Ordered schema steps; ``MIGRATIONS[i]`` brings a database from version ``i`` to ``i + 1``."""
 

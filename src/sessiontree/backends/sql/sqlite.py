@@ -279,6 +279,7 @@ class SQLiteEngine:
                 conn.execute("DELETE FROM entries WHERE session_id = ?", (session_id,))
                 conn.execute("DELETE FROM session_meta WHERE session_id = ?", (session_id,))
                 conn.execute("DELETE FROM sync_positions WHERE session_id = ?", (session_id,))
+                conn.execute("DELETE FROM drafts WHERE session_id = ?", (session_id,))
                 # SQLite gives the next row max(rowid) + 1: if the newest rows just went, new
                 # rows would reuse rowids under the watermark and never be indexed
                 conn.execute(
@@ -296,6 +297,32 @@ class SQLiteEngine:
         """See :class:`SQLEngine`."""
         rows = self.connection.query("SELECT session_id, position FROM sync_positions", ())
         return [(r[0], r[1]) for r in rows]
+
+    @on_connection_thread
+    async def get_draft(self, session_id: str) -> str | None:
+        """See :class:`SQLEngine`."""
+        rows = self.connection.query("SELECT body FROM drafts WHERE session_id = ?", (session_id,))
+        return rows[0][0] if rows else None
+
+    @on_connection_thread
+    async def put_draft(self, session_id: str, body: str | None, updated_ms: int) -> bool:
+        """See :class:`SQLEngine`."""
+        conn = self.connection.db()
+        try:
+            with self.connection.writing(conn):
+                if body is None:
+                    conn.execute("DELETE FROM drafts WHERE session_id = ?", (session_id,))
+                    return True
+                found = conn.execute(
+                    "INSERT INTO drafts (session_id, body, updated_ms)"
+                    " SELECT id, ?, ? FROM sessions WHERE id = ?"
+                    " ON CONFLICT (session_id) DO UPDATE"
+                    " SET body = excluded.body, updated_ms = excluded.updated_ms",
+                    (body, updated_ms, session_id),
+                ).rowcount
+        except sqlite3.Error as exc:
+            raise self.connection.error(exc) from exc
+        return bool(found)
 
     @on_connection_thread
     async def list_sessions(

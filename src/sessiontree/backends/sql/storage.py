@@ -49,7 +49,7 @@ from sessiontree.errors import (
     StorageError,
 )
 from sessiontree.fold import LogFold
-from sessiontree.ids import check_session_id, new_id
+from sessiontree.ids import check_session_id, new_id, now_ms
 from sessiontree.metadata import SessionMetadata, session_time
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_plan
 from sessiontree.stored import Prepared, PreparedEntry, prepare_entry
@@ -571,8 +571,25 @@ class SQLStorage:
         self._metadata = metadata_from_json(meta)
         self._metadata_unread = False
 
+    async def get_draft(self) -> bytes | None:
+        """See :class:`~sessiontree.storage.base.DraftSlot`: one read of the ``drafts`` row."""
+        body = await self._engine.get_draft(self._id)
+        return None if body is None else body.encode()
+
+    async def put_draft(self, body: bytes | None) -> None:
+        """See :class:`~sessiontree.storage.base.DraftSlot`: one upsert (or delete) of the
+        ``drafts`` row, which checks the session row exists.
+
+        Raises:
+            SessionNotFoundError: the session was deleted; nothing written.
+            StorageError: read-only, or the database failed.
+        """
+        text = None if body is None else bytes(body).decode()
+        if not await self._engine.put_draft(self._id, text, now_ms()):
+            raise SessionNotFoundError(self._id)
+
     async def delete(self) -> None:
-        """See :meth:`SessionStorage.delete`: entries, search index and session row, in one transaction."""
+        """See :meth:`SessionStorage.delete`: entries, draft, search index and session row, in one transaction."""
         await self._engine.delete_session(self._id)
         self._forget_all()
 
