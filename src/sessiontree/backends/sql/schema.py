@@ -278,6 +278,9 @@ _SYNC_POSITIONS = (
     """CREATE TABLE IF NOT EXISTS sync_positions (
         session_id TEXT PRIMARY KEY,
         position TEXT NOT NULL
+    )""",
+)
+
 # one row per session with a reply streaming (or left by a process that died while it
 # streamed): upserted every save, deleted when the reply is stored; not an entry
 _V9_SQLITE = (
