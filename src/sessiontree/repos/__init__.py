@@ -1,4 +1,5 @@
-"""Repositories and :func:`open_repo`, which picks a backend from a URL (docs/api.md)."""
+"""Repositories and :func:`open_repo`, which picks a backend from a URL (docs/api.md); the
+trash, :func:`prune` and :func:`store_usage` (:mod:`sessiontree.repos.retention`)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,38 @@ from pathlib import Path
 from sessiontree.backends.memory.repo import MemoryRepo
 from sessiontree.errors import StorageError
 from sessiontree.repos.base import SessionRepo
+from sessiontree.repos.retention import (
+    TRASH_KEEP_DAYS,
+    EntrySize,
+    PruneCandidate,
+    PruneReport,
+    SizeGroup,
+    StoreUsage,
+    TrashedSession,
+    TrashRepo,
+    as_trash_repo,
+    prune,
+    store_usage,
+)
 
 __all__ = [
+    "TRASH_KEEP_DAYS",
+    "EntrySize",
     "MemoryRepo",
+    "PruneCandidate",
+    "PruneReport",
     "SessionRepo",
+    "SizeGroup",
+    "StoreUsage",
+    "TrashRepo",
+    "TrashedSession",
+    "as_trash_repo",
     "default_store_path",
     "default_url",
     "is_private_url",
     "open_repo",
+    "prune",
+    "store_usage",
 ]
 
 

@@ -529,6 +529,13 @@ class JSONLStorage(SessionLog):
         except OSError as exc:
             raise StorageError(f"cannot delete session {self._id}: {exc}") from exc
 
+    async def moved_away(self) -> None:
+        """The repository moved this session's files aside (into its trash): close them and
+        answer every later call with :class:`SessionNotFoundError`; nothing is removed."""
+        if not self._deleted:
+            await self.close()
+            self._deleted = True
+
     async def close(self) -> None:
         """Write the listing sidecar, fsync (``flush``/``fsync``) and close the files. Idempotent.
 

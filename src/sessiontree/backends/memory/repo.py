@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import builtins
+import heapq
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from sessiontree.backends.memory.storage import MemoryStorage
-from sessiontree.entries import Entry, MessageEntry
+from sessiontree.entries import Entry, MessageEntry, dump_entry_json
 from sessiontree.errors import SessionExistsError, SessionNotFoundError
 from sessiontree.ids import check_session_id
 from sessiontree.messages import message_text
@@ -27,6 +29,7 @@ from sessiontree.repos.base import (
     fork_session,
     session_of,
 )
+from sessiontree.repos.retention import EntrySize, TrashedSession
 from sessiontree.snippets import make_snippet
 from sessiontree.storage.search import check_search_args, matches, search_needle
 from sessiontree.tree import ForkPosition
@@ -53,6 +56,19 @@ def session_info_from_index(storage: MemoryStorage) -> SessionInfo:
     )
 
 
+def _size(storage: MemoryStorage) -> int:
+    """The stored JSON of the session's entries, in bytes."""
+    return sum(len(dump_entry_json(e)) for e in storage.index.entries)
+
+
+@dataclass(frozen=True)
+class _Trashed:
+    """A trashed session: its row and the entries it held (immutable, so kept as they are)."""
+
+    row: TrashedSession
+    entries: tuple[Entry, ...]
+
+
 class MemoryRepo:
     """Sessions in a dict; gone when the process ends. ``open_repo("memory://")``."""
 
@@ -60,6 +76,7 @@ class MemoryRepo:
 
     def __init__(self) -> None:
         self._sessions: dict[str, MemoryStorage] = {}
+        self._trash: dict[str, _Trashed] = {}
 
     async def __aenter__(self) -> MemoryRepo:
         return self
@@ -130,6 +147,75 @@ class MemoryRepo:
         if storage is None:
             raise SessionNotFoundError(id)
         await storage.delete()
+
+    async def trash(self, id: str) -> TrashedSession:
+        """See :meth:`~sessiontree.repos.retention.TrashRepo.trash`: the session's entries
+        move to the trash dict; storages of it still held raise SessionNotFoundError."""
+        storage = self._sessions.get(check_session_id(id))
+        if storage is None:
+            raise SessionNotFoundError(id)
+        if id in self._trash:
+            raise SessionExistsError(
+                "a session with this id is already in the trash", session_id=id
+            )
+        fold = storage.index.fold
+        row = TrashedSession(
+            id=id,
+            name=fold.name,
+            trashed_at=datetime.now(UTC),
+            created_at=storage.created_at,
+            modified_at=storage.modified_at,
+            entry_count=fold.entry_count,
+            size_bytes=_size(storage),
+            metadata=storage.metadata,
+        )
+        self._trash[id] = _Trashed(row, tuple(storage.index.entries))
+        await storage.delete()
+        return row
+
+    async def list_trash(self) -> builtins.list[TrashedSession]:
+        """See :meth:`~sessiontree.repos.retention.TrashRepo.list_trash`."""
+        rows = [t.row for t in self._trash.values()]
+        return sorted(rows, key=lambda r: (r.trashed_at, r.id), reverse=True)
+
+    async def restore(self, id: str) -> Session:
+        """See :meth:`~sessiontree.repos.retention.TrashRepo.restore`."""
+        held = self._trash.get(check_session_id(id))
+        if held is None:
+            raise SessionNotFoundError(id, "no such session in the trash")
+        if id in self._sessions:
+            raise SessionExistsError("a session with this id already exists", session_id=id)
+        storage = MemoryStorage(
+            id,
+            held.row.metadata,
+            created_at=held.row.created_at,
+            on_create=self._register,
+            on_delete=self._forget,
+        )
+        storage.load(held.entries)
+        storage.modified_at = held.row.modified_at
+        self._register(storage)
+        del self._trash[id]
+        return session_of(storage)
+
+    async def purge(self, id: str) -> None:
+        """See :meth:`~sessiontree.repos.retention.TrashRepo.purge`."""
+        if self._trash.pop(check_session_id(id), None) is None:
+            raise SessionNotFoundError(id, "no such session in the trash")
+
+    async def session_sizes(self) -> dict[str, int]:
+        """See :meth:`~sessiontree.repos.retention.TrashRepo.session_sizes` (every entry is
+        serialised: memory keeps no JSON)."""
+        return {sid: _size(s) for sid, s in self._sessions.items()}
+
+    async def largest_entries(self, limit: int) -> builtins.list[EntrySize]:
+        """See :meth:`~sessiontree.repos.retention.TrashRepo.largest_entries`."""
+        sized = (
+            EntrySize(sid, e.id, e.type, len(dump_entry_json(e)))
+            for sid, s in self._sessions.items()
+            for e in s.index.entries
+        )
+        return heapq.nlargest(limit, sized, key=lambda x: x.size_bytes)
 
     async def fork(self, id: str, target_id: str, position: ForkPosition = "at") -> Session:
         """See :meth:`SessionRepo.fork`."""

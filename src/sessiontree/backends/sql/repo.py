@@ -13,10 +13,16 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from sessiontree._args import check_count
 from sessiontree.backends.sql.parse_cache import ParseCache
-from sessiontree.backends.sql.plan import metadata_from_json, us_from_datetime
+from sessiontree.backends.sql.plan import (
+    datetime_from_us,
+    metadata_from_json,
+    now_us,
+    us_from_datetime,
+)
 from sessiontree.backends.sql.storage import SQLStorage, make_engine
-from sessiontree.entries import Entry
+from sessiontree.entries import Entry, parse_entry_json
 from sessiontree.errors import SessionNotFoundError
 from sessiontree.ids import check_session_id, new_id
 from sessiontree.metadata import (
@@ -33,6 +39,7 @@ from sessiontree.repos.base import (
     fork_session,
     session_of,
 )
+from sessiontree.repos.retention import EntrySize, TrashedSession
 from sessiontree.storage.search import check_search_args
 from sessiontree.stored import prepare_entry
 from sessiontree.tree import ForkPosition
@@ -157,6 +164,70 @@ class SQLRepo:
         if not await self._engine.delete_session(check_session_id(id)):
             raise SessionNotFoundError(id)
 
+    async def trash(self, id: str) -> TrashedSession:
+        """See :meth:`~sessiontree.repos.retention.TrashRepo.trash`: the ``trash`` row is
+        written and the session's rows deleted in one transaction.
+
+        Raises:
+            SessionNotFoundError, SessionExistsError (already in the trash), StorageError.
+        """
+        session_id = check_session_id(id)
+        row = await self._engine.trash_session(session_id, now_us())
+        if row is None:
+            raise SessionNotFoundError(id)
+        self._parse_cache.clear()
+        return _trashed(row)
+
+    async def list_trash(self) -> builtins.list[TrashedSession]:
+        """See :meth:`~sessiontree.repos.retention.TrashRepo.list_trash`."""
+        return [_trashed(r) for r in await self._engine.list_trash()]
+
+    async def restore(self, id: str) -> Session:
+        """See :meth:`~sessiontree.repos.retention.TrashRepo.restore`: the stored JSON of
+        every entry is written back as it was (one transaction), its times set, then the
+        trash row removed. A crash between the two leaves the session live *and* in the
+        trash, never in neither.
+
+        Raises:
+            SessionNotFoundError: not in the trash. SessionExistsError: a live session has
+                this id; nothing changed.
+        """
+        session_id = check_session_id(id)
+        found = await self._engine.trashed_bodies(session_id)
+        if found is None:
+            raise SessionNotFoundError(id, "no such session in the trash")
+        meta_text, created_us, modified_us, text = found
+        bodies = [line.encode("utf-8", "surrogatepass") for line in text.split("\n") if line]
+        entries = [parse_entry_json(b) for b in bodies]
+        meta = metadata_from_json(meta_text)
+        await self._engine.create_session(
+            session_id, meta, entries, bodies, created_us=int(created_us)
+        )
+        await self._engine.set_modified(session_id, int(modified_us))
+        await self._engine.purge_trash(session_id)
+        return session_of(SQLStorage(self._engine, session_id, meta, parse_cache=self._parse_cache))
+
+    async def purge(self, id: str) -> None:
+        """See :meth:`~sessiontree.repos.retention.TrashRepo.purge`.
+
+        Raises:
+            SessionNotFoundError: not in the trash.
+        """
+        if not await self._engine.purge_trash(check_session_id(id)):
+            raise SessionNotFoundError(id, "no such session in the trash")
+
+    async def session_sizes(self) -> dict[str, int]:
+        """See :meth:`~sessiontree.repos.retention.TrashRepo.session_sizes`: one grouped
+        query over ``entries`` (the UTF-8 bytes of each body)."""
+        return await self._engine.session_sizes()
+
+    async def largest_entries(self, limit: int) -> builtins.list[EntrySize]:
+        """See :meth:`~sessiontree.repos.retention.TrashRepo.largest_entries`: one query
+        (a scan of ``entries``)."""
+        check_count(limit, "limit")
+        rows = await self._engine.largest_entries(limit)
+        return [EntrySize(r[0], r[1], r[2], int(r[3])) for r in rows]
+
     async def fork(self, id: str, target_id: str, position: ForkPosition = "at") -> Session:
         """See :meth:`SessionRepo.fork`: the session's metadata is read with the fork's rows
         (one round trip fewer than opening it first).
@@ -182,3 +253,18 @@ class SQLRepo:
         """Close the connection (pool). Sessions opened from this repository stop working."""
         self._parse_cache.clear()
         await self._engine.close()
+
+
+def _trashed(row: Sequence[Any]) -> TrashedSession:
+    """A :class:`TrashedSession` from a trash row (:data:`~sessiontree.backends.sql.plan.LIST_TRASH_SQL`)."""
+    session_id, trashed_us, meta, created_us, modified_us, name, entry_count, size = row
+    return TrashedSession(
+        id=session_id,
+        name=name,
+        trashed_at=datetime_from_us(int(trashed_us)),
+        created_at=datetime_from_us(int(created_us)),
+        modified_at=datetime_from_us(int(modified_us)),
+        entry_count=int(entry_count),
+        size_bytes=int(size),
+        metadata=metadata_from_json(meta),
+    )

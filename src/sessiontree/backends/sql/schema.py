@@ -19,6 +19,10 @@ differ)::
     older code become their SHA-256, as they are written and looked up since)
     session_meta    key, value (JSON text), session_id  -- filterable metadata (version 3)
                     PRIMARY KEY (key, value, session_id)
+    trash           session_id (PRIMARY KEY), trashed_us, metadata, created_us, modified_us,
+                    name, entry_count, size_bytes, bodies  -- sessions moved to the trash
+                    (version 8): ``bodies`` holds the entries' stored JSON, one per line, in
+                    append order, so a restore writes back exactly what was stored
 
 Indexes: ``sessions(modified_us DESC, id DESC)`` for listing; ``entries(session_id, id)`` (the
 unique constraint) for the recursive branch query and the validation lookup;
@@ -265,6 +269,20 @@ _V7_POSTGRES = (
     " WHERE octet_length(key) > 1000 OR octet_length(value) > 1000",
 )
 
+# the trash: a session moved here leaves sessions/entries/session_meta (and the search
+# index) in the same transaction, and comes back whole through create_session
+_V8_TRASH = """CREATE TABLE IF NOT EXISTS trash (
+        session_id TEXT PRIMARY KEY,
+        trashed_us {int} NOT NULL,
+        metadata TEXT NOT NULL,
+        created_us {int} NOT NULL,
+        modified_us {int} NOT NULL,
+        name TEXT,
+        entry_count {int} NOT NULL,
+        size_bytes {int} NOT NULL,
+        bodies TEXT NOT NULL
+    )"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("sessions, entries, indexes, full-text search", _V1_SQLITE, _V1_POSTGRES),
     # PostgreSQL keeps writing its tsvector in the entry's own INSERT: nothing to change there
@@ -282,6 +300,11 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("PostgreSQL: entries without a foreign key to sessions", (), _V6_POSTGRES),
     # SQLite stores every key and value whole: nothing to change there
     Migration("PostgreSQL: long session_meta keys and values as their SHA-256", (), _V7_POSTGRES),
+    Migration(
+        "trash: sessions moved aside by prune, restorable whole",
+        (_V8_TRASH.format(int="INTEGER"),),
+        (_V8_TRASH.format(int="BIGINT"),),
+    ),
 )
 """Ordered schema steps; ``MIGRATIONS[i]`` brings a database from version ``i`` to ``i + 1``."""
 
