@@ -22,6 +22,7 @@ from sessiontree.repos.retention import (
     prune,
     store_usage,
 )
+from sessiontree.storage.growth import check_max_session_bytes
 
 __all__ = [
     "TRASH_KEEP_DAYS",
@@ -79,7 +80,9 @@ def is_private_url(url: str) -> bool:
     return False
 
 
-def open_repo(url: str | None = None, *, read_only: bool = False) -> SessionRepo:
+def open_repo(
+    url: str | None = None, *, read_only: bool = False, max_session_bytes: int | None = None
+) -> SessionRepo:
     """Open a store by URL (not async; connections open lazily on first use).
 
     * ``memory://`` (a ``memory://NAME`` too): a new, empty store in this object
@@ -96,9 +99,16 @@ def open_repo(url: str | None = None, *, read_only: bool = False) -> SessionRepo
     (read-only media, no write permission) can still be read when opened for writing; its
     writes raise :class:`StorageError` saying why.
 
+    ``max_session_bytes`` is the store's size limit per session (docs/storage.md "Size
+    limit"; off by default): an append (or a ``create`` with entries) that would take a
+    session over that many bytes raises :class:`~sessiontree.errors.SessionTooLargeError`
+    and writes nothing; the append that takes it past 80% issues a
+    :class:`~sessiontree.errors.SessionSizeWarning`.
+
     Raises:
         StorageError: an unknown scheme.
         MissingExtraError: the backend's optional driver is not installed.
+        InvalidArgumentError: ``max_session_bytes`` is not ``None`` or a whole number ≥ 1.
     """
     if url is None:
         url = default_url()
@@ -107,17 +117,18 @@ def open_repo(url: str | None = None, *, read_only: bool = False) -> SessionRepo
             "empty store URL: use memory://, jsonl:///dir, sqlite:///file.db or "
             "postgresql://user@host/db (or leave it unset for the default store)"
         )
+    limit = check_max_session_bytes(max_session_bytes)
     if url.startswith("memory:"):
-        return MemoryRepo()
+        return MemoryRepo(max_session_bytes=limit)
     if url.startswith(("sqlite:", "postgresql:", "postgres:")):
         from sessiontree.backends.sql.repo import SQLRepo
 
-        return SQLRepo(url, read_only=read_only)
+        return SQLRepo(url, read_only=read_only, max_session_bytes=limit)
     if url.startswith("jsonl:"):
         from sessiontree.backends.jsonl.repo import JSONLRepo
 
         path = url[len("jsonl://") :] if url.startswith("jsonl://") else url[len("jsonl:") :]
-        return JSONLRepo(path, read_only=read_only)
+        return JSONLRepo(path, read_only=read_only, max_session_bytes=limit)
     if "://" in url or (":" in url.split("/")[0] and not os.path.isabs(url)):
         scheme = url.split(":", 1)[0]
         raise StorageError(
@@ -126,4 +137,4 @@ def open_repo(url: str | None = None, *, read_only: bool = False) -> SessionRepo
         )
     from sessiontree.backends.jsonl.repo import JSONLRepo
 
-    return JSONLRepo(url, read_only=read_only)
+    return JSONLRepo(url, read_only=read_only, max_session_bytes=limit)

@@ -34,7 +34,7 @@ from pydantic import ValidationError
 from sessiontree import _json as exact_json
 from sessiontree._args import check_count
 from sessiontree.backends.jsonl.files import remove_session_log
-from sessiontree.backends.jsonl.format import is_whole_line
+from sessiontree.backends.jsonl.format import build_header, is_whole_line
 from sessiontree.backends.jsonl.layout import LOG_NAME, STATS_NAME, TRASH_NAME, RepoLayout
 from sessiontree.backends.jsonl.listing import list_sessions
 from sessiontree.backends.jsonl.stats import write_stats
@@ -51,7 +51,7 @@ from sessiontree.errors import (
     SessionNotFoundError,
     StorageError,
 )
-from sessiontree.ids import check_session_id, is_session_id, new_id
+from sessiontree.ids import check_session_id, is_session_id, new_id, now_iso
 from sessiontree.messages import message_text, parse_message
 from sessiontree.metadata import (
     SearchHit,
@@ -69,6 +69,7 @@ from sessiontree.repos.base import (
 )
 from sessiontree.repos.retention import EntrySize, TrashedSession
 from sessiontree.snippets import make_snippet
+from sessiontree.storage.growth import check_max_session_bytes, refuse_growth, warn_growth
 from sessiontree.storage.private_files import make_private_dirs
 from sessiontree.storage.search import check_search_args, matches, search_needle
 from sessiontree.tree import ForkPosition
@@ -97,6 +98,7 @@ class JSONLRepo:
         root: the directory.
         url: ``jsonl://<absolute root>``.
         durability: passed to every :class:`JSONLStorage` (``none``, ``flush``, ``fsync``).
+        max_session_bytes: the size limit of every session's log (``None``: none).
     """
 
     def __init__(
@@ -106,6 +108,7 @@ class JSONLRepo:
         durability: Durability = "flush",
         skip_bad_lines: bool = False,
         read_only: bool = False,
+        max_session_bytes: int | None = None,
     ) -> None:
         """Remember the root; nothing is read or created until first use.
 
@@ -117,7 +120,15 @@ class JSONLRepo:
                 raising :class:`CorruptSessionError`.
             read_only: never create or write anything: a root that does not exist is a
                 :class:`StorageError` on first use, and so is every write.
+            max_session_bytes: refuse an append (or a ``create`` with entries) that would
+                take a session's log over this many bytes
+                (:class:`~sessiontree.errors.SessionTooLargeError`) and warn at 80%
+                (:mod:`sessiontree.storage.growth`); ``None`` (default): no limit.
+
+        Raises:
+            InvalidArgumentError: ``max_session_bytes`` is not ``None`` or a whole number ≥ 1.
         """
+        self.max_session_bytes = check_max_session_bytes(max_session_bytes)
         self.root = Path(root).expanduser().absolute()
         self._layout = RepoLayout(self.root)
         self.url = f"jsonl://{self.root}"
@@ -156,6 +167,7 @@ class JSONLRepo:
                 session_id=session_id,
                 layout=self._layout,
                 read_only=self.read_only,
+                max_session_bytes=self.max_session_bytes,
             )
         except SessionNotFoundError:
             raise SessionNotFoundError(session_id) from None
@@ -177,12 +189,18 @@ class JSONLRepo:
         Raises:
             InvalidSessionIdError: an id outside ``[A-Za-z0-9_-]{1,128}``.
             SessionExistsError: the id is taken.
+            SessionTooLargeError: the log would take more than ``max_session_bytes``.
             StorageError: the directory cannot be written.
         """
         self._writable()
         session_id = new_id() if id is None else check_session_id(id)
         meta = coerce_metadata(metadata)
         lines = entry_lines(check_entries(entries), session_id)
+        limit = self.max_session_bytes
+        size = 0
+        if limit is not None:  # a header's timestamp has one length whatever the time
+            size = len(build_header(session_id, meta, now_iso())) + sum(map(len, lines))
+        refuse_growth(session_id, 0, size, limit)
         when = None if created_at is None else session_time(created_at, "created_at")
         directory = self.root / session_id
         duplicate = SessionExistsError(
@@ -217,6 +235,7 @@ class JSONLRepo:
         storage = self._storage(session_id)
         write_stats(directory / STATS_NAME, storage.stats())
         self._layout.settled(directory / LOG_NAME, None, storage.listing_facts())
+        warn_growth(session_id, 0, size, limit)
         return session_of(storage)
 
     async def open(self, id: str) -> Session:

@@ -31,6 +31,7 @@ from sessiontree.repos.base import (
 )
 from sessiontree.repos.retention import EntrySize, TrashedSession
 from sessiontree.snippets import make_snippet
+from sessiontree.storage.growth import check_max_session_bytes
 from sessiontree.storage.search import check_search_args, matches, search_needle
 from sessiontree.tree import ForkPosition
 
@@ -56,11 +57,6 @@ def session_info_from_index(storage: MemoryStorage) -> SessionInfo:
     )
 
 
-def _size(storage: MemoryStorage) -> int:
-    """The stored JSON of the session's entries, in bytes."""
-    return sum(len(dump_entry_json(e)) for e in storage.index.entries)
-
-
 @dataclass(frozen=True)
 class _Trashed:
     """A trashed session: its row and the entries it held (immutable, so kept as they are)."""
@@ -70,11 +66,27 @@ class _Trashed:
 
 
 class MemoryRepo:
-    """Sessions in a dict; gone when the process ends. ``open_repo("memory://")``."""
+    """Sessions in a dict; gone when the process ends. ``open_repo("memory://")``.
+
+    Attributes:
+        max_session_bytes: the size limit of every session (``None``: none); see
+            :mod:`sessiontree.storage.growth`.
+    """
 
     url = "memory://"
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_session_bytes: int | None = None) -> None:
+        """An empty store.
+
+        Args:
+            max_session_bytes: refuse an append that would take a session's stored JSON
+                over this many bytes (:class:`~sessiontree.errors.SessionTooLargeError`)
+                and warn at 80%; ``None`` (default): no limit.
+
+        Raises:
+            InvalidArgumentError: ``max_session_bytes`` is not ``None`` or a whole number ≥ 1.
+        """
+        self.max_session_bytes = check_max_session_bytes(max_session_bytes)
         self._sessions: dict[str, MemoryStorage] = {}
         self._trash: dict[str, _Trashed] = {}
 
@@ -111,6 +123,7 @@ class MemoryRepo:
             created_at=when,
             on_create=self._register,
             on_delete=self._forget,
+            max_session_bytes=self.max_session_bytes,
         )
         storage.load(entries)
         self._register(storage)
@@ -166,7 +179,7 @@ class MemoryRepo:
             created_at=storage.created_at,
             modified_at=storage.modified_at,
             entry_count=fold.entry_count,
-            size_bytes=_size(storage),
+            size_bytes=storage.stored_bytes(),
             metadata=storage.metadata,
         )
         self._trash[id] = _Trashed(row, tuple(storage.index.entries))
@@ -192,7 +205,8 @@ class MemoryRepo:
             on_create=self._register,
             on_delete=self._forget,
         )
-        storage.load(held.entries)
+        storage.load(held.entries)  # what it held, even over a limit set since
+        storage.max_session_bytes = self.max_session_bytes
         storage.modified_at = held.row.modified_at
         self._register(storage)
         del self._trash[id]
@@ -206,7 +220,7 @@ class MemoryRepo:
     async def session_sizes(self) -> dict[str, int]:
         """See :meth:`~sessiontree.repos.retention.TrashRepo.session_sizes` (every entry is
         serialised: memory keeps no JSON)."""
-        return {sid: _size(s) for sid, s in self._sessions.items()}
+        return {sid: s.stored_bytes() for sid, s in self._sessions.items()}
 
     async def largest_entries(self, limit: int) -> builtins.list[EntrySize]:
         """See :meth:`~sessiontree.repos.retention.TrashRepo.largest_entries`."""

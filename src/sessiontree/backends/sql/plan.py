@@ -610,6 +610,10 @@ class SQLEngine(Protocol):
         """UTF-8 bytes of every live session's stored entry JSON, by session id."""
         ...
 
+    async def session_size(self, session_id: str) -> int:
+        """UTF-8 bytes of one session's stored entry JSON (0: no entries, or no session)."""
+        ...
+
     async def largest_entries(self, limit: int) -> list[tuple[Any, ...]]:
         """``(session_id, entry_id, type, bytes)`` of the ``limit`` largest entries."""
         ...

@@ -330,6 +330,14 @@ class PostgresEngine:
         )
         return {r[0]: int(r[1] or 0) for r in rows}
 
+    async def session_size(self, session_id: str) -> int:
+        """See :class:`SQLEngine` (as :meth:`session_sizes`, one session by index)."""
+        rows = await self.connection.fetch(
+            "SELECT sum(octet_length(body::text)) FROM entries WHERE session_id = %s",
+            (session_id,),
+        )
+        return int(rows[0][0] or 0)
+
     async def largest_entries(self, limit: int) -> list[tuple[Any, ...]]:
         """See :class:`SQLEngine`."""
         return await self.connection.fetch(

@@ -40,6 +40,7 @@ from sessiontree.repos.base import (
     session_of,
 )
 from sessiontree.repos.retention import EntrySize, TrashedSession
+from sessiontree.storage.growth import check_max_session_bytes, refuse_growth, warn_growth
 from sessiontree.storage.search import check_search_args
 from sessiontree.stored import prepare_entry
 from sessiontree.tree import ForkPosition
@@ -55,6 +56,7 @@ class SQLRepo:
 
     Attributes:
         url: the database URL (``sqlite:///…`` or ``postgresql://…``).
+        max_session_bytes: the size limit of every session (``None``: none).
 
     ``read_only``: the store is opened for reading only (SQLite ``mode=ro``): a store that
     does not exist is a :class:`StorageError` instead of a new one, and every write raises
@@ -66,13 +68,31 @@ class SQLRepo:
     the entries parsed before instead of validating the branch again (bench/README.md has
     the figures). The entries are then shared: treat them as read-only. Off by default.
 
+    ``max_session_bytes``: refuse an append (or a ``create`` with entries) that would take a
+    session's stored JSON over this many bytes
+    (:class:`~sessiontree.errors.SessionTooLargeError`) and warn at 80%
+    (:mod:`sessiontree.storage.growth`; how the size is counted: :class:`SQLStorage`).
+    ``None`` (default): no limit.
+
     Raises (constructor):
         ValueError: ``parse_cache_mb`` is not a finite number ≥ 0.
+        InvalidArgumentError: ``max_session_bytes`` is not ``None`` or a whole number ≥ 1.
         StorageError: an unknown URL scheme.
         MissingExtraError: a PostgreSQL URL without ``pip install 'sessiontree[postgres]'``.
     """
 
-    def __init__(self, url: str, *, parse_cache_mb: float = 0, read_only: bool = False) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        parse_cache_mb: float = 0,
+        read_only: bool = False,
+        max_session_bytes: int | None = None,
+    ) -> None:
+        self.max_session_bytes = check_max_session_bytes(max_session_bytes)
+        self._sizes: dict[str, int] = {}
+        """Stored bytes by session id, counted by this repository's storages (see
+        :class:`SQLStorage`)."""
         if (
             isinstance(parse_cache_mb, bool)
             or not isinstance(parse_cache_mb, int | float)
@@ -88,6 +108,18 @@ class SQLRepo:
 
     def __repr__(self) -> str:
         return f"SQLRepo({self.url!r})"
+
+    def _storage(self, session_id: str, meta: SessionMetadata) -> SQLStorage:
+        """A storage of session ``session_id`` sharing this repository's connections, parse
+        cache, limit and sizes."""
+        return SQLStorage(
+            self._engine,
+            session_id,
+            meta,
+            parse_cache=self._parse_cache,
+            max_session_bytes=self.max_session_bytes,
+            sizes=self._sizes,
+        )
 
     async def __aenter__(self) -> SQLRepo:
         return self
@@ -108,6 +140,7 @@ class SQLRepo:
         Raises:
             InvalidSessionIdError: an id outside ``[A-Za-z0-9_-]{1,128}``.
             SessionExistsError: the id is taken.
+            SessionTooLargeError: the entries take more than ``max_session_bytes``.
             StorageError: the database cannot be reached or written.
         """
         session_id = new_id() if id is None else check_session_id(id)
@@ -116,14 +149,15 @@ class SQLRepo:
             None if created_at is None else us_from_datetime(session_time(created_at, "created_at"))
         )
         stored = [prepare_entry(e) for e in check_entries(entries)]
+        bodies = [p.body() for p in stored]
+        size = sum(map(len, bodies))
+        refuse_growth(session_id, 0, size, self.max_session_bytes)
         await self._engine.create_session(
-            session_id,
-            meta,
-            [p.entry for p in stored],
-            [p.body() for p in stored],
-            created_us=created_us,
+            session_id, meta, [p.entry for p in stored], bodies, created_us=created_us
         )
-        return session_of(SQLStorage(self._engine, session_id, meta, parse_cache=self._parse_cache))
+        self._sizes[session_id] = size
+        warn_growth(session_id, 0, size, self.max_session_bytes)
+        return session_of(self._storage(session_id, meta))
 
     async def open(self, id: str) -> Session:
         """See :meth:`SessionRepo.open`: reads the session row only.
@@ -135,9 +169,7 @@ class SQLRepo:
         meta = await self._engine.load_metadata(check_session_id(id))
         if meta is None:
             raise SessionNotFoundError(id)
-        return session_of(
-            SQLStorage(self._engine, id, metadata_from_json(meta), parse_cache=self._parse_cache)
-        )
+        return session_of(self._storage(id, metadata_from_json(meta)))
 
     async def list(
         self,
@@ -161,6 +193,7 @@ class SQLRepo:
         Raises:
             SessionNotFoundError: no session with this id.
         """
+        self._sizes.pop(id, None)
         if not await self._engine.delete_session(check_session_id(id)):
             raise SessionNotFoundError(id)
 
@@ -172,6 +205,7 @@ class SQLRepo:
             SessionNotFoundError, SessionExistsError (already in the trash), StorageError.
         """
         session_id = check_session_id(id)
+        self._sizes.pop(session_id, None)
         row = await self._engine.trash_session(session_id, now_us())
         if row is None:
             raise SessionNotFoundError(id)
@@ -205,7 +239,9 @@ class SQLRepo:
         )
         await self._engine.set_modified(session_id, int(modified_us))
         await self._engine.purge_trash(session_id)
-        return session_of(SQLStorage(self._engine, session_id, meta, parse_cache=self._parse_cache))
+        # what it held, even over a limit set since; its size is read by the next append
+        self._sizes.pop(session_id, None)
+        return session_of(self._storage(session_id, meta))
 
     async def purge(self, id: str) -> None:
         """See :meth:`~sessiontree.repos.retention.TrashRepo.purge`.
@@ -239,7 +275,13 @@ class SQLRepo:
         if not isinstance(target_id, str) or not target_id:
             # the errors of open() then Session.fork(), in that order
             return await (await self.open(session_id)).fork(target_id, position)
-        source = SQLStorage.for_fork(self._engine, session_id, parse_cache=self._parse_cache)
+        source = SQLStorage.for_fork(
+            self._engine,
+            session_id,
+            parse_cache=self._parse_cache,
+            max_session_bytes=self.max_session_bytes,
+            sizes=self._sizes,
+        )
         return await fork_session(source, target_id, position)
 
     async def search(self, query: str, limit: int = 20) -> builtins.list[SearchHit]:

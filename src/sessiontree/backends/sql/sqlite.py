@@ -364,6 +364,15 @@ class SQLiteEngine:
         return {r[0]: int(r[1] or 0) for r in rows}
 
     @on_connection_thread
+    async def session_size(self, session_id: str) -> int:
+        """See :class:`SQLEngine` (as :meth:`session_sizes`, one session by index)."""
+        rows = self.connection.query(
+            "SELECT sum(length(CAST(body AS BLOB))) FROM entries WHERE session_id = ?",
+            (session_id,),
+        )
+        return int(rows[0][0] or 0)
+
+    @on_connection_thread
     async def largest_entries(self, limit: int) -> list[tuple[Any, ...]]:
         """See :class:`SQLEngine`."""
         return self.connection.query(
