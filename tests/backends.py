@@ -190,6 +190,9 @@ BACKENDS: dict[str, Backend] = {
     "postgres": Backend(postgres_repo, reopen_sql),
 }
 
+SELECTED = [b for b in os.environ.get("SESSIONTREE_BACKENDS", ",".join(BACKENDS)).split(",") if b]
+"""The backends the tests run on: ``SESSIONTREE_BACKENDS`` (comma-separated), default all."""
+
 
 def pg_exec(url: str, *statements: str) -> list[Any]:
     """Run ``statements`` on the PostgreSQL database at ``url`` (autocommit); the rows of the

@@ -4,20 +4,17 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
-from backends import BACKENDS, throwaway_pg_database
+from backends import BACKENDS, SELECTED, throwaway_pg_database
 from sessiontree import SessionRepo
 from sessiontree.backends.sql.repo import SQLRepo
 from sessiontree.testing.conformance import Reopen
 
 pytest_plugins = ["pytester"]
-
-SELECTED = [b for b in os.environ.get("SESSIONTREE_BACKENDS", ",".join(BACKENDS)).split(",") if b]
 
 
 @pytest.fixture(params=SELECTED)

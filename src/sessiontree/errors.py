@@ -20,7 +20,8 @@ builtin, so ``except LookupError`` / ``except ValueError`` keep working::
     ├── CorruptSessionError (ValueError)
     ├── LeafMovedError (RuntimeError)
     ├── StorageError (OSError)
-    │   └── StorageTimeoutError (TimeoutError)
+    │   ├── StorageTimeoutError (TimeoutError)
+    │   └── SessionTooLargeError (OSError)
     ├── MissingExtraError (ImportError)
     ├── CompactionError (RuntimeError)
     ├── SummaryError (RuntimeError)
@@ -34,6 +35,9 @@ Messages name the session, entry id, file and line where they apply; the same fa
 kept as attributes (``session_id``, ``entry_id``, ``path``, ``line_number``, ``code``), and
 :attr:`SessionTreeError.detail` holds the message without the ``[code]`` prefix and the
 ``(session …, entry …)`` suffix, for code that words its own error around it.
+
+One warning lives here too: :class:`SessionSizeWarning` (a :class:`UserWarning`), issued
+when a session grows past 80% of its store's size limit.
 """
 
 from __future__ import annotations
@@ -61,6 +65,8 @@ __all__ = [
     "PrefixError",
     "SessionExistsError",
     "SessionNotFoundError",
+    "SessionSizeWarning",
+    "SessionTooLargeError",
     "SessionTreeError",
     "StorageError",
     "StorageTimeoutError",
@@ -248,6 +254,51 @@ class StorageTimeoutError(StorageError, TimeoutError):
     lock was not granted within ``lock_timeout`` (or SQLite's busy timeout), no connection
     could be made or taken from the pool in time. The operation was rolled back; it may
     succeed if tried again later."""
+
+
+class SessionTooLargeError(StorageError):
+    """An append would take a session over its store's size limit (``max_session_bytes``,
+    docs/storage.md "Size limit"). Nothing was written.
+
+    Attributes:
+        size_bytes: what the session takes in the store now, in bytes.
+        adding_bytes: what the refused append would have added, in bytes.
+        limit_bytes: the store's limit per session, in bytes.
+    """
+
+    def __init__(
+        self, session_id: str, *, size_bytes: int, adding_bytes: int, limit_bytes: int
+    ) -> None:
+        super().__init__(
+            f"the session takes {size_bytes:,} bytes and the append {adding_bytes:,} more, "
+            f"over the store's limit of {limit_bytes:,} bytes per session; nothing was "
+            "written (compact it, fork a shorter branch, or raise max_session_bytes)",
+            session_id=session_id,
+        )
+        self.size_bytes = size_bytes
+        self.adding_bytes = adding_bytes
+        self.limit_bytes = limit_bytes
+
+
+class SessionSizeWarning(UserWarning):
+    """A session has grown past 80% of its store's size limit (``max_session_bytes``):
+    issued once, by the append that crosses it. The append was written.
+
+    Attributes:
+        session_id: the session.
+        size_bytes: what it takes in the store after the append, in bytes.
+        limit_bytes: the store's limit per session, in bytes.
+    """
+
+    def __init__(self, session_id: str, *, size_bytes: int, limit_bytes: int) -> None:
+        super().__init__(
+            f"session {session_id!r} takes {size_bytes:,} bytes, "
+            f"{100 * size_bytes // limit_bytes}% of the store's limit of {limit_bytes:,} "
+            "bytes per session; appends over the limit will be refused"
+        )
+        self.session_id = session_id
+        self.size_bytes = size_bytes
+        self.limit_bytes = limit_bytes
 
 
 class MissingExtraError(SessionTreeError, ImportError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -13,12 +14,15 @@ from sessiontree._model import WireModel
 from sessiontree.errors import InvalidMetadataError
 
 __all__ = [
+    "AGENTS",
     "SearchHit",
     "SessionInfo",
     "SessionMetadata",
     "SessionStats",
+    "agent_of",
     "matches_where",
     "metadata_pairs",
+    "project_name",
     "session_time",
     "where_pairs",
 ]
@@ -206,3 +210,31 @@ def matches_where(metadata: SessionMetadata, pairs: Mapping[str, str]) -> bool:
         return True
     own = metadata_pairs(metadata)
     return all(own.get(k) == v for k, v in pairs.items())
+
+
+AGENTS = {
+    "claude-code": "claude-code",
+    "codex": "codex",
+    "pi": "pi",
+    "gemini-cli": "gemini-cli",
+    "copilot-cli": "copilot-cli",
+    "opencode": "opencode",
+    "aider": "aider",
+    "cline": "cline",
+    "swe-agent": "swe-agent",
+}
+"""The agent name of each import format; a session sessiontree made itself is ``sessiontree``."""
+
+
+def agent_of(info: SessionInfo) -> str:
+    """The agent that wrote a session: its import format's agent, else ``sessiontree``."""
+    extra = info.metadata.model_extra or {}
+    imported = extra.get("importedFrom")
+    fmt = imported.get("format") if isinstance(imported, dict) else None
+    return AGENTS.get(fmt, str(fmt)) if isinstance(fmt, str) else "sessiontree"
+
+
+def project_name(cwd: str) -> str:
+    """The last part of a working directory (``/home/u/code/app`` → ``app``); ``/`` stays."""
+    stripped = cwd.rstrip("/\\")
+    return re.split(r"[/\\]", stripped)[-1] if stripped else cwd

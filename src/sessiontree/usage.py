@@ -30,7 +30,7 @@ from typing import Any, Literal
 from sessiontree.entries import BranchSummaryEntry, CompactionEntry, Entry, MessageEntry
 from sessiontree.errors import InvalidArgumentError
 from sessiontree.messages import AssistantMessage, Usage
-from sessiontree.metadata import SessionInfo
+from sessiontree.metadata import AGENTS, SessionInfo, agent_of
 from sessiontree.repos.base import SessionRepo
 
 __all__ = [
@@ -52,19 +52,6 @@ __all__ = [
 Group = Literal["day", "week", "month", "session", "model", "agent", "project"]
 GROUPS: tuple[Group, ...] = ("day", "week", "month", "session", "model", "agent", "project")
 """What ``usage`` rows can be grouped by."""
-
-AGENTS = {
-    "claude-code": "claude-code",
-    "codex": "codex",
-    "pi": "pi",
-    "gemini-cli": "gemini-cli",
-    "copilot-cli": "copilot-cli",
-    "opencode": "opencode",
-    "aider": "aider",
-    "cline": "cline",
-    "swe-agent": "swe-agent",
-}
-"""The agent name of each import format; a session sessiontree made itself is ``sessiontree``."""
 
 
 @dataclass(frozen=True)
@@ -194,14 +181,6 @@ class UsageReport:
             "time_zone": self.time_zone,
             "cost_sources": self.sources,
         }
-
-
-def agent_of(info: SessionInfo) -> str:
-    """The agent that wrote a session: its import format's agent, else ``sessiontree``."""
-    extra = info.metadata.model_extra or {}
-    imported = extra.get("importedFrom")
-    fmt = imported.get("format") if isinstance(imported, dict) else None
-    return AGENTS.get(fmt, str(fmt)) if isinstance(fmt, str) else "sessiontree"
 
 
 def _when(entry: Entry, ms: Any) -> datetime:

@@ -6,7 +6,8 @@ Modules, one concern each:
 * ``render`` — rich trees, entry lines and message lists;
 * ``importing`` — ``import``; ``browse`` — ``list``, ``show``, ``context``, ``search``,
   ``stats``; ``edit`` — ``checkout``, ``fork``, ``label``, ``name``, ``export``, ``rm``;
-  ``maintenance`` — ``verify``, ``compact``; ``chat`` — ``chat`` (a model continues a session);
+  ``maintenance`` — ``verify``, ``compact``; ``retention`` — ``prune``, ``trash``, ``du``;
+  ``chat`` — ``chat`` (a model continues a session);
   ``serve`` — the web viewer.
 
 Errors print one line (``error: …``) on stderr and exit with status 1 (status 2 for a
@@ -42,6 +43,7 @@ from sessiontree.cli.edit import (
 )
 from sessiontree.cli.importing import import_cmd
 from sessiontree.cli.maintenance import compact_cmd, verify_cmd
+from sessiontree.cli.retention import du_cmd, prune_cmd, trash_group
 from sessiontree.cli.serve import serve_cmd
 from sessiontree.cli.sync import sync_cmd
 from sessiontree.cli.usage import usage_cmd
@@ -146,6 +148,9 @@ for _command in (
     usage_cmd,
     verify_cmd,
     compact_cmd,
+    du_cmd,
+    prune_cmd,
+    trash_group,
     chat_cmd,
     serve_cmd,
 ):

@@ -1,4 +1,5 @@
-"""Repositories and :func:`open_repo`, which picks a backend from a URL (docs/api.md)."""
+"""Repositories and :func:`open_repo`, which picks a backend from a URL (docs/api.md); the
+trash, :func:`prune` and :func:`store_usage` (:mod:`sessiontree.repos.retention`)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,39 @@ from pathlib import Path
 from sessiontree.backends.memory.repo import MemoryRepo
 from sessiontree.errors import StorageError
 from sessiontree.repos.base import SessionRepo
+from sessiontree.repos.retention import (
+    TRASH_KEEP_DAYS,
+    EntrySize,
+    PruneCandidate,
+    PruneReport,
+    SizeGroup,
+    StoreUsage,
+    TrashedSession,
+    TrashRepo,
+    as_trash_repo,
+    prune,
+    store_usage,
+)
+from sessiontree.storage.growth import check_max_session_bytes
 
 __all__ = [
+    "TRASH_KEEP_DAYS",
+    "EntrySize",
     "MemoryRepo",
+    "PruneCandidate",
+    "PruneReport",
     "SessionRepo",
+    "SizeGroup",
+    "StoreUsage",
+    "TrashRepo",
+    "TrashedSession",
+    "as_trash_repo",
     "default_store_path",
     "default_url",
     "is_private_url",
     "open_repo",
+    "prune",
+    "store_usage",
 ]
 
 
@@ -54,7 +80,9 @@ def is_private_url(url: str) -> bool:
     return False
 
 
-def open_repo(url: str | None = None, *, read_only: bool = False) -> SessionRepo:
+def open_repo(
+    url: str | None = None, *, read_only: bool = False, max_session_bytes: int | None = None
+) -> SessionRepo:
     """Open a store by URL (not async; connections open lazily on first use).
 
     * ``memory://`` (a ``memory://NAME`` too): a new, empty store in this object
@@ -71,9 +99,16 @@ def open_repo(url: str | None = None, *, read_only: bool = False) -> SessionRepo
     (read-only media, no write permission) can still be read when opened for writing; its
     writes raise :class:`StorageError` saying why.
 
+    ``max_session_bytes`` is the store's size limit per session (docs/storage.md "Size
+    limit"; off by default): an append (or a ``create`` with entries) that would take a
+    session over that many bytes raises :class:`~sessiontree.errors.SessionTooLargeError`
+    and writes nothing; the append that takes it past 80% issues a
+    :class:`~sessiontree.errors.SessionSizeWarning`.
+
     Raises:
         StorageError: an unknown scheme.
         MissingExtraError: the backend's optional driver is not installed.
+        InvalidArgumentError: ``max_session_bytes`` is not ``None`` or a whole number ≥ 1.
     """
     if url is None:
         url = default_url()
@@ -82,17 +117,18 @@ def open_repo(url: str | None = None, *, read_only: bool = False) -> SessionRepo
             "empty store URL: use memory://, jsonl:///dir, sqlite:///file.db or "
             "postgresql://user@host/db (or leave it unset for the default store)"
         )
+    limit = check_max_session_bytes(max_session_bytes)
     if url.startswith("memory:"):
-        return MemoryRepo()
+        return MemoryRepo(max_session_bytes=limit)
     if url.startswith(("sqlite:", "postgresql:", "postgres:")):
         from sessiontree.backends.sql.repo import SQLRepo
 
-        return SQLRepo(url, read_only=read_only)
+        return SQLRepo(url, read_only=read_only, max_session_bytes=limit)
     if url.startswith("jsonl:"):
         from sessiontree.backends.jsonl.repo import JSONLRepo
 
         path = url[len("jsonl://") :] if url.startswith("jsonl://") else url[len("jsonl:") :]
-        return JSONLRepo(path, read_only=read_only)
+        return JSONLRepo(path, read_only=read_only, max_session_bytes=limit)
     if "://" in url or (":" in url.split("/")[0] and not os.path.isabs(url)):
         scheme = url.split(":", 1)[0]
         raise StorageError(
@@ -101,4 +137,4 @@ def open_repo(url: str | None = None, *, read_only: bool = False) -> SessionRepo
         )
     from sessiontree.backends.jsonl.repo import JSONLRepo
 
-    return JSONLRepo(url, read_only=read_only)
+    return JSONLRepo(url, read_only=read_only, max_session_bytes=limit)

@@ -2,8 +2,9 @@
 implements, and the design of the three backends behind it (docs/storage.md).
 
 This package holds what all backends share: the protocol and the fork algorithm
-(:mod:`~sessiontree.storage.base`), the search semantics (:mod:`~sessiontree.storage.search`)
-and private file modes (:mod:`~sessiontree.storage.private_files`). Each backend is one
+(:mod:`~sessiontree.storage.base`), the search semantics (:mod:`~sessiontree.storage.search`),
+the size limit per session (:mod:`~sessiontree.storage.growth`) and private file modes
+(:mod:`~sessiontree.storage.private_files`). Each backend is one
 package under :mod:`sessiontree.backends` holding its storage, its repository, and its
 listing and index code. Importing this package imports nothing else.
 

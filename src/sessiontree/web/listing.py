@@ -27,7 +27,7 @@ from markupsafe import Markup, escape
 from sessiontree.entries import Entry, LabelEntry, MessageEntry
 from sessiontree.errors import InvalidArgumentError, SessionNotFoundError
 from sessiontree.messages import AssistantMessage, UserMessage
-from sessiontree.metadata import SessionInfo
+from sessiontree.metadata import SessionInfo, project_name
 from sessiontree.repos.base import SessionRepo
 from sessiontree.tree import labels_of
 from sessiontree.usage import (
@@ -320,9 +320,3 @@ def usd(dollars: float) -> str:
     if dollars == 0:
         return "$0"
     return f"${dollars:.4f}" if dollars < 0.01 else f"${dollars:,.2f}"
-
-
-def project_name(cwd: str) -> str:
-    """The last part of a working directory (``/home/u/code/app`` → ``app``); ``/`` stays."""
-    stripped = cwd.rstrip("/\\")
-    return re.split(r"[/\\]", stripped)[-1] if stripped else cwd

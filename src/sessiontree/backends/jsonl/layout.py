@@ -21,13 +21,18 @@ from sessiontree.backends.jsonl.stats import ListingFacts
 from sessiontree.backends.jsonl.sync_index import SyncPositionCache
 from sessiontree.ids import check_session_id
 
-__all__ = ["LOG_NAME", "STATS_NAME", "RepoLayout"]
+__all__ = ["LOG_NAME", "STATS_NAME", "TRASH_NAME", "RepoLayout"]
 
 LOG_NAME = "session.jsonl"
 """The log's file name inside a session directory."""
 
 STATS_NAME = "stats.json"
 """The listing sidecar's file name inside a session directory."""
+
+TRASH_NAME = ".trash"
+"""The trash directory under the root: a trashed session's directory moves there whole,
+renamed ``<session id>.<Unix microseconds it was trashed>``; a name no session id can have
+(``.`` is not in ``[A-Za-z0-9_-]``), so listing never shows it."""
 
 
 class RepoLayout:

@@ -19,20 +19,24 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import heapq
 import logging
 import os
+import time
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from sessiontree import _json as exact_json
-from sessiontree.backends.jsonl.format import is_whole_line
-from sessiontree.backends.jsonl.layout import LOG_NAME, STATS_NAME, RepoLayout
+from sessiontree._args import check_count
+from sessiontree.backends.jsonl.files import remove_session_log
+from sessiontree.backends.jsonl.format import build_header, is_whole_line
+from sessiontree.backends.jsonl.layout import LOG_NAME, STATS_NAME, TRASH_NAME, RepoLayout
 from sessiontree.backends.jsonl.listing import list_sessions
 from sessiontree.backends.jsonl.stats import write_stats
 from sessiontree.backends.jsonl.storage import (
@@ -48,7 +52,7 @@ from sessiontree.errors import (
     SessionNotFoundError,
     StorageError,
 )
-from sessiontree.ids import check_session_id, is_session_id, new_id
+from sessiontree.ids import check_session_id, is_session_id, new_id, now_iso
 from sessiontree.messages import message_text, parse_message
 from sessiontree.metadata import (
     SearchHit,
@@ -64,7 +68,9 @@ from sessiontree.repos.base import (
     fork_session,
     session_of,
 )
+from sessiontree.repos.retention import EntrySize, TrashedSession
 from sessiontree.snippets import make_snippet
+from sessiontree.storage.growth import check_max_session_bytes, refuse_growth, warn_growth
 from sessiontree.storage.private_files import make_private_dirs
 from sessiontree.storage.search import check_search_args, matches, search_needle
 from sessiontree.storage.sync_index import newest_position
@@ -94,6 +100,7 @@ class JSONLRepo:
         root: the directory.
         url: ``jsonl://<absolute root>``.
         durability: passed to every :class:`JSONLStorage` (``none``, ``flush``, ``fsync``).
+        max_session_bytes: the size limit of every session's log (``None``: none).
     """
 
     def __init__(
@@ -103,6 +110,7 @@ class JSONLRepo:
         durability: Durability = "flush",
         skip_bad_lines: bool = False,
         read_only: bool = False,
+        max_session_bytes: int | None = None,
     ) -> None:
         """Remember the root; nothing is read or created until first use.
 
@@ -114,7 +122,15 @@ class JSONLRepo:
                 raising :class:`CorruptSessionError`.
             read_only: never create or write anything: a root that does not exist is a
                 :class:`StorageError` on first use, and so is every write.
+            max_session_bytes: refuse an append (or a ``create`` with entries) that would
+                take a session's log over this many bytes
+                (:class:`~sessiontree.errors.SessionTooLargeError`) and warn at 80%
+                (:mod:`sessiontree.storage.growth`); ``None`` (default): no limit.
+
+        Raises:
+            InvalidArgumentError: ``max_session_bytes`` is not ``None`` or a whole number ≥ 1.
         """
+        self.max_session_bytes = check_max_session_bytes(max_session_bytes)
         self.root = Path(root).expanduser().absolute()
         self._layout = RepoLayout(self.root)
         self.url = f"jsonl://{self.root}"
@@ -153,6 +169,7 @@ class JSONLRepo:
                 session_id=session_id,
                 layout=self._layout,
                 read_only=self.read_only,
+                max_session_bytes=self.max_session_bytes,
             )
         except SessionNotFoundError:
             raise SessionNotFoundError(session_id) from None
@@ -174,12 +191,18 @@ class JSONLRepo:
         Raises:
             InvalidSessionIdError: an id outside ``[A-Za-z0-9_-]{1,128}``.
             SessionExistsError: the id is taken.
+            SessionTooLargeError: the log would take more than ``max_session_bytes``.
             StorageError: the directory cannot be written.
         """
         self._writable()
         session_id = new_id() if id is None else check_session_id(id)
         meta = coerce_metadata(metadata)
         lines = entry_lines(check_entries(entries), session_id)
+        limit = self.max_session_bytes
+        size = 0
+        if limit is not None:  # a header's timestamp has one length whatever the time
+            size = len(build_header(session_id, meta, now_iso())) + sum(map(len, lines))
+        refuse_growth(session_id, 0, size, limit)
         when = None if created_at is None else session_time(created_at, "created_at")
         directory = self.root / session_id
         duplicate = SessionExistsError(
@@ -217,6 +240,7 @@ class JSONLRepo:
         storage = self._storage(session_id)
         write_stats(directory / STATS_NAME, storage.stats())
         self._layout.settled(directory / LOG_NAME, None, storage.listing_facts())
+        warn_growth(session_id, 0, size, limit)
         return session_of(storage)
 
     async def open(self, id: str) -> Session:
@@ -314,6 +338,144 @@ class JSONLRepo:
         except OSError as exc:
             raise StorageError(f"cannot delete session {id}: {exc}") from exc
 
+    # ------------------------------------------------------------------ trash and sizes
+
+    @property
+    def _trash_dir(self) -> Path:
+        return self.root / TRASH_NAME
+
+    def _trashed_dirs(self) -> dict[str, tuple[int, Path]]:
+        """Trashed session id → (Unix microseconds it was trashed, its directory)."""
+        try:
+            names = os.listdir(self._trash_dir)
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            raise StorageError(f"cannot list the trash {self._trash_dir}: {exc}") from exc
+        found: dict[str, tuple[int, Path]] = {}
+        for name in names:
+            session_id, _, stamp = name.rpartition(".")
+            if is_session_id(session_id) and stamp.isdigit():
+                found[session_id] = (int(stamp), self._trash_dir / name)
+        return found
+
+    def _trashed_row(self, session_id: str, trashed_us: int, directory: Path) -> TrashedSession:
+        """The row of one trashed session (reads its log once)."""
+        log_path = directory / LOG_NAME
+        storage = JSONLStorage(log_path, session_id=session_id, read_only=True)
+        try:
+            stats = storage.stats()
+            st = log_path.stat()
+        except OSError as exc:
+            raise StorageError(f"cannot read trashed session {log_path}: {exc}") from exc
+        return TrashedSession(
+            id=session_id,
+            name=stats.name,
+            trashed_at=_from_us(trashed_us),
+            created_at=storage.created_at,
+            modified_at=_from_us(st.st_mtime_ns // 1000),
+            entry_count=stats.entry_count,
+            size_bytes=st.st_size,
+            metadata=storage.metadata,
+        )
+
+    async def trash(self, id: str) -> TrashedSession:
+        """See :meth:`~sessiontree.repos.retention.TrashRepo.trash`: the session directory
+        is renamed into ``<root>/.trash/`` (one ``rename``: it is in one place or the other,
+        never half moved). A process appending to it at that moment writes into the trashed
+        log: nothing is lost.
+
+        Raises:
+            SessionNotFoundError, SessionExistsError (already in the trash), StorageError.
+        """
+        self._writable()
+        path = self._log_path(id)
+        if not path.exists():
+            raise SessionNotFoundError(id)
+        if id in self._trashed_dirs():
+            raise SessionExistsError(
+                "a session with this id is already in the trash; restore or purge it first",
+                session_id=id,
+            )
+        try:
+            check_session_log(path)  # never move what is not a session (a user's file)
+        except OSError as exc:
+            raise StorageError(f"cannot read session {id}: {exc}") from exc
+        for storage in list(self._open):
+            if storage.id == id:
+                await storage.moved_away()
+        trashed_us = time.time_ns() // 1000
+        target = self._trash_dir / f"{id}.{trashed_us}"
+        try:
+            make_private_dirs(self._trash_dir)
+            os.rename(path.parent, target)
+        except OSError as exc:
+            raise StorageError(f"cannot move session {id} to the trash: {exc}") from exc
+        self._layout.index.removed(id)
+        return self._trashed_row(id, trashed_us, target)
+
+    async def list_trash(self) -> builtins.list[TrashedSession]:
+        """See :meth:`~sessiontree.repos.retention.TrashRepo.list_trash` (reads each trashed
+        log once)."""
+        rows = [self._trashed_row(sid, us, d) for sid, (us, d) in self._trashed_dirs().items()]
+        return sorted(rows, key=lambda r: (r.trashed_at, r.id), reverse=True)
+
+    async def restore(self, id: str) -> Session:
+        """See :meth:`~sessiontree.repos.retention.TrashRepo.restore`: the directory is
+        renamed back, the log exactly as it was.
+
+        Raises:
+            SessionNotFoundError: not in the trash. SessionExistsError: ``<root>/<id>``
+                exists; nothing changed.
+        """
+        self._writable()
+        check_session_id(id)
+        found = self._trashed_dirs().get(id)
+        if found is None:
+            raise SessionNotFoundError(id, "no such session in the trash")
+        directory = self.root / id
+        if directory.exists():
+            raise SessionExistsError("a session with this id already exists", session_id=id)
+        try:
+            os.rename(found[1], directory)
+        except OSError as exc:
+            raise StorageError(f"cannot restore session {id}: {exc}") from exc
+        storage = self._storage(id)
+        self._layout.settled(directory / LOG_NAME, None, storage.listing_facts())
+        return session_of(storage)
+
+    async def purge(self, id: str) -> None:
+        """See :meth:`~sessiontree.repos.retention.TrashRepo.purge`: removes the trashed
+        log and the files sessiontree keeps beside it (a file someone else put there stays).
+
+        Raises:
+            SessionNotFoundError: not in the trash. StorageError: a file cannot be removed.
+        """
+        self._writable()
+        found = self._trashed_dirs().get(check_session_id(id))
+        if found is None:
+            raise SessionNotFoundError(id, "no such session in the trash")
+        directory = found[1]
+        try:
+            remove_session_log(directory / LOG_NAME)
+            (directory / STATS_NAME).unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                directory.rmdir()  # only when empty
+        except OSError as exc:
+            raise StorageError(f"cannot purge session {id}: {exc}") from exc
+
+    async def session_sizes(self) -> dict[str, int]:
+        """See :meth:`~sessiontree.repos.retention.TrashRepo.session_sizes`: each log's size
+        (one ``stat`` each)."""
+        return {lg.session_id: lg.size for lg in self._logs()}
+
+    async def largest_entries(self, limit: int) -> builtins.list[EntrySize]:
+        """See :meth:`~sessiontree.repos.retention.TrashRepo.largest_entries`: reads every
+        log line by line; only a line large enough to rank is parsed (for its id and type).
+        A line's size excludes its newline."""
+        check_count(limit, "limit")
+        return _largest_in_logs(self._logs(), limit)
+
     def _opened(self, session_id: str) -> JSONLStorage | None:
         """A storage this repository has open on the session's current log, if any (it reads
         what others appended before it answers, so it serves as well as a fresh one)."""
@@ -364,6 +526,44 @@ class JSONLRepo:
         opened, self._open = list(self._open), weakref.WeakSet()
         for storage in opened:
             await storage.close()
+
+
+def _from_us(us: int) -> datetime:
+    """An aware UTC datetime from Unix microseconds."""
+    return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=us)
+
+
+def _largest_in_logs(logs: Iterator[_Log], limit: int) -> list[EntrySize]:
+    """The ``limit`` largest entry lines of ``logs``, largest first (then in reading order)."""
+    heap: list[tuple[int, int, EntrySize]] = []
+    order = 0
+    for lg in logs:
+        try:
+            with open(lg.path, "rb") as f:
+                f.readline()  # the header
+                for raw in f:
+                    size = len(raw.rstrip(b"\n"))
+                    if limit == 0 or (len(heap) >= limit and size <= heap[0][0]):
+                        continue
+                    try:
+                        obj = exact_json.loads(raw)
+                    except exact_json.JSONDecodeError:
+                        continue  # a torn final line
+                    if type(obj) is not dict:
+                        continue
+                    order += 1
+                    item = (
+                        size,
+                        order,
+                        EntrySize(lg.session_id, str(obj.get("id")), str(obj.get("type")), size),
+                    )
+                    if len(heap) < limit:
+                        heapq.heappush(heap, item)
+                    else:
+                        heapq.heapreplace(heap, item)
+        except OSError as exc:
+            log.warning("size report skips %s: %s", lg.path, exc)
+    return [e for _, _, e in sorted(heap, key=lambda t: (-t[0], t[1]))]
 
 
 def _search_log(

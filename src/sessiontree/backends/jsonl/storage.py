@@ -64,6 +64,7 @@ from sessiontree.errors import LeafMovedError, SessionNotFoundError, StorageErro
 from sessiontree.ids import new_id
 from sessiontree.metadata import SessionMetadata, session_time
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage, select_entries
+from sessiontree.storage.growth import check_max_session_bytes, refuse_growth, warn_growth
 from sessiontree.storage.sync_index import newest_position
 from sessiontree.stored import Prepared, prepare_entry
 from sessiontree.tree import ForkPosition, TreeIndex, branch_of, check_append, trace_chain
@@ -106,6 +107,7 @@ class JSONLStorage(SessionLog):
     Attributes:
         path: the session file.
         skipped_lines: with ``skip_bad_lines=True``, every line left out (line number, reason).
+        max_session_bytes: the size limit of the file (``None``: none).
     """
 
     def __init__(
@@ -117,6 +119,7 @@ class JSONLStorage(SessionLog):
         session_id: str | None = None,
         layout: LogLayout = STANDALONE,
         read_only: bool = False,
+        max_session_bytes: int | None = None,
     ) -> None:
         """Open a session file and index its entries (reads the whole file once).
 
@@ -132,14 +135,21 @@ class JSONLStorage(SessionLog):
                 ``<new id>.jsonl``.
             read_only: never write (appends, forks and ``delete`` raise
                 :class:`StorageError`; no lock file or sidecar is made).
+            max_session_bytes: refuse an append that would take the file over this many
+                bytes (:class:`~sessiontree.errors.SessionTooLargeError`, checked under the
+                append lock) and warn at 80% (:mod:`sessiontree.storage.growth`); ``None``
+                (default): no limit. A fork keeps it.
 
         Raises:
             SessionNotFoundError: no file at ``path``.
             CorruptSessionError: no valid header (the file is left untouched), or a bad line
                 other than the last one.
             StorageError: the file cannot be read.
+            InvalidArgumentError: ``max_session_bytes`` is not ``None`` or a whole number ≥ 1.
         """
+        limit = check_max_session_bytes(max_session_bytes)
         self._setup(Path(path).absolute(), durability, skip_bad_lines, layout, read_only)
+        self.max_session_bytes = limit
         fd = self._open_read()
         try:
             data = self._read_from(fd, 0)
@@ -174,6 +184,7 @@ class JSONLStorage(SessionLog):
         self._stats_offset = 0
         self._writer: str | None = None  # names this storage's writes to the layout
         self._writer_pid = -1
+        self.max_session_bytes = None
 
     def _begin_writing(self) -> None:
         """Before the first write of this storage (in this process): tell the layout."""
@@ -396,6 +407,8 @@ class JSONLStorage(SessionLog):
             entry = prepared.entry
             check_append(entry, index.type_of, session_id=self._id)
             line = data + b"\n"
+            before = self._offset
+            refuse_growth(self._id, before, len(line), self.max_session_bytes)
             self._write_line(line)  # after a newline that finished the last line, if needed
             start = self._offset
             index.add_appended(
@@ -407,6 +420,7 @@ class JSONLStorage(SessionLog):
                 self._save_stats()
         finally:
             self._release()
+        warn_growth(self._id, before, self._offset, self.max_session_bytes)
         return entry
 
     async def append_entries(self, entries: Sequence[Entry]) -> None:
@@ -439,6 +453,8 @@ class JSONLStorage(SessionLog):
                 check_append(e, type_of, session_id=self._id)
                 staged[e.id] = e.type
             lines = [p.body() + b"\n" for p in stored]
+            before = self._offset
+            refuse_growth(self._id, before, sum(map(len, lines)), self.max_session_bytes)
             self._write_lines(lines)  # after a newline that finished the last line, if needed
             records = []
             start = self._offset
@@ -450,6 +466,7 @@ class JSONLStorage(SessionLog):
             position = newest_position(parsed)
             if position is not None:
                 self._layout.positioned(self.path, position)
+        warn_growth(self._id, before, self._offset, self.max_session_bytes)
 
     async def set_modified_at(self, modified_at: datetime) -> None:
         """See :meth:`SessionStorage.set_modified_at`: the log's modification time, which
@@ -509,6 +526,7 @@ class JSONLStorage(SessionLog):
                 session_id=session_id,
                 layout=self._layout,
             )
+            fork.max_session_bytes = self.max_session_bytes
             fork._save_stats()  # the listing sidecar, as an append would have left it
             self._layout.settled(path, None, fork.listing_facts())
             return fork
@@ -565,6 +583,13 @@ class JSONLStorage(SessionLog):
             self._layout.remove(self.path)
         except OSError as exc:
             raise StorageError(f"cannot delete session {self._id}: {exc}") from exc
+
+    async def moved_away(self) -> None:
+        """The repository moved this session's files aside (into its trash): close them and
+        answer every later call with :class:`SessionNotFoundError`; nothing is removed."""
+        if not self._deleted:
+            await self.close()
+            self._deleted = True
 
     async def close(self) -> None:
         """Write the listing sidecar, fsync (``flush``/``fsync``) and close the files. Idempotent.

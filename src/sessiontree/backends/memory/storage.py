@@ -7,11 +7,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sessiontree.context import ContextStart
-from sessiontree.entries import Entry, LeafEntry
+from sessiontree.entries import Entry, LeafEntry, dump_entry_json
 from sessiontree.errors import LeafMovedError, SessionNotFoundError
 from sessiontree.ids import new_id
 from sessiontree.metadata import SessionMetadata, session_time
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage, select_entries
+from sessiontree.storage.growth import check_max_session_bytes, refuse_growth, warn_growth
 from sessiontree.storage.sync_index import newest_position
 from sessiontree.stored import Prepared, prepare_entry
 from sessiontree.tree import ForkPosition, TreeIndex, branch_of, check_append, trace_chain
@@ -24,6 +25,10 @@ class MemoryStorage:
 
     Operations have no ``await`` inside, so each is atomic under asyncio. Data is lost when
     the process ends.
+
+    ``max_session_bytes``: refuse an append that would take the session's stored JSON over
+    this many bytes (:mod:`sessiontree.storage.growth`); ``None`` (default): no limit. A fork
+    keeps its source's limit.
     """
 
     def __init__(
@@ -34,8 +39,12 @@ class MemoryStorage:
         created_at: datetime | None = None,
         on_create: Callable[[MemoryStorage], None] | None = None,
         on_delete: Callable[[str], None] | None = None,
+        max_session_bytes: int | None = None,
     ) -> None:
         self._id = id or new_id()
+        self.max_session_bytes = check_max_session_bytes(max_session_bytes)
+        self._size: int | None = None
+        """The entries' stored JSON in bytes, once a limited append needed it."""
         self._metadata = metadata or SessionMetadata()
         self.index = TreeIndex(session_id=self._id)
         self.created_at = created_at or datetime.now(UTC)
@@ -56,6 +65,24 @@ class MemoryStorage:
     def metadata(self) -> SessionMetadata:
         """The session metadata."""
         return self._metadata
+
+    def stored_bytes(self) -> int:
+        """The session's size: the stored JSON of its entries, in bytes (memory keeps no
+        JSON: every entry is serialised, once; appends under a limit keep it up to date)."""
+        if self._size is None:
+            self._size = sum(len(dump_entry_json(e)) for e in self.index.entries)
+        return self._size
+
+    def _grow(self, bodies: Sequence[bytes]) -> tuple[int, int]:
+        """Check that ``bodies`` may be appended under the limit: the size before and after.
+
+        Raises:
+            SessionTooLargeError: over the limit; nothing changed.
+        """
+        before = self.stored_bytes()
+        adding = sum(map(len, bodies))
+        refuse_growth(self._id, before, adding, self.max_session_bytes)
+        return before, before + adding
 
     def _alive(self) -> None:
         if self._deleted:
@@ -124,7 +151,14 @@ class MemoryStorage:
             prepared = prepared.under(self.index.fold.leaf_id)
         entry = prepared.entry
         self.index.check(entry)
-        self.index.add(entry)
+        if self.max_session_bytes is None:
+            self._size = None
+            self.index.add(entry)
+        else:
+            before, after = self._grow([prepared.body()])
+            self.index.add(entry)
+            self._size = after
+            warn_growth(self._id, before, after, self.max_session_bytes)
         self._note_position([entry])
         self.modified_at = datetime.now(UTC)
         return entry
@@ -132,7 +166,8 @@ class MemoryStorage:
     async def append_entries(self, entries: Sequence[Entry]) -> None:
         """See :meth:`SessionStorage.append_entries`."""
         self._alive()
-        parsed = [prepare_entry(e).entry for e in entries]
+        prepared = [prepare_entry(e) for e in entries]
+        parsed = [p.entry for p in prepared]
         staged: dict[str, str] = {}  # id -> type of the batch's entries checked so far
 
         def type_of(entry_id: str) -> str | None:
@@ -141,11 +176,15 @@ class MemoryStorage:
         for e in parsed:
             check_append(e, type_of, session_id=self._id)
             staged[e.id] = e.type
+        limit = self.max_session_bytes
+        before, after = (0, 0) if limit is None else self._grow([p.body() for p in prepared])
         for e in parsed:
             self.index.add(e)
         self._note_position(parsed)
+        self._size = None if limit is None else after
         if parsed:
             self.modified_at = datetime.now(UTC)
+        warn_growth(self._id, before, after, limit)
 
     def load(self, entries: Sequence[Entry | Prepared]) -> None:
         """Fill a new, empty storage with ``entries`` (checked as one append), before anyone
@@ -153,11 +192,17 @@ class MemoryStorage:
 
         Raises:
             DuplicateEntryError, EntryNotFoundError, InvalidEntryError: nothing is loaded.
+            SessionTooLargeError: the entries take more than ``max_session_bytes``; nothing
+                is loaded.
         """
-        self.index = TreeIndex.checked(
-            (prepare_entry(e).entry for e in entries), session_id=self._id
-        )
-        self._note_position(self.index.entries)
+        index = TreeIndex.checked((prepare_entry(e).entry for e in entries), session_id=self._id)
+        limit = self.max_session_bytes
+        size = 0 if limit is None else sum(len(dump_entry_json(e)) for e in index.entries)
+        refuse_growth(self._id, 0, size, limit)
+        self.index = index
+        self._size = None if limit is None else size
+        self._note_position(index.entries)
+        warn_growth(self._id, 0, size, limit)
 
     def _note_position(self, entries: Sequence[Entry]) -> None:
         found = newest_position(entries)
@@ -185,7 +230,12 @@ class MemoryStorage:
         self._alive()
 
         async def create(meta: SessionMetadata, entries: list[Entry]) -> SessionStorage:
-            new = MemoryStorage(metadata=meta, on_create=self._on_create, on_delete=self._on_delete)
+            new = MemoryStorage(
+                metadata=meta,
+                on_create=self._on_create,
+                on_delete=self._on_delete,
+                max_session_bytes=self.max_session_bytes,
+            )
             new.index = self._fork_index(entries, new.id)
             if self._on_create is not None:
                 self._on_create(new)

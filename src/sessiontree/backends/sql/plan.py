@@ -29,7 +29,7 @@ from sessiontree.entries import (
     dump_entry_json,
     parse_entry_json,
 )
-from sessiontree.errors import InvalidEntryError
+from sessiontree.errors import InvalidEntryError, SessionExistsError
 from sessiontree.fold import LogFold
 from sessiontree.messages import message_text
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata, metadata_pairs
@@ -59,6 +59,12 @@ __all__ = [
     "us_from_datetime",
     "plan_append",
     "where_clause",
+    "INSERT_TRASH_SQL",
+    "LIST_TRASH_SQL",
+    "TRASHED_BODIES_SQL",
+    "TRASH_SOURCE_SQL",
+    "trash_taken",
+    "trash_values",
 ]
 
 FTS_MAX_CHARS = SEARCH_MAX_CHARS
@@ -309,6 +315,58 @@ def metadata_from_json(text: str) -> SessionMetadata:
         if len(_META_CACHE) < 10_000:
             _META_CACHE[text] = meta
     return meta
+
+
+TRASH_SOURCE_SQL = (
+    "SELECT metadata, created_us, modified_us, name, entry_count FROM sessions WHERE id = {p}"
+)
+"""What the trash keeps of a session's row (``{p}``: the dialect's placeholder)."""
+
+INSERT_TRASH_SQL = (
+    "INSERT INTO trash (session_id, trashed_us, metadata, created_us, modified_us, name,"
+    " entry_count, size_bytes, bodies) VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p})"
+)
+"""One trash row, from :func:`trash_values`."""
+
+LIST_TRASH_SQL = (
+    "SELECT session_id, trashed_us, metadata, created_us, modified_us, name, entry_count,"
+    " size_bytes FROM trash ORDER BY trashed_us DESC, session_id DESC"
+)
+"""Every trash row, most recently trashed first."""
+
+TRASHED_BODIES_SQL = (
+    "SELECT metadata, created_us, modified_us, bodies FROM trash WHERE session_id = {p}"
+)
+"""What a restore needs of a trashed session."""
+
+
+def trash_values(
+    session_id: str, trashed_us: int, row: Sequence[Any], bodies: Sequence[str]
+) -> tuple[Any, ...]:
+    """The :data:`INSERT_TRASH_SQL` values of a session: its :data:`TRASH_SOURCE_SQL` row and
+    its entries' JSON in append order (kept one per line; JSON text holds no raw newline).
+    ``size_bytes`` is the entries' UTF-8 bytes, as :meth:`SQLEngine.session_sizes` counts."""
+    metadata, created_us, modified_us, name, entry_count = row
+    size = sum(len(b.encode("utf-8", "surrogatepass")) for b in bodies)
+    return (
+        session_id,
+        trashed_us,
+        metadata,
+        created_us,
+        modified_us,
+        name,
+        entry_count,
+        size,
+        "\n".join(bodies),
+    )
+
+
+def trash_taken(session_id: str) -> SessionExistsError:
+    """The error for trashing a session whose id is in the trash already."""
+    return SessionExistsError(
+        "a session with this id is already in the trash; restore or purge it first",
+        session_id=session_id,
+    )
 
 
 LIST_COLUMNS = (
@@ -566,6 +624,39 @@ class SQLEngine(Protocol):
         Raises:
             StorageError: read-only, or the database failed.
         """
+        ...
+
+    async def trash_session(self, session_id: str, trashed_us: int) -> tuple[Any, ...] | None:
+        """Move a session to the ``trash`` table and delete its rows, in one transaction; the
+        trash row as :data:`LIST_TRASH_SQL` selects it, ``None`` when there is no session.
+
+        Raises:
+            SessionExistsError: the id is in the trash already; nothing changed.
+        """
+        ...
+
+    async def list_trash(self) -> list[tuple[Any, ...]]:
+        """The trash rows (:data:`LIST_TRASH_SQL`), most recently trashed first."""
+        ...
+
+    async def trashed_bodies(self, session_id: str) -> tuple[Any, ...] | None:
+        """``(metadata, created_us, modified_us, bodies)`` of a trashed session, or ``None``."""
+        ...
+
+    async def purge_trash(self, session_id: str) -> bool:
+        """Delete a trashed session for good; ``False`` when it is not in the trash."""
+        ...
+
+    async def session_sizes(self) -> dict[str, int]:
+        """UTF-8 bytes of every live session's stored entry JSON, by session id."""
+        ...
+
+    async def session_size(self, session_id: str) -> int:
+        """UTF-8 bytes of one session's stored entry JSON (0: no entries, or no session)."""
+        ...
+
+    async def largest_entries(self, limit: int) -> list[tuple[Any, ...]]:
+        """``(session_id, entry_id, type, bytes)`` of the ``limit`` largest entries."""
         ...
 
     async def list_sessions(

@@ -19,12 +19,17 @@ import orjson
 
 from sessiontree.backends.sql.fork import ChainRow, ForkPlan, chain_in_window, copy_runs
 from sessiontree.backends.sql.plan import (
+    INSERT_TRASH_SQL,
     LIST_COLUMNS,
+    LIST_TRASH_SQL,
+    TRASHED_BODIES_SQL,
     entries_page_sql,
     hit_from_row,
     info_from_row,
     meta_rows,
     now_us,
+    trash_taken,
+    trash_values,
     where_clause,
 )
 from sessiontree.backends.sql.postgres_append import PostgresAppends, row_params
@@ -299,6 +304,85 @@ class PostgresEngine:
             session_id,
         )
         return found > 0
+
+    async def trash_session(self, session_id: str, trashed_us: int) -> tuple[Any, ...] | None:
+        """See :class:`SQLEngine`: the session row is locked (appends wait), the trash row
+        written, then the session's rows deleted as :meth:`delete_session` does, in one
+        transaction."""
+        self.connection.writable(session_id)
+        self._appends.forget(session_id)
+        pool = self.connection.pool or await self.connection.get_pool()
+        try:
+            async with pool.connection() as conn, conn.transaction():
+                cur = await conn.execute(
+                    "SELECT metadata::text, created_us, modified_us, name, entry_count"
+                    " FROM sessions WHERE id = %s FOR UPDATE",
+                    (session_id,),
+                )
+                row = await cur.fetchone()
+                if row is None:
+                    return None
+                cur = await conn.execute("SELECT 1 FROM trash WHERE session_id = %s", (session_id,))
+                if await cur.fetchone() is not None:
+                    raise trash_taken(session_id)
+                cur = await conn.execute(
+                    "SELECT body::text FROM entries WHERE session_id = %s ORDER BY seq",
+                    (session_id,),
+                )
+                bodies = [r[0] for r in await cur.fetchall()]
+                values = trash_values(session_id, trashed_us, row, bodies)
+                await conn.execute(INSERT_TRASH_SQL.format(p="%s"), values)
+                await conn.execute("DELETE FROM sessions WHERE id = %s", (session_id,))
+                await conn.execute("DELETE FROM entries WHERE session_id = %s", (session_id,))
+                await conn.execute(
+                    "DELETE FROM sync_positions WHERE session_id = %s", (session_id,)
+                )
+                await conn.execute("DELETE FROM drafts WHERE session_id = %s", (session_id,))
+        except self.connection.psycopg.Error as exc:
+            raise self.connection.error(exc, session_id) from exc
+        return values[:8]
+
+    async def list_trash(self) -> list[tuple[Any, ...]]:
+        """See :class:`SQLEngine`."""
+        return await self.connection.fetch(LIST_TRASH_SQL)
+
+    async def trashed_bodies(self, session_id: str) -> tuple[Any, ...] | None:
+        """See :class:`SQLEngine`."""
+        rows = await self.connection.fetch(
+            TRASHED_BODIES_SQL.format(p="%s"), (session_id,), session_id
+        )
+        return tuple(rows[0]) if rows else None
+
+    async def purge_trash(self, session_id: str) -> bool:
+        """See :class:`SQLEngine`."""
+        self.connection.writable(session_id)
+        found = await self.connection.execute(
+            "DELETE FROM trash WHERE session_id = %s", (session_id,), session_id
+        )
+        return found > 0
+
+    async def session_sizes(self) -> dict[str, int]:
+        """See :class:`SQLEngine` (``octet_length`` of the stored JSON text)."""
+        rows = await self.connection.fetch(
+            "SELECT session_id, sum(octet_length(body::text)) FROM entries GROUP BY session_id"
+        )
+        return {r[0]: int(r[1] or 0) for r in rows}
+
+    async def session_size(self, session_id: str) -> int:
+        """See :class:`SQLEngine` (as :meth:`session_sizes`, one session by index)."""
+        rows = await self.connection.fetch(
+            "SELECT sum(octet_length(body::text)) FROM entries WHERE session_id = %s",
+            (session_id,),
+        )
+        return int(rows[0][0] or 0)
+
+    async def largest_entries(self, limit: int) -> list[tuple[Any, ...]]:
+        """See :class:`SQLEngine`."""
+        return await self.connection.fetch(
+            "SELECT session_id, id, type, octet_length(body::text) AS n FROM entries"
+            " ORDER BY n DESC LIMIT %s",
+            (limit,),
+        )
 
     async def list_sessions(
         self, limit: int | None, offset: int, where: Mapping[str, str]

@@ -15,10 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from sessiontree._args import check_count
 from sessiontree.backends.sql.parse_cache import ParseCache
-from sessiontree.backends.sql.plan import metadata_from_json, us_from_datetime
+from sessiontree.backends.sql.plan import (
+    datetime_from_us,
+    metadata_from_json,
+    now_us,
+    us_from_datetime,
+)
 from sessiontree.backends.sql.storage import SQLStorage, make_engine
-from sessiontree.entries import Entry
+from sessiontree.entries import Entry, parse_entry_json
 from sessiontree.errors import SessionNotFoundError
 from sessiontree.ids import check_session_id, new_id
 from sessiontree.metadata import (
@@ -35,6 +41,8 @@ from sessiontree.repos.base import (
     fork_session,
     session_of,
 )
+from sessiontree.repos.retention import EntrySize, TrashedSession
+from sessiontree.storage.growth import check_max_session_bytes, refuse_growth, warn_growth
 from sessiontree.storage.search import check_search_args
 from sessiontree.stored import prepare_entry
 from sessiontree.tree import ForkPosition
@@ -50,6 +58,7 @@ class SQLRepo:
 
     Attributes:
         url: the database URL (``sqlite:///…`` or ``postgresql://…``).
+        max_session_bytes: the size limit of every session (``None``: none).
 
     ``read_only``: the store is opened for reading only (SQLite ``mode=ro``): a store that
     does not exist is a :class:`StorageError` instead of a new one, and every write raises
@@ -61,13 +70,31 @@ class SQLRepo:
     the entries parsed before instead of validating the branch again (bench/README.md has
     the figures). The entries are then shared: treat them as read-only. Off by default.
 
+    ``max_session_bytes``: refuse an append (or a ``create`` with entries) that would take a
+    session's stored JSON over this many bytes
+    (:class:`~sessiontree.errors.SessionTooLargeError`) and warn at 80%
+    (:mod:`sessiontree.storage.growth`; how the size is counted: :class:`SQLStorage`).
+    ``None`` (default): no limit.
+
     Raises (constructor):
         ValueError: ``parse_cache_mb`` is not a finite number ≥ 0.
+        InvalidArgumentError: ``max_session_bytes`` is not ``None`` or a whole number ≥ 1.
         StorageError: an unknown URL scheme.
         MissingExtraError: a PostgreSQL URL without ``pip install 'sessiontree[postgres]'``.
     """
 
-    def __init__(self, url: str, *, parse_cache_mb: float = 0, read_only: bool = False) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        parse_cache_mb: float = 0,
+        read_only: bool = False,
+        max_session_bytes: int | None = None,
+    ) -> None:
+        self.max_session_bytes = check_max_session_bytes(max_session_bytes)
+        self._sizes: dict[str, int] = {}
+        """Stored bytes by session id, counted by this repository's storages (see
+        :class:`SQLStorage`)."""
         if (
             isinstance(parse_cache_mb, bool)
             or not isinstance(parse_cache_mb, int | float)
@@ -83,6 +110,18 @@ class SQLRepo:
 
     def __repr__(self) -> str:
         return f"SQLRepo({self.url!r})"
+
+    def _storage(self, session_id: str, meta: SessionMetadata) -> SQLStorage:
+        """A storage of session ``session_id`` sharing this repository's connections, parse
+        cache, limit and sizes."""
+        return SQLStorage(
+            self._engine,
+            session_id,
+            meta,
+            parse_cache=self._parse_cache,
+            max_session_bytes=self.max_session_bytes,
+            sizes=self._sizes,
+        )
 
     async def __aenter__(self) -> SQLRepo:
         return self
@@ -103,6 +142,7 @@ class SQLRepo:
         Raises:
             InvalidSessionIdError: an id outside ``[A-Za-z0-9_-]{1,128}``.
             SessionExistsError: the id is taken.
+            SessionTooLargeError: the entries take more than ``max_session_bytes``.
             StorageError: the database cannot be reached or written.
         """
         session_id = new_id() if id is None else check_session_id(id)
@@ -111,14 +151,15 @@ class SQLRepo:
             None if created_at is None else us_from_datetime(session_time(created_at, "created_at"))
         )
         stored = [prepare_entry(e) for e in check_entries(entries)]
+        bodies = [p.body() for p in stored]
+        size = sum(map(len, bodies))
+        refuse_growth(session_id, 0, size, self.max_session_bytes)
         await self._engine.create_session(
-            session_id,
-            meta,
-            [p.entry for p in stored],
-            [p.body() for p in stored],
-            created_us=created_us,
+            session_id, meta, [p.entry for p in stored], bodies, created_us=created_us
         )
-        return session_of(SQLStorage(self._engine, session_id, meta, parse_cache=self._parse_cache))
+        self._sizes[session_id] = size
+        warn_growth(session_id, 0, size, self.max_session_bytes)
+        return session_of(self._storage(session_id, meta))
 
     async def open(self, id: str) -> Session:
         """See :meth:`SessionRepo.open`: reads the session row only.
@@ -130,9 +171,7 @@ class SQLRepo:
         meta = await self._engine.load_metadata(check_session_id(id))
         if meta is None:
             raise SessionNotFoundError(id)
-        return session_of(
-            SQLStorage(self._engine, id, metadata_from_json(meta), parse_cache=self._parse_cache)
-        )
+        return session_of(self._storage(id, metadata_from_json(meta)))
 
     async def list(
         self,
@@ -167,8 +206,76 @@ class SQLRepo:
         Raises:
             SessionNotFoundError: no session with this id.
         """
+        self._sizes.pop(id, None)
         if not await self._engine.delete_session(check_session_id(id)):
             raise SessionNotFoundError(id)
+
+    async def trash(self, id: str) -> TrashedSession:
+        """See :meth:`~sessiontree.repos.retention.TrashRepo.trash`: the ``trash`` row is
+        written and the session's rows deleted in one transaction.
+
+        Raises:
+            SessionNotFoundError, SessionExistsError (already in the trash), StorageError.
+        """
+        session_id = check_session_id(id)
+        self._sizes.pop(session_id, None)
+        row = await self._engine.trash_session(session_id, now_us())
+        if row is None:
+            raise SessionNotFoundError(id)
+        self._parse_cache.clear()
+        return _trashed(row)
+
+    async def list_trash(self) -> builtins.list[TrashedSession]:
+        """See :meth:`~sessiontree.repos.retention.TrashRepo.list_trash`."""
+        return [_trashed(r) for r in await self._engine.list_trash()]
+
+    async def restore(self, id: str) -> Session:
+        """See :meth:`~sessiontree.repos.retention.TrashRepo.restore`: the stored JSON of
+        every entry is written back as it was (one transaction), its times set, then the
+        trash row removed. A crash between the two leaves the session live *and* in the
+        trash, never in neither.
+
+        Raises:
+            SessionNotFoundError: not in the trash. SessionExistsError: a live session has
+                this id; nothing changed.
+        """
+        session_id = check_session_id(id)
+        found = await self._engine.trashed_bodies(session_id)
+        if found is None:
+            raise SessionNotFoundError(id, "no such session in the trash")
+        meta_text, created_us, modified_us, text = found
+        bodies = [line.encode("utf-8", "surrogatepass") for line in text.split("\n") if line]
+        entries = [parse_entry_json(b) for b in bodies]
+        meta = metadata_from_json(meta_text)
+        await self._engine.create_session(
+            session_id, meta, entries, bodies, created_us=int(created_us)
+        )
+        await self._engine.set_modified(session_id, int(modified_us))
+        await self._engine.purge_trash(session_id)
+        # what it held, even over a limit set since; its size is read by the next append
+        self._sizes.pop(session_id, None)
+        return session_of(self._storage(session_id, meta))
+
+    async def purge(self, id: str) -> None:
+        """See :meth:`~sessiontree.repos.retention.TrashRepo.purge`.
+
+        Raises:
+            SessionNotFoundError: not in the trash.
+        """
+        if not await self._engine.purge_trash(check_session_id(id)):
+            raise SessionNotFoundError(id, "no such session in the trash")
+
+    async def session_sizes(self) -> dict[str, int]:
+        """See :meth:`~sessiontree.repos.retention.TrashRepo.session_sizes`: one grouped
+        query over ``entries`` (the UTF-8 bytes of each body)."""
+        return await self._engine.session_sizes()
+
+    async def largest_entries(self, limit: int) -> builtins.list[EntrySize]:
+        """See :meth:`~sessiontree.repos.retention.TrashRepo.largest_entries`: one query
+        (a scan of ``entries``)."""
+        check_count(limit, "limit")
+        rows = await self._engine.largest_entries(limit)
+        return [EntrySize(r[0], r[1], r[2], int(r[3])) for r in rows]
 
     async def fork(self, id: str, target_id: str, position: ForkPosition = "at") -> Session:
         """See :meth:`SessionRepo.fork`: the session's metadata is read with the fork's rows
@@ -181,7 +288,13 @@ class SQLRepo:
         if not isinstance(target_id, str) or not target_id:
             # the errors of open() then Session.fork(), in that order
             return await (await self.open(session_id)).fork(target_id, position)
-        source = SQLStorage.for_fork(self._engine, session_id, parse_cache=self._parse_cache)
+        source = SQLStorage.for_fork(
+            self._engine,
+            session_id,
+            parse_cache=self._parse_cache,
+            max_session_bytes=self.max_session_bytes,
+            sizes=self._sizes,
+        )
         return await fork_session(source, target_id, position)
 
     async def search(self, query: str, limit: int = 20) -> builtins.list[SearchHit]:
@@ -195,3 +308,18 @@ class SQLRepo:
         """Close the connection (pool). Sessions opened from this repository stop working."""
         self._parse_cache.clear()
         await self._engine.close()
+
+
+def _trashed(row: Sequence[Any]) -> TrashedSession:
+    """A :class:`TrashedSession` from a trash row (:data:`~sessiontree.backends.sql.plan.LIST_TRASH_SQL`)."""
+    session_id, trashed_us, meta, created_us, modified_us, name, entry_count, size = row
+    return TrashedSession(
+        id=session_id,
+        name=name,
+        trashed_at=datetime_from_us(int(trashed_us)),
+        created_at=datetime_from_us(int(created_us)),
+        modified_at=datetime_from_us(int(modified_us)),
+        entry_count=int(entry_count),
+        size_bytes=int(size),
+        metadata=metadata_from_json(meta),
+    )

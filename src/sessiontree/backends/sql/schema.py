@@ -24,6 +24,10 @@ differ)::
     drafts          session_id PRIMARY KEY, body (the draft JSON), updated_ms  -- the reply
                     streaming in the session, overwritten as it arrives (version 9,
                     :mod:`sessiontree.drafts`); deleted with the session
+    trash           session_id (PRIMARY KEY), trashed_us, metadata, created_us, modified_us,
+                    name, entry_count, size_bytes, bodies  -- sessions moved to the trash
+                    (version 10): ``bodies`` holds the entries' stored JSON, one per line, in
+                    append order, so a restore writes back exactly what was stored
 
 Indexes: ``sessions(modified_us DESC, id DESC)`` for listing; ``entries(session_id, id)`` (the
 unique constraint) for the recursive branch query and the validation lookup;
@@ -298,6 +302,20 @@ _V9_POSTGRES = (
     )""",
 )
 
+# the trash: a session moved here leaves sessions/entries/session_meta (and the search
+# index) in the same transaction, and comes back whole through create_session
+_V10_TRASH = """CREATE TABLE IF NOT EXISTS trash (
+        session_id TEXT PRIMARY KEY,
+        trashed_us {int} NOT NULL,
+        metadata TEXT NOT NULL,
+        created_us {int} NOT NULL,
+        modified_us {int} NOT NULL,
+        name TEXT,
+        entry_count {int} NOT NULL,
+        size_bytes {int} NOT NULL,
+        bodies TEXT NOT NULL
+    )"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("sessions, entries, indexes, full-text search", _V1_SQLITE, _V1_POSTGRES),
     # PostgreSQL keeps writing its tsvector in the entry's own INSERT: nothing to change there
@@ -319,6 +337,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         "sync_positions: the newest sync position of each session", _SYNC_POSITIONS, _SYNC_POSITIONS
     ),
     Migration("drafts: the reply streaming in a session", _V9_SQLITE, _V9_POSTGRES),
+    Migration(
+        "trash: sessions moved aside by prune, restorable whole",
+        (_V10_TRASH.format(int="INTEGER"),),
+        (_V10_TRASH.format(int="BIGINT"),),
+    ),
 )
 """Ordered schema steps; ``MIGRATIONS[i]`` brings a database from version ``i`` to ``i + 1``."""
 

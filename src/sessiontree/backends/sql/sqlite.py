@@ -18,17 +18,24 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import orjson
 
 from sessiontree.backends.sql.fork import ChainRow, ForkPlan, chain_in_window, copy_runs
 from sessiontree.backends.sql.plan import (
+    INSERT_TRASH_SQL,
     LIST_COLUMNS,
+    LIST_TRASH_SQL,
+    TRASH_SOURCE_SQL,
+    TRASHED_BODIES_SQL,
     entries_page_sql,
     hit_from_row,
     info_from_row,
     meta_rows,
     now_us,
+    trash_taken,
+    trash_values,
     where_clause,
 )
 from sessiontree.backends.sql.sqlite_append import SQLiteAppends
@@ -265,32 +272,36 @@ class SQLiteEngine:
         rows = self.connection.query("SELECT leaf_id FROM sessions WHERE id = ?", (session_id,))
         return (True, rows[0][0]) if rows else (False, None)
 
+    def _delete_rows(self, conn: sqlite3.Connection, session_id: str) -> bool:
+        """Delete a session's rows and search index (inside the caller's transaction)."""
+        conn.execute(
+            "DELETE FROM entries_fts WHERE rowid IN"
+            " (SELECT rowid FROM entries WHERE session_id = ?)",
+            (session_id,),
+        )
+        conn.execute("DELETE FROM entries WHERE session_id = ?", (session_id,))
+        conn.execute("DELETE FROM session_meta WHERE session_id = ?", (session_id,))
+        conn.execute("DELETE FROM sync_positions WHERE session_id = ?", (session_id,))
+        conn.execute("DELETE FROM drafts WHERE session_id = ?", (session_id,))
+        # SQLite gives the next row max(rowid) + 1: if the newest rows just went, new
+        # rows would reuse rowids under the watermark and never be indexed
+        conn.execute(
+            "UPDATE search_index_state SET indexed_upto = min(indexed_upto,"
+            " (SELECT coalesce(max(rowid), 0) FROM entries))"
+        )
+        self._appends.forget(session_id)
+        return bool(conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount)
+
     @on_connection_thread
     async def delete_session(self, session_id: str) -> bool:
         """See :class:`SQLEngine`."""
         conn = self.connection.db()
         try:
             with self.connection.writing(conn):
-                conn.execute(
-                    "DELETE FROM entries_fts WHERE rowid IN"
-                    " (SELECT rowid FROM entries WHERE session_id = ?)",
-                    (session_id,),
-                )
-                conn.execute("DELETE FROM entries WHERE session_id = ?", (session_id,))
-                conn.execute("DELETE FROM session_meta WHERE session_id = ?", (session_id,))
-                conn.execute("DELETE FROM sync_positions WHERE session_id = ?", (session_id,))
-                conn.execute("DELETE FROM drafts WHERE session_id = ?", (session_id,))
-                # SQLite gives the next row max(rowid) + 1: if the newest rows just went, new
-                # rows would reuse rowids under the watermark and never be indexed
-                conn.execute(
-                    "UPDATE search_index_state SET indexed_upto = min(indexed_upto,"
-                    " (SELECT coalesce(max(rowid), 0) FROM entries))"
-                )
-                self._appends.forget(session_id)
-                found = conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount
+                found = self._delete_rows(conn, session_id)
         except sqlite3.Error as exc:
             raise self.connection.error(exc) from exc
-        return bool(found)
+        return found
 
     @on_connection_thread
     async def sync_positions(self) -> list[tuple[str, str]]:
@@ -323,6 +334,86 @@ class SQLiteEngine:
         except sqlite3.Error as exc:
             raise self.connection.error(exc) from exc
         return bool(found)
+
+    # ------------------------------------------------------------------ trash and sizes
+
+    @on_connection_thread
+    async def trash_session(self, session_id: str, trashed_us: int) -> tuple[Any, ...] | None:
+        """See :class:`SQLEngine`: the trash row written and the session's rows deleted in
+        one transaction."""
+        conn = self.connection.db()
+        try:
+            with self.connection.writing(conn):
+                row = conn.execute(TRASH_SOURCE_SQL.format(p="?"), (session_id,)).fetchone()
+                if row is None:
+                    return None
+                if conn.execute(
+                    "SELECT 1 FROM trash WHERE session_id = ?", (session_id,)
+                ).fetchone():
+                    raise trash_taken(session_id)
+                bodies = [
+                    b if isinstance(b, str) else bytes(b).decode()
+                    for (b,) in conn.execute(
+                        "SELECT body FROM entries WHERE session_id = ? ORDER BY seq",
+                        (session_id,),
+                    )
+                ]
+                values = trash_values(session_id, trashed_us, row, bodies)
+                conn.execute(INSERT_TRASH_SQL.format(p="?"), values)
+                self._delete_rows(conn, session_id)
+        except sqlite3.Error as exc:
+            raise self.connection.error(exc) from exc
+        return values[:8]
+
+    @on_connection_thread
+    async def list_trash(self) -> list[tuple[Any, ...]]:
+        """See :class:`SQLEngine`."""
+        return self.connection.query(LIST_TRASH_SQL)
+
+    @on_connection_thread
+    async def trashed_bodies(self, session_id: str) -> tuple[Any, ...] | None:
+        """See :class:`SQLEngine`."""
+        rows = self.connection.query(TRASHED_BODIES_SQL.format(p="?"), (session_id,))
+        return tuple(rows[0]) if rows else None
+
+    @on_connection_thread
+    async def purge_trash(self, session_id: str) -> bool:
+        """See :class:`SQLEngine`."""
+        conn = self.connection.db()
+        try:
+            with self.connection.writing(conn):
+                found = conn.execute(
+                    "DELETE FROM trash WHERE session_id = ?", (session_id,)
+                ).rowcount
+        except sqlite3.Error as exc:
+            raise self.connection.error(exc) from exc
+        return bool(found)
+
+    @on_connection_thread
+    async def session_sizes(self) -> dict[str, int]:
+        """See :class:`SQLEngine` (``length(CAST(body AS BLOB))``: UTF-8 bytes)."""
+        rows = self.connection.query(
+            "SELECT session_id, sum(length(CAST(body AS BLOB))) FROM entries GROUP BY session_id"
+        )
+        return {r[0]: int(r[1] or 0) for r in rows}
+
+    @on_connection_thread
+    async def session_size(self, session_id: str) -> int:
+        """See :class:`SQLEngine` (as :meth:`session_sizes`, one session by index)."""
+        rows = self.connection.query(
+            "SELECT sum(length(CAST(body AS BLOB))) FROM entries WHERE session_id = ?",
+            (session_id,),
+        )
+        return int(rows[0][0] or 0)
+
+    @on_connection_thread
+    async def largest_entries(self, limit: int) -> list[tuple[Any, ...]]:
+        """See :class:`SQLEngine`."""
+        return self.connection.query(
+            "SELECT session_id, id, type, length(CAST(body AS BLOB)) AS n FROM entries"
+            " ORDER BY n DESC LIMIT ?",
+            (limit,),
+        )
 
     @on_connection_thread
     async def list_sessions(

@@ -52,6 +52,7 @@ from sessiontree.fold import LogFold
 from sessiontree.ids import check_session_id, new_id, now_ms
 from sessiontree.metadata import SessionMetadata, session_time
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_plan
+from sessiontree.storage.growth import check_max_session_bytes, refuse_growth, warn_growth
 from sessiontree.stored import Prepared, PreparedEntry, prepare_entry
 from sessiontree.tree import ForkPosition
 
@@ -105,6 +106,14 @@ class SQLStorage:
 
     Made by :class:`~sessiontree.backends.sql.repo.SQLRepo` (sharing its connections), or on its own
     with :meth:`open` / :meth:`create` (owning them; :meth:`close` releases them).
+
+    ``max_session_bytes``: refuse an append that would take the session's stored JSON over
+    this many bytes and warn at 80% (:mod:`sessiontree.storage.growth`); ``None``: no limit.
+    The size is read from the store (one query) by the first append under a limit and then
+    counted on by every append made through ``sizes``, the dict of known sizes by session id
+    that the storages of one repository share; appends by other processes to the same session
+    are counted when this process reads the size again (a session opened by another
+    repository object). A fork keeps the limit.
     """
 
     def __init__(
@@ -115,7 +124,12 @@ class SQLStorage:
         *,
         owns_engine: bool = False,
         parse_cache: ParseCache | None = None,
+        max_session_bytes: int | None = None,
+        sizes: dict[str, int] | None = None,
     ) -> None:
+        self.max_session_bytes = check_max_session_bytes(max_session_bytes)
+        self._sizes: dict[str, int] = {} if sizes is None else sizes
+        """Stored bytes by session id, as far as this process counted them (see above)."""
         self._engine = engine
         self._id = session_id
         self._metadata = metadata
@@ -155,13 +169,27 @@ class SQLStorage:
 
     @classmethod
     def for_fork(
-        cls, engine: SQLEngine, session_id: str, *, parse_cache: ParseCache | None = None
+        cls,
+        engine: SQLEngine,
+        session_id: str,
+        *,
+        parse_cache: ParseCache | None = None,
+        max_session_bytes: int | None = None,
+        sizes: dict[str, int] | None = None,
     ) -> SQLStorage:
         """Session ``session_id`` not opened yet, to fork it: :meth:`fork` reads its metadata
         with the fork's rows (one round trip fewer than opening first) and raises
         :class:`SessionNotFoundError` when there is no such session. For nothing but one
-        :meth:`fork`: until then its :attr:`metadata` is empty."""
-        storage = cls(engine, session_id, SessionMetadata(), parse_cache=parse_cache)
+        :meth:`fork`: until then its :attr:`metadata` is empty. The fork gets
+        ``max_session_bytes`` and ``sizes`` (see the class)."""
+        storage = cls(
+            engine,
+            session_id,
+            SessionMetadata(),
+            parse_cache=parse_cache,
+            max_session_bytes=max_session_bytes,
+            sizes=sizes,
+        )
         storage._metadata_unread = True
         return storage
 
@@ -433,12 +461,37 @@ class SQLStorage:
         """See :meth:`SessionStorage.append_entry`: one transaction for entry, leaf and counters."""
         prepared = self._placed(prepare_entry(entry), at_leaf, self._leaf_guess())
         body = prepared.body()
+        before = await self._size_before(len(body))
         (stored,) = await self._engine.append(
             self._id, [prepared.entry], at_leaf=at_leaf, bodies=[body]
         )
+        self._grown(before, len(body))
         self._remember(stored, len(body))
         self._learn_leaf(stored, at_leaf)
         return stored
+
+    async def _size_before(self, adding: int) -> int:
+        """The session's size before an append of ``adding`` bytes that the limit allows
+        (0 without a limit: nothing is read).
+
+        Raises:
+            SessionTooLargeError: the append would take the session over the limit.
+        """
+        if self.max_session_bytes is None:
+            return 0
+        size = self._sizes.get(self._id)
+        if size is None:
+            size = self._sizes[self._id] = await self._engine.session_size(self._id)
+        refuse_growth(self._id, size, adding, self.max_session_bytes)
+        return size
+
+    def _grown(self, before: int, added: int) -> None:
+        """Count ``added`` bytes just appended to a session of ``before`` bytes (added to
+        the shared count as it is now: another task may have appended meanwhile)."""
+        if self.max_session_bytes is not None:
+            after = self._sizes.get(self._id, before) + added
+            self._sizes[self._id] = after
+            warn_growth(self._id, after - added, after, self.max_session_bytes)
 
     def _leaf_guess(self) -> str | object | None:
         """The leaf after this storage's last ``at_leaf`` append, or ``_NOT_KNOWN``."""
@@ -470,12 +523,13 @@ class SQLStorage:
         stored = [prepare_entry(e).serialised() for e in entries]
         self._leaf_fold = None
         if stored:
+            bodies = [p.body() for p in stored]
+            added = sum(map(len, bodies))
+            before = await self._size_before(added)
             await self._engine.append(
-                self._id,
-                [p.entry for p in stored],
-                at_leaf=False,
-                bodies=[p.body() for p in stored],
+                self._id, [p.entry for p in stored], at_leaf=False, bodies=bodies
             )
+            self._grown(before, added)
 
     async def set_leaf_id(self, target_id: str | None) -> Entry:
         """See :meth:`SessionStorage.set_leaf_id`."""
@@ -493,9 +547,11 @@ class SQLStorage:
         transaction."""
         prepared = self._placed(prepare_entry(entry), at_leaf, expected_leaf)
         body = prepared.body()
+        before = await self._size_before(len(body))
         stored = await self._engine.append_if_leaf(
             self._id, prepared.entry, body, expected_leaf, at_leaf=at_leaf
         )
+        self._grown(before, len(body))
         self._remember(stored, len(body))
         self._learn_leaf(stored, at_leaf)
         return stored
@@ -529,7 +585,14 @@ class SQLStorage:
             plan = plan_from_entries(self._id, entries, lambda e: self._cached(e.id) is e)
         new = new_id()
         await self._engine.fork_session(self._id, new, meta, plan)
-        return SQLStorage(self._engine, new, meta, parse_cache=self._parse_cache)
+        return SQLStorage(
+            self._engine,
+            new,
+            meta,
+            parse_cache=self._parse_cache,
+            max_session_bytes=self.max_session_bytes,
+            sizes=self._sizes,
+        )
 
     async def _fork_plan(self, target_id: str, position: ForkPosition) -> ForkPlan | None:
         """:func:`~sessiontree.backends.sql.fork.plan_fork` over this session's rows; ``None``
@@ -591,6 +654,7 @@ class SQLStorage:
     async def delete(self) -> None:
         """See :meth:`SessionStorage.delete`: entries, draft, search index and session row, in one transaction."""
         await self._engine.delete_session(self._id)
+        self._sizes.pop(self._id, None)
         self._forget_all()
 
     async def close(self) -> None:
