@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from backends import SELECTED, throwaway_pg_database
-from sessiontree import InvalidArgumentError, MessageEntry, SessionRepo, StorageError, open_repo
-from sessiontree.errors import SessionSizeWarning, SessionTooLargeError
+from sessiontree import MessageEntry, SessionRepo, StorageError, open_repo
+from sessiontree.errors import InvalidArgumentError, SessionSizeWarning, SessionTooLargeError
 from sessiontree.repos import as_trash_repo
 from sessiontree.testing.builders import user
 
