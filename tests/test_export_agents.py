@@ -320,6 +320,58 @@ async def test_a_session_handed_to_pi_continues_from_its_leaf(tmp_path: Path) ->
     assert len(await back.get_tree()) == 1
 
 
+async def test_a_retained_tail_compaction_reaches_pi_as_messages(tmp_path: Path) -> None:
+    # found handing the collection's planetfall_b3 (a Codex `compacted` record) to the real
+    # pi: pi knows no `retainedTail`, so it sent only the (empty) summary and lost the 14
+    # user messages Codex had kept; the kept messages are now written after the compaction
+    async with open_repo("memory://") as repo:
+        session = await repo.create()
+        await session.append_message({"role": "user", "content": "old question"})
+        await session.append_compaction(
+            "",
+            1000,
+            retained_tail=[
+                {"role": "user", "content": "kept question", "timestamp": 1},
+                {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": "kept answer"}],
+                    "timestamp": 2,
+                },
+            ],
+        )
+        await session.append_message({"role": "user", "content": "after the compaction"})
+        before = await session.build_context()
+        done = await handoff(session, "pi", cwd="/p", env={"HOME": str(tmp_path)})
+    on_path = pi_path_of(done.path)
+    assert [e["type"] for e in on_path] == [
+        "message",
+        "compaction",
+        "message",
+        "message",
+        "message",
+    ]
+    assert on_path[1].get("retainedTail") is None
+    # pi's context: the summary, then the messages after it, the kept ones first
+    texts = [
+        c["text"] if isinstance(c, dict) else c
+        for e in on_path[2:]
+        for c in (
+            e["message"]["content"]
+            if isinstance(e["message"]["content"], list)
+            else [e["message"]["content"]]
+        )
+    ]
+    assert texts == ["kept question", "kept answer", "after the compaction"]
+    assert done.not_carried == {
+        "compactions keeping messages (written as messages after the compaction)": 1,
+        "replies without usage (written with zero counts)": 1,
+    }
+    back, _ = await import_session(done.path, MemoryRepo())
+    assert canonical((await back.build_context()).messages, "pi") == canonical(
+        before.messages, "pi"
+    )
+
+
 async def test_a_pi_handoff_ending_on_its_leaf_adds_nothing(tmp_path: Path) -> None:
     async with open_repo("memory://") as repo:
         session, ids = await branched_session(repo)

@@ -37,7 +37,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from sessiontree.entries import Entry, LabelEntry, MessageEntry
+from sessiontree.entries import CompactionEntry, Entry, LabelEntry, MessageEntry
 from sessiontree.errors import InvalidArgumentError, StorageError
 from sessiontree.ids import now_iso
 from sessiontree.interop import convert
@@ -138,6 +138,7 @@ async def _pi_entries(session: Session) -> tuple[list[Entry], dict[str, int]]:
     entries = list(await session.get_entries())
     leaf = await session.get_leaf_id()
     changed: dict[str, int] = {}
+    entries = _tails_as_messages(entries, changed)
     for n, entry in enumerate(entries):
         if (
             isinstance(entry, MessageEntry)
@@ -158,6 +159,37 @@ async def _pi_entries(session: Session) -> tuple[list[Entry], dict[str, int]]:
         label = await session.get_label(leaf)
         entries.append(LabelEntry(parent_id=leaf, target_id=leaf, label=label))
     return entries, changed
+
+
+def _tails_as_messages(entries: list[Entry], changed: dict[str, int]) -> list[Entry]:
+    """``entries`` with each retained-tail compaction written as pi reads one: pi keeps the
+    messages from ``firstKeptEntryId`` and knows no ``retainedTail``, so the kept messages
+    follow the compaction as message entries (ids derived from the compaction's) and what
+    hung under the compaction hangs under the last of them. The context is the same for pi
+    and for an import of the file: the summary, the kept messages, then what follows."""
+    out: list[Entry] = []
+    moved: dict[str, str] = {}  # compaction id -> the id of its last kept message
+    for entry in entries:
+        if entry.parent_id in moved:
+            entry = entry.model_copy(update={"parent_id": moved[entry.parent_id]})
+        if not isinstance(entry, CompactionEntry) or not entry.retained_tail:
+            out.append(entry)
+            continue
+        out.append(entry.model_copy(update={"retained_tail": None, "first_kept_entry_id": None}))
+        parent = entry.id
+        for n, message in enumerate(entry.retained_tail):
+            kept = MessageEntry(
+                id=str(uuid.uuid5(uuid.NAMESPACE_URL, f"sessiontree:{entry.id}:kept:{n}")),
+                parent_id=parent,
+                timestamp=entry.timestamp,
+                message=message,
+            )
+            out.append(kept)
+            parent = kept.id
+        moved[entry.id] = parent
+        key = "compactions keeping messages (written as messages after the compaction)"
+        changed[key] = changed.get(key, 0) + 1
+    return out
 
 
 async def _record_ids(
