@@ -43,6 +43,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from sessiontree.context import EntryProjector, SessionContext, Transform, default_transform
+from sessiontree.drafts import Draft, ToolRun
 from sessiontree.entries import CompactionDetails, Entry, ThinkingLevel
 from sessiontree.messages import AgentMessage, ContentBlock, Usage
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata, SessionStats
@@ -306,9 +307,31 @@ class SyncSession(_SyncProxy):
         """:meth:`Session.append_entry_if <sessiontree.session.Session.append_entry_if>`, without ``await``."""
         return self._run(self.aio.append_entry_if(entry, expected_leaf))
 
-    def append_message(self, message: AgentMessage | Mapping[str, Any]) -> str:
+    def append_message(
+        self, message: AgentMessage | Mapping[str, Any], *, entry_id: str | None = None
+    ) -> str:
         """:meth:`Session.append_message <sessiontree.session.Session.append_message>`, without ``await``."""
-        return self._run(self.aio.append_message(message))
+        return self._run(self.aio.append_message(message, entry_id=entry_id))
+
+    def get_draft(self) -> Draft | None:
+        """:meth:`Session.get_draft <sessiontree.session.Session.get_draft>`, without ``await``."""
+        return self._run(self.aio.get_draft())
+
+    def put_draft(self, draft: Draft | None) -> bool:
+        """:meth:`Session.put_draft <sessiontree.session.Session.put_draft>`, without ``await``."""
+        return self._run(self.aio.put_draft(draft))
+
+    def settle_draft(self) -> str | None:
+        """:meth:`Session.settle_draft <sessiontree.session.Session.settle_draft>`, without ``await``."""
+        return self._run(self.aio.settle_draft())
+
+    def get_tool_run(self) -> ToolRun | None:
+        """:meth:`Session.get_tool_run <sessiontree.session.Session.get_tool_run>`, without ``await``."""
+        return self._run(self.aio.get_tool_run())
+
+    def put_tool_run(self, run: ToolRun | None) -> bool:
+        """:meth:`Session.put_tool_run <sessiontree.session.Session.put_tool_run>`, without ``await``."""
+        return self._run(self.aio.put_tool_run(run))
 
     def append_model_change(self, provider: str, model_id: str) -> str:
         """:meth:`Session.append_model_change <sessiontree.session.Session.append_model_change>`, without ``await``."""
