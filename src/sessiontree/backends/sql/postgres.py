@@ -100,6 +100,17 @@ async def _insert_session(conn: Any, session_id: str, metadata: SessionMetadata,
             )
 
 
+_SESSION_TABLES = ("entries", "sync_positions", "drafts")
+"""The tables holding rows of a session besides ``sessions`` (``session_meta`` goes with
+the session row)."""
+
+
+async def _delete_session_rows(conn: Any, session_id: str) -> None:
+    """Delete a session's rows from :data:`_SESSION_TABLES`, in the caller's transaction."""
+    for table in _SESSION_TABLES:
+        await conn.execute(f"DELETE FROM {table} WHERE session_id = %s", (session_id,))
+
+
 class PostgresEngine:
     """The :class:`~sessiontree.backends.sql.plan.SQLEngine` over one PostgreSQL database.
 
@@ -266,11 +277,7 @@ class PostgresEngine:
                 cur = await conn.execute("DELETE FROM sessions WHERE id = %s", (session_id,))
                 found = int(cur.rowcount)
                 if found:
-                    await conn.execute("DELETE FROM entries WHERE session_id = %s", (session_id,))
-                    await conn.execute(
-                        "DELETE FROM sync_positions WHERE session_id = %s", (session_id,)
-                    )
-                    await conn.execute("DELETE FROM drafts WHERE session_id = %s", (session_id,))
+                    await _delete_session_rows(conn, session_id)
         except self.connection.psycopg.Error as exc:
             raise self.connection.error(exc, session_id) from exc
         return found > 0
@@ -333,11 +340,7 @@ class PostgresEngine:
                 values = trash_values(session_id, trashed_us, row, bodies)
                 await conn.execute(INSERT_TRASH_SQL.format(p="%s"), values)
                 await conn.execute("DELETE FROM sessions WHERE id = %s", (session_id,))
-                await conn.execute("DELETE FROM entries WHERE session_id = %s", (session_id,))
-                await conn.execute(
-                    "DELETE FROM sync_positions WHERE session_id = %s", (session_id,)
-                )
-                await conn.execute("DELETE FROM drafts WHERE session_id = %s", (session_id,))
+                await _delete_session_rows(conn, session_id)
         except self.connection.psycopg.Error as exc:
             raise self.connection.error(exc, session_id) from exc
         return values[:8]
