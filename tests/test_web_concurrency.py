@@ -2,14 +2,20 @@
 
 The context of a 100,000-entry session, every message shown, takes seconds to build and
 render; a one-entry page asked for meanwhile must not wait for it. Real server (uvicorn on a
-loopback socket), real HTTP clients in two threads.
+loopback socket: in a thread for a memory store, else the ``sessiontree serve`` process), real
+HTTP clients in two threads.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import subprocess
+import sys
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -171,11 +177,33 @@ def _small_while_heavy(base: str, heavy: str, small: str) -> tuple[float, list[f
     return took["heavy"], smalls
 
 
+@contextlib.contextmanager
+def _serve_process(url: str) -> Iterator[str]:
+    """``sessiontree serve --store URL --port 0`` as its own process: its base URL. A process
+    of its own, as users run it: the test's clients and the heap of the whole test session
+    (whose full garbage collections stop every thread of a process) are not the server's."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    command = [sys.executable, "-m", "sessiontree", "serve", "--store", url, "--port", "0"]
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+    ) as server:
+        try:
+            assert server.stdout is not None
+            line = server.stdout.readline()
+            assert " on http://" in line, line
+            yield line.split(" on ", 1)[1].split()[0].rstrip("/")
+        finally:
+            server.terminate()
+            try:
+                server.wait(20)
+            except subprocess.TimeoutExpired:
+                server.kill()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", list(HEAVY_PAGES))
 def test_a_heavy_page_does_not_hold_up_a_small_one(filled_store: str, kind: str) -> None:
-    repo = open_repo(filled_store)
-    with serve_in_thread(create_app(repo)) as base:  # a fresh server: nothing read yet
+    with _serve_process(filled_store) as base:  # a fresh server: nothing read yet
         httpx.get(f"{base}/s/s0002/entry/s2u0", timeout=60).raise_for_status()  # readers up
         heavy, smalls = _small_while_heavy(base, HEAVY_PAGES[kind], "/s/s0001/entry/s1u1")
     # the heavy page is genuinely heavy, and small pages were served while it was built (a
