@@ -248,10 +248,7 @@ class Session:
             SessionNotFoundError: the session was deleted.
             StorageError: it cannot be written.
         """
-        if not isinstance(self.storage, DraftSlot):
-            return False
-        await self.storage.put_draft(None if run is None else run.to_json())
-        return True
+        return await self._write_slot(run)
 
     async def put_draft(self, draft: Draft | None) -> bool:
         """Replace the draft reply (``None`` clears it); ``False`` when the storage has no
@@ -261,9 +258,12 @@ class Session:
             SessionNotFoundError: the session was deleted.
             StorageError: it cannot be written.
         """
+        return await self._write_slot(draft)
+
+    async def _write_slot(self, held: Draft | ToolRun | None) -> bool:
         if not isinstance(self.storage, DraftSlot):
             return False
-        await self.storage.put_draft(None if draft is None else draft.to_json())
+        await self.storage.put_draft(None if held is None else held.to_json())
         return True
 
     async def settle_draft(self) -> str | None:
