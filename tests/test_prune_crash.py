@@ -99,7 +99,7 @@ async def _restore_all(url: str) -> dict[str, list[object]]:
     repo = open_repo(url)
     trash = as_trash_repo(repo)
     try:
-        out = {}
+        out: dict[str, list[object]] = {}
         for t in await trash.list_trash():
             session = await trash.restore(t.id)
             out[t.id] = list(await session.get_entries())
