@@ -4,7 +4,13 @@ request checks per provider, scripted tools."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -120,3 +126,29 @@ def text_of(block: ContentBlock | str) -> str:
     """The text of a text block; fails the test if ``block`` is anything else."""
     assert isinstance(block, TextContent), block
     return block.text
+
+
+def kill_once_flagged(script: str, args: list[str], flag: Path) -> None:
+    """Run ``python -c script *args`` and SIGKILL it as soon as ``flag`` exists (the script
+    creates it at the moment to be killed in, e.g. when its tool starts).
+
+    Raises:
+        AssertionError: the child ended first (its stderr in the message) or did not get
+            there within 60 s.
+    """
+    child = subprocess.Popen([sys.executable, "-c", script, *args], stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not flag.exists():
+            assert child.poll() is None, child.stderr.read() if child.stderr else ""
+            assert time.monotonic() < deadline, "the child never got there"
+            time.sleep(0.005)
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+        assert child.returncode == -signal.SIGKILL
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        if child.stderr:
+            child.stderr.close()

@@ -8,17 +8,20 @@ Runs on the backends that outlive a process (JSONL, SQLite, PostgreSQL) and both
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import subprocess
-import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
-from _agent_support import APIS, as_assistant, check_all, close_models, harness, make_model
+from _agent_support import (
+    APIS,
+    as_assistant,
+    check_all,
+    close_models,
+    harness,
+    kill_once_flagged,
+    make_model,
+)
 from backends import BACKENDS
 from llm_servers import FakeLLMServer, Say
 from sessiontree.drafts import TOOL_INTERRUPTED
@@ -60,26 +63,6 @@ CHILD = textwrap.dedent(
 )
 
 
-def kill_when_the_tool_runs(args: list[str], marker: Path) -> None:
-    """Start the child agent, wait until its tool runs, then SIGKILL it."""
-    child = subprocess.Popen([sys.executable, "-c", CHILD, *args], stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 60
-        while not marker.exists():
-            assert child.poll() is None, child.stderr.read() if child.stderr else ""
-            assert time.monotonic() < deadline, "the tool never started"
-            time.sleep(0.02)
-        os.kill(child.pid, signal.SIGKILL)
-        child.wait()
-        assert child.returncode == -signal.SIGKILL
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-        if child.stderr:
-            child.stderr.close()
-
-
 @pytest.mark.parametrize("api", APIS)
 @pytest.mark.parametrize("backend", ["jsonl", "sqlite", "postgres"])
 async def test_a_run_killed_between_tool_call_and_result_resumes_with_a_valid_request(
@@ -95,7 +78,7 @@ async def test_a_run_killed_between_tool_call_and_result_resumes_with_a_valid_re
             model = "openai/fake-model" if api == "openai" else "anthropic/fake-claude"
             base = f"{server.url}/v1" if api == "openai" else server.url
             args = [repo.url, session.id, model, base, str(marker)]
-            await asyncio.to_thread(kill_when_the_tool_runs, args, marker)
+            await asyncio.to_thread(kill_once_flagged, CHILD, args, marker)
 
             reopened = await repo.open(session.id)
             stored = [e.message for e in await reopened.get_branch() if isinstance(e, MessageEntry)]

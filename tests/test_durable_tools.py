@@ -11,18 +11,20 @@ is killed while the first runs.
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import subprocess
-import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from _agent_support import as_tool_result, check_all, close_models, harness, make_model
+from _agent_support import (
+    as_tool_result,
+    check_all,
+    close_models,
+    harness,
+    kill_once_flagged,
+    make_model,
+)
 from backends import BACKENDS
 from llm_servers import FakeLLMServer, Say
 from sessiontree.drafts import TOOL_INTERRUPTED, TOOL_NOT_STARTED, ToolRun
@@ -69,26 +71,6 @@ CHILD = textwrap.dedent(
 CALLS = (("call_1", "fetch", {"n": 1}), ("call_2", "fetch", {"n": 2}))
 
 
-def _run_and_kill(args: list[str], flag: Path) -> None:
-    """Start the child agent and SIGKILL it once its first tool call is running."""
-    child = subprocess.Popen([sys.executable, "-c", CHILD, *args], stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 60
-        while not flag.exists():
-            assert child.poll() is None, child.stderr.read() if child.stderr else ""
-            assert time.monotonic() < deadline, "the tool never started"
-            time.sleep(0.005)
-        os.kill(child.pid, signal.SIGKILL)
-        child.wait()
-        assert child.returncode == -signal.SIGKILL
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-        if child.stderr:
-            child.stderr.close()
-
-
 @pytest.mark.parametrize("replay", ["never", "safe"])
 @pytest.mark.parametrize("backend", ["jsonl", "sqlite", "postgres"])
 async def test_a_run_killed_while_a_tool_runs_answers_its_calls_on_the_next_prompt(
@@ -102,7 +84,7 @@ async def test_a_run_killed_while_a_tool_runs_answers_its_calls_on_the_next_prom
             model = "openai/fake-model" if api == "openai" else "anthropic/fake-claude"
             base = f"{server.url}/v1" if api == "openai" else server.url
             args = [repo.url, session.id, model, base, replay, str(flag)]
-            await asyncio.to_thread(_run_and_kill, args, flag)
+            await asyncio.to_thread(kill_once_flagged, CHILD, args, flag)
             assert flag.read_text() == "1"
 
             # the dead run left the record: the first call started, the second did not
