@@ -49,8 +49,10 @@ Claude Code (a side record without a time takes a later record's; parallel tool 
 put in call order), Gemini CLI (a later line with a record's id replaces the record, e.g. when
 its tool calls finish), Codex (a reply's usage is read from the ``token_count`` event after
 it), Copilot CLI (parallel tool results are put in call order), Aider (a reply can hold
-``#### `` lines like a user's, so a cut of the test may split a reply). An append-only store keeps the record as first read;
-:func:`test_a_grown_file_of_a_rewriting_agent_stores_nothing_twice` checks what holds."""
+``#### `` lines like a user's, so a cut of the test may split a reply). An append-only store
+keeps the record as first read; :func:`test_a_grown_file_of_a_rewriting_agent_stores_nothing_twice`
+checks what holds. A sync holds such a file's open turn back until it is finished, which is
+exact (test_sync_exact.py)."""
 
 
 def record_ends(data: bytes, path: Path) -> list[int]:
