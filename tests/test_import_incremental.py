@@ -14,53 +14,31 @@ import asyncio
 import json
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from _growing_files import (
+    EXTRA,
+    assert_equals_a_fresh_import,
+    growable_files,
+    snapshot,
+    work_copy,
+)
 from backends import BACKENDS
 from session_files import SHARED, VENDORED
-from sessiontree import Session, SessionRepo
+from sessiontree import SessionRepo
 from sessiontree.errors import AlreadyImportedError
 from sessiontree.interop import import_session
 from sessiontree.interop.detect import detect_format_bytes
 from sessiontree.repos import MemoryRepo
 
-GROWABLE = (".jsonl", ".md")
-"""Files an agent appends to (JSONL records, Aider's Markdown history)."""
-
-EXTRA = SHARED.parent / "sessions-extra"
-
-
-def _growable(base: Path) -> list[Path]:
-    if not base.is_dir():
-        return []
-    return sorted(
-        p
-        for p in base.rglob("*")
-        if p.is_file() and p.suffix in GROWABLE and p.name != "SOURCES.md" and _by_lines(p)
-    )
-
-
-def _by_lines(path: Path) -> bool:
-    """Whether the file is written a record at a time: Markdown, or JSONL whose first line
-    is a whole JSON value (some ``.jsonl`` files hold one pretty-printed document)."""
-    if path.suffix == ".md":
-        return True
-    first = path.read_bytes().lstrip().split(b"\n", 1)[0]
-    try:
-        json.loads(first)
-    except ValueError:
-        return False
-    return True
-
 
 def _all_files() -> list[Path]:
     return [
         p
-        for p in [*_growable(VENDORED), *_growable(SHARED), *_growable(EXTRA)]
+        for p in [*growable_files(VENDORED), *growable_files(SHARED), *growable_files(EXTRA)]
         if not INEXACT & set(p.parts)
     ]
 
@@ -71,8 +49,10 @@ Claude Code (a side record without a time takes a later record's; parallel tool 
 put in call order), Gemini CLI (a later line with a record's id replaces the record, e.g. when
 its tool calls finish), Codex (a reply's usage is read from the ``token_count`` event after
 it), Copilot CLI (parallel tool results are put in call order), Aider (a reply can hold
-``#### `` lines like a user's, so a cut of the test may split a reply). An append-only store keeps the record as first read;
-:func:`test_a_grown_file_of_a_rewriting_agent_stores_nothing_twice` checks what holds."""
+``#### `` lines like a user's, so a cut of the test may split a reply). An append-only store
+keeps the record as first read; :func:`test_a_grown_file_of_a_rewriting_agent_stores_nothing_twice`
+checks what holds. A sync holds such a file's open turn back until it is finished, which is
+exact (test_sync_exact.py)."""
 
 
 def record_ends(data: bytes, path: Path) -> list[int]:
@@ -141,19 +121,6 @@ def _is_prompt(line: bytes) -> bool:
     return isinstance(content, str)
 
 
-async def snapshot(session: Session) -> dict[str, Any]:
-    """What a fresh import and a grown one must agree on. ``leaf`` entries are left out: an
-    import of a prefix may have needed one to put its leaf where the prefix ended."""
-    entries = await session.get_entries()
-    return {
-        "entries": [e.to_wire() for e in entries if e.type != "leaf"],
-        "leaf": await session.get_leaf_id(),
-        "branch": [e.id for e in await session.get_branch()],
-        "compactions": [e.id for e in entries if e.type == "compaction"],
-        "context": [m.to_wire() for m in (await session.build_context()).messages],
-    }
-
-
 async def grow_and_compare(
     source: Path, cuts: list[int], grown_repo: SessionRepo, fresh_repo: SessionRepo, work: Path
 ) -> None:
@@ -161,9 +128,7 @@ async def grow_and_compare(
     whole; compare with one import of the whole file into ``fresh_repo``."""
     data = await asyncio.to_thread(source.read_bytes)
     fmt = detect_format_bytes(data, source)  # a short prefix may not show it yet
-    # a folder per file, named as the source: converters read names (Claude Code sub-agents)
-    path = work / source.parent.name / source.name
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = work_copy(source, work)
     first_id = None
     for cut in [*cuts, len(data)]:
         path.write_bytes(data[:cut])
@@ -176,10 +141,7 @@ async def grow_and_compare(
             assert first_id is None or (report.extended and session.id == first_id)
         first_id = session.id
         await session.close()
-    fresh, _ = await import_session(path, fresh_repo, lenient=True)
-    grown = await grown_repo.open(fresh.id)
-    assert await snapshot(grown) == await snapshot(fresh), f"{source} cut at {cuts}"
-    assert len(await grown_repo.list()) == 1
+    await assert_equals_a_fresh_import(grown_repo, path, fresh_repo, fmt, f"{source} cut at {cuts}")
 
 
 FILES = _all_files()

@@ -292,3 +292,29 @@ async def test_a_writer_dropped_without_close_is_dropped_from_the_index(tmp_path
     assert got[0].entry_count == 1
     snap = ListingIndex(tmp_path).read()
     assert snap is not None and not snap.writers.get(sid)
+
+
+def test_both_index_caches_are_read_by_one_reader(tmp_path: Path) -> None:
+    """``read_lines`` (the listing index and the sync-position cache): a missing file is
+    ``None``, a torn line is ``None`` in its place, blank lines are no lines."""
+    from sessiontree.backends.jsonl.index_files import read_lines
+
+    path = tmp_path / "cache.jsonl"
+    assert read_lines(path) is None
+    path.write_bytes(b'["s",1]\n\n{"torn": \n[2]\n')
+    assert read_lines(path) == [["s", 1], None, [2]]
+
+
+def test_a_cache_file_replaced_is_private_and_a_failed_replace_leaves_no_temporary(
+    tmp_path: Path,
+) -> None:
+    from sessiontree.storage.private_files import replace_private_file
+
+    path = tmp_path / "listing.jsonl"
+    replace_private_file(path, b"[1]\n")
+    assert path.read_bytes() == b"[1]\n" and path.stat().st_mode & 0o777 == 0o600
+    blocked = tmp_path / "dir"
+    (blocked / "inside").mkdir(parents=True)  # a non-empty directory: the rename fails
+    with pytest.raises(OSError):
+        replace_private_file(blocked, b"[2]\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dir", "listing.jsonl"]

@@ -24,47 +24,47 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from _growing_files import (
+    EXTRA,
+    assert_equals_a_fresh_import,
+    growable_files,
+    line_ends,
+    snapshot,
+    work_copy,
+)
 from backends import BACKENDS
 from session_files import SHARED, VENDORED
 from sessiontree import SessionRepo
+from sessiontree.entries import MessageEntry
 from sessiontree.interop import import_session
-from sessiontree.interop.detect import detect_format_bytes
+from sessiontree.interop.detect import Format, detect_format_bytes
 from sessiontree.interop.locations import Source
-from sessiontree.interop.settling import settled_size
+from sessiontree.interop.settling import settled
 from sessiontree.interop.syncing import sync_sources
 from sessiontree.repos import MemoryRepo
-from test_import_incremental import snapshot
 
-SETTLED_FORMATS = {"claude-code", "codex", "pi"}
-"""Formats whose open turn is held back (Claude Code, Codex) or whose records never change
-once written (pi): syncing them mid-write is exact."""
+SETTLED_FORMATS = {"claude-code", "codex", "pi", "gemini-cli", "copilot-cli", "aider"}
+"""Formats whose open turn is held back (Claude Code, Codex, Gemini CLI, Copilot CLI, Aider)
+or whose records never change once written (pi): syncing them mid-write is exact."""
 
 QUIET_S = 3600.0
 """The quiet period the syncs use: every cut, written just now, is fresh."""
 
-
-def _files(base: Path) -> list[Path]:
-    if not base.is_dir():
-        return []
-    return sorted(
-        p
-        for p in base.rglob("*.jsonl")
-        if p.is_file() and p.parent.name in SETTLED_FORMATS and _jsonl(p)
-    )
-
-
-def _jsonl(path: Path) -> bool:
-    """A file written a line at a time (some ``.jsonl`` files hold one JSON document)."""
-    first = path.read_bytes().lstrip().split(b"\n", 1)[0]
-    return first.startswith(b"{") and first.rstrip().endswith(b"}")
-
-
-FILES = [*_files(VENDORED), *_files(SHARED)]
-
-
-def line_ends(data: bytes) -> list[int]:
-    """The byte offset after every line of ``data``."""
-    return [i + 1 for i, b in enumerate(data) if b == 0x0A]
+FILES = list(
+    {
+        p.name + p.parent.name: p
+        for p in reversed(
+            [
+                *growable_files(VENDORED, SETTLED_FORMATS),
+                *growable_files(SHARED, SETTLED_FORMATS),
+                *growable_files(EXTRA / "set3", SETTLED_FORMATS - {"claude-code", "codex", "pi"}),
+            ]
+        )
+    }.values()
+)
+"""Every line-written file of those formats, once (the vendored copy of a file the
+collection holds too): vendored, in the collection, and the extra set of the formats with
+the newest rules."""
 
 
 async def sync_in_steps(
@@ -74,24 +74,24 @@ async def sync_in_steps(
     ``repo``; compare with one import of the whole file into ``fresh_repo``."""
     data = await asyncio.to_thread(source.read_bytes)
     fmt = detect_format_bytes(data, source)
-    # a folder per file, named as the source: converters read names (Claude Code sub-agents)
-    path = work / source.parent.name / source.name
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = work_copy(source, work)
     sources = [Source(fmt, path)]
     for cut in cuts:
         path.write_bytes(data[:cut])
         report = await sync_sources(repo, sources, quiet_s=QUIET_S)
         assert report.failed == 0, report.to_dict()
-        assert report.rows[0].held == cut - settled_size(data[:cut], fmt)
-    path.write_bytes(data)
+        assert report.rows[0].held == cut - len(settled(data[:cut], fmt))
+    await sync_left_alone(repo, path, data, fmt)
+    await assert_equals_a_fresh_import(repo, path, fresh_repo, fmt, f"{source} cut at {cuts}")
+
+
+async def sync_left_alone(repo: SessionRepo, path: Path, data: bytes, fmt: Format) -> None:
+    """Write ``data`` at ``path``, date it ``quiet_s`` back and sync it: stored whole."""
+    await asyncio.to_thread(path.write_bytes, data)
     past = time.time() - 2 * QUIET_S
     os.utime(path, (past, past))
-    report = await sync_sources(repo, sources, quiet_s=QUIET_S)
+    report = await sync_sources(repo, [Source(fmt, path)], quiet_s=QUIET_S)
     assert report.failed == 0 and report.rows[0].held == 0, report.to_dict()
-    fresh, _ = await import_session(path, fresh_repo, format=fmt)
-    stored = await repo.open(fresh.id)
-    assert await snapshot(stored) == await snapshot(fresh), f"{source} cut at {cuts}"
-    assert len(await repo.list()) == 1
 
 
 @settings(
@@ -164,7 +164,7 @@ def test_an_undated_first_line_waits_for_the_date_it_takes(tmp_path: Path) -> No
     source.parent.mkdir()
     source.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
     ends = line_ends(source.read_bytes())
-    assert settled_size(source.read_bytes()[: ends[0]], "claude-code") == 0
+    assert settled(source.read_bytes()[: ends[0]], "claude-code") == b""
 
     async def run() -> None:
         await sync_in_steps(source, ends[:2], MemoryRepo(), MemoryRepo(), tmp_path / "work")
@@ -202,7 +202,7 @@ async def test_watch_stores_a_held_back_turn_once_the_file_is_left_alone(tmp_pat
 
     source = VENDORED / "claude-code" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
     data = source.read_bytes()
-    cut = next(e for e in reversed(line_ends(data)) if settled_size(data[:e], "claude-code") < e)
+    cut = next(e for e in reversed(line_ends(data)) if len(settled(data[:e], "claude-code")) < e)
     path = tmp_path / "src" / source.name
     path.parent.mkdir()
     path.write_bytes(data[:cut])
@@ -227,3 +227,107 @@ async def test_watch_stores_a_held_back_turn_once_the_file_is_left_alone(tmp_pat
     assert reports[0].rows[0].held > 0 and reports[-1].rows[0].held == 0
     fresh, _ = await import_session(path, MemoryRepo(), format="claude-code")
     assert await snapshot(await repo.open(fresh.id)) == await snapshot(fresh)
+
+
+LIVE_RULES = {"gemini-cli", "copilot-cli", "aider"}
+"""The formats whose open-turn rules :func:`test_every_boundary_of_a_live_file` checks line by
+line (Claude Code and Codex are checked by the tests above)."""
+
+EVERY_LINE_UP_TO = 120
+"""A file of more lines is cut at every n-th line, for about this many cuts."""
+
+
+@pytest.mark.parametrize(
+    "source", [p for p in FILES if LIVE_RULES & set(p.parts)], ids=lambda p: p.name
+)
+async def test_every_boundary_of_a_live_file(source: Path, tmp_path: Path) -> None:
+    """The file grows a line at a time (every n-th line for a long one), synced fresh after
+    each: the store holds exactly a fresh import of the settled part (the open turn held
+    back), and once the file is left alone, exactly a fresh import of the whole. Some cut
+    falls inside a turn (something is held back), so the rule is exercised."""
+    data = await asyncio.to_thread(source.read_bytes)
+    fmt = detect_format_bytes(data, source)
+    ends = line_ends(data)
+    step = max(1, len(ends) // EVERY_LINE_UP_TO)
+    path = work_copy(source, tmp_path / "work")
+    part = work_copy(source, tmp_path / "settled")
+    repo = MemoryRepo()
+    held_back = 0
+    for cut in ends[::step]:
+        await asyncio.to_thread(path.write_bytes, data[:cut])
+        report = await sync_sources(repo, [Source(fmt, path)], quiet_s=QUIET_S)
+        assert report.failed == 0, report.to_dict()
+        done = settled(data[:cut], fmt)
+        assert report.rows[0].held == cut - len(done)
+        held_back += report.rows[0].held > 0
+        if done:
+            await asyncio.to_thread(part.write_bytes, done)
+            what = f"{source} cut at {cut}"
+            await assert_equals_a_fresh_import(repo, part, MemoryRepo(), fmt, what)
+    assert held_back > 0
+    await sync_left_alone(repo, path, data, fmt)
+    await assert_equals_a_fresh_import(repo, path, MemoryRepo(), fmt, f"{source} whole")
+
+
+def _gemini_document(data: bytes) -> bytes:
+    """The one-document recording Gemini CLI rewrites each turn, holding what the JSONL
+    recording ``data`` holds: the header with its ``$set`` lines applied, and each message
+    record's last copy in the place of its first."""
+    header: dict[str, object] = {}
+    messages: dict[str, object] = {}
+    for line in data.splitlines():
+        obj = orjson.loads(line)
+        if "$set" in obj:
+            header.update(obj["$set"])
+        elif "id" in obj:
+            messages[obj["id"]] = obj
+        else:
+            header.update(obj)
+    return orjson.dumps({**header, "messages": list(messages.values())}, option=orjson.OPT_INDENT_2)
+
+
+async def test_a_rewritten_gemini_document_holds_back_its_open_reply(tmp_path: Path) -> None:
+    """Gemini CLI's older layout is one JSON document rewritten after every write: the
+    states it went through (here: those of the vendored JSONL recording, as documents) are
+    synced fresh; a document whose newest message is a reply (its usage and tool calls still
+    to come) is stored without it; left alone, the whole equals a fresh import."""
+    jsonl = (VENDORED / "gemini-cli" / "test_conversation_gemini.jsonl").read_bytes()
+    states = [_gemini_document(jsonl[:cut]) for cut in line_ends(jsonl)]
+    path = tmp_path / "work" / "session-2026-04-23T00-00-gemini.json"
+    path.parent.mkdir()
+    part = tmp_path / "settled" / path.name
+    part.parent.mkdir()
+    repo = MemoryRepo()
+    held = []
+    for state in states:
+        await asyncio.to_thread(path.write_bytes, state)
+        report = await sync_sources(repo, [Source("gemini-cli", path)], quiet_s=QUIET_S)
+        assert report.failed == 0, report.to_dict()
+        held.append(report.rows[0].held)
+        await asyncio.to_thread(part.write_bytes, settled(state, "gemini-cli"))
+        await assert_equals_a_fresh_import(repo, part, MemoryRepo(), "gemini-cli", "a state")
+    assert any(held) and not all(held)
+    await sync_left_alone(repo, path, states[-1], "gemini-cli")
+    await assert_equals_a_fresh_import(repo, path, MemoryRepo(), "gemini-cli", "whole")
+
+
+def test_a_document_without_an_open_reply_is_settled_whole() -> None:
+    """A Gemini document whose newest message is the user's, and a Copilot CLI legacy state
+    (written whole), are settled as they are: the same bytes."""
+    doc = orjson.dumps(
+        {"sessionId": "g", "projectHash": "p", "messages": [{"id": "u", "type": "user"}]}
+    )
+    assert settled(doc, "gemini-cli") is doc
+    legacy = (VENDORED / "copilot-cli" / "test_conversation_copilot.json").read_bytes()
+    assert settled(legacy, "copilot-cli") == legacy
+
+
+async def test_an_aider_answer_ends_on_its_last_line_not_past_the_file(tmp_path: Path) -> None:
+    """Regression (elengenix synced up to a console line): the empty text after a history's
+    final newline was read as a line of its last run, so an answer stored while it was last
+    named a line past it (``lastLine`` 34 where a fresh import says 33)."""
+    path = tmp_path / ".aider.chat.history.md"
+    path.write_text("# aider chat started at 2026-05-04 01:24:27\n\n#### hi  \n\nhello\n\n")
+    session, _ = await import_session(path, MemoryRepo(), format="aider")
+    answer = [e for e in await session.get_entries() if isinstance(e, MessageEntry)][-1]
+    assert (answer.model_extra or {})["source"] == {"format": "aider", "line": 5, "lastLine": 6}

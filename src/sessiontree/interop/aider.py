@@ -44,7 +44,7 @@ from sessiontree.messages import (
     UserMessage,
 )
 
-__all__ = ["CHAT_STARTED", "convert_aider"]
+__all__ = ["CHAT_STARTED", "convert_aider", "open_tail"]
 
 CHAT_STARTED = "# aider chat started at "
 """The line that opens each chat of an Aider history."""
@@ -115,7 +115,10 @@ def _runs(text: str, report: ImportReport) -> list[tuple[int, str, list[_Run]]]:
     in_fence = False
     fence_line = 0  # where the open fence was opened
     previous = ""
-    for number, line in enumerate(text.split("\n"), 1):
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # after the final newline: no line (else a file's last run took it)
+    for number, line in enumerate(lines, 1):
         line = line.removesuffix("\r")
         line_before, previous = previous, line
         if in_fence and _user_input_line(line, line_before):
@@ -237,3 +240,25 @@ def convert_aider(
     # chat that started it), which stays the same as aider appends to the file
     out.session_id = "aider-" + hashlib.sha256(first_record(data)).hexdigest()[:32]
     return out
+
+
+def open_tail(data: bytes) -> int:
+    """Where the open turn of a history starts (bytes; ``len(data)`` when none is open), for
+    :func:`sessiontree.interop.settling.settled`.
+
+    Each line is read by what came before it (a fence, the line above), so a later line
+    never changes the runs before the newest one; the newest run can still grow (more
+    console output, the rest of a multi-line input, a reply's next lines) and is held back
+    from its first line. A chat header with no run after it is settled; a file of blank
+    lines is not (its first record, which names the session, is yet to come).
+    """
+    report = ImportReport(source_path=Path(), format="aider")  # its warnings are not wanted
+    chats = _runs(strip_bom(data).decode("utf-8", "replace"), report)
+    if not chats:
+        return 0  # not a record yet: the first one names the session
+    if not chats[-1][2]:
+        return len(data)
+    pos = len(data) - len(strip_bom(data))  # the byte-order mark
+    for _ in range(chats[-1][2][-1].first - 1):
+        pos = data.index(b"\n", pos) + 1
+    return pos

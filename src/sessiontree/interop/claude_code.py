@@ -576,7 +576,7 @@ def _is_prompt(obj: dict[str, Any], sidechain: bool) -> bool:
 
 def open_tail(data: bytes) -> int:
     """Where the open turn of a transcript starts (bytes; ``len(data)`` when none is open),
-    for :func:`sessiontree.interop.settling.settled_size`.
+    for :func:`sessiontree.interop.settling.settled`.
 
     A turn runs from a prompt to the next one: until then a later line can add a block to a
     reply or a result of its parallel calls. A turn is finished once its newest reply has

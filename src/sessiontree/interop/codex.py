@@ -496,7 +496,7 @@ def _fill_metadata(
 
 def open_tail(data: bytes) -> int:
     """Where the open turn of a rollout starts (bytes; ``len(data)`` when none is open), for
-    :func:`sessiontree.interop.settling.settled_size`.
+    :func:`sessiontree.interop.settling.settled`.
 
     The newest model turn can still change while it lacks its usage (a ``token_count`` after
     it gives it) or while it takes more items (until a user message, a tool output, a

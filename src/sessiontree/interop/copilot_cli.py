@@ -46,6 +46,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import orjson
 from pydantic import ValidationError
 
 from sessiontree import _json as exact_json
@@ -54,7 +55,7 @@ from sessiontree.errors import CorruptSessionError
 from sessiontree.ids import iso_or, ms_or
 from sessiontree.interop._common import Converted, Draft, IdMaker, custom_draft
 from sessiontree.interop.detect import strip_bom
-from sessiontree.interop.jsonl_lines import read_jsonl
+from sessiontree.interop.jsonl_lines import lines_backward, read_jsonl
 from sessiontree.interop.lenient_json import load_document
 from sessiontree.interop.report import DanglingParent, ImportReport
 from sessiontree.messages import (
@@ -70,7 +71,7 @@ from sessiontree.messages import (
     UserMessage,
 )
 
-__all__ = ["convert_copilot_cli"]
+__all__ = ["convert_copilot_cli", "open_tail"]
 
 PROVIDER = "github-copilot"
 """The provider of every Copilot CLI reply (Copilot routes to the model it names)."""
@@ -575,3 +576,32 @@ def convert_copilot_cli(
     if isinstance(head, dict) and "data" in head and not isinstance(head.get("chatMessages"), list):
         return _convert_events(data, path, report, lenient=lenient)
     return _convert_state(data, path, report)
+
+
+_TURN_EVENTS = (b'"assistant.turn_start"', b'"assistant.turn_end"', b'"user.message"')
+
+
+def open_tail(data: bytes) -> int:
+    """Where the open turn of an event log starts (bytes; ``len(data)`` when none is open),
+    for :func:`sessiontree.interop.settling.settled`.
+
+    A model turn runs from ``assistant.turn_start`` to ``assistant.turn_end``; until the
+    end is written a later event can still change what is read before it: the reply's model
+    comes from its tool completions, and its parallel results are put in call order once
+    they have all finished. A turn is over at its ``turn_end``, or at the next
+    ``user.message`` (a turn cut off). The legacy session state (one JSON document,
+    rewritten whole) has no rule: it is settled whole.
+    """
+    for begin, line in lines_backward(data):
+        if not any(marker in line for marker in _TURN_EVENTS):
+            continue
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        kind = obj.get("type") if isinstance(obj, dict) else None
+        if kind == "assistant.turn_start":
+            return begin
+        if kind in ("assistant.turn_end", "user.message"):
+            return len(data)
+    return len(data)

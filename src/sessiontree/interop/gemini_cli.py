@@ -34,6 +34,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import orjson
 from pydantic import ValidationError
 
 from sessiontree import _json as exact_json
@@ -42,7 +43,7 @@ from sessiontree.errors import CorruptSessionError
 from sessiontree.ids import iso_or, ms_or
 from sessiontree.interop._common import Converted, Draft, IdMaker, custom_draft
 from sessiontree.interop.detect import is_gemini_cli_header, strip_bom
-from sessiontree.interop.jsonl_lines import read_jsonl
+from sessiontree.interop.jsonl_lines import lines_backward, read_jsonl
 from sessiontree.interop.lenient_json import load_document
 from sessiontree.interop.report import ImportReport
 from sessiontree.messages import (
@@ -59,7 +60,7 @@ from sessiontree.messages import (
     UserMessage,
 )
 
-__all__ = ["convert_gemini_cli"]
+__all__ = ["convert_gemini_cli", "settled"]
 
 Record = tuple[int | None, dict[str, Any]]
 
@@ -304,3 +305,59 @@ def convert_gemini_cli(
         parent = draft.entry.id
     out.leaf_id = leaf
     return out
+
+
+def settled(data: bytes) -> bytes:
+    """What of a recording no later write can change, for
+    :func:`sessiontree.interop.settling.settled`: ``data`` without its open turn.
+
+    Gemini CLI changes only its newest message record once written: a ``gemini`` reply gets
+    its usage (``tokens``) and its ``toolCalls`` (each call's status and result) after it is
+    first written, until another message record follows it. So a recording whose newest
+    message is a ``gemini`` reply has that reply open. In the JSONL layout it is held back
+    from its first copy on (the bytes before it); the one-document layout is rewritten
+    whole, so its settled part is the document without that message (written anew, compact).
+    A recording that does not parse is returned whole (the import reports it).
+    """
+    stripped = strip_bom(data).lstrip()
+    first = stripped.split(b"\n", 1)[0]
+    try:
+        head = exact_json.loads(first)
+    except exact_json.JSONDecodeError:
+        head = None
+    if isinstance(head, dict) and not isinstance(head.get("messages"), list):
+        return data[: _open_record(data)]
+    try:
+        doc, _ = load_document(strip_bom(data))
+    except exact_json.JSONDecodeError:
+        return data
+    messages = doc.get("messages") if isinstance(doc, dict) else None
+    if not messages or not isinstance(messages[-1], dict) or messages[-1].get("type") != "gemini":
+        return data
+    return bytes(exact_json.dumps({**doc, "messages": messages[:-1]}))
+
+
+def _open_record(data: bytes) -> int:
+    """Where the newest message record of a JSONL recording first appears when it is a
+    ``gemini`` reply (its earlier copies, ``$set`` lines between them, included), else
+    ``len(data)``."""
+    open_id: str | None = None
+    start = len(data)
+    for begin, line in lines_backward(data):
+        if b'"id"' not in line:
+            continue  # a $set line, the header
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        record_id = obj.get("id") if isinstance(obj, dict) else None
+        if not isinstance(record_id, str) or "$set" in obj:
+            continue
+        if open_id is None:
+            if obj.get("type") != "gemini":
+                return len(data)
+            open_id = record_id
+        elif record_id != open_id:
+            break
+        start = begin
+    return start

@@ -25,7 +25,7 @@ A JSONL file that ends in a line the agent is still writing (not yet valid JSON)
 to the line before; the rest is read by the next sync.
 
 A file modified less than ``quiet_s`` seconds ago may be in the middle of a turn: only its
-settled prefix is stored (:func:`~sessiontree.interop.settling.settled_size`: the records no
+settled part is stored (:func:`~sessiontree.interop.settling.settled`: the records no
 later line can change), with a position of that size, so the held-back lines are read again
 by the next sync; once the file has been left alone for ``quiet_s`` it is stored whole. So
 syncing a file at any moment of its writing, then once finished, stores what one import of
@@ -55,7 +55,7 @@ from sessiontree.interop import database_sessions, import_data
 from sessiontree.interop.detect import SQLITE_HEADER, Format, detect_format_bytes
 from sessiontree.interop.locations import Source, session_files
 from sessiontree.interop.positions import SyncPosition, position_of
-from sessiontree.interop.settling import settled_size
+from sessiontree.interop.settling import settled
 from sessiontree.repos.base import SessionRepo
 from sessiontree.storage.base import EntryCursor
 from sessiontree.storage.sync_index import SyncPositionIndex
@@ -355,8 +355,8 @@ async def _sync_file(
         jobs = [*(database_sessions(data) or ())] or [None]
     elif time.time() - read_st.st_mtime_ns / 1e9 < quiet_s:
         fmt = _format(data, path, source)
-        cut = settled_size(data, fmt)
-        held, data = len(data) - cut, data[:cut]
+        settled_data = settled(data, fmt)
+        held, data = len(data) - len(settled_data), settled_data
         if not data:  # only an open turn so far
             return [
                 SourceRow(path, "unchanged", session_id=sid, format=fmt, held=held)

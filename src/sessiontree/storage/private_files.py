@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 from pathlib import Path
 
 __all__ = [
@@ -18,6 +19,8 @@ __all__ = [
     "make_private_dirs",
     "on_read_only_file_system",
     "read_only_reason",
+    "replace_private_file",
+    "write_all",
 ]
 
 DIR_MODE = 0o700
@@ -104,3 +107,40 @@ def file_kind(mode: int) -> str:
         if test(mode):
             return kind
     return "not a regular file"
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to the open file ``fd`` (``os.write`` may write less).
+
+    Raises:
+        OSError: a write fails or writes nothing.
+    """
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:
+            raise OSError(f"short write: {written} bytes")
+        view = view[written:]
+
+
+def replace_private_file(path: Path, data: bytes, *, fsync: bool = False) -> None:
+    """Replace ``path`` by a ``0600`` file holding ``data``: written to a temporary file
+    beside it (fsynced first with ``fsync``), then renamed over it, so a reader sees the old
+    file or the new one whole. The temporary file is removed when anything fails.
+
+    Raises:
+        OSError: it cannot be written or renamed.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+        try:
+            write_all(fd, data)
+            if fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -19,6 +18,7 @@ from sessiontree.backends.jsonl.format import build_header, parse_header
 from sessiontree.backends.jsonl.stats import ListingFacts
 from sessiontree.ids import iso_from_ms, new_id, now_iso
 from sessiontree.metadata import SessionMetadata
+from sessiontree.storage.private_files import replace_private_file, write_all
 
 __all__ = [
     "STANDALONE",
@@ -42,15 +42,6 @@ Durability = Literal["none", "flush", "fsync"]
 def lock_path(path: Path) -> Path:
     """The lock file that serialises appends to the log at ``path``: ``<file>.lock`` beside it."""
     return path.with_name(path.name + ".lock")
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        if written <= 0:
-            raise OSError(f"short write: {written} bytes")
-        view = view[written:]
 
 
 def fsync_dir(directory: Path) -> None:
@@ -108,7 +99,7 @@ def create_session_file(
         try:
             stamp = now_iso() if created_at is None else iso_from_ms(_ms(created_at))
             header = build_header(session_id, metadata, stamp)
-            _write_all(fd, b"".join([header, *lines]))
+            write_all(fd, b"".join([header, *lines]))
             if durability != "none":
                 os.fsync(fd)
         finally:
@@ -173,19 +164,7 @@ def write_draft(log: Path, body: bytes | None, durability: Durability) -> None:
     if body is None:
         target.unlink(missing_ok=True)
         return
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            os.write(fd, body)
-            if durability == "fsync":
-                os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, target)
-    except OSError:
-        tmp.unlink(missing_ok=True)
-        raise
+    replace_private_file(target, body, fsync=durability == "fsync")
 
 
 def remove_session_log(path: Path) -> None:

@@ -36,7 +36,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import threading
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -44,9 +43,10 @@ from typing import Any
 
 import orjson
 
+from sessiontree.backends.jsonl.index_files import INDEX_DIR, read_lines
 from sessiontree.backends.jsonl.log import writer_in_process
 from sessiontree.backends.jsonl.stats import ListingFacts
-from sessiontree.storage.private_files import DIR_MODE
+from sessiontree.storage.private_files import DIR_MODE, replace_private_file, write_all
 
 try:
     import fcntl
@@ -66,9 +66,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("sessiontree.backends.jsonl.listing_index")
-
-INDEX_DIR = ".index"
-"""The directory of the listing index inside the repository root."""
 
 VERIFY_AFTER_S = 60.0
 """A listing checks every log against the index when the last check is older than this."""
@@ -166,7 +163,7 @@ class ListingIndex:
                     fd = -1
                 try:
                     if fd >= 0 and os.pread(fd, len(_HEAD), 0) == _HEAD:
-                        _write_all(fd, data)
+                        write_all(fd, data)
                     else:
                         self._replace(orjson.dumps(["listing", _FORMAT, 0, [], {}]) + b"\n" + data)
                 finally:
@@ -188,13 +185,7 @@ class ListingIndex:
 
     def _replace(self, data: bytes) -> None:
         """Replace the index file by ``data`` (temporary file + rename), under the lock."""
-        tmp = self.directory / f".listing.{os.getpid()}.{threading.get_ident()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            _write_all(fd, data)
-        finally:
-            os.close(fd)
-        os.replace(tmp, self.path)
+        replace_private_file(self.path, data)
 
     def writing(self, session_id: str, writer: str) -> None:
         """Note that ``writer`` is about to change the session."""
@@ -218,15 +209,10 @@ class ListingIndex:
 
     def read(self) -> Snapshot | None:
         """The index, or ``None`` when there is none (or its first line is not a snapshot)."""
-        try:
-            data = self.path.read_bytes()
-        except OSError:
+        lines = read_lines(self.path)
+        if not lines:
             return None
-        first, _, rest = data.partition(b"\n")
-        try:
-            head = orjson.loads(first)
-        except orjson.JSONDecodeError:
-            return None
+        head = lines[0]
         if not (
             type(head) is list
             and len(head) == 5
@@ -245,12 +231,9 @@ class ListingIndex:
         for sid, writers in head[4].items():
             if type(writers) is list:
                 snap.writers[sid] = {w for w in writers if type(w) is str}
-        loads = orjson.loads
-        for line in rest.split(b"\n"):
-            if line:
-                snap.notes += 1
-                with contextlib.suppress(orjson.JSONDecodeError):
-                    snap.note(loads(line))
+        snap.notes = len(lines) - 1
+        for item in lines[1:]:
+            snap.note(item)
         return snap
 
     def write(
@@ -312,15 +295,6 @@ class ListingIndex:
 
 def _mtime(state: State) -> Any:
     return state[3]
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        if written <= 0:
-            raise OSError(f"short write: {written} bytes")
-        view = view[written:]
 
 
 def storable(wire_metadata: Mapping[str, Any]) -> bool:

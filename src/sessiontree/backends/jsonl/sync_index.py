@@ -20,15 +20,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from sessiontree.backends.jsonl.listing_index import INDEX_DIR
-from sessiontree.storage.private_files import DIR_MODE
+from sessiontree.backends.jsonl.index_files import INDEX_DIR, read_lines
+from sessiontree.storage.private_files import DIR_MODE, replace_private_file, write_all
 
 __all__ = ["SyncPositionCache"]
 
@@ -54,7 +53,7 @@ class SyncPositionCache:
                 os.mkdir(self.directory, DIR_MODE)
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:
-                _write_all(fd, line)
+                write_all(fd, line)
             finally:
                 os.close(fd)
         except OSError as exc:
@@ -63,20 +62,13 @@ class SyncPositionCache:
     def read(self, log_path: Callable[[str], Path]) -> dict[str, dict[str, Any]]:
         """Session id → newest sync position, for the sessions whose log (``log_path(id)``)
         still has the inode and size noted (one ``stat`` each); reads no log."""
-        try:
-            data = self.path.read_bytes()
-        except OSError:
-            return {}
+        lines = read_lines(self.path) or []
         newest: dict[str, tuple[int, int, dict[str, Any]]] = {}
-        lines = 0
-        for raw in data.splitlines():
-            lines += 1
-            try:
-                sid, ino, size, position = orjson.loads(raw)
-            except (orjson.JSONDecodeError, TypeError, ValueError):
-                continue  # a torn line of a killed writer
-            if isinstance(sid, str) and isinstance(position, dict):
-                newest[sid] = (ino, size, position)
+        for item in lines:
+            if type(item) is list and len(item) == 4:  # else a torn line of a killed writer
+                sid, ino, size, position = item
+                if isinstance(sid, str) and isinstance(position, dict):
+                    newest[sid] = (ino, size, position)
         out: dict[str, dict[str, Any]] = {}
         for sid, (ino, size, position) in newest.items():
             try:
@@ -85,27 +77,13 @@ class SyncPositionCache:
                 continue
             if (st.st_ino, st.st_size) == (ino, size):
                 out[sid] = position
-        if lines > 2 * len(out) + _COMPACT_SLACK:
+        if len(lines) > 2 * len(out) + _COMPACT_SLACK:
             self._rewrite({sid: newest[sid] for sid in out})
         return out
 
     def _rewrite(self, kept: dict[str, tuple[int, int, dict[str, Any]]]) -> None:
         data = b"".join(orjson.dumps([sid, *row]) + b"\n" for sid, row in kept.items())
-        tmp = self.directory / f".sync-positions.{os.getpid()}.{threading.get_ident()}.tmp"
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            try:
-                _write_all(fd, data)
-            finally:
-                os.close(fd)
-            os.replace(tmp, self.path)
+            replace_private_file(self.path, data)
         except OSError as exc:
             log.debug("cannot rewrite %s: %s", self.path, exc)
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
