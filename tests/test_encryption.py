@@ -29,6 +29,7 @@ from sessiontree.messages import message_text
 from sessiontree.repos import as_trash_repo
 from sessiontree.storage.encryption import Codec, KeyRing, new_key
 from sessiontree.testing.builders import assistant, user
+from sessiontree.web.reading import own_repo
 
 SECRET = "zebra-quartz-7781 the launch code is tangerine"
 """A message no stored byte may show in clear."""
@@ -218,6 +219,19 @@ async def test_search_indexes_plaintext_only_when_opted_in(store_url: str) -> No
         s = await repo.create()
         await s.append_message(user("marmalade " + SECRET))
         assert await repo.search("marmalade") == []
+
+
+async def test_the_web_viewers_readers_open_the_store_with_its_keys(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    keys = ring("k1")
+    async with SQLRepo(url, keys=keys) as repo:
+        await _fill(repo, 1)
+        reader, opened = own_repo(repo)
+        assert opened
+        try:
+            assert len(await reader.list()) == 2
+        finally:
+            await reader.close()
 
 
 async def test_rekey_refused_without_keys_and_jsonl_refuses_keys(tmp_path: Path) -> None:

@@ -62,6 +62,7 @@ class SQLRepo:
     Attributes:
         url: the database URL (``sqlite:///…`` or ``postgresql://…``).
         max_session_bytes: the size limit of every session (``None``: none).
+        keys: the key ring it was opened with (``None``: none).
 
     ``read_only``: the store is opened for reading only (SQLite ``mode=ro``): a store that
     does not exist is a :class:`StorageError` instead of a new one, and every write raises
@@ -119,6 +120,8 @@ class SQLRepo:
             )
         self.url = url
         self.read_only = read_only
+        self.keys = keys
+        """The key ring of an encrypted store (``None``: opened without one)."""
         codec = None if keys is None else Codec(keys, index_text=index_plaintext)
         self._engine = make_engine(url, read_only=read_only, codec=codec)
         self._parse_cache = ParseCache(int(parse_cache_mb * 2**20))
