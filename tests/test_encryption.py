@@ -29,6 +29,8 @@ from sessiontree.messages import message_text
 from sessiontree.repos import as_trash_repo
 from sessiontree.storage.encryption import Codec, KeyRing, new_key
 from sessiontree.testing.builders import assistant, user
+from sessiontree.testing.conformance import ConformanceSuite
+from sessiontree.testing.conformance import Reopen as ReopenStore
 from sessiontree.web.reading import own_repo
 
 SECRET = "zebra-quartz-7781 the launch code is tangerine"
@@ -355,3 +357,17 @@ def test_kill_9_during_rekey_leaves_every_entry_readable(store_url: str) -> None
     assert {b[:9] for b in _bodies(store_url)} == {'"stk1:k2:'}
     asyncio.run(_check_all_readable(store_url, sessions, ("k2",)))  # the old key is not needed now
     assert any(len(h) == 2 for h in heads_seen), "no kill landed mid-rekey"
+
+
+class TestEncryptedConformance(ConformanceSuite):
+    """The whole conformance suite on encrypted SQLite and PostgreSQL stores (search opted in,
+    so the search capability is checked too): nothing above the engine tells them apart."""
+
+    @pytest.fixture
+    async def repo(self, store_url: str) -> Any:
+        async with SQLRepo(store_url, keys=ring("k1"), index_plaintext=True) as r:
+            yield r
+
+    @pytest.fixture
+    def reopen(self, repo: SQLRepo) -> ReopenStore:
+        return lambda: SQLRepo(repo.url, keys=ring("k1"))
