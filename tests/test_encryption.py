@@ -299,6 +299,9 @@ def test_cli_rekey_with_a_key_file_shows_progress(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert "rekey entries: 2/" in out.stderr and "sealed again" in out.stdout
     assert {b[:9] for b in _bodies(url)} == {'"stk1:k2:'}
+    after = [sys.executable, "-m", "sessiontree", "rekey", "--store", url, "--key-file", str(keys)]
+    again = subprocess.run(after, capture_output=True, text=True, env=env)
+    assert again.returncode == 0 and "0 value(s)" in again.stdout, again.stderr
     plain = subprocess.run(
         [sys.executable, "-m", "sessiontree", "--store", url, "list"],
         capture_output=True,
