@@ -118,3 +118,15 @@ def test_sync_bench_prints_its_table_on_a_tiny_corpus(tmp_path: Path) -> None:
     # every copy synced as its own session; no content read by the unchanged re-sync
     assert "WARNING" not in done.stdout
     assert "FAIL: the unchanged re-sync read" not in done.stdout
+
+
+def test_encryption_bench_prints_its_ratios() -> None:
+    # a few turns end to end (the figures are not checked: speed is measured in bench/)
+    done = _run(
+        [str(BENCH / "bench_encryption.py"), "--messages", "5", "--repeat", "1"],
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    for op in ("append", "read: get_entries", "read: build_context"):
+        assert f"sqlite     {op}" in done.stdout, done.stdout

@@ -51,6 +51,7 @@ __all__ = [
     "CompactionError",
     "CorruptSessionError",
     "DuplicateEntryError",
+    "EncryptionKeyError",
     "EntryNotFoundError",
     "InvalidArgumentError",
     "InvalidEntryError",
@@ -254,6 +255,22 @@ class StorageTimeoutError(StorageError, TimeoutError):
     lock was not granted within ``lock_timeout`` (or SQLite's busy timeout), no connection
     could be made or taken from the pool in time. The operation was rolled back; it may
     succeed if tried again later."""
+
+
+class EncryptionKeyError(StorageError):
+    """An encrypted store cannot be read with the keys given: it was opened without keys,
+    the key ring lacks a key id the store uses, or a key does not decrypt what was sealed
+    under its id (docs/storage.md "Encryption at rest"). Nothing was read or written.
+
+    Attributes:
+        store: the store (a file path or a URL without its password).
+        key_id: the key id missing or failing (``None``: no key ring was given).
+    """
+
+    def __init__(self, store: str, key_id: str | None, reason: str) -> None:
+        super().__init__(f"{store}: {reason}" + ("" if key_id is None else f" (key id {key_id!r})"))
+        self.store = store
+        self.key_id = key_id
 
 
 class SessionTooLargeError(StorageError):

@@ -7,6 +7,7 @@ Modules, one concern each:
 * ``importing`` — ``import``; ``browse`` — ``list``, ``show``, ``context``, ``search``,
   ``stats``; ``edit`` — ``checkout``, ``fork``, ``label``, ``name``, ``export``, ``rm``;
   ``maintenance`` — ``verify``, ``compact``; ``retention`` — ``prune``, ``trash``, ``du``;
+  ``encryption`` — ``rekey``;
   ``chat`` — ``chat`` (a model continues a session);
   ``serve`` — the web viewer.
 
@@ -29,6 +30,7 @@ from sessiontree.cli._common import (
     CliState,
     check_store_url,
     error_line,
+    key_file_option,
 )
 from sessiontree.cli.browse import context_cmd, list_cmd, search_cmd, show_cmd, stats_cmd
 from sessiontree.cli.chat import chat_cmd
@@ -41,6 +43,7 @@ from sessiontree.cli.edit import (
     name_cmd,
     rm_cmd,
 )
+from sessiontree.cli.encryption import rekey_cmd
 from sessiontree.cli.importing import import_cmd
 from sessiontree.cli.maintenance import compact_cmd, verify_cmd
 from sessiontree.cli.retention import du_cmd, prune_cmd, trash_group
@@ -114,6 +117,7 @@ class _Group(click.Group):
     "absolute path), jsonl:///dir, postgresql://user@host/db, memory://. "
     "Default: $SESSIONTREE_URL, else a SQLite file in the user data directory.",
 )
+@key_file_option
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
 @click.version_option(package_name="sessiontree")
 @click.pass_context
@@ -151,6 +155,7 @@ for _command in (
     du_cmd,
     prune_cmd,
     trash_group,
+    rekey_cmd,
     chat_cmd,
     serve_cmd,
 ):

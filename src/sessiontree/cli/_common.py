@@ -18,7 +18,7 @@ import functools
 import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -63,6 +63,7 @@ __all__ = [
     "short_id_length",
     "short_ids",
     "store_option",
+    "key_file_option",
     "summarizer_options",
 ]
 
@@ -83,11 +84,14 @@ class CliState:
         store: the store URL from ``--store`` / ``SESSIONTREE_URL``; ``None`` = the default store.
         debug: print tracebacks instead of one-line errors.
         repo_factory: opens the repository; tests may replace it (default :func:`open_repo`).
+        key_file: the key file of an encrypted store (``--key-file``); ``None``: the keys of
+            ``$SESSIONTREE_KEYS`` / ``$SESSIONTREE_KEY_FILE``, if any.
     """
 
     store: str | None = None
     debug: bool = False
     repo_factory: Callable[[str | None], SessionRepo] | None = None
+    key_file: str | None = None
 
 
 @dataclass
@@ -151,7 +155,12 @@ def open_store(state: CliState, *, read_only: bool = False) -> SessionRepo:
         from sessiontree.repos import MemoryRepo
 
         return MemoryRepo()
-    return open_repo(state.store, read_only=read_only)
+    keys = None
+    if state.key_file is not None:
+        from sessiontree.storage.encryption import KeyRing
+
+        keys = KeyRing.from_file(state.key_file)
+    return open_repo(state.store, read_only=read_only, keys=keys)
 
 
 def repo_command(
@@ -186,6 +195,27 @@ def check_store_url(store: str | None) -> str | None:
     return store
 
 
+def key_file_option(fn: Callable[..., T]) -> Callable[..., T]:
+    """Add ``--key-file FILE`` to a command or the group: the key ring of an encrypted store
+    (``id:base64key`` lines, the first the current key; docs/storage.md "Encryption at
+    rest"), kept in the :class:`CliState` before the store is opened."""
+
+    def keep(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+        if value is not None:
+            ctx.ensure_object(CliState).key_file = value
+
+    return click.option(
+        "--key-file",
+        default=None,
+        metavar="FILE",
+        envvar="SESSIONTREE_KEY_FILE",
+        expose_value=False,
+        callback=keep,
+        help="The key ring of an encrypted store (id:base64key lines, the first current). "
+        "Default: $SESSIONTREE_KEY_FILE, or the pairs in $SESSIONTREE_KEYS.",
+    )(fn)
+
+
 def store_option(fn: Callable[..., T]) -> Callable[..., T]:
     """Add ``--store URL`` to a command: the same option as the group's, so it may come
     before or after the command name (after wins)."""
@@ -206,7 +236,7 @@ def _command(body: Callable[..., Awaitable[int | None]], *, read_only: bool) -> 
     def callback(store: str | None = None, **options: Any) -> None:
         state = click.get_current_context().find_object(CliState) or CliState()
         if store is not None:
-            state = CliState(store=store, debug=state.debug, repo_factory=state.repo_factory)
+            state = replace(state, store=store)
 
         async def run() -> int | None:
             repo = open_store(state, read_only=read_only)

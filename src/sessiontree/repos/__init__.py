@@ -22,6 +22,7 @@ from sessiontree.repos.retention import (
     prune,
     store_usage,
 )
+from sessiontree.storage.encryption import KeyRing
 from sessiontree.storage.growth import check_max_session_bytes
 
 __all__ = [
@@ -81,7 +82,12 @@ def is_private_url(url: str) -> bool:
 
 
 def open_repo(
-    url: str | None = None, *, read_only: bool = False, max_session_bytes: int | None = None
+    url: str | None = None,
+    *,
+    read_only: bool = False,
+    max_session_bytes: int | None = None,
+    keys: KeyRing | None = None,
+    index_plaintext: bool | None = None,
 ) -> SessionRepo:
     """Open a store by URL (not async; connections open lazily on first use).
 
@@ -105,10 +111,20 @@ def open_repo(
     and writes nothing; the append that takes it past 80% issues a
     :class:`~sessiontree.errors.SessionSizeWarning`.
 
+    ``keys`` encrypts a SQLite or PostgreSQL store at rest (docs/storage.md "Encryption at
+    rest"); ``None`` takes the ring of ``$SESSIONTREE_KEYS`` or of the file
+    ``$SESSIONTREE_KEY_FILE`` names, if either is set. ``index_plaintext``: see
+    :class:`~sessiontree.backends.sql.repo.SQLRepo`. A store opened without the keys it was
+    encrypted under raises :class:`~sessiontree.errors.EncryptionKeyError` on first use.
+    JSONL stores are not encrypted (keys given for one are refused); a ``memory://`` store
+    keeps nothing at rest and ignores them.
+
     Raises:
-        StorageError: an unknown scheme.
-        MissingExtraError: the backend's optional driver is not installed.
-        InvalidArgumentError: ``max_session_bytes`` is not ``None`` or a whole number ≥ 1.
+        StorageError: an unknown scheme; keys for a JSONL store.
+        MissingExtraError: the backend's optional driver is not installed (``cryptography``
+            for keys: ``sessiontree[encryption]``).
+        InvalidArgumentError: ``max_session_bytes`` is not ``None`` or a whole number ≥ 1; a
+            malformed key ring in the environment.
     """
     if url is None:
         url = default_url()
@@ -123,7 +139,18 @@ def open_repo(
     if url.startswith(("sqlite:", "postgresql:", "postgres:")):
         from sessiontree.backends.sql.repo import SQLRepo
 
-        return SQLRepo(url, read_only=read_only, max_session_bytes=limit)
+        return SQLRepo(
+            url,
+            read_only=read_only,
+            max_session_bytes=limit,
+            keys=KeyRing.from_env() if keys is None else keys,
+            index_plaintext=index_plaintext,
+        )
+    if keys is not None or KeyRing.from_env() is not None:
+        raise StorageError(
+            f"{url}: encryption at rest is for SQLite and PostgreSQL stores; a JSONL store "
+            "stays plain pi-compatible files (unset $SESSIONTREE_KEYS / $SESSIONTREE_KEY_FILE)"
+        )
     if url.startswith("jsonl:"):
         from sessiontree.backends.jsonl.repo import JSONLRepo
 

@@ -47,7 +47,7 @@ def own_repo(repo: SessionRepo) -> tuple[SessionRepo, bool]:
     when ``repo`` itself is shared (a store that cannot be opened again by its URL)."""
     url = repo.url
     if type(repo) is SQLRepo and ":memory:" not in url:
-        return open_repo(url, read_only=repo.read_only), True
+        return SQLRepo(url, read_only=repo.read_only, keys=repo.keys), True
     if type(repo) is JSONLRepo:
         return open_repo("jsonl://" + str(repo.root), read_only=repo.read_only), True
     return repo, False

@@ -15,9 +15,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import orjson
 
@@ -40,6 +40,9 @@ from sessiontree.storage.sync_index import newest_position
 from sessiontree.stored import reparent
 from sessiontree.tree import check_append, entry_refs
 
+if TYPE_CHECKING:
+    from sessiontree.storage.encryption import Codec
+
 __all__ = [
     "FTS_MAX_CHARS",
     "ChainRow",
@@ -48,6 +51,7 @@ __all__ = [
     "EntryRow",
     "index_text",
     "row_index_text",
+    "seal_rows",
     "SQLEngine",
     "LIST_COLUMNS",
     "SessionState",
@@ -112,9 +116,17 @@ def index_text(text: str) -> str | None:
     return text_for_search(text)
 
 
-def row_index_text(body: str | bytes) -> str | None:
+def row_index_text(body: str | bytes, codec: Codec | None = None) -> str | None:
     """:func:`index_text` of a stored ``entries`` row's JSON; ``None`` when there is nothing
-    to index (blank text, not a message, or a damaged row: reading it names the entry)."""
+    to index (blank text, not a message, or a damaged row: reading it names the entry).
+
+    ``codec``: the store's cipher; a sealed row is indexed only when it says so
+    (:attr:`Codec.index_text`), else (or without a codec) it has nothing to index.
+    """
+    if codec is not None:
+        if not codec.index_text:
+            return None
+        body = codec.open_text(body)
     try:
         entry = parse_entry_json(body)
     except InvalidEntryError:
@@ -232,6 +244,7 @@ def plan_append(
     at_leaf: bool = False,
     bodies: Sequence[bytes] | None = None,
     keep_unknown: bool = False,
+    codec: Codec | None = None,
 ) -> AppendPlan:
     """Validate ``entries`` in order against the stored session and plan the writes (no I/O).
 
@@ -244,6 +257,8 @@ def plan_append(
         bodies: the JSON of each entry (:meth:`~sessiontree.stored.PreparedEntry.body`), reused
             (re-parented by :func:`~sessiontree.stored.reparent`); ``None``: dumped here.
         keep_unknown: accept entries of unknown types (a new session made from copies).
+        codec: the store's cipher: the rows' JSON and the first message are sealed, and
+            the search text kept only when the store indexes plaintext (:func:`seal_rows`).
 
     Raises:
         DuplicateEntryError, EntryNotFoundError, InvalidEntryError: docs/tree.md (via
@@ -287,16 +302,33 @@ def plan_append(
         )
         out.append(entry)
         fold.add_entry(entry)
+    first = fold.first_message
+    if codec is not None:
+        rows, first = seal_rows(codec, rows, first)
     return AppendPlan(
         out,
         rows,
         fold.leaf_id,
         fold.entry_count,
         fold.message_count,
-        fold.first_message,
+        first,
         fold.name,
         _position_text(out),
     )
+
+
+def seal_rows(
+    codec: Codec, rows: list[EntryRow], first_message: str | None
+) -> tuple[list[EntryRow], str | None]:
+    """``rows`` and a session's ``first_message`` as an encrypted store keeps them: the JSON
+    and the first message sealed (:meth:`Codec.seal_text`), the search text dropped unless
+    the store indexes plaintext (docs/storage.md "Encryption at rest"). Every row written
+    to an encrypted store goes through here."""
+    keep = codec.index_text
+    seal = codec.seal_text
+    return [
+        replace(r, body=seal(r.body), text=r.text if keep else None) for r in rows
+    ], None if first_message is None else seal(first_message)
 
 
 def _position_text(entries: Sequence[Entry]) -> str | None:
@@ -416,9 +448,12 @@ def info_from_row(row: Sequence[Any]) -> SessionInfo:
     )
 
 
-def hit_from_row(session_id: str, entry_id: str, body: str | bytes, query: str) -> SearchHit:
-    """A :class:`SearchHit` whose snippet is cut from the message text around the query."""
-    entry = parse_entry_json(body)
+def hit_from_row(
+    session_id: str, entry_id: str, body: str | bytes, query: str, codec: Codec | None = None
+) -> SearchHit:
+    """A :class:`SearchHit` whose snippet is cut from the message text around the query
+    (``codec``: the store's cipher, opening a sealed row)."""
+    entry = parse_entry_json(body if codec is None else codec.open_text(body))
     text = message_text(entry.message) if isinstance(entry, MessageEntry) else ""
     return SearchHit(session_id, entry_id, make_snippet(text, query))
 

@@ -48,6 +48,7 @@ from sessiontree.backends.sql.postgres_sql import (
     FORK_WINDOW_SQL,
     fork_sql,
 )
+from sessiontree.backends.sql.rekey import RekeyTable, rekey_sql, scan_params
 from sessiontree.entries import Entry
 from sessiontree.errors import (
     DuplicateEntryError,
@@ -287,6 +288,77 @@ class PostgresEngine:
         rows = await self.connection.fetch("SELECT session_id, position FROM sync_positions", ())
         return [(r[0], r[1]) for r in rows]
 
+    async def get_store_meta(self, key: str) -> str | None:
+        """The ``store_meta`` value of ``key``, ``None`` when unset."""
+        rows = await self.connection.fetch("SELECT value FROM store_meta WHERE key = %s", (key,))
+        return rows[0][0] if rows else None
+
+    async def put_store_meta(self, key: str, value: str) -> None:
+        """Set the ``store_meta`` value of ``key``.
+
+        Raises:
+            StorageError: read-only, or the database failed.
+        """
+        self.connection.writable()
+        await self.connection.execute(
+            "INSERT INTO store_meta (key, value) VALUES (%s, %s)"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    async def rekey_count(self, table: RekeyTable, prefix: str) -> int:
+        """Rows of ``table`` whose sealed value does not start with ``prefix``
+        (:mod:`~sessiontree.backends.sql.rekey`)."""
+        which, params = scan_params(table, prefix, None, None)
+        rows = await self.connection.fetch(rekey_sql(table, "postgres", len(prefix))[which], params)
+        return int(rows[0][0])
+
+    async def rekey_scan(
+        self, table: RekeyTable, prefix: str, after: tuple[Any, ...] | None, limit: int
+    ) -> list[tuple[Any, ...]]:
+        """The next ``limit`` rows ``(key..., value)`` of ``table`` after key ``after`` whose
+        value does not start with ``prefix``, in key order."""
+        which, params = scan_params(table, prefix, after, limit)
+        sql = rekey_sql(table, "postgres", len(prefix))[which]
+        return [tuple(r) for r in await self.connection.fetch(sql, params)]
+
+    async def rekey_write(self, table: RekeyTable, updates: Sequence[tuple[Any, ...]]) -> int:
+        """``(new, key..., old)`` updates of ``table``, in one transaction, each made only
+        where the value is still ``old``; how many were made.
+
+        Raises:
+            StorageError: read-only, or the database failed (nothing written).
+        """
+        self.connection.writable()
+        if not updates:
+            return 0
+        sql = rekey_sql(table, "postgres", 0)["update"]
+        pool = self.connection.pool or await self.connection.get_pool()
+        try:
+            async with pool.connection() as conn, conn.transaction():
+                done = 0
+                for u in updates:
+                    cur = await conn.execute(sql, u)
+                    done += cur.rowcount
+                return done
+        except self.connection.psycopg.Error as exc:
+            raise self.connection.error(exc) from exc
+
+    async def scrub_after_rekey(self, drop_search: bool) -> None:
+        """After ``rekey``: clear the search text when the store indexes no plaintext
+        (``drop_search``; text indexed before the store was encrypted). The old row versions
+        stay in the table's dead tuples until PostgreSQL reuses them (``VACUUM FULL``
+        rewrites the table; docs/storage.md).
+
+        Raises:
+            StorageError: read-only, or the database failed.
+        """
+        self.connection.writable()
+        if drop_search:
+            await self.connection.execute(
+                "UPDATE entries SET search_text = NULL WHERE search_text IS NOT NULL"
+            )
+
     async def get_draft(self, session_id: str) -> str | None:
         """See :class:`SQLEngine`."""
         rows = await self.connection.fetch(
@@ -414,23 +486,24 @@ class PostgresEngine:
             return []
         pool = self.connection.pool or await self.connection.get_pool()
         errors = self.connection.psycopg.errors
+        codec = self.connection.codec
         try:
             async with pool.connection() as conn:
                 pending: list[Any] = []
                 if self.read_only:
-                    pending = await pending_hits(conn, needle)
+                    pending = await pending_hits(conn, needle, codec)
                 else:
                     try:
-                        await catch_up(conn)
+                        await catch_up(conn, codec)
                     except (errors.InsufficientPrivilege, errors.ReadOnlySqlTransaction):
-                        pending = await pending_hits(conn, needle)
+                        pending = await pending_hits(conn, needle, codec)
                 cur = await conn.execute(SEARCH_SQL, (like_pattern(needle), limit))
                 rows = await cur.fetchall()
         except self.connection.psycopg.Error as exc:
             raise self.connection.error(exc) from exc
         if pending:
             rows = sorted([*rows, *pending], key=lambda r: (-r[3], r[0], r[4]))[:limit]
-        return [hit_from_row(r[0], r[1], r[2], query) for r in rows]
+        return [hit_from_row(r[0], r[1], r[2], query, codec) for r in rows]
 
     # ------------------------------------------------------------------ entries
 

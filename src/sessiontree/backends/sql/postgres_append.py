@@ -169,7 +169,13 @@ class PostgresAppends:
                     state = SessionState(row[0], row[1], row[2], row[3])
                     known = row[4] or {}
                     plan = plan_append(
-                        session_id, state, entries, known, at_leaf=at_leaf, bodies=bodies
+                        session_id,
+                        state,
+                        entries,
+                        known,
+                        at_leaf=at_leaf,
+                        bodies=bodies,
+                        codec=self.connection.codec,
                     )
                     sql, params = self._cas(session_id, plan, state)
                     cur = await conn.execute(sql, params)
@@ -234,7 +240,15 @@ class PostgresAppends:
             refs.append(parent)
         if any(ref not in types for ref in refs) or entry.id in types:
             return None
-        plan = plan_append(session_id, state, entries, types, at_leaf=at_leaf, bodies=bodies)
+        plan = plan_append(
+            session_id,
+            state,
+            entries,
+            types,
+            at_leaf=at_leaf,
+            bodies=bodies,
+            codec=self.connection.codec,
+        )
         return state, types, plan
 
     def _learn(
@@ -306,6 +320,7 @@ class PostgresAppends:
             at_leaf=at_leaf,
             bodies=bodies,
             keep_unknown=keep_unknown,
+            codec=self.connection.codec,
         )
         for start in range(0, len(plan.rows), CAS_CHUNK):
             chunk = plan.rows[start : start + CAS_CHUNK]

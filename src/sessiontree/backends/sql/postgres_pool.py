@@ -31,6 +31,7 @@ from sessiontree.errors import (
 )
 from sessiontree.ids import now_ms
 from sessiontree.redact import redact_url
+from sessiontree.storage.encryption import META_KEY, Codec, check_store_keys
 
 __all__ = [
     "CONNECT_TIMEOUT_S",
@@ -147,6 +148,9 @@ class PostgresConnection:
         """The connection pool once opened (:meth:`get_pool`), else ``None``."""
         self._opening: asyncio.Lock | None = None
         self._closed = False
+        self.codec: Codec | None = None
+        """The cipher of an encrypted store (set by its engine before first use), checked
+        against the store's ``encryption`` row on the first connection."""
 
     def error(
         self, exc: BaseException, session_id: str | None = None, *, connecting: bool = False
@@ -253,6 +257,7 @@ class PostgresConnection:
             StorageError: a foreign database, a newer schema, or no store with ``read_only``.
         """
         if await self._stored_version(conn) == len(MIGRATIONS):
+            await self._check_keys(conn)
             return
         async with conn.transaction():
             await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
@@ -268,6 +273,31 @@ class PostgresConnection:
                 await conn.execute(
                     "INSERT INTO schema_version (app, version, applied_at_ms) VALUES (%s, %s, %s)",
                     (APP, number, now_ms()),
+                )
+        await self._check_keys(conn)
+
+    async def _check_keys(self, conn: Any) -> None:
+        """Check :attr:`codec` against the store's ``encryption`` row and write the row it
+        needs (under the migration lock, read again there) unless read-only.
+
+        Raises:
+            EncryptionKeyError: the store is encrypted and the keys do not open it.
+        """
+        select = "SELECT value FROM store_meta WHERE key = %s"
+        cur = await conn.execute(select, (META_KEY,))
+        row = await cur.fetchone()
+        if check_store_keys(self.codec, row and row[0], self.where) is None or self.read_only:
+            return
+        async with conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            cur = await conn.execute(select, (META_KEY,))
+            row = await cur.fetchone()
+            value = check_store_keys(self.codec, row and row[0], self.where)
+            if value is not None:
+                await conn.execute(
+                    "INSERT INTO store_meta (key, value) VALUES (%s, %s)"
+                    " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (META_KEY, value),
                 )
 
     async def _stored_version(self, conn: Any) -> int | None:

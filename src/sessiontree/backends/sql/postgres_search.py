@@ -18,6 +18,7 @@ from typing import Any
 
 from sessiontree.backends.sql.plan import row_index_text
 from sessiontree.backends.sql.postgres_pool import clean_text as clean
+from sessiontree.storage.encryption import Codec
 
 __all__ = ["SEARCH_SQL", "catch_up", "like_pattern", "pending_hits"]
 
@@ -60,9 +61,10 @@ def like_pattern(needle: str) -> str:
     return "%" + (clean(escaped) or "") + "%"
 
 
-async def catch_up(conn: Any) -> None:
+async def catch_up(conn: Any, codec: Codec | None = None) -> None:
     """Fill the search text of every pending session's copies, in one transaction on
-    ``conn`` (an autocommit connection), and drop their ``search_pending`` rows.
+    ``conn`` (an autocommit connection), and drop their ``search_pending`` rows (``codec``:
+    the store's cipher, :func:`row_index_text`).
 
     Each pending row is locked first (``FOR UPDATE``), in the same order by every caller, so
     concurrent searches resolve each session once and never deadlock; one that another search
@@ -86,7 +88,7 @@ async def catch_up(conn: Any) -> None:
             cur = await conn.execute(_UNFILLED, (session_id,))
             updates = []
             for seq, body in await cur.fetchall():
-                text = row_index_text(body)
+                text = row_index_text(body, codec)
                 if text is not None:
                     updates.append((clean(text), session_id, seq))
             if updates:
@@ -98,7 +100,9 @@ async def catch_up(conn: Any) -> None:
             await conn.execute("DELETE FROM search_pending WHERE session_id = %s", (session_id,))
 
 
-async def pending_hits(conn: Any, needle: str) -> list[tuple[str, str, str, int, int]]:
+async def pending_hits(
+    conn: Any, needle: str, codec: Codec | None = None
+) -> list[tuple[str, str, str, int, int]]:
     """The pending copies whose text holds ``needle``, as :data:`SEARCH_SQL` rows (unsorted):
     what :func:`catch_up` would index, matched here without writing anything.
 
@@ -110,7 +114,7 @@ async def pending_hits(conn: Any, needle: str) -> list[tuple[str, str, str, int,
     hits = []
     for session_id, entry_id, body, modified_us, seq, text in await cur.fetchall():
         if text is None:
-            text = clean(row_index_text(body))
+            text = clean(row_index_text(body, codec))
         if text is not None and want in text:
             hits.append((session_id, entry_id, body, modified_us, seq))
     return hits

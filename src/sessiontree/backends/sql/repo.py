@@ -23,9 +23,11 @@ from sessiontree.backends.sql.plan import (
     now_us,
     us_from_datetime,
 )
+from sessiontree.backends.sql.rekey import Progress, rekey_store
+from sessiontree.backends.sql.sealed import SealedEngine
 from sessiontree.backends.sql.storage import SQLStorage, make_engine
 from sessiontree.entries import Entry, parse_entry_json
-from sessiontree.errors import SessionNotFoundError
+from sessiontree.errors import SessionNotFoundError, StorageError
 from sessiontree.ids import check_session_id, new_id
 from sessiontree.metadata import (
     SearchHit,
@@ -42,6 +44,7 @@ from sessiontree.repos.base import (
     session_of,
 )
 from sessiontree.repos.retention import EntrySize, TrashedSession
+from sessiontree.storage.encryption import Codec, KeyRing
 from sessiontree.storage.growth import check_max_session_bytes, refuse_growth, warn_growth
 from sessiontree.storage.search import check_search_args
 from sessiontree.stored import prepare_entry
@@ -59,6 +62,7 @@ class SQLRepo:
     Attributes:
         url: the database URL (``sqlite:///…`` or ``postgresql://…``).
         max_session_bytes: the size limit of every session (``None``: none).
+        keys: the key ring it was opened with (``None``: none).
 
     ``read_only``: the store is opened for reading only (SQLite ``mode=ro``): a store that
     does not exist is a :class:`StorageError` instead of a new one, and every write raises
@@ -76,11 +80,20 @@ class SQLRepo:
     (:mod:`sessiontree.storage.growth`; how the size is counted: :class:`SQLStorage`).
     ``None`` (default): no limit.
 
+    ``keys``: the store is encrypted at rest under this key ring (docs/storage.md
+    "Encryption at rest"): entry bodies, drafts and first messages are sealed with
+    AES-256-GCM under its current key, and the store records that it is encrypted (an open
+    without its keys then raises :class:`~sessiontree.errors.EncryptionKeyError`).
+    ``index_plaintext``: on an encrypted store, put messages' text into the search index in
+    clear (``True``), or index nothing (``False``); ``None`` keeps the store's setting
+    (nothing, until a writer opts in).
+
     Raises (constructor):
         ValueError: ``parse_cache_mb`` is not a finite number ≥ 0.
         InvalidArgumentError: ``max_session_bytes`` is not ``None`` or a whole number ≥ 1.
         StorageError: an unknown URL scheme.
-        MissingExtraError: a PostgreSQL URL without ``pip install 'sessiontree[postgres]'``.
+        MissingExtraError: a PostgreSQL URL without ``pip install 'sessiontree[postgres]'``,
+            or ``keys`` without ``pip install 'sessiontree[encryption]'``.
     """
 
     def __init__(
@@ -90,6 +103,8 @@ class SQLRepo:
         parse_cache_mb: float = 0,
         read_only: bool = False,
         max_session_bytes: int | None = None,
+        keys: KeyRing | None = None,
+        index_plaintext: bool | None = None,
     ) -> None:
         self.max_session_bytes = check_max_session_bytes(max_session_bytes)
         self._sizes: dict[str, int] = {}
@@ -105,7 +120,10 @@ class SQLRepo:
             )
         self.url = url
         self.read_only = read_only
-        self._engine = make_engine(url, read_only=read_only)
+        self.keys = keys
+        """The key ring of an encrypted store (``None``: opened without one)."""
+        codec = None if keys is None else Codec(keys, index_text=index_plaintext)
+        self._engine = make_engine(url, read_only=read_only, codec=codec)
         self._parse_cache = ParseCache(int(parse_cache_mb * 2**20))
 
     def __repr__(self) -> str:
@@ -255,6 +273,31 @@ class SQLRepo:
         # what it held, even over a limit set since; its size is read by the next append
         self._sizes.pop(session_id, None)
         return session_of(self._storage(session_id, meta))
+
+    @property
+    def encrypted(self) -> bool:
+        """Opened with a key ring (the store is encrypted at rest)."""
+        return isinstance(self._engine, SealedEngine)
+
+    async def rekey(self, *, batch: int = 500, progress: Progress | None = None) -> int:
+        """Seal every sealed value of the store again under the key ring's current key, in
+        transactions of ``batch`` rows (:func:`~sessiontree.backends.sql.rekey.rekey_store`);
+        the number sealed again. ``progress(table, done, total)`` after each batch. Killed
+        at any moment, every value is still readable with the ring, and a second run ends
+        the job. Values still in clear are sealed too.
+
+        Raises:
+            StorageError: the store was opened without keys, or read-only.
+            EncryptionKeyError: a value is sealed under a key the ring lacks.
+        """
+        engine = self._engine
+        if not isinstance(engine, SealedEngine):
+            raise StorageError(f"{self.url}: rekey needs the store's keys (open it with keys)")
+        if self.read_only:
+            raise StorageError(f"{self.url}: the store was opened read-only; nothing written")
+        check_count(batch, "batch")
+        batch = max(batch, 1)
+        return await rekey_store(engine.inner, engine.codec, batch=batch, progress=progress)
 
     async def purge(self, id: str) -> None:
         """See :meth:`~sessiontree.repos.retention.TrashRepo.purge`.

@@ -28,6 +28,9 @@ differ)::
                     name, entry_count, size_bytes, bodies  -- sessions moved to the trash
                     (version 10): ``bodies`` holds the entries' stored JSON, one per line, in
                     append order, so a restore writes back exactly what was stored
+    store_meta      key PRIMARY KEY, value (text)  -- settings of the whole store (version
+                    11); the row ``encryption`` says the store is encrypted and under which
+                    key ids (:mod:`sessiontree.storage.encryption`)
 
 Indexes: ``sessions(modified_us DESC, id DESC)`` for listing; ``entries(session_id, id)`` (the
 unique constraint) for the recursive branch query and the validation lookup;
@@ -316,6 +319,15 @@ _V10_TRASH = """CREATE TABLE IF NOT EXISTS trash (
         bodies TEXT NOT NULL
     )"""
 
+# settings of the whole store, read when it is opened: an ``encryption`` row makes an open
+# without the store's keys fail before anything is read
+_STORE_META = (
+    """CREATE TABLE IF NOT EXISTS store_meta (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    )""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("sessions, entries, indexes, full-text search", _V1_SQLITE, _V1_POSTGRES),
     # PostgreSQL keeps writing its tsvector in the entry's own INSERT: nothing to change there
@@ -342,6 +354,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         (_V10_TRASH.format(int="INTEGER"),),
         (_V10_TRASH.format(int="BIGINT"),),
     ),
+    Migration("store_meta: settings of the store (encryption)", _STORE_META, _STORE_META),
 )
 """Ordered schema steps; ``MIGRATIONS[i]`` brings a database from version ``i`` to ``i + 1``."""
 

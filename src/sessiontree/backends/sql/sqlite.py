@@ -38,6 +38,7 @@ from sessiontree.backends.sql.plan import (
     trash_values,
     where_clause,
 )
+from sessiontree.backends.sql.rekey import RekeyTable, rekey_sql, scan_params
 from sessiontree.backends.sql.sqlite_append import SQLiteAppends
 from sessiontree.backends.sql.sqlite_index import (
     catch_up,
@@ -335,6 +336,88 @@ class SQLiteEngine:
             raise self.connection.error(exc) from exc
         return bool(found)
 
+    # ------------------------------------------------------------------ store settings, rekey
+
+    @on_connection_thread
+    async def get_store_meta(self, key: str) -> str | None:
+        """The ``store_meta`` value of ``key``, ``None`` when unset."""
+        rows = self.connection.query("SELECT value FROM store_meta WHERE key = ?", (key,))
+        return rows[0][0] if rows else None
+
+    @on_connection_thread
+    async def put_store_meta(self, key: str, value: str) -> None:
+        """Set the ``store_meta`` value of ``key``.
+
+        Raises:
+            StorageError: read-only, or the database failed.
+        """
+        conn = self.connection.db()
+        try:
+            with self.connection.writing(conn):
+                conn.execute(
+                    "INSERT INTO store_meta (key, value) VALUES (?, ?)"
+                    " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (key, value),
+                )
+        except sqlite3.Error as exc:
+            raise self.connection.error(exc) from exc
+
+    @on_connection_thread
+    async def rekey_count(self, table: RekeyTable, prefix: str) -> int:
+        """Rows of ``table`` whose sealed value does not start with ``prefix``
+        (:mod:`~sessiontree.backends.sql.rekey`)."""
+        which, params = scan_params(table, prefix, None, None)
+        rows = self.connection.query(rekey_sql(table, "sqlite", len(prefix))[which], params)
+        return int(rows[0][0])
+
+    @on_connection_thread
+    async def rekey_scan(
+        self, table: RekeyTable, prefix: str, after: tuple[Any, ...] | None, limit: int
+    ) -> list[tuple[Any, ...]]:
+        """The next ``limit`` rows ``(key..., value)`` of ``table`` after key ``after`` whose
+        value does not start with ``prefix``, in key order."""
+        which, params = scan_params(table, prefix, after, limit)
+        return self.connection.query(rekey_sql(table, "sqlite", len(prefix))[which], params)
+
+    @on_connection_thread
+    async def rekey_write(self, table: RekeyTable, updates: Sequence[tuple[Any, ...]]) -> int:
+        """``(new, key..., old)`` updates of ``table``, in one transaction, each made only
+        where the value is still ``old``; how many were made.
+
+        Raises:
+            StorageError: read-only, or the database failed (nothing written).
+        """
+        if not updates:
+            return 0
+        sql = rekey_sql(table, "sqlite", 0)["update"]
+        conn = self.connection.db()
+        try:
+            with self.connection.writing(conn):
+                return sum(conn.execute(sql, u).rowcount for u in updates)
+        except sqlite3.Error as exc:
+            raise self.connection.error(exc) from exc
+
+    @on_connection_thread
+    async def scrub_after_rekey(self, drop_search: bool) -> None:
+        """After ``rekey``: empty the search index when the store indexes no plaintext
+        (``drop_search``; text indexed before the store was encrypted), then rewrite the
+        file (``VACUUM``) and empty the WAL, so no page or frame keeps an old value.
+
+        Raises:
+            StorageError: read-only, or the database failed.
+        """
+        conn = self.connection.db()
+        try:
+            if drop_search:
+                with self.connection.writing(conn):
+                    conn.execute("DELETE FROM entries_fts")
+            if self.connection.cannot_write:
+                return
+            conn.execute("VACUUM")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error as exc:
+            raise self.connection.error(exc) from exc
+
     # ------------------------------------------------------------------ trash and sizes
 
     @on_connection_thread
@@ -443,20 +526,23 @@ class SQLiteEngine:
         if needle is None or limit <= 0:
             return []
         where, params = match_clause(needle)
+        codec = self.connection.codec
         lagging = self._catch_up()
         if lagging is not None:
             try:
-                rows = search_pending(self.connection.db(), where, params, limit, lagging)
+                rows = search_pending(
+                    self.connection.db(), where, params, limit, lagging, self.connection.codec
+                )
             except sqlite3.Error as exc:
                 raise self.connection.error(exc) from exc
-            return [hit_from_row(sid, eid, body, query) for sid, eid, body in rows]
+            return [hit_from_row(sid, eid, body, query, codec) for sid, eid, body in rows]
         rows = self.connection.query(
             "SELECT e.session_id, e.id, e.body FROM"
             f" (SELECT rowid FROM entries_fts WHERE {where} ORDER BY rowid DESC LIMIT ?)"
             " AS f JOIN entries AS e ON e.rowid = f.rowid ORDER BY f.rowid DESC",
             (*params, limit),
         )
-        return [hit_from_row(sid, eid, body, query) for sid, eid, body in rows]
+        return [hit_from_row(sid, eid, body, query, codec) for sid, eid, body in rows]
 
     # ------------------------------------------------------------------ entries
 
@@ -573,6 +659,7 @@ class SQLiteEngine:
                 self.connection.timeout,
                 can_write=not self.connection.cannot_write,
                 before_commit=self.connection.same_file,
+                codec=self.connection.codec,
             )
         except sqlite3.Error as exc:
             raise self.connection.error(exc) from exc

@@ -184,6 +184,7 @@ class SQLiteAppends:
             at_leaf=at_leaf,
             bodies=bodies,
             keep_unknown=keep_unknown,
+            codec=self.connection.codec,
         )
         # the leaf after this append and its type, for the next one (remembered before the
         # COMMIT: append() forgets it when the transaction fails)
@@ -202,7 +203,7 @@ class SQLiteAppends:
         if index_now:
             # the backlog left by earlier appends first; this append's rows below, with the
             # text the planner already has
-            index_pending(conn, indexed_upto)
+            index_pending(conn, indexed_upto, self.connection.codec)
         if len(plan.rows) == 1:
             r = plan.rows[0]
             cur = conn.execute(

@@ -23,6 +23,7 @@ from typing import Any
 from sessiontree.backends.sql.plan import row_index_text
 from sessiontree.backends.sql.schema import SQLITE_TOKENIZER
 from sessiontree.backends.sql.sqlite_open import is_busy, write_transaction
+from sessiontree.storage.encryption import Codec
 
 __all__ = [
     "ADVANCE_INDEX",
@@ -62,6 +63,7 @@ def catch_up(
     *,
     can_write: bool = True,
     before_commit: Callable[[], None] | None = None,
+    codec: Codec | None = None,
 ) -> int | None:
     """Index every entry above the watermark, if any, in one write transaction.
 
@@ -71,7 +73,7 @@ def catch_up(
     watermark it could not move (another writer holds the lock, or ``can_write`` is false:
     a read-only connection): the caller then searches the rows above it separately
     (:func:`search_pending`). ``before_commit`` runs before the ``COMMIT`` (the engine's
-    file-identity check).
+    file-identity check); ``codec``: the store's cipher (:func:`row_index_text`).
 
     Raises:
         sqlite3.Error: the database failed (the engine names the file).
@@ -96,13 +98,18 @@ def catch_up(
     with write_transaction(conn, begun=True, before_commit=before_commit):
         # read again under the write lock: another process may have caught up
         (indexed_upto,) = conn.execute("SELECT indexed_upto FROM search_index_state").fetchone()
-        index_pending(conn, indexed_upto)
+        index_pending(conn, indexed_upto, codec)
         conn.execute(ADVANCE_INDEX)
     return None
 
 
 def search_pending(
-    conn: sqlite3.Connection, where: str, params: tuple[str, ...], limit: int, indexed_upto: int
+    conn: sqlite3.Connection,
+    where: str,
+    params: tuple[str, ...],
+    limit: int,
+    indexed_upto: int,
+    codec: Codec | None = None,
 ) -> list[Any]:
     """The search while the index lags and another writer holds the lock (or the connection
     cannot write).
@@ -125,7 +132,7 @@ def search_pending(
     try:
         conn.executemany(
             "INSERT INTO temp.pending_fts (rowid, text) VALUES (?, ?)",
-            pending_texts(conn, indexed_upto),
+            pending_texts(conn, indexed_upto, codec),
         )
         return conn.execute(
             "SELECT e.session_id, e.id, e.body FROM"
@@ -140,23 +147,26 @@ def search_pending(
         conn.execute("DELETE FROM temp.pending_fts")
 
 
-def pending_texts(conn: sqlite3.Connection, indexed_upto: int) -> list[tuple[int, str]]:
-    """``(rowid, text)`` of every ``message`` row above ``indexed_upto`` with text to index."""
+def pending_texts(
+    conn: sqlite3.Connection, indexed_upto: int, codec: Codec | None = None
+) -> list[tuple[int, str]]:
+    """``(rowid, text)`` of every ``message`` row above ``indexed_upto`` with text to index
+    (``codec``: the store's cipher, :func:`row_index_text`)."""
     rows = conn.execute(
         "SELECT rowid, body FROM entries WHERE rowid > ? AND type = 'message' ORDER BY rowid",
         (indexed_upto,),
     ).fetchall()
     texts = []
     for rowid, body in rows:
-        text = row_index_text(body)
+        text = row_index_text(body, codec)
         if text is not None:
             texts.append((rowid, text))
     return texts
 
 
-def index_pending(conn: sqlite3.Connection, indexed_upto: int) -> None:
+def index_pending(conn: sqlite3.Connection, indexed_upto: int, codec: Codec | None = None) -> None:
     """Insert the search text of every ``message`` row above ``indexed_upto`` (in a write
     transaction; the caller then moves the watermark with :data:`ADVANCE_INDEX`)."""
-    texts = pending_texts(conn, indexed_upto)
+    texts = pending_texts(conn, indexed_upto, codec)
     if texts:
         conn.executemany(INSERT_FTS, texts)

@@ -38,6 +38,7 @@ from sessiontree.backends.sql.schema import (
 from sessiontree.backends.sql.sqlite_thread import ConnectionThread
 from sessiontree.errors import SessionTreeError, StorageError, StorageTimeoutError
 from sessiontree.ids import now_ms
+from sessiontree.storage.encryption import META_KEY, Codec, check_store_keys
 from sessiontree.storage.private_files import (
     create_private_file,
     make_private_dirs,
@@ -207,6 +208,9 @@ class SQLiteConnection:
         self._stop_thread: weakref.finalize[Any, Any] | None = None
         self._inherited: list[sqlite3.Connection] = []
         """Connections of the process this one was forked from (see :meth:`_running_thread`)."""
+        self.codec: Codec | None = None
+        """The cipher of an encrypted store (set by its engine before first use), checked
+        against the store's ``encryption`` row when the file is opened."""
 
     async def run(
         self,
@@ -381,6 +385,7 @@ class SQLiteConnection:
                 check_version(version, self.path)
                 if self.cannot_write:
                     self._check_readable_version(version)
+                    self._check_keys(conn)
                     return
                 if not memory:
                     mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
@@ -389,11 +394,33 @@ class SQLiteConnection:
                 conn.execute(f"PRAGMA synchronous = {self._sync}")
                 if version != SCHEMA_VERSION:
                     self._migrate(conn)
+                self._check_keys(conn)
                 return
             except sqlite3.OperationalError as exc:
                 if not is_busy(exc) or time.monotonic() > deadline:
                     raise
                 time.sleep(0.01)
+
+    def _check_keys(self, conn: sqlite3.Connection) -> None:
+        """Check :attr:`codec` against the store's ``encryption`` row and write the row it
+        needs (under the write lock, read again there) when the file can be written.
+
+        Raises:
+            EncryptionKeyError: the store is encrypted and the keys do not open it.
+        """
+        select = "SELECT value FROM store_meta WHERE key = ?"
+        row = conn.execute(select, (META_KEY,)).fetchone()
+        if check_store_keys(self.codec, row and row[0], self.path) is None or self.cannot_write:
+            return
+        with self.writing(conn):
+            row = conn.execute(select, (META_KEY,)).fetchone()
+            value = check_store_keys(self.codec, row and row[0], self.path)
+            if value is not None:
+                conn.execute(
+                    "INSERT INTO store_meta (key, value) VALUES (?, ?)"
+                    " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (META_KEY, value),
+                )
 
     def _check_readable_version(self, version: int | None) -> None:
         """A connection that cannot write needs a store of this schema version already.

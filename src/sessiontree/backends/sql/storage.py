@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from sessiontree.backends.sql.fork import (
     ForkPlan,
@@ -56,6 +56,9 @@ from sessiontree.storage.growth import check_max_session_bytes, refuse_growth, w
 from sessiontree.stored import Prepared, PreparedEntry, prepare_entry
 from sessiontree.tree import ForkPosition
 
+if TYPE_CHECKING:
+    from sessiontree.storage.encryption import Codec
+
 __all__ = ["ENTRY_CACHE_BYTES", "ENTRY_CACHE_SIZE", "SQLStorage", "make_engine"]
 
 ENTRY_CACHE_SIZE = 20_000
@@ -65,28 +68,41 @@ ENTRY_CACHE_BYTES = 64 * 2**20
 alone lets 20,000 entries with large tool outputs hold GBs per open session."""
 
 
-def make_engine(url: str, *, read_only: bool = False) -> SQLEngine:
+def make_engine(url: str, *, read_only: bool = False, codec: Codec | None = None) -> SQLEngine:
     """The engine for a ``sqlite:`` or ``postgresql:``/``postgres:`` URL (connects lazily).
 
-    ``read_only``: never create or write the store (see the engines).
+    ``read_only``: never create or write the store (see the engines). ``codec``: the store
+    is encrypted at rest under it (a :class:`~sessiontree.backends.sql.sealed.SealedEngine`;
+    docs/storage.md "Encryption at rest"); without one, an encrypted store refuses to open
+    (:class:`~sessiontree.errors.EncryptionKeyError` on first use).
 
     Raises:
         StorageError: another scheme, or a malformed URL.
         MissingExtraError: ``psycopg``/``psycopg_pool`` are not installed (PostgreSQL).
     """
     scheme = url.split(":", 1)[0].lower() if ":" in url else ""
+    engine: Any
     if scheme == "sqlite":
         from sessiontree.backends.sql.sqlite import SQLiteEngine
 
-        return SQLiteEngine(url, read_only=read_only)
-    if scheme in ("postgresql", "postgres"):
+        engine = SQLiteEngine(url, read_only=read_only)
+        where = engine.path
+    elif scheme in ("postgresql", "postgres"):
         from sessiontree.backends.sql.postgres import PostgresEngine
 
-        return PostgresEngine(url, read_only=read_only)
-    raise StorageError(
-        f"unknown SQL URL scheme {scheme!r} in {url!r}: use sqlite:///file.db or "
-        "postgresql://user@host:port/db"
-    )
+        engine = PostgresEngine(url, read_only=read_only)
+        where = engine.connection.where
+    else:
+        raise StorageError(
+            f"unknown SQL URL scheme {scheme!r} in {url!r}: use sqlite:///file.db or "
+            "postgresql://user@host:port/db"
+        )
+    if codec is None:
+        return cast("SQLEngine", engine)
+    from sessiontree.backends.sql.sealed import SealedEngine
+
+    codec.where = where
+    return cast("SQLEngine", SealedEngine(engine, codec))
 
 
 def _in_walk_order(rows: list[Any]) -> list[Any]:
