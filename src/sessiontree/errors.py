@@ -21,6 +21,7 @@ builtin, so ``except LookupError`` / ``except ValueError`` keep working::
     ├── LeafMovedError (RuntimeError)
     ├── StorageError (OSError)
     │   ├── StorageTimeoutError (TimeoutError)
+    │   ├── EncryptionKeyError (OSError)
     │   └── SessionTooLargeError (OSError)
     ├── MissingExtraError (ImportError)
     ├── CompactionError (RuntimeError)
