@@ -514,6 +514,21 @@ class SQLEngine(Protocol):
         """``id → JSON`` of those of ``entry_ids`` that the session holds (one query)."""
         ...
 
+    payload_threshold: int | None
+    """Strings of entry JSON of this many bytes or more are stored once, as payloads
+    (``None``: off; :mod:`sessiontree.backends.sql.payloads`)."""
+
+    async def get_payloads(self, hashes: Sequence[str]) -> dict[str, str]:
+        """``hash → JSON string literal`` of those of ``hashes`` that are stored (one query):
+        what the stored bodies' references expand to
+        (:func:`~sessiontree.backends.sql.payloads.expand`)."""
+        ...
+
+    async def payload_usage(self, limit: int) -> tuple[tuple[int, int, int], list[Any]]:
+        """``((payloads, their bytes, references), largest)``: the payload store's totals
+        and its ``limit`` largest payloads as ``(hash, bytes, references)`` rows."""
+        ...
+
     async def set_modified(self, session_id: str, modified_us: int) -> bool:
         """Set the session row's ``modified_us``; ``False`` when there is no such session."""
         ...

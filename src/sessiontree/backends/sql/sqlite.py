@@ -23,6 +23,15 @@ from typing import Any
 import orjson
 
 from sessiontree.backends.sql.fork import ChainRow, ForkPlan, chain_in_window, copy_runs
+from sessiontree.backends.sql.payloads import (
+    COPY_REFS_SQL,
+    LARGEST_SQL,
+    MOVE_REFS_SQL,
+    USAGE_SQL,
+    expand_all,
+    owner_in_trash,
+    split_rows,
+)
 from sessiontree.backends.sql.plan import (
     INSERT_TRASH_SQL,
     LIST_COLUMNS,
@@ -48,6 +57,11 @@ from sessiontree.backends.sql.sqlite_open import (
     SQLiteConnection,
     on_connection_thread,
     sqlite_path_from_url,
+)
+from sessiontree.backends.sql.sqlite_payloads import (
+    fetch_payloads,
+    release_payloads,
+    store_payloads,
 )
 from sessiontree.backends.sql.sqlite_sql import (
     CHAIN_SQL,
@@ -113,6 +127,16 @@ class SQLiteEngine:
         """The ``sqlite:`` URL."""
         self.read_only = read_only
         """Opened for reading only."""
+
+    @property
+    def payload_threshold(self) -> int | None:
+        """Strings of this many bytes or more are stored once, as payloads (``None``: off;
+        :mod:`sessiontree.backends.sql.payloads`)."""
+        return self._appends.payload_threshold
+
+    @payload_threshold.setter
+    def payload_threshold(self, value: int | None) -> None:
+        self._appends.payload_threshold = value
 
     @property
     def path(self) -> str:
@@ -194,8 +218,12 @@ class SQLiteEngine:
         try:
             with self.connection.writing(conn):
                 _insert_session(conn, session_id, metadata, now)
-                if plan.copies and not self._copy(conn, source_id, session_id, plan):
-                    raise SessionNotFoundError(source_id, "session was deleted during the fork")
+                if plan.copies:
+                    if not self._copy(conn, source_id, session_id, plan):
+                        raise SessionNotFoundError(source_id, "session was deleted during the fork")
+                    conn.execute(COPY_REFS_SQL.format(p="?"), (session_id, source_id))
+                rows, payloads = split_rows(plan.rows, self.payload_threshold)
+                store_payloads(conn, session_id, payloads)
                 conn.executemany(
                     INSERT_ENTRY,
                     [
@@ -209,7 +237,7 @@ class SQLiteEngine:
                             r.target_id,
                             r.body,
                         )
-                        for r in plan.rows
+                        for r in rows
                     ],
                 )
                 conn.execute(
@@ -283,6 +311,7 @@ class SQLiteEngine:
         conn.execute("DELETE FROM session_meta WHERE session_id = ?", (session_id,))
         conn.execute("DELETE FROM sync_positions WHERE session_id = ?", (session_id,))
         conn.execute("DELETE FROM drafts WHERE session_id = ?", (session_id,))
+        release_payloads(conn, session_id)
         # SQLite gives the next row max(rowid) + 1: if the newest rows just went, new
         # rows would reuse rowids under the watermark and never be indexed
         conn.execute(
@@ -360,6 +389,8 @@ class SQLiteEngine:
                 ]
                 values = trash_values(session_id, trashed_us, row, bodies)
                 conn.execute(INSERT_TRASH_SQL.format(p="?"), values)
+                # the trashed bodies keep their payloads: their refs move to the trash row
+                conn.execute(MOVE_REFS_SQL.format(p="?"), (owner_in_trash(session_id), session_id))
                 self._delete_rows(conn, session_id)
         except sqlite3.Error as exc:
             raise self.connection.error(exc) from exc
@@ -385,6 +416,7 @@ class SQLiteEngine:
                 found = conn.execute(
                     "DELETE FROM trash WHERE session_id = ?", (session_id,)
                 ).rowcount
+                release_payloads(conn, owner_in_trash(session_id))
         except sqlite3.Error as exc:
             raise self.connection.error(exc) from exc
         return bool(found)
@@ -449,14 +481,40 @@ class SQLiteEngine:
                 rows = search_pending(self.connection.db(), where, params, limit, lagging)
             except sqlite3.Error as exc:
                 raise self.connection.error(exc) from exc
-            return [hit_from_row(sid, eid, body, query) for sid, eid, body in rows]
+            return self._hits(rows, query)
         rows = self.connection.query(
             "SELECT e.session_id, e.id, e.body FROM"
             f" (SELECT rowid FROM entries_fts WHERE {where} ORDER BY rowid DESC LIMIT ?)"
             " AS f JOIN entries AS e ON e.rowid = f.rowid ORDER BY f.rowid DESC",
             (*params, limit),
         )
-        return [hit_from_row(sid, eid, body, query) for sid, eid, body in rows]
+        return self._hits(rows, query)
+
+    def _hits(self, rows: Sequence[Any], query: str) -> list[SearchHit]:
+        """Search hits of ``(session_id, entry_id, stored body)`` rows (payloads expanded)."""
+        conn = self.connection.db()
+        bodies = expand_all([r[2] for r in rows], lambda hashes: fetch_payloads(conn, hashes))
+        return [
+            hit_from_row(sid, eid, body, query)
+            for (sid, eid, _), body in zip(rows, bodies, strict=True)
+        ]
+
+    # ------------------------------------------------------------------ payloads
+
+    @on_connection_thread
+    async def get_payloads(self, hashes: Sequence[str]) -> dict[str, str]:
+        """See :class:`SQLEngine`."""
+        try:
+            return fetch_payloads(self.connection.db(), hashes)
+        except sqlite3.Error as exc:
+            raise self.connection.error(exc) from exc
+
+    @on_connection_thread
+    async def payload_usage(self, limit: int) -> tuple[tuple[int, int, int], list[Any]]:
+        """See :class:`SQLEngine`."""
+        (usage,) = self.connection.query(USAGE_SQL)
+        largest = self.connection.query(LARGEST_SQL.format(p="?"), (limit,))
+        return (int(usage[0]), int(usage[1]), int(usage[2])), largest
 
     # ------------------------------------------------------------------ entries
 
