@@ -14,8 +14,10 @@ Nothing here runs by itself: a store keeps every session until its user asks oth
   largest single entries, and (SQL) the payloads stored once with the largest of them.
 
 A session's size is what the store holds for it: on JSONL its log file (header and lines),
-on SQL and memory the stored JSON of its entries (on SQL without the large payloads it
-refers to, which are stored once for every session and reported apart).
+on SQL and memory the stored JSON of its entries. On SQL, the large payloads stored once
+(:mod:`sessiontree.backends.sql.payloads`) count once in each session that refers to them,
+so sessions sharing a screenshot each count it: the store's unique payload bytes are
+reported apart (:attr:`StoreUsage.payloads`).
 """
 
 from __future__ import annotations
@@ -357,8 +359,8 @@ class StoreUsage:
     trash_sessions: int
     """Sessions in the trash."""
     payloads: PayloadUsage | None = None
-    """The payloads stored once, apart from the sessions' entries (whose sizes above leave
-    them out); ``None`` on a backend that keeps them inline (JSONL, memory)."""
+    """The payloads stored once, shared by the sessions (each session's size above counts
+    those it refers to); ``None`` on a backend that keeps them inline (JSONL, memory)."""
 
 
 async def store_usage(repo: SessionRepo, *, by: By = "session", limit: int = 10) -> StoreUsage:

@@ -32,7 +32,7 @@ import hashlib
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from sessiontree.errors import CorruptSessionError, StorageError
 
@@ -47,6 +47,8 @@ __all__ = [
     "expand",
     "expand_all",
     "expand_all_async",
+    "expanded_bytes",
+    "largest_entries",
     "may_split",
     "payload_hashes",
     "split_body",
@@ -276,6 +278,50 @@ LARGEST_SQL = (
     " GROUP BY p.hash, p.size ORDER BY p.size DESC, p.hash LIMIT {p}"
 )
 """The largest payloads: ``(hash, size, references)``."""
+
+
+SESSION_SIZES_SQL = (
+    "SELECT e.session_id, e.n + coalesce(p.n, 0) FROM"
+    " (SELECT session_id, sum({length}) AS n FROM entries{where} GROUP BY session_id) AS e"
+    " LEFT JOIN (SELECT r.session_id, sum(p.size) AS n FROM payload_refs AS r"
+    " JOIN payloads AS p ON p.hash = r.hash{where_refs} GROUP BY r.session_id) AS p"
+    " ON p.session_id = e.session_id"
+)
+"""``(session_id, bytes)``: its stored JSON (``{length}``: the dialect's byte length of
+``body``) plus each payload it refers to, once. ``{where}``/``{where_refs}``: empty, or one
+session's condition on ``entries`` / ``payload_refs`` (``r.``)."""
+
+ENTRIES_WITH_PAYLOADS_SQL = (
+    "SELECT session_id, id, type, {length}, {body} FROM entries WHERE {prefix} = {p}"
+)
+"""``(session_id, id, type, stored bytes, stored JSON)`` of every entry with payload
+references (``{prefix}``: the first ``len(HEAD)`` characters of ``body``; parameter:
+:data:`HEAD`)."""
+
+
+def expanded_bytes(stored: str, stored_bytes: int, sizes: Mapping[str, int]) -> int:
+    """The UTF-8 bytes of the JSON a stored body (``stored_bytes`` long) expands to, from the
+    sizes of its payloads (hash → bytes; one missing counts 0)."""
+    if not stored.startswith(HEAD):
+        return stored_bytes
+    refs, rest = _head(stored)
+    head_chars = len(stored) - len(rest) + 1  # the head is ASCII: characters are bytes
+    return stored_bytes - head_chars + 1 + sum(sizes.get(h, 0) - 2 for _, h in refs)
+
+
+def largest_entries(
+    top: Sequence[Sequence[Any]],
+    with_payloads: Sequence[Sequence[Any]],
+    sizes: Mapping[str, int],
+    limit: int,
+) -> list[tuple[Any, ...]]:
+    """The ``limit`` largest entries as ``(session_id, id, type, bytes)``, their payloads
+    counted: ``top`` (the largest by stored JSON, same shape) merged with ``with_payloads``
+    (:data:`ENTRIES_WITH_PAYLOADS_SQL` rows) sized by :func:`expanded_bytes`."""
+    found: dict[tuple[str, str], tuple[Any, ...]] = {(r[0], r[1]): tuple(r) for r in top}
+    for sid, eid, kind, n, body in with_payloads:
+        found[(sid, eid)] = (sid, eid, kind, expanded_bytes(body, int(n), sizes))
+    return sorted(found.values(), key=lambda r: (-int(r[3]), r[0], r[1]))[:limit]
 
 
 def payload_rows(payloads: Mapping[str, bytes]) -> list[tuple[str, bytes, int]]:

@@ -19,10 +19,14 @@ import orjson
 
 from sessiontree.backends.sql.fork import ChainRow, ForkPlan, chain_in_window, copy_runs
 from sessiontree.backends.sql.payloads import (
+    ENTRIES_WITH_PAYLOADS_SQL,
+    HEAD,
     LARGEST_SQL,
     MOVE_REFS_SQL,
+    SESSION_SIZES_SQL,
     USAGE_SQL,
     expand_all_async,
+    largest_entries,
     owner_in_trash,
     split_rows,
 )
@@ -73,6 +77,10 @@ from sessiontree.storage.base import EntryCursor
 from sessiontree.storage.search import search_needle
 
 __all__ = ["PostgresEngine", "import_drivers"]
+
+_LENGTH = "octet_length(body::text)"
+"""The UTF-8 bytes of an ``entries.body``."""
+_PAYLOAD_SIZES = "SELECT hash, size FROM payloads"
 
 _clean = clean_text
 
@@ -433,25 +441,41 @@ class PostgresEngine:
     async def session_sizes(self) -> dict[str, int]:
         """See :class:`SQLEngine` (``octet_length`` of the stored JSON text)."""
         rows = await self.connection.fetch(
-            "SELECT session_id, sum(octet_length(body::text)) FROM entries GROUP BY session_id"
+            SESSION_SIZES_SQL.format(length=_LENGTH, where="", where_refs="")
         )
         return {r[0]: int(r[1] or 0) for r in rows}
 
     async def session_size(self, session_id: str) -> int:
         """See :class:`SQLEngine` (as :meth:`session_sizes`, one session by index)."""
         rows = await self.connection.fetch(
-            "SELECT sum(octet_length(body::text)) FROM entries WHERE session_id = %s",
-            (session_id,),
+            SESSION_SIZES_SQL.format(
+                length=_LENGTH,
+                where=" WHERE session_id = %s",
+                where_refs=" WHERE r.session_id = %s",
+            ),
+            (session_id, session_id),
         )
-        return int(rows[0][0] or 0)
+        return int(rows[0][1] or 0) if rows else 0
 
     async def largest_entries(self, limit: int) -> list[tuple[Any, ...]]:
         """See :class:`SQLEngine`."""
-        return await self.connection.fetch(
-            "SELECT session_id, id, type, octet_length(body::text) AS n FROM entries"
-            " ORDER BY n DESC LIMIT %s",
+        top = await self.connection.fetch(
+            f"SELECT session_id, id, type, {_LENGTH} AS n FROM entries ORDER BY n DESC LIMIT %s",
             (limit,),
         )
+        heads = await self.connection.fetch(
+            ENTRIES_WITH_PAYLOADS_SQL.format(
+                length=_LENGTH,
+                body="body::text",
+                prefix=f"left(body::text, {len(HEAD)})",
+                p="%s",
+            ),
+            (HEAD,),
+        )
+        sizes = {}
+        if heads:
+            sizes = {r[0]: int(r[1]) for r in await self.connection.fetch(_PAYLOAD_SIZES)}
+        return largest_entries(top, heads, sizes, limit)
 
     async def list_sessions(
         self, limit: int | None, offset: int, where: Mapping[str, str]

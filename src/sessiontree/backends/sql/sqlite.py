@@ -25,10 +25,14 @@ import orjson
 from sessiontree.backends.sql.fork import ChainRow, ForkPlan, chain_in_window, copy_runs
 from sessiontree.backends.sql.payloads import (
     COPY_REFS_SQL,
+    ENTRIES_WITH_PAYLOADS_SQL,
+    HEAD,
     LARGEST_SQL,
     MOVE_REFS_SQL,
+    SESSION_SIZES_SQL,
     USAGE_SQL,
     expand_all,
+    largest_entries,
     owner_in_trash,
     split_rows,
 )
@@ -80,6 +84,9 @@ from sessiontree.storage.base import EntryCursor
 from sessiontree.storage.search import search_needle
 
 __all__ = ["SQLiteEngine", "sqlite_path_from_url"]
+
+_LENGTH = "length(CAST(body AS BLOB))"
+"""The UTF-8 bytes of an ``entries.body``."""
 
 
 def _insert_session(
@@ -425,7 +432,7 @@ class SQLiteEngine:
     async def session_sizes(self) -> dict[str, int]:
         """See :class:`SQLEngine` (``length(CAST(body AS BLOB))``: UTF-8 bytes)."""
         rows = self.connection.query(
-            "SELECT session_id, sum(length(CAST(body AS BLOB))) FROM entries GROUP BY session_id"
+            SESSION_SIZES_SQL.format(length=_LENGTH, where="", where_refs="")
         )
         return {r[0]: int(r[1] or 0) for r in rows}
 
@@ -433,19 +440,30 @@ class SQLiteEngine:
     async def session_size(self, session_id: str) -> int:
         """See :class:`SQLEngine` (as :meth:`session_sizes`, one session by index)."""
         rows = self.connection.query(
-            "SELECT sum(length(CAST(body AS BLOB))) FROM entries WHERE session_id = ?",
-            (session_id,),
+            SESSION_SIZES_SQL.format(
+                length=_LENGTH,
+                where=" WHERE session_id = ?",
+                where_refs=" WHERE r.session_id = ?",
+            ),
+            (session_id, session_id),
         )
-        return int(rows[0][0] or 0)
+        return int(rows[0][1] or 0) if rows else 0
 
     @on_connection_thread
     async def largest_entries(self, limit: int) -> list[tuple[Any, ...]]:
         """See :class:`SQLEngine`."""
-        return self.connection.query(
-            "SELECT session_id, id, type, length(CAST(body AS BLOB)) AS n FROM entries"
-            " ORDER BY n DESC LIMIT ?",
+        top = self.connection.query(
+            f"SELECT session_id, id, type, {_LENGTH} AS n FROM entries ORDER BY n DESC LIMIT ?",
             (limit,),
         )
+        heads = self.connection.query(
+            ENTRIES_WITH_PAYLOADS_SQL.format(
+                length=_LENGTH, body="body", prefix=f"substr(body, 1, {len(HEAD)})", p="?"
+            ),
+            (HEAD,),
+        )
+        sizes = dict(self.connection.query("SELECT hash, size FROM payloads")) if heads else {}
+        return largest_entries(top, heads, sizes, limit)
 
     @on_connection_thread
     async def list_sessions(
