@@ -29,8 +29,7 @@ search, the search index, the trash), so nothing above the storage sees a refere
 from __future__ import annotations
 
 import hashlib
-import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -82,8 +81,29 @@ RELEASE_SQL = (
 """Free a session's payloads (``{p}``: the dialect's placeholder; parameters: the owner twice,
 then once)."""
 
-# a JSON string literal: quotes, then runs of plain characters and escapes
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+
+def _literals(body: str) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of every string literal of the JSON text ``body``, quotes included.
+
+    Outside its strings, JSON holds no ``"``: the next quote after a literal opens the next
+    one. ``str.find`` jumps over each literal's run (a regular expression walks it character
+    by character: ~20 ms for a 1 MB screenshot, against ~0.1 ms).
+    """
+    find = body.find
+    pos = 0
+    while (start := find('"', pos)) >= 0:
+        end = find('"', start + 1)
+        while end > 0 and body[end - 1] == "\\":
+            back = end - 1
+            while body[back - 1] == "\\":
+                back -= 1
+            if (end - back) % 2 == 0:  # an even run of backslashes: the quote closes
+                break
+            end = find('"', end + 1)
+        if end < 0:  # not JSON (never from the serialiser): nothing more to cut
+            return
+        yield start, end + 1
+        pos = end + 1
 
 
 def check_threshold(value: object) -> int | None:
@@ -122,8 +142,7 @@ def split_body(body: str, threshold: int | None) -> Split:
     payloads: dict[str, bytes] = {}
     pos = size = 0
     if threshold is not None:
-        for m in _STRING.finditer(body):
-            start, end = m.span()
+        for start, end in _literals(body):
             if end - start < threshold // 4:  # UTF-8 is at most 4 bytes a character
                 continue
             data = body[start:end].encode("utf-8", "surrogatepass")
@@ -266,6 +285,10 @@ MOVE_REFS_SQL = "UPDATE payload_refs SET session_id = {p} WHERE session_id = {p}
 """The refs of a session handed to another owner (new owner, old owner): the trash."""
 FETCH_SQL_SQLITE = "SELECT hash, data FROM payloads WHERE hash IN (SELECT value FROM json_each(?))"
 """The payloads of a JSON list of hashes (SQLite)."""
+EXISTING_SQL_SQLITE = "SELECT hash FROM payloads WHERE hash IN (SELECT value FROM json_each(?))"
+"""Which of a JSON list of hashes are stored (SQLite)."""
+EXISTING_SQL_POSTGRES = "SELECT hash FROM payloads WHERE hash = ANY(%s::text[])"
+"""Which of a list of hashes are stored (PostgreSQL)."""
 FETCH_SQL_POSTGRES = "SELECT hash, data FROM payloads WHERE hash = ANY(%s::text[])"
 """The payloads of a list of hashes (PostgreSQL)."""
 USAGE_SQL = (

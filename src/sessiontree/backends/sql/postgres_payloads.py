@@ -17,6 +17,7 @@ from typing import Any
 
 from sessiontree.backends.sql.payloads import (
     COPY_REFS_SQL,
+    EXISTING_SQL_POSTGRES,
     FETCH_SQL_POSTGRES,
     INSERT_PAYLOAD_SQL,
     INSERT_REF_SQL,
@@ -39,8 +40,15 @@ async def store_payloads(conn: Any, session_id: str, payloads: Mapping[str, byte
     if not payloads:
         return
     await conn.execute(_SHARED, (PG_LOCK_KEY,))
+    # under the lock, a payload stored already stays: its bytes are not sent again (a
+    # screenshot sent every turn is a MB per append otherwise)
+    cur = await conn.execute(EXISTING_SQL_POSTGRES, (sorted(payloads),))
+    new = dict(payloads)
+    for (h,) in await cur.fetchall():
+        new.pop(h, None)
     async with conn.cursor() as cur:
-        await cur.executemany(INSERT_PAYLOAD_SQL.format(p="%s"), payload_rows(payloads))
+        if new:
+            await cur.executemany(INSERT_PAYLOAD_SQL.format(p="%s"), payload_rows(new))
         await cur.executemany(
             INSERT_REF_SQL.format(p="%s"), [(session_id, h) for h in sorted(payloads)]
         )

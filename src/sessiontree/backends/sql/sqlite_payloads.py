@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import orjson
 
 from sessiontree.backends.sql.payloads import (
+    EXISTING_SQL_SQLITE,
     FETCH_SQL_SQLITE,
     INSERT_PAYLOAD_SQL,
     INSERT_REF_SQL,
@@ -24,9 +25,18 @@ __all__ = ["fetch_payloads", "release_payloads", "store_payloads"]
 def store_payloads(conn: sqlite3.Connection, session_id: str, payloads: dict[str, bytes]) -> None:
     """Store ``payloads`` (hash → bytes) unless stored, and ``session_id``'s references to
     them, inside the caller's write transaction."""
-    if payloads:
-        conn.executemany(INSERT_PAYLOAD_SQL.format(p="?"), payload_rows(payloads))
-        conn.executemany(INSERT_REF_SQL.format(p="?"), [(session_id, h) for h in payloads])
+    if not payloads:
+        return
+    # the bytes of those stored already are not handed to SQLite again (a screenshot sent
+    # every turn is a MB per append otherwise)
+    stored = conn.execute(
+        EXISTING_SQL_SQLITE, (orjson.dumps(sorted(payloads)).decode(),)
+    ).fetchall()
+    new = dict(payloads)
+    for (h,) in stored:
+        new.pop(h, None)
+    conn.executemany(INSERT_PAYLOAD_SQL.format(p="?"), payload_rows(new))
+    conn.executemany(INSERT_REF_SQL.format(p="?"), [(session_id, h) for h in sorted(payloads)])
 
 
 def release_payloads(conn: sqlite3.Connection, owner: str) -> None:
