@@ -94,12 +94,8 @@ async def test_entries_read_back_equal_to_what_was_appended(store_url: str) -> N
         assert await s.get_branch() == branch
         assert [await s.get_entry(e.id) for e in appended] == appended
         # the stored rows hold references, not the screenshots
-        biggest = raw(
-            store_url,
-            "SELECT max(length(body::text)) FROM entries".replace(
-                "body::text", "body" if store_url.startswith("sqlite") else "body::text"
-            ),
-        )[0][0]
+        body = "body" if store_url.startswith("sqlite") else "body::text"
+        biggest = raw(store_url, f"SELECT max(length({body})) FROM entries")[0][0]
         assert biggest < PAYLOAD_THRESHOLD
         # one screenshot (sent twice) and two tool outputs
         assert (await usage(repo))[0] == 3
@@ -131,11 +127,18 @@ async def test_a_fork_shares_the_payloads_and_outlives_its_source(store_url: str
     async with SQLRepo(store_url) as repo:
         s = await repo.create(id="src")
         await turn(s, 1, image_seed=3, output_seed=3)
-        mid = (await s.get_entries())[-1].id
+        first, mid = (await s.get_entries())[0].id, (await s.get_entries())[-1].id
+        # a long label: the fork parses the source's labels and writes its own from JSON
+        await s.append_label(first, "L" * 5000)
         await turn(s, 2, image_seed=4, output_seed=4)
         before = await usage(repo)
         fork = await s.fork(mid)
-        # a label on a copied entry makes the planner write rows from their JSON too
+        body = "body" if store_url.startswith("sqlite") else "body::text"
+        labels = raw(
+            store_url,
+            f"SELECT {body} FROM entries WHERE type = 'label' AND session_id = '{fork.id}'",
+        )
+        assert labels and all(b.startswith(HEAD) for (b,) in labels)  # written split
         await repo.delete("src")
         assert (await usage(repo))[1] > 0
         forked = await fork.get_entries()
@@ -143,6 +146,7 @@ async def test_a_fork_shares_the_payloads_and_outlives_its_source(store_url: str
         f = await repo.open(fork.id)
         assert await f.get_entries() == forked
         assert as_json(forked[0])["message"]["content"][1]["data"] == screenshot(3)
+        assert await f.get_label(first) == "L" * 5000
         assert before[0] >= (await usage(repo))[0] > 0
         await repo.delete(fork.id)
         assert await usage(repo) == (0, 0, 0)
@@ -394,3 +398,68 @@ async def test_payloads_survive_a_session_recreated_in_the_trashed_ones_name(
     await repo.delete("same")  # the live one: the trashed one keeps its payloads
     restored = await sql_repo.restore("same")
     assert await restored.get_entries() == entries
+
+
+async def test_deletes_racing_appends_of_the_same_payload_leave_no_dangling_reference(
+    store_url: str,
+) -> None:
+    # one repository keeps appending a screenshot while another makes and deletes sessions
+    # holding the same one: a delete must never free it under the appender's reference
+    async with SQLRepo(store_url) as churner, SQLRepo(store_url) as writer:
+        keep = await writer.create(id="keep")
+
+        async def churn() -> None:
+            for i in range(12):
+                s = await churner.create(id=f"c{i}")
+                await s.append_message(image_message("same", 1))
+                await churner.delete(f"c{i}")
+
+        async def write() -> None:
+            for i in range(12):
+                await keep.append_message(image_message(f"keep {i}", 1))
+
+        await asyncio.gather(churn(), write())
+        appended = await keep.get_entries()
+    check_no_dangling(store_url)
+    async with SQLRepo(store_url) as repo:
+        assert await (await repo.open("keep")).get_entries() == appended
+        await repo.delete("keep")
+        assert await usage(repo) == (0, 0, 0)
+
+
+async def test_a_release_waits_for_a_reference_written_in_a_transaction_still_open() -> None:
+    # PostgreSQL: a transaction refers to a stored payload and has not committed; another
+    # deletes the last committed reference and would free the payload. The advisory lock
+    # makes the release wait and then see the new reference (without it the payload goes
+    # and the first transaction commits a dangling reference)
+    from sessiontree.backends.sql.postgres_payloads import release_payloads, store_payloads
+
+    with throwaway_pg_database() as url:
+        import psycopg
+
+        async with SQLRepo(url) as repo:  # the schema
+            await repo.list()
+        data = b'"' + b"x" * 5000 + b'"'
+        digest = hashlib.sha256(data).hexdigest()
+        async with (
+            await psycopg.AsyncConnection.connect(url, autocommit=True) as setup,
+            setup.transaction(),
+        ):
+            await store_payloads(setup, "gone", {digest: data})
+        async with (
+            await psycopg.AsyncConnection.connect(url) as writer,
+            await psycopg.AsyncConnection.connect(url) as deleter,
+        ):
+            await store_payloads(writer, "kept", {digest: data})  # its transaction stays open
+
+            async def release() -> None:
+                await release_payloads(deleter, "gone")
+                await deleter.commit()
+
+            task = asyncio.create_task(release())
+            await asyncio.sleep(0.5)  # the release reaches its statements first
+            await writer.commit()
+            await task
+        rows = pg_exec(url, "SELECT session_id FROM payload_refs")
+        assert rows == [("kept",)]
+        assert pg_exec(url, "SELECT count(*) FROM payloads")[0][0] == 1
