@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from backends import pg_exec, throwaway_pg_database
-from sessiontree import Entry, SessionRepo
+from sessiontree import Entry, SessionRepo, StorageError, open_repo
 from sessiontree.backends.jsonl.repo import JSONLRepo
 from sessiontree.backends.sql.payloads import HEAD, PAYLOAD_THRESHOLD, expand, split_body
 from sessiontree.backends.sql.repo import SQLRepo
@@ -463,3 +463,19 @@ async def test_a_release_waits_for_a_reference_written_in_a_transaction_still_op
         rows = pg_exec(url, "SELECT session_id FROM payload_refs")
         assert rows == [("kept",)]
         assert pg_exec(url, "SELECT count(*) FROM payloads")[0][0] == 1
+
+
+async def test_open_repo_takes_the_threshold_for_sql_stores_only(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    async with open_repo(url, payload_threshold=None) as repo:
+        s = await repo.create(id="w")
+        await turn(s, 1, image_seed=1, output_seed=1)
+    assert raw(url, "SELECT count(*) FROM payloads")[0][0] == 0  # stored whole
+    async with open_repo(url, payload_threshold=1024) as repo:
+        s = await repo.open("w")
+        await s.append_message(tool_result("c", "y" * 2000))
+    assert raw(url, "SELECT count(*) FROM payloads")[0][0] == 1
+    with pytest.raises(StorageError, match="payload_threshold"):
+        open_repo(f"jsonl://{tmp_path / 'j'}", payload_threshold=1024)
+    with pytest.raises(StorageError, match="payload_threshold"):
+        open_repo(url, payload_threshold=10)

@@ -7,11 +7,15 @@ import os
 from pathlib import Path
 
 from sessiontree.backends.memory.repo import MemoryRepo
+from sessiontree.backends.sql.payloads import PAYLOAD_THRESHOLD, check_threshold
 from sessiontree.errors import StorageError
 from sessiontree.repos.base import SessionRepo
 from sessiontree.repos.retention import (
     TRASH_KEEP_DAYS,
     EntrySize,
+    PayloadSize,
+    PayloadStore,
+    PayloadUsage,
     PruneCandidate,
     PruneReport,
     SizeGroup,
@@ -27,6 +31,9 @@ from sessiontree.storage.growth import check_max_session_bytes
 __all__ = [
     "TRASH_KEEP_DAYS",
     "EntrySize",
+    "PayloadSize",
+    "PayloadStore",
+    "PayloadUsage",
     "MemoryRepo",
     "PruneCandidate",
     "PruneReport",
@@ -81,7 +88,11 @@ def is_private_url(url: str) -> bool:
 
 
 def open_repo(
-    url: str | None = None, *, read_only: bool = False, max_session_bytes: int | None = None
+    url: str | None = None,
+    *,
+    read_only: bool = False,
+    max_session_bytes: int | None = None,
+    payload_threshold: int | None = PAYLOAD_THRESHOLD,
 ) -> SessionRepo:
     """Open a store by URL (not async; connections open lazily on first use).
 
@@ -105,8 +116,15 @@ def open_repo(
     and writes nothing; the append that takes it past 80% issues a
     :class:`~sessiontree.errors.SessionSizeWarning`.
 
+    ``payload_threshold`` (SQLite and PostgreSQL): every string of entry JSON of this many
+    bytes or more (images, tool outputs) is stored once for the whole store (docs/storage.md
+    "Large payloads stored once"); ``None`` stores new entries whole. JSONL and memory keep
+    every payload inline (a JSONL store stays pi's format) and take no other value than the
+    default.
+
     Raises:
-        StorageError: an unknown scheme.
+        StorageError: an unknown scheme; a ``payload_threshold`` that is not ``None`` or
+            ≥ 64, or not the default on JSONL or memory.
         MissingExtraError: the backend's optional driver is not installed.
         InvalidArgumentError: ``max_session_bytes`` is not ``None`` or a whole number ≥ 1.
     """
@@ -118,12 +136,19 @@ def open_repo(
             "postgresql://user@host/db (or leave it unset for the default store)"
         )
     limit = check_max_session_bytes(max_session_bytes)
+    threshold = check_threshold(payload_threshold)
+    if threshold != PAYLOAD_THRESHOLD and not url.startswith(("sqlite:", "postgres")):
+        raise StorageError(
+            f"payload_threshold is a setting of the SQL stores; {url!r} keeps payloads inline"
+        )
     if url.startswith("memory:"):
         return MemoryRepo(max_session_bytes=limit)
     if url.startswith(("sqlite:", "postgresql:", "postgres:")):
         from sessiontree.backends.sql.repo import SQLRepo
 
-        return SQLRepo(url, read_only=read_only, max_session_bytes=limit)
+        return SQLRepo(
+            url, read_only=read_only, max_session_bytes=limit, payload_threshold=threshold
+        )
     if url.startswith("jsonl:"):
         from sessiontree.backends.jsonl.repo import JSONLRepo
 
