@@ -160,7 +160,10 @@ async def test_trash_keeps_the_payloads_restore_gives_them_back_purge_frees_them
         await turn(s, 1, image_seed=5, output_seed=5)
         entries = await s.get_entries()
         stored = await usage(repo)
-        await repo.trash("t")
+        size = (await repo.session_sizes())["t"]
+        assert size > 64 * 1024  # its screenshot counts
+        trashed = await repo.trash("t")
+        assert trashed.size_bytes == size
         assert (await usage(repo))[:2] == stored[:2]
         restored = await repo.restore("t")
         assert await restored.get_entries() == entries

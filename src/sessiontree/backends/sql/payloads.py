@@ -347,6 +347,13 @@ def largest_entries(
     return sorted(found.values(), key=lambda r: (-int(r[3]), r[0], r[1]))[:limit]
 
 
+REFERRED_BYTES_SQL = (
+    "SELECT coalesce(sum(p.size), 0) FROM payload_refs AS r JOIN payloads AS p"
+    " ON p.hash = r.hash WHERE r.session_id = {p}"
+)
+"""The bytes of the payloads one session refers to, each once (parameter: the session)."""
+
+
 def payload_rows(payloads: Mapping[str, bytes]) -> list[tuple[str, bytes, int]]:
     """``(hash, data, size)`` parameters of :data:`INSERT_PAYLOAD_SQL`."""
     return [(h, payloads[h], len(payloads[h])) for h in sorted(payloads)]

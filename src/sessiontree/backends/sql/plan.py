@@ -341,13 +341,18 @@ TRASHED_BODIES_SQL = (
 
 
 def trash_values(
-    session_id: str, trashed_us: int, row: Sequence[Any], bodies: Sequence[str]
+    session_id: str,
+    trashed_us: int,
+    row: Sequence[Any],
+    bodies: Sequence[str],
+    payload_bytes: int = 0,
 ) -> tuple[Any, ...]:
     """The :data:`INSERT_TRASH_SQL` values of a session: its :data:`TRASH_SOURCE_SQL` row and
-    its entries' JSON in append order (kept one per line; JSON text holds no raw newline).
-    ``size_bytes`` is the entries' UTF-8 bytes, as :meth:`SQLEngine.session_sizes` counts."""
+    its entries' stored JSON in append order (kept one per line; JSON text holds no raw
+    newline). ``size_bytes`` is the entries' UTF-8 bytes plus ``payload_bytes`` (the payloads
+    they refer to, once), as :meth:`SQLEngine.session_sizes` counts."""
     metadata, created_us, modified_us, name, entry_count = row
-    size = sum(len(b.encode("utf-8", "surrogatepass")) for b in bodies)
+    size = payload_bytes + sum(len(b.encode("utf-8", "surrogatepass")) for b in bodies)
     return (
         session_id,
         trashed_us,

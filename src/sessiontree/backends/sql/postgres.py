@@ -23,6 +23,7 @@ from sessiontree.backends.sql.payloads import (
     HEAD,
     LARGEST_SQL,
     MOVE_REFS_SQL,
+    REFERRED_BYTES_SQL,
     SESSION_SIZES_SQL,
     USAGE_SQL,
     expand_all_async,
@@ -402,7 +403,11 @@ class PostgresEngine:
                     (session_id,),
                 )
                 bodies = [r[0] for r in await cur.fetchall()]
-                values = trash_values(session_id, trashed_us, row, bodies)
+                cur = await conn.execute(REFERRED_BYTES_SQL.format(p="%s"), (session_id,))
+                referred = await cur.fetchone()
+                values = trash_values(
+                    session_id, trashed_us, row, bodies, int(referred[0]) if referred else 0
+                )
                 await conn.execute(INSERT_TRASH_SQL.format(p="%s"), values)
                 # the trashed bodies keep their payloads: their refs move to the trash row
                 await conn.execute(

@@ -29,6 +29,7 @@ from sessiontree.backends.sql.payloads import (
     HEAD,
     LARGEST_SQL,
     MOVE_REFS_SQL,
+    REFERRED_BYTES_SQL,
     SESSION_SIZES_SQL,
     USAGE_SQL,
     expand_all,
@@ -394,7 +395,10 @@ class SQLiteEngine:
                         (session_id,),
                     )
                 ]
-                values = trash_values(session_id, trashed_us, row, bodies)
+                (referred,) = conn.execute(
+                    REFERRED_BYTES_SQL.format(p="?"), (session_id,)
+                ).fetchone()
+                values = trash_values(session_id, trashed_us, row, bodies, int(referred))
                 conn.execute(INSERT_TRASH_SQL.format(p="?"), values)
                 # the trashed bodies keep their payloads: their refs move to the trash row
                 conn.execute(MOVE_REFS_SQL.format(p="?"), (owner_in_trash(session_id), session_id))

@@ -61,7 +61,7 @@ __all__ = ["ENTRY_CACHE_BYTES", "ENTRY_CACHE_SIZE", "SQLStorage", "make_engine"]
 
 ENTRY_CACHE_SIZE = 20_000
 """Parsed entries a :class:`SQLStorage` keeps (oldest parsed dropped first)."""
-PAYLOAD_TEXTS_CHARS = 64 * 2**20
+PAYLOAD_TEXTS_CHARS = 16 * 2**20
 """Payload text a :class:`SQLStorage` keeps between reads (characters); beyond it, the next
 read drops what it holds first."""
 ENTRY_CACHE_BYTES = 64 * 2**20
