@@ -15,6 +15,10 @@ Entries are immutable, so each storage keeps the entries it has parsed (at most
 :data:`ENTRY_CACHE_SIZE` entries and :data:`ENTRY_CACHE_BYTES` of their JSON) and the last
 context branch it read: rebuilding the context each turn fetches and parses only what is new
 (:meth:`SQLStorage.get_context_branch`).
+Large strings of entry JSON are stored once, as payloads (:mod:`~sessiontree.backends.sql.payloads`):
+the engine cuts them out as it writes; :meth:`SQLStorage._parse` puts them back (read by
+:meth:`SQLStorage._load` for the entries not parsed yet), so every entry this storage returns
+equals the entry appended.
 Drivers load lazily: ``import sessiontree`` imports neither ``sqlite3`` users nor ``psycopg``.
 """
 
