@@ -23,12 +23,14 @@ BENCHES = [
     "bench_harness.py",
     "bench_sync.py",
     "bench_encryption.py",
+    "bench_payloads.py",
     "side_by_side.py",
 ]
 QUICK = {
     "bench_backends.py": ["--quick"],
     "bench_sync.py": ["--quick"],
     "bench_encryption.py": ["--quick"],
+    "bench_payloads.py": ["--quick"],
     "side_by_side.py": ["--quick"],
 }
 

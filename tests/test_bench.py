@@ -130,3 +130,24 @@ def test_encryption_bench_prints_its_ratios() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     for op in ("append", "read: get_entries", "read: build_context"):
         assert f"sqlite     {op}" in done.stdout, done.stdout
+
+
+def test_payload_bench_prints_its_table_on_a_tiny_session() -> None:
+    # both dialects end to end on a few turns of small screenshots (the ratios themselves
+    # are not checked here: they are measured in bench/, never by timed tests)
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover
+        unavailable("psycopg is not installed")
+        raise
+    try:
+        psycopg.connect(PG_ADMIN_URL, connect_timeout=5).close()
+    except psycopg.OperationalError as exc:
+        unavailable(f"PostgreSQL at {PG_ADMIN_URL} is not reachable: {exc}")
+    args = [str(BENCH / "bench_payloads.py"), "--turns", "6", "--mb", "0.02", "--repeat", "1"]
+    done = _run(args, cwd=ROOT, timeout=600, env={"SESSIONTREE_BENCH_PG": PG_ADMIN_URL})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    for store in ("SQLite", "PostgreSQL"):
+        row = next((line for line in lines if line.startswith(f"| {store} |")), None)
+        assert row is not None and "**" in row, done.stdout

@@ -17,9 +17,11 @@ import pytest
 from sessiontree import EntryNotFoundError
 from sessiontree.backends.sql import sqlite_append as sql_sqlite
 from sessiontree.backends.sql import sqlite_index
+from sessiontree.backends.sql.payloads import expand_all
 from sessiontree.backends.sql.plan import FTS_MAX_CHARS, index_text
 from sessiontree.backends.sql.repo import SQLRepo
 from sessiontree.backends.sql.schema import APP, MIGRATIONS, SCHEMA_VERSION
+from sessiontree.backends.sql.sqlite_payloads import fetch_payloads
 from sessiontree.entries import Entry, MessageEntry, dump_entry_json, parse_entry, parse_entry_json
 from sessiontree.messages import message_text
 from sessiontree.testing.builders import assistant, bash, user
@@ -50,7 +52,10 @@ def _watermark(path: Path) -> int:
 def _expected_index(path: Path) -> list[tuple[int, str]]:
     """What the index must hold: the text of every message row, as the planner computes it."""
     out = []
-    for rowid, body in _sql(path, "SELECT rowid, body FROM entries ORDER BY rowid"):
+    rows = _sql(path, "SELECT rowid, body FROM entries ORDER BY rowid")
+    with sqlite3.connect(path) as conn:  # long texts are stored once, apart: put them back
+        bodies = expand_all([b for _, b in rows], lambda hashes: fetch_payloads(conn, hashes))
+    for (rowid, _), body in zip(rows, bodies, strict=True):
         entry = parse_entry_json(body)
         if isinstance(entry, MessageEntry):
             text = index_text(message_text(entry.message))

@@ -311,9 +311,11 @@ async def trash_empty_cmd(app: App, older_than: timedelta | None, yes: bool) -> 
 async def du_cmd(
     app: App, by: Literal["session", "agent", "project"], limit: int, as_json: bool
 ) -> None:
-    """Show what the store's sessions take: the largest sessions (or agents, projects) and
-    the largest single entries (tool outputs, images, summaries)."""
+    """Show what the store's sessions take: the largest sessions (or agents, projects), the
+    largest single entries (tool outputs, images, summaries) and, on SQL stores, the large
+    payloads stored once (unique bytes, references, the largest)."""
     usage = await store_usage(app.repo, by=by, limit=limit)
+    payloads = usage.payloads
     if as_json:
         echo_json(
             {
@@ -340,6 +342,17 @@ async def du_cmd(
                     }
                     for e in usage.largest_entries
                 ],
+                "payloads": None
+                if payloads is None
+                else {
+                    "payloads": payloads.payloads,
+                    "uniqueBytes": payloads.unique_bytes,
+                    "references": payloads.references,
+                    "largest": [
+                        {"hash": p.hash, "sizeBytes": p.size_bytes, "references": p.references}
+                        for p in payloads.largest
+                    ],
+                },
             }
         )
         return
@@ -375,11 +388,25 @@ async def du_cmd(
             )
         app.out.print()
         app.out.print(entries)
+    if payloads is not None and payloads.largest:
+        table = _table()
+        table.add_column("largest payload", no_wrap=True, style="cyan", max_width=24)
+        table.add_column("size", no_wrap=True, justify="right", width=8)
+        table.add_column("sessions", no_wrap=True, justify="right", width=8)
+        for p in payloads.largest:
+            table.add_row(p.hash[:12], size_text(p.size_bytes), f"{p.references:,}")
+        app.out.print()
+        app.out.print(table)
     line = Text(f"{plural(usage.sessions, 'session')}, ")
     line.append(size_text(usage.total_bytes), style="bold")
     if usage.trash_sessions:
         line.append(
             f"; {plural(usage.trash_sessions, 'session')} in the trash "
             f"({size_text(usage.trash_bytes)}, `sessiontree trash empty` frees it)"
+        )
+    if payloads is not None and payloads.payloads:
+        line.append(
+            f"; payloads stored once: {plural(payloads.payloads, 'payload')}, "
+            f"{size_text(payloads.unique_bytes)}, {plural(payloads.references, 'reference')}"
         )
     app.out.print(line)

@@ -7,11 +7,15 @@ import os
 from pathlib import Path
 
 from sessiontree.backends.memory.repo import MemoryRepo
+from sessiontree.backends.sql.payloads import PAYLOAD_THRESHOLD, check_threshold
 from sessiontree.errors import StorageError
 from sessiontree.repos.base import SessionRepo
 from sessiontree.repos.retention import (
     TRASH_KEEP_DAYS,
     EntrySize,
+    PayloadSize,
+    PayloadStore,
+    PayloadUsage,
     PruneCandidate,
     PruneReport,
     SizeGroup,
@@ -28,6 +32,9 @@ from sessiontree.storage.growth import check_max_session_bytes
 __all__ = [
     "TRASH_KEEP_DAYS",
     "EntrySize",
+    "PayloadSize",
+    "PayloadStore",
+    "PayloadUsage",
     "MemoryRepo",
     "PruneCandidate",
     "PruneReport",
@@ -88,6 +95,7 @@ def open_repo(
     max_session_bytes: int | None = None,
     keys: KeyRing | None = None,
     index_plaintext: bool | None = None,
+    payload_threshold: int | None = PAYLOAD_THRESHOLD,
 ) -> SessionRepo:
     """Open a store by URL (not async; connections open lazily on first use).
 
@@ -119,8 +127,15 @@ def open_repo(
     JSONL stores are not encrypted (keys given for one are refused); a ``memory://`` store
     keeps nothing at rest and ignores them.
 
+    ``payload_threshold`` (SQLite and PostgreSQL): every string of entry JSON of this many
+    bytes or more (images, tool outputs) is stored once for the whole store (docs/storage.md
+    "Large payloads stored once"); ``None`` stores new entries whole. JSONL and memory keep
+    every payload inline (a JSONL store stays pi's format) and take no other value than the
+    default; so does an encrypted store (each payload sealed with its entry).
+
     Raises:
-        StorageError: an unknown scheme; keys for a JSONL store.
+        StorageError: an unknown scheme; keys for a JSONL store; a ``payload_threshold``
+            that is not ``None`` or ≥ 64, or not the default on JSONL or memory.
         MissingExtraError: the backend's optional driver is not installed (``cryptography``
             for keys: ``sessiontree[encryption]``).
         InvalidArgumentError: ``max_session_bytes`` is not ``None`` or a whole number ≥ 1; a
@@ -134,6 +149,11 @@ def open_repo(
             "postgresql://user@host/db (or leave it unset for the default store)"
         )
     limit = check_max_session_bytes(max_session_bytes)
+    threshold = check_threshold(payload_threshold)
+    if threshold != PAYLOAD_THRESHOLD and not url.startswith(("sqlite:", "postgres")):
+        raise StorageError(
+            f"payload_threshold is a setting of the SQL stores; {url!r} keeps payloads inline"
+        )
     if url.startswith("memory:"):
         return MemoryRepo(max_session_bytes=limit)
     if url.startswith(("sqlite:", "postgresql:", "postgres:")):
@@ -145,6 +165,7 @@ def open_repo(
             max_session_bytes=limit,
             keys=KeyRing.from_env() if keys is None else keys,
             index_plaintext=index_plaintext,
+            payload_threshold=threshold,
         )
     if keys is not None or KeyRing.from_env() is not None:
         raise StorageError(

@@ -10,11 +10,14 @@ Nothing here runs by itself: a store keeps every session until its user asks oth
 * :func:`prune` moves the sessions not modified for a while into the trash and purges those
   trashed longer than the keep period (:data:`TRASH_KEEP_DAYS`); named and labelled
   sessions are kept unless asked for, and a dry run only reports.
-* :func:`store_usage` is the size report: bytes per session, agent or project, and the
-  largest single entries.
+* :func:`store_usage` is the size report: bytes per session, agent or project, the
+  largest single entries, and (SQL) the payloads stored once with the largest of them.
 
 A session's size is what the store holds for it: on JSONL its log file (header and lines),
-on SQL and memory the stored JSON of its entries.
+on SQL and memory the stored JSON of its entries. On SQL, the large payloads stored once
+(:mod:`sessiontree.backends.sql.payloads`) count once in each session that refers to them,
+so sessions sharing a screenshot each count it: the store's unique payload bytes are
+reported apart (:attr:`StoreUsage.payloads`).
 """
 
 from __future__ import annotations
@@ -39,6 +42,9 @@ if TYPE_CHECKING:
 __all__ = [
     "TRASH_KEEP_DAYS",
     "EntrySize",
+    "PayloadSize",
+    "PayloadStore",
+    "PayloadUsage",
     "PruneCandidate",
     "PruneReport",
     "SizeGroup",
@@ -88,6 +94,41 @@ class EntrySize:
     """The entry's ``type`` (``message``, ``compaction``, ...)."""
     size_bytes: int
     """The entry's stored JSON, in bytes."""
+
+
+@dataclass(frozen=True)
+class PayloadSize:
+    """One payload stored once (:class:`PayloadUsage`): a large string of entry JSON."""
+
+    hash: str
+    """The SHA-256 (hex) of its stored bytes."""
+    size_bytes: int
+    """Its stored bytes (the JSON string literal, UTF-8)."""
+    references: int
+    """Sessions (live or trashed) whose entries refer to it."""
+
+
+@dataclass(frozen=True)
+class PayloadUsage:
+    """The payload store of a SQL store (docs/storage.md "Large payloads")."""
+
+    payloads: int
+    """Payloads stored."""
+    unique_bytes: int
+    """Their bytes, each counted once."""
+    references: int
+    """References to them: one per session (live or trashed) and payload it refers to."""
+    largest: list[PayloadSize]
+    """The largest single payloads, largest first."""
+
+
+@runtime_checkable
+class PayloadStore(Protocol):
+    """A repository that stores large payloads once (the SQL backends)."""
+
+    async def payload_usage(self, limit: int) -> PayloadUsage:
+        """The payload store's totals and its ``limit`` largest payloads (two queries)."""
+        ...
 
 
 @runtime_checkable
@@ -317,6 +358,9 @@ class StoreUsage:
     """Bytes of the sessions in the trash."""
     trash_sessions: int
     """Sessions in the trash."""
+    payloads: PayloadUsage | None = None
+    """The payloads stored once, shared by the sessions (each session's size above counts
+    those it refers to); ``None`` on a backend that keeps them inline (JSONL, memory)."""
 
 
 async def store_usage(repo: SessionRepo, *, by: By = "session", limit: int = 10) -> StoreUsage:
@@ -359,4 +403,5 @@ async def store_usage(repo: SessionRepo, *, by: By = "session", limit: int = 10)
         largest_entries=await trash.largest_entries(limit),
         trash_bytes=sum(t.size_bytes for t in trashed),
         trash_sessions=len(trashed),
+        payloads=await repo.payload_usage(limit) if isinstance(repo, PayloadStore) else None,
     )

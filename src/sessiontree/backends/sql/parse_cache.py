@@ -41,9 +41,18 @@ class ParseCache:
             return hit[2]
         return None
 
-    def put(self, session_id: str, entry_id: str, body: str | bytes, entry: Entry) -> None:
-        """Remember ``entry`` as parsed from ``body`` (nothing when the cache is off)."""
-        size = len(body)
+    def put(
+        self,
+        session_id: str,
+        entry_id: str,
+        body: str | bytes,
+        entry: Entry,
+        size: int | None = None,
+    ) -> None:
+        """Remember ``entry`` as parsed from ``body`` (nothing when the cache is off);
+        ``size``: the bytes it counts for, when not ``len(body)`` (a body whose payloads
+        were stored apart counts for the JSON it expands to)."""
+        size = len(body) if size is None else size
         if size > self._max_bytes:
             return
         entries = self._entries

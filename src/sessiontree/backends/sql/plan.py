@@ -373,13 +373,18 @@ TRASHED_BODIES_SQL = (
 
 
 def trash_values(
-    session_id: str, trashed_us: int, row: Sequence[Any], bodies: Sequence[str]
+    session_id: str,
+    trashed_us: int,
+    row: Sequence[Any],
+    bodies: Sequence[str],
+    payload_bytes: int = 0,
 ) -> tuple[Any, ...]:
     """The :data:`INSERT_TRASH_SQL` values of a session: its :data:`TRASH_SOURCE_SQL` row and
-    its entries' JSON in append order (kept one per line; JSON text holds no raw newline).
-    ``size_bytes`` is the entries' UTF-8 bytes, as :meth:`SQLEngine.session_sizes` counts."""
+    its entries' stored JSON in append order (kept one per line; JSON text holds no raw
+    newline). ``size_bytes`` is the entries' UTF-8 bytes plus ``payload_bytes`` (the payloads
+    they refer to, once), as :meth:`SQLEngine.session_sizes` counts."""
     metadata, created_us, modified_us, name, entry_count = row
-    size = sum(len(b.encode("utf-8", "surrogatepass")) for b in bodies)
+    size = payload_bytes + sum(len(b.encode("utf-8", "surrogatepass")) for b in bodies)
     return (
         session_id,
         trashed_us,
@@ -547,6 +552,21 @@ class SQLEngine(Protocol):
 
     async def get_bodies(self, session_id: str, entry_ids: Sequence[str]) -> dict[str, str]:
         """``id → JSON`` of those of ``entry_ids`` that the session holds (one query)."""
+        ...
+
+    payload_threshold: int | None
+    """Strings of entry JSON of this many bytes or more are stored once, as payloads
+    (``None``: off; :mod:`sessiontree.backends.sql.payloads`)."""
+
+    async def get_payloads(self, hashes: Sequence[str]) -> dict[str, str]:
+        """``hash → JSON string literal`` of those of ``hashes`` that are stored (one query):
+        what the stored bodies' references expand to
+        (:func:`~sessiontree.backends.sql.payloads.expand`)."""
+        ...
+
+    async def payload_usage(self, limit: int) -> tuple[tuple[int, int, int], list[Any]]:
+        """``((payloads, their bytes, references), largest)``: the payload store's totals
+        and its ``limit`` largest payloads as ``(hash, bytes, references)`` rows."""
         ...
 
     async def set_modified(self, session_id: str, modified_us: int) -> bool:

@@ -18,6 +18,19 @@ from typing import Any
 import orjson
 
 from sessiontree.backends.sql.fork import ChainRow, ForkPlan, chain_in_window, copy_runs
+from sessiontree.backends.sql.payloads import (
+    ENTRIES_WITH_PAYLOADS_SQL,
+    HEAD,
+    LARGEST_SQL,
+    MOVE_REFS_SQL,
+    REFERRED_BYTES_SQL,
+    SESSION_SIZES_SQL,
+    USAGE_SQL,
+    expand_all_async,
+    largest_entries,
+    owner_in_trash,
+    split_rows,
+)
 from sessiontree.backends.sql.plan import (
     INSERT_TRASH_SQL,
     LIST_COLUMNS,
@@ -33,6 +46,12 @@ from sessiontree.backends.sql.plan import (
     where_clause,
 )
 from sessiontree.backends.sql.postgres_append import PostgresAppends, row_params
+from sessiontree.backends.sql.postgres_payloads import (
+    copy_refs,
+    fetch_payloads,
+    release_payloads,
+    store_payloads,
+)
 from sessiontree.backends.sql.postgres_pool import PostgresConnection, clean_text, import_drivers
 from sessiontree.backends.sql.postgres_search import (
     SEARCH_SQL,
@@ -54,13 +73,16 @@ from sessiontree.errors import (
     DuplicateEntryError,
     SessionExistsError,
     SessionNotFoundError,
-    SessionTreeError,
 )
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.storage.base import EntryCursor
 from sessiontree.storage.search import search_needle
 
 __all__ = ["PostgresEngine", "import_drivers"]
+
+_LENGTH = "octet_length(body::text)"
+"""The UTF-8 bytes of an ``entries.body``."""
+_PAYLOAD_SIZES = "SELECT hash, size FROM payloads"
 
 _clean = clean_text
 
@@ -101,15 +123,19 @@ async def _insert_session(conn: Any, session_id: str, metadata: SessionMetadata,
             )
 
 
-_SESSION_TABLES = ("entries", "sync_positions", "drafts")
+_SESSION_TABLES = ("entries", "sync_positions", "drafts", "payload_refs")
 """The tables holding rows of a session besides ``sessions`` (``session_meta`` goes with
-the session row)."""
+the session row). ``payload_refs`` goes last, by :func:`release_payloads`, which also frees
+the payloads no other session refers to."""
 
 
 async def _delete_session_rows(conn: Any, session_id: str) -> None:
     """Delete a session's rows from :data:`_SESSION_TABLES`, in the caller's transaction."""
     for table in _SESSION_TABLES:
-        await conn.execute(f"DELETE FROM {table} WHERE session_id = %s", (session_id,))
+        if table == "payload_refs":
+            await release_payloads(conn, session_id)
+        else:
+            await conn.execute(f"DELETE FROM {table} WHERE session_id = %s", (session_id,))
 
 
 class PostgresEngine:
@@ -136,9 +162,36 @@ class PostgresEngine:
         self.read_only = read_only
         """Opened for reading only."""
 
+    @property
+    def payload_threshold(self) -> int | None:
+        """Strings of this many bytes or more are stored once, as payloads (``None``: off;
+        :mod:`sessiontree.backends.sql.payloads`)."""
+        return self._appends.payload_threshold
+
+    @payload_threshold.setter
+    def payload_threshold(self, value: int | None) -> None:
+        self._appends.payload_threshold = value
+
     async def close(self) -> None:
         """Close the pool. Idempotent."""
         await self.connection.close()
+
+    async def get_payloads(self, hashes: Sequence[str]) -> dict[str, str]:
+        """See :class:`SQLEngine`."""
+        if not hashes:
+            return {}
+        pool = self.connection.pool or await self.connection.get_pool()
+        try:
+            async with pool.connection() as conn:
+                return await fetch_payloads(conn, hashes)
+        except self.connection.psycopg.Error as exc:
+            raise self.connection.error(exc) from exc
+
+    async def payload_usage(self, limit: int) -> tuple[tuple[int, int, int], list[Any]]:
+        """See :class:`SQLEngine`."""
+        (usage,) = await self.connection.fetch(USAGE_SQL)
+        largest = await self.connection.fetch(LARGEST_SQL.format(p="%s"), (limit,))
+        return (int(usage[0]), int(usage[1]), int(usage[2])), largest
 
     # ------------------------------------------------------------------ entries written
 
@@ -227,14 +280,27 @@ class PostgresEngine:
         sql = fork_sql(
             copies=bool(plan.copies), meta=bool(meta), written=bool(plan.rows), runs=runs
         )
+        written, payloads = split_rows(plan.rows, self.payload_threshold)
+        params["body"] = [r.body for r in written]
+        pool = self.connection.pool or await self.connection.get_pool()
         try:
-            rows = await self.connection.fetch(sql, params, session_id)
-        except SessionTreeError as exc:
-            if isinstance(exc, DuplicateEntryError):
+            async with pool.connection() as conn, conn.transaction():
+                # the references first (under the shared lock): a delete of the source that
+                # commits before the copy below makes the copy find no rows and fail whole
+                if plan.copies:
+                    await copy_refs(conn, session_id, source_id)
+                await store_payloads(conn, session_id, payloads)
+                cur = await conn.execute(sql, params)
+                rows = await cur.fetchall()
+                if not rows or not rows[0][0]:
+                    raise SessionNotFoundError(source_id, "session was deleted during the fork")
+        except self.connection.psycopg.Error as exc:
+            error = self.connection.error(exc, session_id)
+            if isinstance(error, DuplicateEntryError):
                 raise SessionExistsError(
                     "a session with this id already exists", session_id=session_id
-                ) from exc.__cause__
-            raise
+                ) from exc
+            raise error from exc
         if not rows or not rows[0][0]:
             raise SessionNotFoundError(source_id, "session was deleted during the fork")
 
@@ -409,8 +475,16 @@ class PostgresEngine:
                     (session_id,),
                 )
                 bodies = [r[0] for r in await cur.fetchall()]
-                values = trash_values(session_id, trashed_us, row, bodies)
+                cur = await conn.execute(REFERRED_BYTES_SQL.format(p="%s"), (session_id,))
+                referred = await cur.fetchone()
+                values = trash_values(
+                    session_id, trashed_us, row, bodies, int(referred[0]) if referred else 0
+                )
                 await conn.execute(INSERT_TRASH_SQL.format(p="%s"), values)
+                # the trashed bodies keep their payloads: their refs move to the trash row
+                await conn.execute(
+                    MOVE_REFS_SQL.format(p="%s"), (owner_in_trash(session_id), session_id)
+                )
                 await conn.execute("DELETE FROM sessions WHERE id = %s", (session_id,))
                 await _delete_session_rows(conn, session_id)
         except self.connection.psycopg.Error as exc:
@@ -431,33 +505,54 @@ class PostgresEngine:
     async def purge_trash(self, session_id: str) -> bool:
         """See :class:`SQLEngine`."""
         self.connection.writable(session_id)
-        found = await self.connection.execute(
-            "DELETE FROM trash WHERE session_id = %s", (session_id,), session_id
-        )
+        pool = self.connection.pool or await self.connection.get_pool()
+        try:
+            async with pool.connection() as conn, conn.transaction():
+                cur = await conn.execute("DELETE FROM trash WHERE session_id = %s", (session_id,))
+                found = int(cur.rowcount)
+                await release_payloads(conn, owner_in_trash(session_id))
+        except self.connection.psycopg.Error as exc:
+            raise self.connection.error(exc, session_id) from exc
         return found > 0
 
     async def session_sizes(self) -> dict[str, int]:
         """See :class:`SQLEngine` (``octet_length`` of the stored JSON text)."""
         rows = await self.connection.fetch(
-            "SELECT session_id, sum(octet_length(body::text)) FROM entries GROUP BY session_id"
+            SESSION_SIZES_SQL.format(length=_LENGTH, where="", where_refs="")
         )
         return {r[0]: int(r[1] or 0) for r in rows}
 
     async def session_size(self, session_id: str) -> int:
         """See :class:`SQLEngine` (as :meth:`session_sizes`, one session by index)."""
         rows = await self.connection.fetch(
-            "SELECT sum(octet_length(body::text)) FROM entries WHERE session_id = %s",
-            (session_id,),
+            SESSION_SIZES_SQL.format(
+                length=_LENGTH,
+                where=" WHERE session_id = %s",
+                where_refs=" WHERE r.session_id = %s",
+            ),
+            (session_id, session_id),
         )
-        return int(rows[0][0] or 0)
+        return int(rows[0][1] or 0) if rows else 0
 
     async def largest_entries(self, limit: int) -> list[tuple[Any, ...]]:
         """See :class:`SQLEngine`."""
-        return await self.connection.fetch(
-            "SELECT session_id, id, type, octet_length(body::text) AS n FROM entries"
-            " ORDER BY n DESC LIMIT %s",
+        top = await self.connection.fetch(
+            f"SELECT session_id, id, type, {_LENGTH} AS n FROM entries ORDER BY n DESC LIMIT %s",
             (limit,),
         )
+        heads = await self.connection.fetch(
+            ENTRIES_WITH_PAYLOADS_SQL.format(
+                length=_LENGTH,
+                body="body::text",
+                prefix=f"left(body::text, {len(HEAD)})",
+                p="%s",
+            ),
+            (HEAD,),
+        )
+        sizes = {}
+        if heads:
+            sizes = {r[0]: int(r[1]) for r in await self.connection.fetch(_PAYLOAD_SIZES)}
+        return largest_entries(top, heads, sizes, limit)
 
     async def list_sessions(
         self, limit: int | None, offset: int, where: Mapping[str, str]
@@ -499,11 +594,16 @@ class PostgresEngine:
                         pending = await pending_hits(conn, needle, codec)
                 cur = await conn.execute(SEARCH_SQL, (like_pattern(needle), limit))
                 rows = await cur.fetchall()
+                if pending:
+                    rows = sorted([*rows, *pending], key=lambda r: (-r[3], r[0], r[4]))[:limit]
+                bodies = await expand_all_async(
+                    [r[2] for r in rows], lambda hashes: fetch_payloads(conn, hashes)
+                )
         except self.connection.psycopg.Error as exc:
             raise self.connection.error(exc) from exc
-        if pending:
-            rows = sorted([*rows, *pending], key=lambda r: (-r[3], r[0], r[4]))[:limit]
-        return [hit_from_row(r[0], r[1], r[2], query, codec) for r in rows]
+        return [
+            hit_from_row(r[0], r[1], b, query, codec) for r, b in zip(rows, bodies, strict=True)
+        ]
 
     # ------------------------------------------------------------------ entries
 

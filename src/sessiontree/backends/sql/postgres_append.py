@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sessiontree.backends.sql.fork import ForkPlan
+from sessiontree.backends.sql.payloads import PAYLOAD_THRESHOLD, may_split, split_rows
 from sessiontree.backends.sql.plan import (
     AppendPlan,
     SessionState,
@@ -27,6 +28,7 @@ from sessiontree.backends.sql.plan import (
     plan_append,
     sync_position_sql,
 )
+from sessiontree.backends.sql.postgres_payloads import store_payloads
 from sessiontree.backends.sql.postgres_pool import PostgresConnection, clean_text
 from sessiontree.backends.sql.postgres_sql import (
     CAS_ONE_SQL,
@@ -94,6 +96,9 @@ class PostgresAppends:
     def __init__(self, connection: PostgresConnection) -> None:
         self.connection = connection
         """The connection (pool) of the engine that owns this part."""
+        self.payload_threshold: int | None = PAYLOAD_THRESHOLD
+        """Strings of this many bytes or more are stored once, as payloads (``None``: off;
+        :mod:`sessiontree.backends.sql.payloads`)."""
         self._known: dict[str, tuple[SessionState, dict[str, str]]] = {}
         """Per session this engine appended to last: the session row after that append and
         the type of its leaf (the fast path's knowledge; dropped when anything differs)."""
@@ -140,9 +145,14 @@ class PostgresAppends:
         self.connection.writable(session_id)
         pool = self.connection.pool or await self.connection.get_pool()
         try:
-            if len(entries) > CAS_CHUNK or newest_position(entries) is not None:
-                # big batches, and a sync position with its entries (its sync_positions row
-                # goes in the same transaction): one locked transaction
+            if (
+                len(entries) > CAS_CHUNK
+                or newest_position(entries) is not None
+                or may_split(bodies, self.payload_threshold)
+            ):
+                # big batches, a sync position with its entries (its sync_positions row goes
+                # in the same transaction), and entries with large payloads (stored with
+                # their references in the same transaction): one locked transaction
                 self._known.pop(session_id, None)
                 return await self._append_locked(pool, session_id, entries, at_leaf, bodies)
             fast = self._fast_plan(session_id, entries, at_leaf, bodies)
@@ -322,8 +332,10 @@ class PostgresAppends:
             keep_unknown=keep_unknown,
             codec=self.connection.codec,
         )
-        for start in range(0, len(plan.rows), CAS_CHUNK):
-            chunk = plan.rows[start : start + CAS_CHUNK]
+        rows, payloads = split_rows(plan.rows, self.payload_threshold)
+        await store_payloads(conn, session_id, payloads)
+        for start in range(0, len(rows), CAS_CHUNK):
+            chunk = rows[start : start + CAS_CHUNK]
             await conn.execute(INSERT_SQL, row_params(session_id, plan, chunk))
         await conn.execute(UPDATE_SQL, row_params(session_id, plan, ()))
         if plan.position is not None:

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from sessiontree.backends.sql.payloads import expand_all_async
 from sessiontree.backends.sql.plan import row_index_text
+from sessiontree.backends.sql.postgres_payloads import fetch_payloads
 from sessiontree.backends.sql.postgres_pool import clean_text as clean
 from sessiontree.storage.encryption import Codec
 
@@ -86,8 +88,12 @@ async def catch_up(conn: Any, codec: Codec | None = None) -> None:
                 continue
             await conn.execute(_FILL_FROM_SOURCE, {"sid": session_id, "src": source_id})
             cur = await conn.execute(_UNFILLED, (session_id,))
+            unfilled = await cur.fetchall()
+            bodies = await expand_all_async(
+                [r[1] for r in unfilled], lambda hashes: fetch_payloads(conn, hashes)
+            )
             updates = []
-            for seq, body in await cur.fetchall():
+            for (seq, _), body in zip(unfilled, bodies, strict=True):
                 text = row_index_text(body, codec)
                 if text is not None:
                     updates.append((clean(text), session_id, seq))
@@ -114,7 +120,8 @@ async def pending_hits(
     hits = []
     for session_id, entry_id, body, modified_us, seq, text in await cur.fetchall():
         if text is None:
-            text = clean(row_index_text(body, codec))
+            (whole,) = await expand_all_async([body], lambda hashes: fetch_payloads(conn, hashes))
+            text = clean(row_index_text(whole, codec))
         if text is not None and want in text:
             hits.append((session_id, entry_id, body, modified_us, seq))
     return hits

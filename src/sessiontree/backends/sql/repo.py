@@ -17,6 +17,7 @@ import orjson
 
 from sessiontree._args import check_count
 from sessiontree.backends.sql.parse_cache import ParseCache
+from sessiontree.backends.sql.payloads import PAYLOAD_THRESHOLD, check_threshold, expand_all_async
 from sessiontree.backends.sql.plan import (
     datetime_from_us,
     metadata_from_json,
@@ -43,7 +44,12 @@ from sessiontree.repos.base import (
     fork_session,
     session_of,
 )
-from sessiontree.repos.retention import EntrySize, TrashedSession
+from sessiontree.repos.retention import (
+    EntrySize,
+    PayloadSize,
+    PayloadUsage,
+    TrashedSession,
+)
 from sessiontree.storage.encryption import Codec, KeyRing
 from sessiontree.storage.growth import check_max_session_bytes, refuse_growth, warn_growth
 from sessiontree.storage.search import check_search_args
@@ -88,10 +94,16 @@ class SQLRepo:
     clear (``True``), or index nothing (``False``); ``None`` keeps the store's setting
     (nothing, until a writer opts in).
 
+    ``payload_threshold``: every string of entry JSON of this many bytes or more (images,
+    tool outputs) is stored once for the whole store, by SHA-256
+    (:mod:`sessiontree.backends.sql.payloads`); reads give back the entries appended.
+    ``None``: new entries are stored whole. Default :data:`PAYLOAD_THRESHOLD` (4096). An
+    encrypted store (``keys``) stores every payload inline, sealed with its entry.
+
     Raises (constructor):
         ValueError: ``parse_cache_mb`` is not a finite number ≥ 0.
         InvalidArgumentError: ``max_session_bytes`` is not ``None`` or a whole number ≥ 1.
-        StorageError: an unknown URL scheme.
+        StorageError: an unknown URL scheme, or ``payload_threshold`` not ``None`` or ≥ 64.
         MissingExtraError: a PostgreSQL URL without ``pip install 'sessiontree[postgres]'``,
             or ``keys`` without ``pip install 'sessiontree[encryption]'``.
     """
@@ -105,8 +117,10 @@ class SQLRepo:
         max_session_bytes: int | None = None,
         keys: KeyRing | None = None,
         index_plaintext: bool | None = None,
+        payload_threshold: int | None = PAYLOAD_THRESHOLD,
     ) -> None:
         self.max_session_bytes = check_max_session_bytes(max_session_bytes)
+        threshold = check_threshold(payload_threshold)
         self._sizes: dict[str, int] = {}
         """Stored bytes by session id, counted by this repository's storages (see
         :class:`SQLStorage`)."""
@@ -124,6 +138,9 @@ class SQLRepo:
         """The key ring of an encrypted store (``None``: opened without one)."""
         codec = None if keys is None else Codec(keys, index_text=index_plaintext)
         self._engine = make_engine(url, read_only=read_only, codec=codec)
+        # an encrypted store keeps each payload inline, sealed with its entry: a payload
+        # stored once by its SHA-256 would be in clear, and its hash tells equal contents
+        self._engine.payload_threshold = None if keys is not None else threshold
         self._parse_cache = ParseCache(int(parse_cache_mb * 2**20))
 
     def __repr__(self) -> str:
@@ -262,7 +279,9 @@ class SQLRepo:
         if found is None:
             raise SessionNotFoundError(id, "no such session in the trash")
         meta_text, created_us, modified_us, text = found
-        bodies = [line.encode("utf-8", "surrogatepass") for line in text.split("\n") if line]
+        stored = [line for line in text.split("\n") if line]
+        whole = await expand_all_async(stored, self._engine.get_payloads)
+        bodies = [b.encode("utf-8", "surrogatepass") for b in whole]
         entries = [parse_entry_json(b) for b in bodies]
         meta = metadata_from_json(meta_text)
         await self._engine.create_session(
@@ -319,6 +338,18 @@ class SQLRepo:
         check_count(limit, "limit")
         rows = await self._engine.largest_entries(limit)
         return [EntrySize(r[0], r[1], r[2], int(r[3])) for r in rows]
+
+    async def payload_usage(self, limit: int) -> PayloadUsage:
+        """See :class:`~sessiontree.repos.retention.PayloadStore`: the ``payloads`` and
+        ``payload_refs`` tables' totals, and the ``limit`` largest payloads."""
+        check_count(limit, "limit")
+        (count, size, refs), largest = await self._engine.payload_usage(limit)
+        return PayloadUsage(
+            payloads=count,
+            unique_bytes=size,
+            references=refs,
+            largest=[PayloadSize(r[0], int(r[1]), int(r[2])) for r in largest],
+        )
 
     async def fork(self, id: str, target_id: str, position: ForkPosition = "at") -> Session:
         """See :meth:`SessionRepo.fork`: the session's metadata is read with the fork's rows

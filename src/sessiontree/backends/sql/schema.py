@@ -31,6 +31,11 @@ differ)::
     store_meta      key PRIMARY KEY, value (text)  -- settings of the whole store (version
                     11); the row ``encryption`` says the store is encrypted and under which
                     key ids (:mod:`sessiontree.storage.encryption`)
+    payloads        hash (SHA-256 hex) PRIMARY KEY, data (the JSON string literal's UTF-8
+                    bytes), size  -- large strings of entry JSON, stored once (version 12,
+                    :mod:`sessiontree.backends.sql.payloads`)
+    payload_refs    session_id (or ``trash:<id>``), hash  PRIMARY KEY (session_id, hash)
+                    -- which payloads each session refers to (version 12)
 
 Indexes: ``sessions(modified_us DESC, id DESC)`` for listing; ``entries(session_id, id)`` (the
 unique constraint) for the recursive branch query and the validation lookup;
@@ -328,6 +333,22 @@ _STORE_META = (
     )""",
 )
 
+# large strings of entry JSON stored once, by SHA-256 (sessiontree.backends.sql.payloads);
+# payload_refs names those each session (or trashed session) refers to, written with the rows
+_PAYLOADS = """CREATE TABLE IF NOT EXISTS payloads (
+        hash TEXT PRIMARY KEY,
+        data {blob} NOT NULL,
+        size {int} NOT NULL
+    )"""
+_PAYLOAD_REFS = (
+    """CREATE TABLE IF NOT EXISTS payload_refs (
+        session_id TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        PRIMARY KEY (session_id, hash)
+    )""",
+    "CREATE INDEX IF NOT EXISTS payload_refs_by_hash ON payload_refs (hash)",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("sessions, entries, indexes, full-text search", _V1_SQLITE, _V1_POSTGRES),
     # PostgreSQL keeps writing its tsvector in the entry's own INSERT: nothing to change there
@@ -355,6 +376,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         (_V10_TRASH.format(int="BIGINT"),),
     ),
     Migration("store_meta: settings of the store (encryption)", _STORE_META, _STORE_META),
+    Migration(
+        "payloads: large strings of entry JSON stored once, and who refers to them",
+        (_PAYLOADS.format(blob="BLOB", int="INTEGER"), *_PAYLOAD_REFS),
+        (_PAYLOADS.format(blob="BYTEA", int="BIGINT"), *_PAYLOAD_REFS),
+    ),
 )
 """Ordered schema steps; ``MIGRATIONS[i]`` brings a database from version ``i`` to ``i + 1``."""
 

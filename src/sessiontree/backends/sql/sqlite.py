@@ -23,6 +23,20 @@ from typing import Any
 import orjson
 
 from sessiontree.backends.sql.fork import ChainRow, ForkPlan, chain_in_window, copy_runs
+from sessiontree.backends.sql.payloads import (
+    COPY_REFS_SQL,
+    ENTRIES_WITH_PAYLOADS_SQL,
+    HEAD,
+    LARGEST_SQL,
+    MOVE_REFS_SQL,
+    REFERRED_BYTES_SQL,
+    SESSION_SIZES_SQL,
+    USAGE_SQL,
+    expand_all,
+    largest_entries,
+    owner_in_trash,
+    split_rows,
+)
 from sessiontree.backends.sql.plan import (
     INSERT_TRASH_SQL,
     LIST_COLUMNS,
@@ -50,6 +64,11 @@ from sessiontree.backends.sql.sqlite_open import (
     on_connection_thread,
     sqlite_path_from_url,
 )
+from sessiontree.backends.sql.sqlite_payloads import (
+    fetch_payloads,
+    release_payloads,
+    store_payloads,
+)
 from sessiontree.backends.sql.sqlite_sql import (
     CHAIN_SQL,
     CHAIN_UNTIL_SQL,
@@ -67,6 +86,9 @@ from sessiontree.storage.base import EntryCursor
 from sessiontree.storage.search import search_needle
 
 __all__ = ["SQLiteEngine", "sqlite_path_from_url"]
+
+_LENGTH = "length(CAST(body AS BLOB))"
+"""The UTF-8 bytes of an ``entries.body``."""
 
 
 def _insert_session(
@@ -114,6 +136,16 @@ class SQLiteEngine:
         """The ``sqlite:`` URL."""
         self.read_only = read_only
         """Opened for reading only."""
+
+    @property
+    def payload_threshold(self) -> int | None:
+        """Strings of this many bytes or more are stored once, as payloads (``None``: off;
+        :mod:`sessiontree.backends.sql.payloads`)."""
+        return self._appends.payload_threshold
+
+    @payload_threshold.setter
+    def payload_threshold(self, value: int | None) -> None:
+        self._appends.payload_threshold = value
 
     @property
     def path(self) -> str:
@@ -195,8 +227,12 @@ class SQLiteEngine:
         try:
             with self.connection.writing(conn):
                 _insert_session(conn, session_id, metadata, now)
-                if plan.copies and not self._copy(conn, source_id, session_id, plan):
-                    raise SessionNotFoundError(source_id, "session was deleted during the fork")
+                if plan.copies:
+                    if not self._copy(conn, source_id, session_id, plan):
+                        raise SessionNotFoundError(source_id, "session was deleted during the fork")
+                    conn.execute(COPY_REFS_SQL.format(p="?"), (session_id, source_id))
+                rows, payloads = split_rows(plan.rows, self.payload_threshold)
+                store_payloads(conn, session_id, payloads)
                 conn.executemany(
                     INSERT_ENTRY,
                     [
@@ -210,7 +246,7 @@ class SQLiteEngine:
                             r.target_id,
                             r.body,
                         )
-                        for r in plan.rows
+                        for r in rows
                     ],
                 )
                 conn.execute(
@@ -284,6 +320,7 @@ class SQLiteEngine:
         conn.execute("DELETE FROM session_meta WHERE session_id = ?", (session_id,))
         conn.execute("DELETE FROM sync_positions WHERE session_id = ?", (session_id,))
         conn.execute("DELETE FROM drafts WHERE session_id = ?", (session_id,))
+        release_payloads(conn, session_id)
         # SQLite gives the next row max(rowid) + 1: if the newest rows just went, new
         # rows would reuse rowids under the watermark and never be indexed
         conn.execute(
@@ -441,8 +478,13 @@ class SQLiteEngine:
                         (session_id,),
                     )
                 ]
-                values = trash_values(session_id, trashed_us, row, bodies)
+                (referred,) = conn.execute(
+                    REFERRED_BYTES_SQL.format(p="?"), (session_id,)
+                ).fetchone()
+                values = trash_values(session_id, trashed_us, row, bodies, int(referred))
                 conn.execute(INSERT_TRASH_SQL.format(p="?"), values)
+                # the trashed bodies keep their payloads: their refs move to the trash row
+                conn.execute(MOVE_REFS_SQL.format(p="?"), (owner_in_trash(session_id), session_id))
                 self._delete_rows(conn, session_id)
         except sqlite3.Error as exc:
             raise self.connection.error(exc) from exc
@@ -468,6 +510,7 @@ class SQLiteEngine:
                 found = conn.execute(
                     "DELETE FROM trash WHERE session_id = ?", (session_id,)
                 ).rowcount
+                release_payloads(conn, owner_in_trash(session_id))
         except sqlite3.Error as exc:
             raise self.connection.error(exc) from exc
         return bool(found)
@@ -476,7 +519,7 @@ class SQLiteEngine:
     async def session_sizes(self) -> dict[str, int]:
         """See :class:`SQLEngine` (``length(CAST(body AS BLOB))``: UTF-8 bytes)."""
         rows = self.connection.query(
-            "SELECT session_id, sum(length(CAST(body AS BLOB))) FROM entries GROUP BY session_id"
+            SESSION_SIZES_SQL.format(length=_LENGTH, where="", where_refs="")
         )
         return {r[0]: int(r[1] or 0) for r in rows}
 
@@ -484,19 +527,30 @@ class SQLiteEngine:
     async def session_size(self, session_id: str) -> int:
         """See :class:`SQLEngine` (as :meth:`session_sizes`, one session by index)."""
         rows = self.connection.query(
-            "SELECT sum(length(CAST(body AS BLOB))) FROM entries WHERE session_id = ?",
-            (session_id,),
+            SESSION_SIZES_SQL.format(
+                length=_LENGTH,
+                where=" WHERE session_id = ?",
+                where_refs=" WHERE r.session_id = ?",
+            ),
+            (session_id, session_id),
         )
-        return int(rows[0][0] or 0)
+        return int(rows[0][1] or 0) if rows else 0
 
     @on_connection_thread
     async def largest_entries(self, limit: int) -> list[tuple[Any, ...]]:
         """See :class:`SQLEngine`."""
-        return self.connection.query(
-            "SELECT session_id, id, type, length(CAST(body AS BLOB)) AS n FROM entries"
-            " ORDER BY n DESC LIMIT ?",
+        top = self.connection.query(
+            f"SELECT session_id, id, type, {_LENGTH} AS n FROM entries ORDER BY n DESC LIMIT ?",
             (limit,),
         )
+        heads = self.connection.query(
+            ENTRIES_WITH_PAYLOADS_SQL.format(
+                length=_LENGTH, body="body", prefix=f"substr(body, 1, {len(HEAD)})", p="?"
+            ),
+            (HEAD,),
+        )
+        sizes = dict(self.connection.query("SELECT hash, size FROM payloads")) if heads else {}
+        return largest_entries(top, heads, sizes, limit)
 
     @on_connection_thread
     async def list_sessions(
@@ -526,7 +580,6 @@ class SQLiteEngine:
         if needle is None or limit <= 0:
             return []
         where, params = match_clause(needle)
-        codec = self.connection.codec
         lagging = self._catch_up()
         if lagging is not None:
             try:
@@ -535,14 +588,40 @@ class SQLiteEngine:
                 )
             except sqlite3.Error as exc:
                 raise self.connection.error(exc) from exc
-            return [hit_from_row(sid, eid, body, query, codec) for sid, eid, body in rows]
+            return self._hits(rows, query)
         rows = self.connection.query(
             "SELECT e.session_id, e.id, e.body FROM"
             f" (SELECT rowid FROM entries_fts WHERE {where} ORDER BY rowid DESC LIMIT ?)"
             " AS f JOIN entries AS e ON e.rowid = f.rowid ORDER BY f.rowid DESC",
             (*params, limit),
         )
-        return [hit_from_row(sid, eid, body, query, codec) for sid, eid, body in rows]
+        return self._hits(rows, query)
+
+    def _hits(self, rows: Sequence[Any], query: str) -> list[SearchHit]:
+        """Search hits of ``(session_id, entry_id, stored body)`` rows (payloads expanded)."""
+        conn = self.connection.db()
+        bodies = expand_all([r[2] for r in rows], lambda hashes: fetch_payloads(conn, hashes))
+        return [
+            hit_from_row(sid, eid, body, query, self.connection.codec)
+            for (sid, eid, _), body in zip(rows, bodies, strict=True)
+        ]
+
+    # ------------------------------------------------------------------ payloads
+
+    @on_connection_thread
+    async def get_payloads(self, hashes: Sequence[str]) -> dict[str, str]:
+        """See :class:`SQLEngine`."""
+        try:
+            return fetch_payloads(self.connection.db(), hashes)
+        except sqlite3.Error as exc:
+            raise self.connection.error(exc) from exc
+
+    @on_connection_thread
+    async def payload_usage(self, limit: int) -> tuple[tuple[int, int, int], list[Any]]:
+        """See :class:`SQLEngine`."""
+        (usage,) = self.connection.query(USAGE_SQL)
+        largest = self.connection.query(LARGEST_SQL.format(p="?"), (limit,))
+        return (int(usage[0]), int(usage[1]), int(usage[2])), largest
 
     # ------------------------------------------------------------------ entries
 

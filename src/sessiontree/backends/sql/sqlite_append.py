@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from sessiontree.backends.sql.payloads import PAYLOAD_THRESHOLD, split_rows
 from sessiontree.backends.sql.plan import (
     SessionState,
     lookup_ids,
@@ -24,6 +25,7 @@ from sessiontree.backends.sql.plan import (
 )
 from sessiontree.backends.sql.sqlite_index import ADVANCE_INDEX, INSERT_FTS, index_pending
 from sessiontree.backends.sql.sqlite_open import SQLiteConnection
+from sessiontree.backends.sql.sqlite_payloads import store_payloads
 from sessiontree.backends.sql.sqlite_sql import INSERT_ENTRY, SESSION_ROW, UPDATE_SESSION
 from sessiontree.entries import Entry
 from sessiontree.errors import DuplicateEntryError, LeafMovedError, SessionNotFoundError
@@ -51,6 +53,9 @@ class SQLiteAppends:
         """The connection of the engine that owns this part."""
         self._leaf_types: dict[str, tuple[str | None, str]] = {}
         """Per session: the leaf this engine's last append left and its type."""
+        self.payload_threshold: int | None = PAYLOAD_THRESHOLD
+        """Strings of this many bytes or more are stored once, as payloads (``None``: off;
+        :mod:`sessiontree.backends.sql.payloads`)."""
 
     def forget(self, session_id: str) -> None:
         """Drop what the last append to ``session_id`` left known (the session is deleted)."""
@@ -198,14 +203,16 @@ class SQLiteAppends:
             self._leaf_types.pop(session_id, None)
         if not plan.rows:
             return plan.entries
+        rows, payloads = split_rows(plan.rows, self.payload_threshold)
+        store_payloads(conn, session_id, payloads)
         indexed_upto, top = row[4], row[5] or 0
-        index_now = top - indexed_upto + len(plan.rows) >= INDEX_BACKLOG
+        index_now = top - indexed_upto + len(rows) >= INDEX_BACKLOG
         if index_now:
             # the backlog left by earlier appends first; this append's rows below, with the
             # text the planner already has
             index_pending(conn, indexed_upto, self.connection.codec)
-        if len(plan.rows) == 1:
-            r = plan.rows[0]
+        if len(rows) == 1:
+            r = rows[0]
             cur = conn.execute(
                 INSERT_ENTRY,
                 (session_id, r.seq, r.id, r.parent_id, r.type, r.timestamp, r.target_id, r.body),
@@ -219,7 +226,7 @@ class SQLiteAppends:
                 INSERT_ENTRY,
                 [
                     (session_id, r.seq, r.id, r.parent_id, r.type, r.timestamp, r.target_id, r.body)
-                    for r in plan.rows
+                    for r in rows
                 ],
             )
             if index_now:

@@ -20,9 +20,11 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
+from sessiontree.backends.sql.payloads import expand_all
 from sessiontree.backends.sql.plan import row_index_text
 from sessiontree.backends.sql.schema import SQLITE_TOKENIZER
 from sessiontree.backends.sql.sqlite_open import is_busy, write_transaction
+from sessiontree.backends.sql.sqlite_payloads import fetch_payloads
 from sessiontree.storage.encryption import Codec
 
 __all__ = [
@@ -156,8 +158,9 @@ def pending_texts(
         "SELECT rowid, body FROM entries WHERE rowid > ? AND type = 'message' ORDER BY rowid",
         (indexed_upto,),
     ).fetchall()
+    bodies = expand_all([r[1] for r in rows], lambda hashes: fetch_payloads(conn, hashes))
     texts = []
-    for rowid, body in rows:
+    for (rowid, _), body in zip(rows, bodies, strict=True):
         text = row_index_text(body, codec)
         if text is not None:
             texts.append((rowid, text))

@@ -15,6 +15,10 @@ Entries are immutable, so each storage keeps the entries it has parsed (at most
 :data:`ENTRY_CACHE_SIZE` entries and :data:`ENTRY_CACHE_BYTES` of their JSON) and the last
 context branch it read: rebuilding the context each turn fetches and parses only what is new
 (:meth:`SQLStorage.get_context_branch`).
+Large strings of entry JSON are stored once, as payloads (:mod:`~sessiontree.backends.sql.payloads`):
+the engine cuts them out as it writes; :meth:`SQLStorage._parse` puts them back (read by
+:meth:`SQLStorage._load` for the entries not parsed yet), so every entry this storage returns
+equals the entry appended.
 Drivers load lazily: ``import sessiontree`` imports neither ``sqlite3`` users nor ``psycopg``.
 """
 
@@ -31,6 +35,7 @@ from sessiontree.backends.sql.fork import (
     plan_from_entries,
 )
 from sessiontree.backends.sql.parse_cache import ParseCache
+from sessiontree.backends.sql.payloads import HEAD, expand, payload_hashes
 from sessiontree.backends.sql.plan import SQLEngine, metadata_from_json, us_from_datetime
 from sessiontree.context import context_start
 from sessiontree.entries import (
@@ -63,6 +68,9 @@ __all__ = ["ENTRY_CACHE_BYTES", "ENTRY_CACHE_SIZE", "SQLStorage", "make_engine"]
 
 ENTRY_CACHE_SIZE = 20_000
 """Parsed entries a :class:`SQLStorage` keeps (oldest parsed dropped first)."""
+PAYLOAD_TEXTS_CHARS = 16 * 2**20
+"""Payload text a :class:`SQLStorage` keeps between reads (characters); beyond it, the next
+read drops what it holds first."""
 ENTRY_CACHE_BYTES = 64 * 2**20
 """...and at most this much stored JSON behind them (bytes; the parsed objects take more): a count
 alone lets 20,000 entries with large tool outputs hold GBs per open session."""
@@ -161,6 +169,10 @@ class SQLStorage:
         self._created_us: int | None = None
         """The session row's ``created_us`` when this storage last read a context: another
         value means the session was deleted and made again under this id since."""
+        self._texts: dict[str, str] = {}
+        """Payloads read for the stored bodies being parsed (hash → JSON literal), so
+        :meth:`_parse` expands them (:mod:`sessiontree.backends.sql.payloads`)."""
+        self._texts_chars = 0
         self._leaf_fold: LogFold | None = None
         """The leaf after this storage's last ``at_leaf`` append (``None``: not known): the
         parent a new entry is built under before the transaction, which moves it only when
@@ -248,21 +260,67 @@ class SQLStorage:
         return None if hit is None else hit[1]
 
     def _parse(self, entry_id: str, body: str | bytes) -> Entry:
+        """The entry of a stored body (its payloads read by :meth:`_load` before)."""
         entry = self._cached(entry_id)
         if entry is None:
+            size = len(body)
             entry = self._parse_cache.get(self._id, entry_id, body)
             if entry is None:
+                whole = self._expanded(entry_id, body)
+                size = len(whole)
                 try:
-                    entry = parse_entry_json(body)
+                    entry = parse_entry_json(whole)
                 except InvalidEntryError as exc:
                     raise CorruptSessionError(
                         f"stored entry cannot be read: {exc}",
                         session_id=self._id,
                         entry_id=entry_id,
                     ) from exc
-                self._parse_cache.put(self._id, entry_id, body, entry)
-            self._remember(entry, len(body))
+                self._parse_cache.put(self._id, entry_id, body, entry, size)
+            self._remember(entry, size)
         return entry
+
+    def _expanded(self, entry_id: str, body: str | bytes) -> str | bytes:
+        """``body`` with its payloads put back (itself when it refers to none).
+
+        Raises:
+            CorruptSessionError: it names a payload that is not stored.
+        """
+        if isinstance(body, str):
+            if not body.startswith(HEAD):
+                return body
+            text = body
+        else:
+            if bytes(body[: len(HEAD)]) != HEAD.encode():
+                return body
+            text = bytes(body).decode("utf-8", "surrogatepass")
+        try:
+            return expand(text, self._texts, session_id=self._id)
+        except CorruptSessionError as exc:
+            raise CorruptSessionError(
+                str(exc.args[0]) if exc.args else "dangling payload reference",
+                session_id=self._id,
+                entry_id=entry_id,
+            ) from exc
+
+    async def _load(self, rows: Sequence[tuple[str, str | bytes | None]]) -> None:
+        """Read the payloads that the stored bodies of ``rows`` (``(entry id, body)``) refer
+        to, for the entries not parsed yet, so :meth:`_parse` can expand them."""
+        wanted: dict[str, None] = {}
+        for entry_id, body in rows:
+            if body is None or entry_id in self._cache:
+                continue
+            for h in payload_hashes(body):
+                if h not in self._texts:
+                    wanted[h] = None
+        if not wanted:
+            return
+        if self._texts_chars > PAYLOAD_TEXTS_CHARS:
+            self._texts.clear()
+            self._texts_chars = 0
+        got = await self._engine.get_payloads(list(wanted))
+        self._texts.update(got)
+        self._texts_chars += sum(map(len, got.values()))
 
     def _remember(self, entry: Entry, size: int) -> None:
         """Keep ``entry`` (``size``: bytes of its stored JSON) if both cache bounds allow.
@@ -307,6 +365,7 @@ class SQLStorage:
         if body is None:
             await self._missing_session_check()
             return None
+        await self._load([(entry_id, body)])
         return self._parse(entry_id, body)
 
     async def get_entries(self, cursor: EntryCursor | None = None) -> list[Entry]:
@@ -325,6 +384,7 @@ class SQLStorage:
         rows = await self._engine.get_entries(self._id, cursor, after_seq)
         if not rows and after_seq is None:
             await self._missing_session_check()
+        await self._load(rows)
         parse = self._parse
         return [parse(i, b) for i, b in rows]
 
@@ -358,6 +418,7 @@ class SQLStorage:
         rows.reverse()  # root first
         if rows[0][1] is not None:
             self._raise_broken_chain(rows)
+        await self._load([(r[0], r[3]) for r in rows])
         return self._parse_rows(rows, include_bookkeeping=include_bookkeeping)
 
     async def get_context_branch(self, leaf_id: str | None = None) -> list[Entry]:
@@ -396,10 +457,12 @@ class SQLStorage:
             # of only the new rows.
             rows.pop()
             rows.reverse()
+            await self._load([(r[0], r[3]) for r in rows])
             return self._kept(leaf, known[2] + self._parse_rows(rows, include_bookkeeping=False))
         last = rows[-1]
         start: str | None = None
         if last[2] == "compaction":
+            await self._load([(last[0], last[3])])
             start = context_start(self._parse(last[0], last[3]))
             if start != last[0] and last[1] is not None:  # on to the start (None: the root)
                 more = _in_walk_order(
@@ -415,6 +478,7 @@ class SQLStorage:
             return await self.get_branch(leaf_id)  # neither the root nor the start reached
         rows.reverse()
         del last, end
+        await self._load([(r[0], r[3]) for r in rows])
         return self._kept(leaf, self._parse_rows(rows, include_bookkeeping=False))
 
     def _kept(self, leaf: tuple[Any, ...], entries: list[Entry]) -> list[Entry]:
@@ -455,12 +519,20 @@ class SQLStorage:
             entry_id=rows[0][0],
         )
 
+    async def _parse_once(self, body: str) -> Entry:
+        """The entry of a stored body, its payloads read now, kept in no cache."""
+        hashes = payload_hashes(body)
+        if not hashes:
+            return parse_entry_json(body)
+        texts = await self._engine.get_payloads(hashes)
+        return parse_entry_json(expand(body, texts, session_id=self._id))
+
     async def get_label(self, entry_id: str) -> str | None:
         """See :meth:`SessionStorage.get_label`: the newest ``label`` entry, by index."""
         body = await self._engine.get_label_body(self._id, entry_id)
         if body is None:
             return None
-        entry = parse_entry_json(body)
+        entry = await self._parse_once(body)
         return entry.label or None if isinstance(entry, LabelEntry) else None
 
     async def get_name(self) -> str | None:
@@ -468,7 +540,7 @@ class SQLStorage:
         body = await self._engine.get_name_body(self._id)
         if body is None:
             return None
-        entry = parse_entry_json(body)
+        entry = await self._parse_once(body)
         return entry.name if isinstance(entry, SessionInfoEntry) else None
 
     # ------------------------------------------------------------------ writing
@@ -622,6 +694,8 @@ class SQLStorage:
             self._read_metadata(meta)
         if not chain:
             return None
+        await self._load([(r.id, r.body) for r in chain])
+        await self._load(label_rows)
         labels = [self._parse(i, b) for i, b in label_rows]
         bodies: dict[str, str] = {}
         missing: list[str] = []
@@ -636,7 +710,9 @@ class SQLStorage:
         plan = plan_fork(self._id, chain, self._parse, labels, fetch, position)
         while missing:  # no user message among the first ones: fetch the next and plan again
             known = len(bodies)
-            bodies.update(await self._engine.get_bodies(self._id, list(dict.fromkeys(missing))))
+            got = await self._engine.get_bodies(self._id, list(dict.fromkeys(missing)))
+            await self._load(list(got.items()))
+            bodies.update(got)
             missing.clear()
             if len(bodies) == known:  # deleted meanwhile: the copy will find the rows gone
                 break
