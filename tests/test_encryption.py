@@ -126,6 +126,24 @@ async def test_round_trip_equals_what_was_written_and_nothing_is_in_clear(store_
     assert all(b.startswith('"stk1:k1:') for b in _bodies(store_url))
 
 
+async def test_large_payloads_stay_inline_and_sealed(store_url: str) -> None:
+    # a plain store keeps strings of 4 KB or more once, in clear, by SHA-256; an encrypted
+    # one must not: each stays in its sealed entry
+    big = f"{SECRET} " + "tool output line\n" * 2000
+    async with open_repo(store_url, keys=ring("k1")) as repo:
+        s = await repo.create()
+        for _ in range(2):
+            await s.append_message(user(big))
+        assert [message_text(e.message) for e in await s.get_entries()] == [big, big]  # type: ignore[union-attr]
+    count = "SELECT count(*) FROM payloads"
+    if store_url.startswith("sqlite"):
+        with sqlite3.connect(store_url.removeprefix("sqlite:///")) as conn:
+            assert conn.execute(count).fetchone()[0] == 0
+    else:
+        assert pg_exec(store_url, count)[0][0] == 0
+    assert "tool output line" not in _raw(store_url)
+
+
 async def test_the_same_reads_as_a_plain_store(store_url: str, tmp_path: Path) -> None:
     """Context building, branches and leaves: the encrypted store answers as a plain one."""
     plain_url = f"sqlite:///{tmp_path / 'plain.db'}"

@@ -138,9 +138,8 @@ class SQLRepo:
         """The key ring of an encrypted store (``None``: opened without one)."""
         codec = None if keys is None else Codec(keys, index_text=index_plaintext)
         self._engine = make_engine(url, read_only=read_only, codec=codec)
-        # an encrypted store keeps each payload inline, sealed with its entry: a payload
-        # stored once by its SHA-256 would be in clear, and its hash tells equal contents
-        self._engine.payload_threshold = None if keys is not None else threshold
+        if codec is None:  # an encrypted store keeps payloads inline (SealedEngine)
+            self._engine.payload_threshold = threshold
         self._parse_cache = ParseCache(int(parse_cache_mb * 2**20))
 
     def __repr__(self) -> str:

@@ -55,6 +55,8 @@ _PASS = frozenset(
         "rekey_scan",
         "rekey_write",
         "scrub_after_rekey",
+        "get_payloads",
+        "payload_usage",
     }
 )
 """Inner methods that take or return no stored body as such (appends seal in the planner,
@@ -72,6 +74,9 @@ class SealedEngine:
 
     def __init__(self, inner: Any, codec: Codec) -> None:
         inner.connection.codec = codec
+        # each payload stays inline, sealed with its entry: one stored once by its SHA-256
+        # would be in clear, and its hash would tell which entries hold the same content
+        inner.payload_threshold = None
         self.inner = inner
         """The SQLite or PostgreSQL engine."""
         self.codec = codec
