@@ -28,6 +28,9 @@ differ)::
                     name, entry_count, size_bytes, bodies  -- sessions moved to the trash
                     (version 10): ``bodies`` holds the entries' stored JSON, one per line, in
                     append order, so a restore writes back exactly what was stored
+    leases          session_id PRIMARY KEY, owner, fence, expires_ms  -- the writer lease of
+                    a session an agent runs in (:mod:`sessiontree.storage.lease`): checked in
+                    the transaction of every write made under it; deleted with the session
 
 Indexes: ``sessions(modified_us DESC, id DESC)`` for listing; ``entries(session_id, id)`` (the
 unique constraint) for the recursive branch query and the validation lookup;
@@ -302,6 +305,15 @@ _V9_POSTGRES = (
     )""",
 )
 
+# the writer lease of a session (sessiontree.storage.lease): owner "" is a released lease,
+# kept so the next holder's fence is higher still
+_LEASES = """CREATE TABLE IF NOT EXISTS leases (
+        session_id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        fence {int} NOT NULL,
+        expires_ms {int} NOT NULL
+    )"""
+
 # the trash: a session moved here leaves sessions/entries/session_meta (and the search
 # index) in the same transaction, and comes back whole through create_session
 _V10_TRASH = """CREATE TABLE IF NOT EXISTS trash (
@@ -341,6 +353,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         "trash: sessions moved aside by prune, restorable whole",
         (_V10_TRASH.format(int="INTEGER"),),
         (_V10_TRASH.format(int="BIGINT"),),
+    ),
+    Migration(
+        "leases: one writer per running agent",
+        (_LEASES.format(int="INTEGER"),),
+        (_LEASES.format(int="BIGINT"),),
     ),
 )
 """Ordered schema steps; ``MIGRATIONS[i]`` brings a database from version ``i`` to ``i + 1``."""

@@ -32,13 +32,14 @@ from sessiontree.backends.sql.plan import (
     entries_page_sql,
     hit_from_row,
     info_from_row,
+    lease_upsert_sql,
     meta_rows,
     now_us,
     trash_taken,
     trash_values,
     where_clause,
 )
-from sessiontree.backends.sql.sqlite_append import SQLiteAppends
+from sessiontree.backends.sql.sqlite_append import SQLiteAppends, check_lease, lease_record
 from sessiontree.backends.sql.sqlite_index import (
     catch_up,
     match_clause,
@@ -63,6 +64,7 @@ from sessiontree.entries import Entry
 from sessiontree.errors import SessionExistsError, SessionNotFoundError
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.storage.base import EntryCursor
+from sessiontree.storage.lease import Lease, LeaseRecord, grant, release, renew
 from sessiontree.storage.search import search_needle
 
 __all__ = ["SQLiteEngine", "sqlite_path_from_url"]
@@ -87,6 +89,10 @@ def _insert_session(
         "INSERT INTO session_meta (key, value, session_id) VALUES (?, ?, ?)",
         meta_rows(session_id, metadata),
     )
+
+
+_PUT_LEASE = lease_upsert_sql("?")
+"""Stores a session's lease record (``session_id``, ``owner``, ``fence``, ``expires_ms``)."""
 
 
 class SQLiteEngine:
@@ -134,9 +140,12 @@ class SQLiteEngine:
         *,
         at_leaf: bool,
         bodies: Sequence[bytes] | None = None,
+        lease: Lease | None = None,
     ) -> list[Entry]:
         """See :class:`SQLEngine` (:meth:`SQLiteAppends.append`)."""
-        return self._appends.append(session_id, entries, at_leaf=at_leaf, bodies=bodies)
+        return self._appends.append(
+            session_id, entries, at_leaf=at_leaf, bodies=bodies, lease=lease
+        )
 
     @on_connection_thread
     async def append_if_leaf(
@@ -147,9 +156,12 @@ class SQLiteEngine:
         expected_id: str | None,
         *,
         at_leaf: bool = True,
+        lease: Lease | None = None,
     ) -> Entry:
         """See :class:`SQLEngine` (:meth:`SQLiteAppends.append_if_leaf`)."""
-        return self._appends.append_if_leaf(session_id, entry, body, expected_id, at_leaf=at_leaf)
+        return self._appends.append_if_leaf(
+            session_id, entry, body, expected_id, at_leaf=at_leaf, lease=lease
+        )
 
     # ------------------------------------------------------------------ sessions
 
@@ -283,6 +295,7 @@ class SQLiteEngine:
         conn.execute("DELETE FROM session_meta WHERE session_id = ?", (session_id,))
         conn.execute("DELETE FROM sync_positions WHERE session_id = ?", (session_id,))
         conn.execute("DELETE FROM drafts WHERE session_id = ?", (session_id,))
+        conn.execute("DELETE FROM leases WHERE session_id = ?", (session_id,))
         # SQLite gives the next row max(rowid) + 1: if the newest rows just went, new
         # rows would reuse rowids under the watermark and never be indexed
         conn.execute(
@@ -316,11 +329,14 @@ class SQLiteEngine:
         return rows[0][0] if rows else None
 
     @on_connection_thread
-    async def put_draft(self, session_id: str, body: str | None, updated_ms: int) -> bool:
+    async def put_draft(
+        self, session_id: str, body: str | None, updated_ms: int, lease: Lease | None = None
+    ) -> bool:
         """See :class:`SQLEngine`."""
         conn = self.connection.db()
         try:
             with self.connection.writing(conn):
+                check_lease(conn, session_id, lease)
                 if body is None:
                     conn.execute("DELETE FROM drafts WHERE session_id = ?", (session_id,))
                     return True
@@ -334,6 +350,69 @@ class SQLiteEngine:
         except sqlite3.Error as exc:
             raise self.connection.error(exc) from exc
         return bool(found)
+
+    # ------------------------------------------------------------------ the writer lease
+
+    @on_connection_thread
+    async def acquire_lease(
+        self, session_id: str, owner: str, now_ms: int, ttl_ms: int
+    ) -> Lease | None:
+        """See :class:`SQLEngine`."""
+        conn = self.connection.db()
+        try:
+            with self.connection.writing(conn):
+                if (
+                    conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
+                    is None
+                ):
+                    return None
+                lease, record = grant(
+                    session_id, lease_record(conn, session_id), owner, now_ms, ttl_ms
+                )
+                conn.execute(
+                    _PUT_LEASE, (session_id, record.owner, record.fence, record.expires_ms)
+                )
+        except sqlite3.Error as exc:
+            raise self.connection.error(exc) from exc
+        return lease
+
+    @on_connection_thread
+    async def renew_lease(self, lease: Lease, now_ms: int, ttl_ms: int) -> Lease:
+        """See :class:`SQLEngine`."""
+        conn = self.connection.db()
+        try:
+            with self.connection.writing(conn):
+                renewed = renew(lease, lease_record(conn, lease.session_id), now_ms, ttl_ms)
+                conn.execute(
+                    "UPDATE leases SET expires_ms = ? WHERE session_id = ?",
+                    (renewed.expires_ms, lease.session_id),
+                )
+        except sqlite3.Error as exc:
+            raise self.connection.error(exc) from exc
+        return renewed
+
+    @on_connection_thread
+    async def release_lease(self, lease: Lease) -> None:
+        """See :class:`SQLEngine`."""
+        conn = self.connection.db()
+        try:
+            with self.connection.writing(conn):
+                record = release(lease, lease_record(conn, lease.session_id))
+                if record is not None:
+                    conn.execute(
+                        _PUT_LEASE,
+                        (lease.session_id, record.owner, record.fence, record.expires_ms),
+                    )
+        except sqlite3.Error as exc:
+            raise self.connection.error(exc) from exc
+
+    @on_connection_thread
+    async def get_lease(self, session_id: str) -> LeaseRecord | None:
+        """See :class:`SQLEngine`."""
+        rows = self.connection.query(
+            "SELECT owner, fence, expires_ms FROM leases WHERE session_id = ?", (session_id,)
+        )
+        return LeaseRecord(rows[0][0], rows[0][1], rows[0][2]) if rows else None
 
     # ------------------------------------------------------------------ trash and sizes
 
