@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -24,7 +25,7 @@ from sessiontree import open_repo
 from sessiontree.drafts import Draft
 from sessiontree.entries import LabelEntry, MessageEntry
 from sessiontree.errors import AgentHarnessError, LeaseLostError, SessionBusyError, StorageError
-from sessiontree.harness import AgentHarness, LeasePolicy, hold_lease
+from sessiontree.harness import AgentHarness, LeasePolicy, hold_lease, tool
 from sessiontree.messages import AssistantMessage, TextContent, UserMessage
 from sessiontree.session import Session
 from sessiontree.storage.lease import WRITER, Lease
@@ -370,3 +371,58 @@ async def test_a_killed_holders_lease_is_taken_over_after_it_expires(
             with pytest.raises(LeaseLostError):
                 await under(dead, lambda: session.append_message(user("zombie")))
             assert await user_texts(session) == ["holder", "next"]
+
+
+@pytest.mark.parametrize("backend", SHARED)
+async def test_a_harness_paused_past_its_lease_writes_nothing_after_a_takeover(
+    backend: str, tmp_path: Path
+) -> None:
+    """The run's process stalls (a tool blocks the event loop, so nothing renews) longer
+    than the lease lasts; another process takes the session over meanwhile. The stalled
+    run's next write, the tool's result, is refused and nothing of it is stored."""
+    stalled, over = threading.Event(), threading.Event()
+    taken: list[Lease] = []
+
+    @tool
+    async def stall() -> str:
+        """Block the whole event loop for a while."""
+        stalled.set()
+        # blocks the loop (the renewer cannot run) until the other process has taken over
+        assert over.wait(60)
+        return "done"
+
+    def take_over(url: str, session_id: str) -> None:
+        async def run() -> None:
+            async with open_repo(url) as repo:
+                other = await repo.open(session_id)
+                taken.append(await take_when_free(other, "intruder", 60))
+                over.set()
+
+        stalled.wait(60)
+        asyncio.run(run())
+
+    with shared_store_url(backend, tmp_path) as url:
+        async with open_repo(url) as repo:
+            session = await repo.create()
+            script = Say(tool_calls=(("c1", "stall", {}),))
+            with FakeLLMServer(script, Say(text="never")) as server:
+                h = harness(
+                    session,
+                    make_model("anthropic", server),
+                    tools=[stall],
+                    lease=LeasePolicy(ttl_s=0.3, renew_s=0.1),
+                )
+                thief = threading.Thread(target=take_over, args=(url, session.id))
+                thief.start()
+                try:
+                    with pytest.raises(LeaseLostError) as lost:
+                        await h.prompt("stall")
+                finally:
+                    thief.join(60)
+            assert taken and lost.value.current_fence == taken[0].fence
+            assert lost.value.fence == taken[0].fence - 1
+            stored = [e.message for e in await session.get_entries() if isinstance(e, MessageEntry)]
+            # the prompt and the answer holding the call; no result, no second answer
+            assert [m.role for m in stored] == ["user", "assistant"]
+            record = await session.get_lease()
+            assert record is not None and record.owner == "intruder"
