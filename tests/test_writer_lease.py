@@ -13,6 +13,7 @@ import textwrap
 import threading
 import time
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -125,6 +126,7 @@ async def test_a_writer_taken_over_after_expiry_can_write_nothing(
             lambda: session.set_leaf_id(first_id),
             lambda: session.append_entry_if(LabelEntry(target_id=first_id, label="x"), before[-1]),
             lambda: session.put_draft(None),
+            lambda: session.storage.set_modified_at(datetime(2020, 1, 1, tzinfo=UTC)),
         ]
         for write in stale_writes:
             with pytest.raises(LeaseLostError) as lost:

@@ -527,8 +527,15 @@ class SQLEngine(Protocol):
         """``id → JSON`` of those of ``entry_ids`` that the session holds (one query)."""
         ...
 
-    async def set_modified(self, session_id: str, modified_us: int) -> bool:
-        """Set the session row's ``modified_us``; ``False`` when there is no such session."""
+    async def set_modified(
+        self, session_id: str, modified_us: int, lease: Lease | None = None
+    ) -> bool:
+        """Set the session row's ``modified_us``; ``False`` when there is no such session.
+        ``lease``: as :meth:`append`.
+
+        Raises:
+            LeaseLostError: ``lease`` is no longer the session's; nothing written.
+        """
         ...
 
     async def load_metadata(self, session_id: str) -> str | None:

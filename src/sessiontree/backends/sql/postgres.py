@@ -259,8 +259,23 @@ class PostgresEngine:
         if not rows or not rows[0][0]:
             raise SessionNotFoundError(source_id, "session was deleted during the fork")
 
-    async def set_modified(self, session_id: str, modified_us: int) -> bool:
-        """See :class:`SQLEngine`."""
+    async def set_modified(
+        self, session_id: str, modified_us: int, lease: Lease | None = None
+    ) -> bool:
+        """See :class:`SQLEngine` (under a lease: checked in the update's transaction)."""
+        if lease is not None:
+            self.connection.writable(session_id)
+            pool = self.connection.pool or await self.connection.get_pool()
+            try:
+                async with pool.connection() as conn, conn.transaction():
+                    await check_lease(conn, session_id, lease)
+                    cur = await conn.execute(
+                        "UPDATE sessions SET modified_us = %s WHERE id = %s",
+                        (modified_us, session_id),
+                    )
+                    return bool(cur.rowcount)
+            except self.connection.psycopg.Error as exc:
+                raise self.connection.error(exc, session_id) from exc
         found = await self.connection.execute(
             "UPDATE sessions SET modified_us = %s WHERE id = %s",
             (modified_us, session_id),

@@ -260,11 +260,14 @@ class SQLiteEngine:
         return [r[0] for r in found] == [i for i, _ in plan.copies]
 
     @on_connection_thread
-    async def set_modified(self, session_id: str, modified_us: int) -> bool:
+    async def set_modified(
+        self, session_id: str, modified_us: int, lease: Lease | None = None
+    ) -> bool:
         """See :class:`SQLEngine`."""
         conn = self.connection.db()
         try:
             with self.connection.writing(conn):
+                check_lease(conn, session_id, lease)
                 found = conn.execute(
                     "UPDATE sessions SET modified_us = ? WHERE id = ?", (modified_us, session_id)
                 ).rowcount

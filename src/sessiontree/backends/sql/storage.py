@@ -564,7 +564,7 @@ class SQLStorage:
     async def set_modified_at(self, modified_at: datetime) -> None:
         """See :meth:`SessionStorage.set_modified_at`: the session row's ``modified_us``."""
         us = us_from_datetime(session_time(modified_at, "modified_at"))
-        if not await self._engine.set_modified(self._id, us):
+        if not await self._engine.set_modified(self._id, us, self._lease()):
             raise SessionNotFoundError(self._id)
 
     async def fork(self, target_id: str, position: ForkPosition = "at") -> SessionStorage:
