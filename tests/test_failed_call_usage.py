@@ -19,6 +19,7 @@ from llm_servers import FakeLLMServer, Say
 from sessiontree import open_repo
 from sessiontree.cli import cli
 from sessiontree.harness import RetryPolicy
+from sessiontree.harness.agent import RETRIED_PREFIX
 from sessiontree.repos import MemoryRepo
 from sessiontree.usage import collect_usage
 
@@ -73,3 +74,53 @@ async def test_the_usage_command_counts_a_failed_call(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     totals = json.loads(result.stdout)["totals"]
     assert totals["input_tokens"] == 30 + 400
+
+
+async def test_a_retried_then_successful_answer_keeps_the_failed_attempts_usage() -> None:
+    # two attempts fail after Anthropic reported their input tokens; the third answers
+    failing = Say(text="starting", error=("overloaded_error", "busy"), input_tokens=250)
+    with FakeLLMServer(failing, failing, Say(text="fine", input_tokens=30)) as server:
+        repo = MemoryRepo()
+        session = await repo.create()
+        h = harness(session, make_model("anthropic", server))
+        heard: list[str] = []
+        h.subscribe(lambda e: heard.append(e.type) if e.type.startswith("message_") else None)
+        reply = await h.prompt("go")
+        assert len(server.requests) == 3
+    assert reply.stop_reason == "stop"
+    branch = await session.get_branch()
+    user, record, answer = (message_of(e) for e in branch)
+    assert user.role == "user"
+    # the answer keeps its own usage (its context size); the failed attempts' usage is an
+    # `error` record just before it, which no request and no context estimate uses
+    answered = as_assistant(answer).usage
+    assert answered is not None and answered.input == 30
+    failed = as_assistant(record)
+    assert failed.stop_reason == "error" and failed.error_message is not None
+    assert failed.error_message.startswith(RETRIED_PREFIX)
+    assert failed.usage is not None and failed.usage.input == 2 * 250
+    assert branch[2].parent_id == branch[1].id
+    calls = await collect_usage(repo)
+    assert sum(c.usage.input for c in calls) == 2 * 250 + 30
+    # listeners hear the prompt and the answer, not the record (they heard retry_scheduled)
+    assert heard == ["message_start", "message_end", "message_start"] + [
+        t for t in heard[3:] if t == "message_update"
+    ] + ["message_end"]
+
+    # the next request leaves the record out: the conversation goes on as if it were not there
+    with FakeLLMServer(Say(text="again")) as server:
+        h2 = harness(session, make_model("anthropic", server))
+        await h2.prompt("more")
+        roles = [m["role"] for m in server.requests[0].body["messages"]]
+    assert roles == ["user", "assistant", "user"]
+
+
+async def test_a_retried_answer_whose_failures_reported_no_usage_adds_no_record() -> None:
+    cut = Say(text="starting", cut_after=1)  # the connection drops before any usage
+    with FakeLLMServer(cut, Say(text="fine")) as server:
+        session = await MemoryRepo().create()
+        h = harness(session, make_model("openai", server))
+        reply = await h.prompt("go")
+        assert len(server.requests) == 2
+    assert reply.stop_reason == "stop"
+    assert [message_of(e).role for e in await session.get_branch()] == ["user", "assistant"]

@@ -19,6 +19,8 @@ builtin, so ``except LookupError`` / ``except ValueError`` keep working::
     │   └── InvalidMetadataError (ValueError)
     ├── CorruptSessionError (ValueError)
     ├── LeafMovedError (RuntimeError)
+    ├── SessionBusyError (RuntimeError)
+    ├── LeaseLostError (RuntimeError)
     ├── StorageError (OSError)
     │   ├── StorageTimeoutError (TimeoutError)
     │   ├── EncryptionKeyError (OSError)
@@ -59,12 +61,14 @@ __all__ = [
     "InvalidMetadataError",
     "InvalidSessionIdError",
     "LeafMovedError",
+    "LeaseLostError",
     "MissingExtraError",
     "ModelAuthError",
     "ModelConfigError",
     "ModelError",
     "ModelRateLimitError",
     "PrefixError",
+    "SessionBusyError",
     "SessionExistsError",
     "SessionNotFoundError",
     "SessionSizeWarning",
@@ -245,6 +249,59 @@ class LeafMovedError(SessionTreeError, RuntimeError):
         )
         self.expected_id = expected_id
         self.actual_id = actual_id
+
+
+class SessionBusyError(SessionTreeError, RuntimeError):
+    """Another writer holds the session's writer lease (docs/harness.md "One writer per
+    session"): a second :class:`~sessiontree.harness.AgentHarness` asked not to wait, or its
+    wait ran out. Nothing was written.
+
+    Attributes:
+        owner: the holder's owner token.
+        fence: the holder's fence number.
+        expires_ms: when the holder's lease runs out unless renewed (Unix ms).
+    """
+
+    def __init__(self, session_id: str, owner: str, fence: int, expires_ms: int) -> None:
+        super().__init__(
+            f"another writer ({owner}, fence {fence}) holds the session's lease until "
+            f"{expires_ms} (Unix ms) unless it renews it; nothing was written",
+            session_id=session_id,
+        )
+        self.owner = owner
+        self.fence = fence
+        self.expires_ms = expires_ms
+
+
+class LeaseLostError(SessionTreeError, RuntimeError):
+    """A write made under a writer lease that is no longer held: it expired and another
+    writer took the session over (its fence is higher), or it was released. The check and
+    the write are one atomic step, so nothing was written.
+
+    Attributes:
+        fence: the fence the stale writer held.
+        current_fence: the session's fence now (``None``: no lease is recorded).
+        current_owner: the owner token of the lease now (``None``: none, or released).
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        fence: int,
+        current_fence: int | None,
+        current_owner: str | None = None,
+    ) -> None:
+        now = "no lease" if current_fence is None else f"fence {current_fence}"
+        if current_owner is not None:
+            now += f" held by {current_owner}"
+        super().__init__(
+            f"the writer lease with fence {fence} was lost (now {now}): another writer took "
+            "the session over; nothing was written",
+            session_id=session_id,
+        )
+        self.fence = fence
+        self.current_fence = current_fence
+        self.current_owner = current_owner
 
 
 class StorageError(SessionTreeError, OSError):

@@ -41,10 +41,16 @@ from sessiontree.entries import (
     parse_entry,
     validation_problem,
 )
-from sessiontree.errors import EntryNotFoundError, InvalidEntryError
+from sessiontree.errors import (
+    EntryNotFoundError,
+    InvalidArgumentError,
+    InvalidEntryError,
+    StorageError,
+)
 from sessiontree.messages import AgentMessage, AssistantMessage, ContentBlock, Usage
 from sessiontree.metadata import SessionMetadata, SessionStats
 from sessiontree.storage.base import ContextBranchReader, DraftSlot, EntryCursor, SessionStorage
+from sessiontree.storage.lease import Lease, LeaseRecord, LeaseSlot
 from sessiontree.stored import Prepared, PreparedMessage, prepare_entry, prepare_message
 from sessiontree.summarizers.base import Summarizer
 from sessiontree.tree import ForkPosition, TreeNode, build_tree
@@ -85,6 +91,19 @@ def stats_of(entries: Iterable[Entry]) -> SessionStats:
             if usage.cost is not None:
                 stats.cost += usage.cost.total
     return stats
+
+
+def _ttl_ms(ttl_s: float, session_id: str) -> int:
+    """``ttl_s`` seconds in whole ms (at least 1).
+
+    Raises:
+        InvalidArgumentError: not a positive number.
+    """
+    if isinstance(ttl_s, bool) or not isinstance(ttl_s, int | float) or not ttl_s > 0:
+        raise InvalidArgumentError(
+            f"ttl_s must be a positive number of seconds, not {ttl_s!r}", session_id=session_id
+        )
+    return max(1, round(ttl_s * 1000))
 
 
 def _warn_missing(method: str, entry_id: str, session_id: str, instead: str) -> None:
@@ -300,6 +319,53 @@ class Session:
                 await self.storage.set_leaf_id(leaf)
         await self.put_draft(None)
         return draft.entry_id
+
+    # ------------------------------------------------------------------ the writer lease
+
+    def _leases(self) -> LeaseSlot:
+        if not isinstance(self.storage, LeaseSlot):
+            raise StorageError(
+                f"{type(self.storage).__name__} keeps no writer lease", session_id=self.id
+            )
+        return self.storage
+
+    async def acquire_lease(self, owner: str, *, ttl_s: float) -> Lease:
+        """Take the session's writer lease for ``ttl_s`` seconds (docs/harness.md "One writer
+        per session"): free, released or expired, it is granted with a fence one higher
+        than the last; held by ``owner`` already, its expiry moves on. Writes are checked
+        against it only when made under it
+        (:func:`sessiontree.harness.lease.hold_lease` does both).
+
+        Raises:
+            SessionBusyError: another owner holds an unexpired lease; nothing changed.
+            InvalidArgumentError: ``owner`` empty, or ``ttl_s`` not a positive number.
+            StorageError: the storage keeps no lease.
+        """
+        check_text(owner, "owner")
+        if not owner:
+            raise InvalidArgumentError("owner must not be empty", session_id=self.id)
+        return await self._leases().acquire_lease(owner, _ttl_ms(ttl_s, self.id))
+
+    async def renew_lease(self, lease: Lease, *, ttl_s: float) -> Lease:
+        """Move ``lease``'s expiry to ``ttl_s`` seconds from now; returns the renewed lease.
+
+        Raises:
+            LeaseLostError: another writer took the session over (or it was released);
+                nothing changed.
+        """
+        return await self._leases().renew_lease(lease, _ttl_ms(ttl_s, self.id))
+
+    async def release_lease(self, lease: Lease) -> None:
+        """Release ``lease`` if it is still the session's (else nothing): another writer may
+        take the session at once, with a higher fence."""
+        await self._leases().release_lease(lease)
+
+    async def get_lease(self) -> LeaseRecord | None:
+        """The session's lease record (owner ``""``: released), ``None`` when it never had
+        one or the storage keeps none."""
+        if not isinstance(self.storage, LeaseSlot):
+            return None
+        return await self.storage.get_lease()
 
     async def get_label(self, entry_id: str) -> str | None:
         """The entry's label, ``None`` when it has none.

@@ -51,6 +51,7 @@ from sessiontree.repos import MemoryRepo, SessionRepo
 from sessiontree.repos import open_repo as _open_async_repo
 from sessiontree.session import Session
 from sessiontree.storage.base import SessionStorage
+from sessiontree.storage.lease import Lease, LeaseRecord
 from sessiontree.summarizers.base import Summarizer
 from sessiontree.tree import ForkPosition, TreeNode
 
@@ -324,6 +325,22 @@ class SyncSession(_SyncProxy):
     def settle_draft(self) -> str | None:
         """:meth:`Session.settle_draft <sessiontree.session.Session.settle_draft>`, without ``await``."""
         return self._run(self.aio.settle_draft())
+
+    def acquire_lease(self, owner: str, *, ttl_s: float) -> Lease:
+        """:meth:`Session.acquire_lease <sessiontree.session.Session.acquire_lease>`, without ``await``."""
+        return self._run(self.aio.acquire_lease(owner, ttl_s=ttl_s))
+
+    def renew_lease(self, lease: Lease, *, ttl_s: float) -> Lease:
+        """:meth:`Session.renew_lease <sessiontree.session.Session.renew_lease>`, without ``await``."""
+        return self._run(self.aio.renew_lease(lease, ttl_s=ttl_s))
+
+    def release_lease(self, lease: Lease) -> None:
+        """:meth:`Session.release_lease <sessiontree.session.Session.release_lease>`, without ``await``."""
+        return self._run(self.aio.release_lease(lease))
+
+    def get_lease(self) -> LeaseRecord | None:
+        """:meth:`Session.get_lease <sessiontree.session.Session.get_lease>`, without ``await``."""
+        return self._run(self.aio.get_lease())
 
     def get_tool_run(self) -> ToolRun | None:
         """:meth:`Session.get_tool_run <sessiontree.session.Session.get_tool_run>`, without ``await``."""

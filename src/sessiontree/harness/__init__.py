@@ -9,6 +9,7 @@ from __future__ import annotations
 from sessiontree.harness.agent import DEFAULT_CONTEXT_WINDOW, AgentHarness
 from sessiontree.harness.context import ContextHarness
 from sessiontree.harness.events import EVENT_TYPES, AgentEvent
+from sessiontree.harness.lease import LeasePolicy, hold_lease
 from sessiontree.harness.retry import RetryPolicy
 from sessiontree.harness.tools import Tool, UpdateCallback, tool
 
@@ -18,8 +19,10 @@ __all__ = [
     "AgentEvent",
     "AgentHarness",
     "ContextHarness",
+    "LeasePolicy",
     "RetryPolicy",
     "Tool",
     "UpdateCallback",
+    "hold_lease",
     "tool",
 ]

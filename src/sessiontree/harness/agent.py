@@ -43,6 +43,7 @@ from sessiontree.errors import AgentHarnessError, ModelError
 from sessiontree.harness.context import ContextHarness
 from sessiontree.harness.drafts import DEFAULT_DRAFT_INTERVAL_S, DraftWriter, unanswered_calls
 from sessiontree.harness.events import AgentEvent, Listener, Listeners
+from sessiontree.harness.lease import LeaseMode, LeasePolicy, acquire, keep_lease, new_owner
 from sessiontree.harness.retry import RetryPolicy
 from sessiontree.harness.tools import Tool, ToolBatch, error_result
 from sessiontree.ids import now_ms
@@ -69,11 +70,17 @@ from sessiontree.models.base import (
     UsageDelta,
 )
 from sessiontree.session import Session
+from sessiontree.storage.lease import Lease
 from sessiontree.summarizers.base import Summarizer
 from sessiontree.summarizers.model import ModelSummarizer
 from sessiontree.tree import ForkPosition
 
-__all__ = ["DEFAULT_CONTEXT_WINDOW", "AgentHarness", "ToolExecution"]
+__all__ = ["DEFAULT_CONTEXT_WINDOW", "RETRIED_PREFIX", "AgentHarness", "ToolExecution"]
+
+RETRIED_PREFIX = "retried:"
+"""How the ``errorMessage`` of the ``error`` answer that records the usage of an answer's
+failed attempts begins, when a later attempt succeeded (docs/harness.md "What failed and
+aborted calls cost")."""
 
 ToolExecution = Literal["parallel", "sequential"]
 """How a batch of tool calls runs: concurrently (results persisted in call order) or one by one."""
@@ -108,10 +115,20 @@ class AgentHarness:
         draft_interval_s: a streaming answer is saved as the session's draft at most this
             often (seconds), so a crash loses at most this much of it (docs/harness.md
             "Durable streaming"); ``None``: not saved until complete.
+        lease: hold the session's writer lease for each run (docs/harness.md "One writer
+            per session"): ``"fail"`` — a prompt while another writer holds it raises
+            :class:`~sessiontree.errors.SessionBusyError`; ``"wait"`` — it waits for the
+            lease (up to :data:`~sessiontree.harness.lease.DEFAULT_LEASE_WAIT_S`); or a
+            :class:`~sessiontree.harness.lease.LeasePolicy` for other times. Every write
+            of the run is then checked against the lease, and one made after another
+            writer took the session over raises
+            :class:`~sessiontree.errors.LeaseLostError` and changes nothing. ``None``
+            (default): no lease, writes are not checked.
 
     Raises:
         AgentHarnessError: ``invalid_settings`` (see :class:`ContextHarness`) or
-            ``invalid_argument`` — two tools with one name, an unknown ``tool_execution``.
+            ``invalid_argument`` — two tools with one name, an unknown ``tool_execution``
+            or ``lease``.
     """
 
     def __init__(
@@ -132,6 +149,7 @@ class AgentHarness:
         token_counter: TokenCounter = estimate_tokens,
         max_output_tokens: int | None = None,
         draft_interval_s: float | None = DEFAULT_DRAFT_INTERVAL_S,
+        lease: LeaseMode | LeasePolicy | None = None,
     ) -> None:
         window = context_window
         if window is None:
@@ -186,6 +204,26 @@ class AgentHarness:
         self.draft_interval_s = draft_interval_s
         """How often a streaming answer is saved as the session's draft, at most (seconds);
         ``None``: never."""
+        if isinstance(lease, str):
+            if lease not in ("fail", "wait"):
+                raise AgentHarnessError(
+                    "invalid_argument",
+                    f"lease must be 'fail', 'wait', a LeasePolicy or None, not {lease!r}",
+                    session_id=session.id,
+                )
+            lease = LeasePolicy(mode=lease)
+        elif lease is not None and not isinstance(lease, LeasePolicy):
+            raise AgentHarnessError(
+                "invalid_argument",
+                f"lease must be 'fail', 'wait', a LeasePolicy or None, not {lease!r}",
+                session_id=session.id,
+            )
+        self.lease: LeasePolicy | None = lease
+        """How each run holds the session's writer lease; ``None``: it holds none."""
+        self.lease_owner = new_owner()
+        """The owner token this harness's leases carry."""
+        self._leasing = False
+        """Whether a prompt is taking the lease (the run has not started yet)."""
         self._draft: DraftWriter | None = None
         """The draft writer of the answer streamed last (its entry id is the answer's)."""
         self._attempt_usage: Usage | None = None
@@ -440,8 +478,12 @@ class AgentHarness:
         Raises:
             AgentHarnessError: ``busy`` — a run is active; ``invalid_state`` — no model;
                 ``auth`` — the provider refused the credentials (the user message stays).
+            SessionBusyError: with ``lease``, another writer holds the session's lease
+                (``wait``: still, when the wait ran out); nothing was written.
+            LeaseLostError: with ``lease``, another writer took the session over during the
+                run (the lease expired unrenewed); the write that found it changed nothing.
         """
-        if self.busy:
+        if self.busy or self._leasing:
             raise AgentHarnessError(
                 "busy",
                 "a prompt is already running; use steer() or follow_up(), or await wait_for_idle()",
@@ -454,12 +496,27 @@ class AgentHarness:
                 session_id=self.session.id,
             )
         message = self._user_message(content, images or ())
+        lease: Lease | None = None
+        if self.lease is not None:
+            self._leasing = True
+            try:
+                lease = await acquire(self.session, self.lease_owner, self.lease)
+            finally:
+                self._leasing = False
         self._aborting = False
         self._accepting = True
         self._steering, self._follow_ups = [], []
         self._started = asyncio.Event()
-        self._task = asyncio.create_task(self._run(message))
+        self._task = asyncio.create_task(self._leased_run(message, lease))
         return await self._task
+
+    async def _leased_run(self, user: UserMessage, lease: Lease | None) -> AssistantMessage:
+        """:meth:`_run`, under ``lease`` (renewed while it runs, released when it ends) when
+        there is one."""
+        if lease is None or self.lease is None:
+            return await self._run(user)
+        async with keep_lease(self.session, lease, self.lease):
+            return await self._run(user)
 
     def steer(self, content: str | Sequence[ContentBlock]) -> None:
         """Queue a user message delivered after the current tool batch, before the next
@@ -565,15 +622,18 @@ class AgentHarness:
         *,
         announced: bool = False,
         draft: DraftWriter | None = None,
+        before: AssistantMessage | None = None,
     ) -> AgentMessage:
         """Append ``message``, then tell listeners it ended (``message_start`` first unless
         the streamed answer already announced it). An answer saved as a draft is stored
-        under the draft's entry id, then the draft is cleared."""
+        under the draft's entry id, then the draft is cleared. ``before``: a record stored
+        just before it, in the same shielded write, that listeners do not hear of (the
+        usage of the failed attempts of ``message``, whose ``retry_scheduled`` they heard)."""
         if not announced:
             await self._emit("message_start", message=message)
         # An abort never cuts a write short: the append finishes, then the cancellation goes
         # on (else a message could be lost, or land after the aborted reply that follows).
-        write = asyncio.ensure_future(self._store_answer(message, draft))
+        write = asyncio.ensure_future(self._store_answer(message, draft, before))
         try:
             await asyncio.shield(write)
         except asyncio.CancelledError:
@@ -582,11 +642,19 @@ class AgentHarness:
         await self._emit("message_end", message=message)
         return message
 
-    async def _store_answer(self, message: AgentMessage, draft: DraftWriter | None) -> None:
+    async def _store_answer(
+        self,
+        message: AgentMessage,
+        draft: DraftWriter | None,
+        before: AssistantMessage | None = None,
+    ) -> None:
+        if draft is not None:
+            await draft.stop()
+        if before is not None:
+            await self.session.append_message(before)
         if draft is None:
             self._answer_id = await self.session.append_message(message)
             return
-        await draft.stop()
         self._answer_id = await self.session.append_message(message, entry_id=draft.entry_id)
         await draft.clear()
 
@@ -740,6 +808,7 @@ class AgentHarness:
         overflow_retried = False
         attempt = 0
         spent: Usage | None = None  # what the failed attempts of this answer cost
+        failed, last_error = 0, ""
         while True:
             attempt += 1
             try:
@@ -753,6 +822,7 @@ class AgentHarness:
                 reply = await self._stream(request)
             except ModelError as exc:
                 spent = _add_usage(spent, self._attempt_usage)
+                failed, last_error = failed + 1, str(exc)
                 if exc.kind == "auth":
                     raise AgentHarnessError("auth", str(exc), session_id=self.session.id) from exc
                 if exc.kind == "overflow" and not overflow_retried:
@@ -770,7 +840,18 @@ class AgentHarness:
                     await asyncio.sleep(delay)
                     continue
                 return await self._failed(str(exc), spent)
-            await self._persist(reply, announced=self._announced, draft=self._draft)
+            # what failed attempts cost is kept as an `error` answer of its own just before
+            # this one (added to this answer's usage, it would misstate its context size)
+            record = (
+                None
+                if spent is None
+                else self._error_reply(
+                    f"{RETRIED_PREFIX} {failed} failed attempt(s) before the next answer; the "
+                    f"last: {last_error}",
+                    spent,
+                )
+            )
+            await self._persist(reply, announced=self._announced, draft=self._draft, before=record)
             return reply
 
     async def _compaction_event(self, type: str, data: dict[str, Any]) -> None:
@@ -792,8 +873,14 @@ class AgentHarness:
     async def _failed(self, error: str, usage: Usage | None = None) -> AssistantMessage:
         """Store the ``error`` answer saying ``error``, with the ``usage`` its failed
         attempts reported (what they cost: ``sessiontree usage`` counts it)."""
+        reply = self._error_reply(error, usage)
+        await self._persist(reply)
+        return reply
+
+    def _error_reply(self, error: str, usage: Usage | None) -> AssistantMessage:
+        """An ``error`` answer saying ``error``, with ``usage``."""
         model = self.model
-        reply = AssistantMessage(
+        return AssistantMessage(
             content=[],
             provider=getattr(model, "provider", None),
             model=getattr(model, "model_id", None),
@@ -802,8 +889,6 @@ class AgentHarness:
             error_message=error,
             timestamp=now_ms(),
         )
-        await self._persist(reply)
-        return reply
 
     async def _stream(self, request: ModelRequest) -> AssistantMessage:
         """Stream one answer, emitting ``message_update`` per delta; when cancelled the

@@ -28,11 +28,14 @@ __all__ = [
     "create_session_file",
     "draft_path",
     "fsync_dir",
+    "lease_path",
     "lock_path",
     "read_draft",
+    "read_lease",
     "remove_session_log",
     "set_mtime",
     "write_draft",
+    "write_lease",
 ]
 
 Durability = Literal["none", "flush", "fsync"]
@@ -160,7 +163,40 @@ def write_draft(log: Path, body: bytes | None, durability: Durability) -> None:
     Raises:
         OSError: it cannot be written.
     """
-    target = draft_path(log)
+    _replace(draft_path(log), body, durability)
+
+
+def lease_path(log: Path) -> Path:
+    """The writer lease file of ``log``: ``<log name>.lease`` beside it. It holds the JSON of
+    the session's :class:`~sessiontree.storage.lease.LeaseRecord`, is read and replaced
+    (whole, by a rename) only under the append lock, and is kept after a release (the fence
+    must only grow)."""
+    return log.with_name(f"{log.name}.lease")
+
+
+def read_lease(log: Path) -> bytes | None:
+    """The lease file's bytes, ``None`` when there is none.
+
+    Raises:
+        OSError: it exists but cannot be read.
+    """
+    try:
+        return lease_path(log).read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def write_lease(log: Path, body: bytes, durability: Durability) -> None:
+    """Replace the lease file of ``log`` with ``body`` (as :func:`write_draft`).
+
+    Raises:
+        OSError: it cannot be written.
+    """
+    _replace(lease_path(log), body, durability)
+
+
+def _replace(target: Path, body: bytes | None, durability: Durability) -> None:
+    """Replace ``target`` with ``body`` (``None`` removes it) through a renamed temporary file."""
     if body is None:
         target.unlink(missing_ok=True)
         return
@@ -168,7 +204,7 @@ def write_draft(log: Path, body: bytes | None, durability: Durability) -> None:
 
 
 def remove_session_log(path: Path) -> None:
-    """Remove a session log, its lock file and its draft sidecar — nothing else.
+    """Remove a session log, its lock file, its draft sidecar and its lease file — nothing else.
 
     Raises:
         OSError: a file cannot be removed.
@@ -176,10 +212,10 @@ def remove_session_log(path: Path) -> None:
     lock = lock_path(path)
     path.unlink(missing_ok=True)
     lock.unlink(missing_ok=True)
-    draft = draft_path(path)
-    draft.unlink(missing_ok=True)
-    for tmp in path.parent.glob(f".{draft.name}.*.tmp"):
-        tmp.unlink(missing_ok=True)
+    for side in (draft_path(path), lease_path(path)):
+        side.unlink(missing_ok=True)
+        for tmp in path.parent.glob(f".{side.name}.*.tmp"):
+            tmp.unlink(missing_ok=True)
 
 
 class LogLayout(Protocol):

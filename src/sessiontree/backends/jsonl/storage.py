@@ -46,9 +46,11 @@ from sessiontree.backends.jsonl.files import (
     create_session_file,
     fsync_dir,
     read_draft,
+    read_lease,
     remove_session_log,
     set_mtime,
     write_draft,
+    write_lease,
 )
 from sessiontree.backends.jsonl.fork import RecordSource
 from sessiontree.backends.jsonl.format import (
@@ -61,10 +63,20 @@ from sessiontree.backends.jsonl.stats import REFRESH_BYTES, ListingFacts, Stats,
 from sessiontree.context import ContextStart
 from sessiontree.entries import Entry, LeafEntry
 from sessiontree.errors import LeafMovedError, SessionNotFoundError, StorageError
-from sessiontree.ids import new_id
+from sessiontree.ids import new_id, now_ms
 from sessiontree.metadata import SessionMetadata, session_time
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage, select_entries
 from sessiontree.storage.growth import check_max_session_bytes, refuse_growth, warn_growth
+from sessiontree.storage.lease import (
+    Lease,
+    LeaseRecord,
+    check_fence,
+    grant,
+    record_from_json,
+    release,
+    renew,
+    writing_under,
+)
 from sessiontree.storage.sync_index import newest_position
 from sessiontree.stored import Prepared, prepare_entry
 from sessiontree.tree import ForkPosition, TreeIndex, branch_of, check_append, trace_chain
@@ -394,6 +406,7 @@ class JSONLStorage(SessionLog):
         self._acquire()
         try:
             self._catch_up_locked()
+            self._check_lease_locked()
             if self._writer_pid != os.getpid():
                 self._begin_writing()
             index = self._index
@@ -442,6 +455,7 @@ class JSONLStorage(SessionLog):
             return
         with self._locked():
             self._catch_up_locked()
+            self._check_lease_locked()
             if self._writer_pid != os.getpid():
                 self._begin_writing()
             staged: dict[str, str] = {}
@@ -479,6 +493,7 @@ class JSONLStorage(SessionLog):
         when = session_time(modified_at, "modified_at")
         self._open_read()
         with self._locked():
+            self._check_lease_locked()
             if self._writer_pid != os.getpid():
                 self._begin_writing()
             try:
@@ -563,9 +578,83 @@ class JSONLStorage(SessionLog):
             raise SessionNotFoundError(self._id, "session was deleted")
         self._writable()
         try:
-            write_draft(self.path, body, self.durability)
+            if writing_under(self._id) is None:
+                write_draft(self.path, body, self.durability)
+                return
+            self._open_read()
+            with self._locked():
+                self._check_lease_locked()
+                write_draft(self.path, body, self.durability)
         except OSError as exc:
             raise StorageError(f"cannot write the draft of session {self._id}: {exc}") from exc
+
+    # ------------------------------------------------------------------ the writer lease
+
+    def _lease_record(self) -> LeaseRecord | None:
+        """The lease file's record (read under the lock by the callers that act on it).
+
+        Raises:
+            CorruptSessionError: the file is not a lease record.
+            StorageError: it cannot be read.
+        """
+        try:
+            body = read_lease(self.path)
+        except OSError as exc:
+            raise StorageError(f"cannot read the lease of session {self._id}: {exc}") from exc
+        return None if body is None else record_from_json(body, session_id=self._id)
+
+    def _store_lease(self, record: LeaseRecord) -> None:
+        try:
+            write_lease(self.path, record.to_json(), self.durability)
+        except OSError as exc:
+            raise StorageError(f"cannot write the lease of session {self._id}: {exc}") from exc
+
+    def _check_lease_locked(self) -> None:
+        """Under the lock: the lease the write is under, if any, is still the current one.
+
+        Raises:
+            LeaseLostError: it was taken over or released; the caller writes nothing.
+        """
+        lease = writing_under(self._id)
+        if lease is not None:
+            check_fence(lease, self._lease_record())
+
+    async def acquire_lease(self, owner: str, ttl_ms: int) -> Lease:
+        """See :class:`~sessiontree.storage.lease.LeaseSlot`: the lease file read and
+        replaced under the append lock."""
+        if self._deleted:
+            raise SessionNotFoundError(self._id, "session was deleted")
+        self._writable()
+        self._open_read()
+        with self._locked():
+            lease, record = grant(self._id, self._lease_record(), owner, now_ms(), ttl_ms)
+            self._store_lease(record)
+        return lease
+
+    async def renew_lease(self, lease: Lease, ttl_ms: int) -> Lease:
+        """See :class:`~sessiontree.storage.lease.LeaseSlot` (under the append lock)."""
+        self._writable()
+        self._open_read()
+        with self._locked():
+            renewed = renew(lease, self._lease_record(), now_ms(), ttl_ms)
+            self._store_lease(LeaseRecord(renewed.owner, renewed.fence, renewed.expires_ms))
+        return renewed
+
+    async def release_lease(self, lease: Lease) -> None:
+        """See :class:`~sessiontree.storage.lease.LeaseSlot` (under the append lock)."""
+        if self._deleted or self.read_only:
+            return
+        self._open_read()
+        with self._locked():
+            record = release(lease, self._lease_record())
+            if record is not None:
+                self._store_lease(record)
+
+    async def get_lease(self) -> LeaseRecord | None:
+        """See :class:`~sessiontree.storage.lease.LeaseSlot`."""
+        if self._deleted:
+            raise SessionNotFoundError(self._id, "session was deleted")
+        return self._lease_record()
 
     async def delete(self) -> None:
         """Delete the session: its log, lock file and what the layout keeps (its directory in a

@@ -9,10 +9,19 @@ from typing import Any
 from sessiontree.context import ContextStart
 from sessiontree.entries import Entry, LeafEntry, dump_entry_json
 from sessiontree.errors import LeafMovedError, SessionNotFoundError
-from sessiontree.ids import new_id
+from sessiontree.ids import new_id, now_ms
 from sessiontree.metadata import SessionMetadata, session_time
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_storage, select_entries
 from sessiontree.storage.growth import check_max_session_bytes, refuse_growth, warn_growth
+from sessiontree.storage.lease import (
+    Lease,
+    LeaseRecord,
+    check_fence,
+    grant,
+    release,
+    renew,
+    writing_under,
+)
 from sessiontree.storage.sync_index import newest_position
 from sessiontree.stored import Prepared, prepare_entry
 from sessiontree.tree import ForkPosition, TreeIndex, branch_of, check_append, trace_chain
@@ -55,6 +64,8 @@ class MemoryStorage:
         self.sync_position: dict[str, Any] | None = None
         """The newest sync position appended (:mod:`sessiontree.storage.sync_index`)."""
         self._draft: bytes | None = None
+        self._lease: LeaseRecord | None = None
+        """The writer lease record (:mod:`sessiontree.storage.lease`)."""
 
     @property
     def id(self) -> str:
@@ -88,6 +99,41 @@ class MemoryStorage:
         if self._deleted:
             raise SessionNotFoundError(self._id, "session was deleted")
 
+    def _writing(self) -> None:
+        """Before a write: the session exists and the lease the write is under, if any, is
+        still current (no ``await`` follows before the write).
+
+        Raises:
+            SessionNotFoundError: deleted. LeaseLostError: the lease was taken over.
+        """
+        self._alive()
+        lease = writing_under(self._id)
+        if lease is not None:
+            check_fence(lease, self._lease)
+
+    async def acquire_lease(self, owner: str, ttl_ms: int) -> Lease:
+        """See :class:`~sessiontree.storage.lease.LeaseSlot`."""
+        self._alive()
+        lease, self._lease = grant(self._id, self._lease, owner, now_ms(), ttl_ms)
+        return lease
+
+    async def renew_lease(self, lease: Lease, ttl_ms: int) -> Lease:
+        """See :class:`~sessiontree.storage.lease.LeaseSlot`."""
+        self._alive()
+        renewed = renew(lease, self._lease, now_ms(), ttl_ms)
+        self._lease = LeaseRecord(renewed.owner, renewed.fence, renewed.expires_ms)
+        return renewed
+
+    async def release_lease(self, lease: Lease) -> None:
+        """See :class:`~sessiontree.storage.lease.LeaseSlot`."""
+        record = release(lease, self._lease)
+        if record is not None:
+            self._lease = record
+
+    async def get_lease(self) -> LeaseRecord | None:
+        """See :class:`~sessiontree.storage.lease.LeaseSlot`."""
+        return self._lease
+
     async def get_leaf_id(self) -> str | None:
         """See :meth:`SessionStorage.get_leaf_id`."""
         self._alive()
@@ -105,7 +151,7 @@ class MemoryStorage:
         self, entry: Entry | Prepared, expected_leaf: str | None, *, at_leaf: bool = False
     ) -> Entry:
         """See :meth:`SessionStorage.append_entry_if` (no ``await`` between check and append)."""
-        self._alive()
+        self._writing()
         if self.index.fold.leaf_id != expected_leaf:
             raise LeafMovedError(self._id, expected_leaf, self.index.fold.leaf_id)
         return self._append(entry, at_leaf=at_leaf)
@@ -141,7 +187,7 @@ class MemoryStorage:
 
     async def append_entry(self, entry: Entry | Prepared, *, at_leaf: bool = False) -> Entry:
         """See :meth:`SessionStorage.append_entry`."""
-        self._alive()
+        self._writing()
         return self._append(entry, at_leaf=at_leaf)
 
     def _append(self, entry: Entry | Prepared, *, at_leaf: bool) -> Entry:
@@ -165,7 +211,7 @@ class MemoryStorage:
 
     async def append_entries(self, entries: Sequence[Entry]) -> None:
         """See :meth:`SessionStorage.append_entries`."""
-        self._alive()
+        self._writing()
         prepared = [prepare_entry(e) for e in entries]
         parsed = [p.entry for p in prepared]
         staged: dict[str, str] = {}  # id -> type of the batch's entries checked so far
@@ -212,7 +258,7 @@ class MemoryStorage:
     async def set_modified_at(self, modified_at: datetime) -> None:
         """See :meth:`SessionStorage.set_modified_at`."""
         when = session_time(modified_at, "modified_at")
-        self._alive()
+        self._writing()
         self.modified_at = when
 
     async def get_label(self, entry_id: str) -> str | None:
@@ -271,14 +317,14 @@ class MemoryStorage:
 
     async def put_draft(self, body: bytes | None) -> None:
         """See :class:`~sessiontree.storage.base.DraftSlot`."""
-        self._alive()
+        self._writing()
         self._draft = None if body is None else bytes(body)
 
     async def delete(self) -> None:
         """See :meth:`SessionStorage.delete`."""
         if not self._deleted:
             self._deleted = True
-            self._draft = None
+            self._draft = self._lease = None
             if self._on_delete is not None:
                 self._on_delete(self._id)
 

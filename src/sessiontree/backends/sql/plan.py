@@ -35,6 +35,7 @@ from sessiontree.messages import message_text
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata, metadata_pairs
 from sessiontree.snippets import make_snippet
 from sessiontree.storage.base import EntryCursor
+from sessiontree.storage.lease import Lease, LeaseRecord
 from sessiontree.storage.search import SEARCH_MAX_CHARS, text_for_search
 from sessiontree.storage.sync_index import newest_position
 from sessiontree.stored import reparent
@@ -58,6 +59,7 @@ __all__ = [
     "info_from_row",
     "hit_from_row",
     "lookup_ids",
+    "lease_upsert_sql",
     "meta_rows",
     "now_us",
     "us_from_datetime",
@@ -220,6 +222,17 @@ def sync_position_sql(placeholder: str) -> str:
     return (
         f"INSERT INTO sync_positions (session_id, position) VALUES ({p}, {p})"
         " ON CONFLICT (session_id) DO UPDATE SET position = excluded.position"
+    )
+
+
+def lease_upsert_sql(placeholder: str) -> str:
+    """The statement that stores a session's lease record (``session_id``, ``owner``,
+    ``fence``, ``expires_ms``), with the dialect's parameter ``placeholder``."""
+    p = placeholder
+    return (
+        f"INSERT INTO leases (session_id, owner, fence, expires_ms) VALUES ({p}, {p}, {p}, {p})"
+        " ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner,"
+        " fence = excluded.fence, expires_ms = excluded.expires_ms"
     )
 
 
@@ -569,8 +582,15 @@ class SQLEngine(Protocol):
         and its ``limit`` largest payloads as ``(hash, bytes, references)`` rows."""
         ...
 
-    async def set_modified(self, session_id: str, modified_us: int) -> bool:
-        """Set the session row's ``modified_us``; ``False`` when there is no such session."""
+    async def set_modified(
+        self, session_id: str, modified_us: int, lease: Lease | None = None
+    ) -> bool:
+        """Set the session row's ``modified_us``; ``False`` when there is no such session.
+        ``lease``: as :meth:`append`.
+
+        Raises:
+            LeaseLostError: ``lease`` is no longer the session's; nothing written.
+        """
         ...
 
     async def load_metadata(self, session_id: str) -> str | None:
@@ -623,13 +643,17 @@ class SQLEngine(Protocol):
         *,
         at_leaf: bool,
         bodies: Sequence[bytes] | None = None,
+        lease: Lease | None = None,
     ) -> list[Entry]:
         """Validate (:func:`plan_append`) and insert entries and the new session row atomically.
 
         ``bodies``: each entry's JSON (:meth:`~sessiontree.stored.PreparedEntry.body`), if known.
+        ``lease``: the writer lease the append is under, checked in its transaction
+        (:mod:`sessiontree.storage.lease`).
 
         Raises:
             SessionNotFoundError, DuplicateEntryError, EntryNotFoundError, InvalidEntryError.
+            LeaseLostError: ``lease`` is no longer the session's; nothing written.
         """
         ...
 
@@ -641,12 +665,15 @@ class SQLEngine(Protocol):
         expected_id: str | None,
         *,
         at_leaf: bool = True,
+        lease: Lease | None = None,
     ) -> Entry:
         """Append ``entry`` (JSON ``body``; under the stored leaf when ``at_leaf``), in one
-        transaction that first checks the stored leaf is ``expected_id``.
+        transaction that first checks the stored leaf is ``expected_id`` (and ``lease``, as
+        :meth:`append`).
 
         Raises:
             LeafMovedError: the stored leaf is another; nothing written.
+            LeaseLostError: ``lease`` is no longer the session's; nothing written.
             SessionNotFoundError, EntryNotFoundError, InvalidEntryError.
         """
         ...
@@ -672,13 +699,44 @@ class SQLEngine(Protocol):
         """The session's ``drafts.body``, ``None`` when it has none (one indexed read)."""
         ...
 
-    async def put_draft(self, session_id: str, body: str | None, updated_ms: int) -> bool:
+    async def put_draft(
+        self, session_id: str, body: str | None, updated_ms: int, lease: Lease | None = None
+    ) -> bool:
         """Upsert the session's draft row (``None`` deletes it) in one statement that checks
-        the session row exists; ``False`` when it does not (nothing written).
+        the session row exists; ``False`` when it does not (nothing written). ``lease``: as
+        :meth:`append`.
 
         Raises:
             StorageError: read-only, or the database failed.
+            LeaseLostError: ``lease`` is no longer the session's; nothing written.
         """
+        ...
+
+    async def acquire_lease(
+        self, session_id: str, owner: str, now_ms: int, ttl_ms: int
+    ) -> Lease | None:
+        """Take the session's writer lease (:func:`~sessiontree.storage.lease.grant` over its
+        ``leases`` row, in one transaction); ``None`` when there is no such session.
+
+        Raises:
+            SessionBusyError: another owner holds it; nothing changed.
+        """
+        ...
+
+    async def renew_lease(self, lease: Lease, now_ms: int, ttl_ms: int) -> Lease:
+        """Move the lease's expiry (:func:`~sessiontree.storage.lease.renew`, one transaction).
+
+        Raises:
+            LeaseLostError: it is no longer the session's; nothing changed.
+        """
+        ...
+
+    async def release_lease(self, lease: Lease) -> None:
+        """Release the lease if it is still the session's (one transaction)."""
+        ...
+
+    async def get_lease(self, session_id: str) -> LeaseRecord | None:
+        """The session's ``leases`` row, ``None`` when it has none."""
         ...
 
     async def trash_session(self, session_id: str, trashed_us: int) -> tuple[Any, ...] | None:

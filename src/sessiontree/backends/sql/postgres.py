@@ -39,13 +39,19 @@ from sessiontree.backends.sql.plan import (
     entries_page_sql,
     hit_from_row,
     info_from_row,
+    lease_upsert_sql,
     meta_rows,
     now_us,
     trash_taken,
     trash_values,
     where_clause,
 )
-from sessiontree.backends.sql.postgres_append import PostgresAppends, row_params
+from sessiontree.backends.sql.postgres_append import (
+    PostgresAppends,
+    check_lease,
+    lease_record,
+    row_params,
+)
 from sessiontree.backends.sql.postgres_payloads import (
     copy_refs,
     fetch_payloads,
@@ -76,6 +82,7 @@ from sessiontree.errors import (
 )
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.storage.base import EntryCursor
+from sessiontree.storage.lease import Lease, LeaseRecord, grant, release, renew
 from sessiontree.storage.search import search_needle
 
 __all__ = ["PostgresEngine", "import_drivers"]
@@ -123,7 +130,18 @@ async def _insert_session(conn: Any, session_id: str, metadata: SessionMetadata,
             )
 
 
-_SESSION_TABLES = ("entries", "sync_positions", "drafts", "payload_refs")
+_PUT_LEASE = lease_upsert_sql("%s")
+"""Stores a session's lease record (``session_id``, ``owner``, ``fence``, ``expires_ms``)."""
+_DELETE_DRAFT = "DELETE FROM drafts WHERE session_id = %s"
+_PUT_DRAFT = (
+    "INSERT INTO drafts (session_id, body, updated_ms)"
+    " SELECT id, %s, %s FROM sessions WHERE id = %s"
+    " ON CONFLICT (session_id) DO UPDATE"
+    " SET body = excluded.body, updated_ms = excluded.updated_ms"
+)
+"""Upserts a session's draft (``body``, ``updated_ms``, ``session_id``) if the session exists."""
+
+_SESSION_TABLES = ("entries", "sync_positions", "drafts", "payload_refs", "leases")
 """The tables holding rows of a session besides ``sessions`` (``session_meta`` goes with
 the session row). ``payload_refs`` goes last, by :func:`release_payloads`, which also frees
 the payloads no other session refers to."""
@@ -202,9 +220,12 @@ class PostgresEngine:
         *,
         at_leaf: bool,
         bodies: Sequence[bytes] | None = None,
+        lease: Lease | None = None,
     ) -> list[Entry]:
         """See :class:`SQLEngine` (:meth:`PostgresAppends.append`)."""
-        return await self._appends.append(session_id, entries, at_leaf=at_leaf, bodies=bodies)
+        return await self._appends.append(
+            session_id, entries, at_leaf=at_leaf, bodies=bodies, lease=lease
+        )
 
     async def append_if_leaf(
         self,
@@ -214,10 +235,11 @@ class PostgresEngine:
         expected_id: str | None,
         *,
         at_leaf: bool = True,
+        lease: Lease | None = None,
     ) -> Entry:
         """See :class:`SQLEngine` (:meth:`PostgresAppends.append_if_leaf`)."""
         return await self._appends.append_if_leaf(
-            session_id, entry, body, expected_id, at_leaf=at_leaf
+            session_id, entry, body, expected_id, at_leaf=at_leaf, lease=lease
         )
 
     # ------------------------------------------------------------------ sessions
@@ -304,8 +326,23 @@ class PostgresEngine:
         if not rows or not rows[0][0]:
             raise SessionNotFoundError(source_id, "session was deleted during the fork")
 
-    async def set_modified(self, session_id: str, modified_us: int) -> bool:
-        """See :class:`SQLEngine`."""
+    async def set_modified(
+        self, session_id: str, modified_us: int, lease: Lease | None = None
+    ) -> bool:
+        """See :class:`SQLEngine` (under a lease: checked in the update's transaction)."""
+        if lease is not None:
+            self.connection.writable(session_id)
+            pool = self.connection.pool or await self.connection.get_pool()
+            try:
+                async with pool.connection() as conn, conn.transaction():
+                    await check_lease(conn, session_id, lease)
+                    cur = await conn.execute(
+                        "UPDATE sessions SET modified_us = %s WHERE id = %s",
+                        (modified_us, session_id),
+                    )
+                    return bool(cur.rowcount)
+            except self.connection.psycopg.Error as exc:
+                raise self.connection.error(exc, session_id) from exc
         found = await self.connection.execute(
             "UPDATE sessions SET modified_us = %s WHERE id = %s",
             (modified_us, session_id),
@@ -432,23 +469,97 @@ class PostgresEngine:
         )
         return rows[0][0] if rows else None
 
-    async def put_draft(self, session_id: str, body: str | None, updated_ms: int) -> bool:
-        """See :class:`SQLEngine`."""
+    async def put_draft(
+        self, session_id: str, body: str | None, updated_ms: int, lease: Lease | None = None
+    ) -> bool:
+        """See :class:`SQLEngine` (under a lease: the lease check and the write in one
+        transaction)."""
         self.connection.writable(session_id)
+        if lease is not None:
+            pool = self.connection.pool or await self.connection.get_pool()
+            try:
+                async with pool.connection() as conn, conn.transaction():
+                    await check_lease(conn, session_id, lease)
+                    if body is None:
+                        await conn.execute(_DELETE_DRAFT, (session_id,))
+                        return True
+                    cur = await conn.execute(_PUT_DRAFT, (body, updated_ms, session_id))
+                    return bool(cur.rowcount)
+            except self.connection.psycopg.Error as exc:
+                raise self.connection.error(exc, session_id) from exc
         if body is None:
-            await self.connection.execute(
-                "DELETE FROM drafts WHERE session_id = %s", (session_id,), session_id
-            )
+            await self.connection.execute(_DELETE_DRAFT, (session_id,), session_id)
             return True
         found = await self.connection.execute(
-            "INSERT INTO drafts (session_id, body, updated_ms)"
-            " SELECT id, %s, %s FROM sessions WHERE id = %s"
-            " ON CONFLICT (session_id) DO UPDATE"
-            " SET body = excluded.body, updated_ms = excluded.updated_ms",
-            (body, updated_ms, session_id),
-            session_id,
+            _PUT_DRAFT, (body, updated_ms, session_id), session_id
         )
         return found > 0
+
+    # ------------------------------------------------------------------ the writer lease
+
+    async def acquire_lease(
+        self, session_id: str, owner: str, now_ms: int, ttl_ms: int
+    ) -> Lease | None:
+        """See :class:`SQLEngine`: the row made if missing, then locked ``FOR UPDATE``."""
+        self.connection.writable(session_id)
+        pool = self.connection.pool or await self.connection.get_pool()
+        try:
+            async with pool.connection() as conn, conn.transaction():
+                await conn.execute(
+                    "INSERT INTO leases (session_id, owner, fence, expires_ms)"
+                    " SELECT id, '', 0, 0 FROM sessions WHERE id = %s"
+                    " ON CONFLICT (session_id) DO NOTHING",
+                    (session_id,),
+                )
+                record = await lease_record(conn, session_id, lock="FOR UPDATE")
+                if record is None:
+                    return None
+                lease, new = grant(session_id, record, owner, now_ms, ttl_ms)
+                await conn.execute(_PUT_LEASE, (session_id, new.owner, new.fence, new.expires_ms))
+        except self.connection.psycopg.Error as exc:
+            raise self.connection.error(exc, session_id) from exc
+        return lease
+
+    async def renew_lease(self, lease: Lease, now_ms: int, ttl_ms: int) -> Lease:
+        """See :class:`SQLEngine`."""
+        sid = lease.session_id
+        self.connection.writable(sid)
+        pool = self.connection.pool or await self.connection.get_pool()
+        try:
+            async with pool.connection() as conn, conn.transaction():
+                record = await lease_record(conn, sid, lock="FOR UPDATE")
+                renewed = renew(lease, record, now_ms, ttl_ms)
+                await conn.execute(
+                    "UPDATE leases SET expires_ms = %s WHERE session_id = %s",
+                    (renewed.expires_ms, sid),
+                )
+        except self.connection.psycopg.Error as exc:
+            raise self.connection.error(exc, sid) from exc
+        return renewed
+
+    async def release_lease(self, lease: Lease) -> None:
+        """See :class:`SQLEngine`."""
+        sid = lease.session_id
+        self.connection.writable(sid)
+        pool = self.connection.pool or await self.connection.get_pool()
+        try:
+            async with pool.connection() as conn, conn.transaction():
+                record = release(lease, await lease_record(conn, sid, lock="FOR UPDATE"))
+                if record is not None:
+                    await conn.execute(
+                        _PUT_LEASE, (sid, record.owner, record.fence, record.expires_ms)
+                    )
+        except self.connection.psycopg.Error as exc:
+            raise self.connection.error(exc, sid) from exc
+
+    async def get_lease(self, session_id: str) -> LeaseRecord | None:
+        """See :class:`SQLEngine`."""
+        rows = await self.connection.fetch(
+            "SELECT owner, fence, expires_ms FROM leases WHERE session_id = %s",
+            (session_id,),
+            session_id,
+        )
+        return LeaseRecord(rows[0][0], rows[0][1], rows[0][2]) if rows else None
 
     async def trash_session(self, session_id: str, trashed_us: int) -> tuple[Any, ...] | None:
         """See :class:`SQLEngine`: the session row is locked (appends wait), the trash row

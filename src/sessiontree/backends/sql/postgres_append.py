@@ -39,6 +39,7 @@ from sessiontree.backends.sql.postgres_sql import (
 )
 from sessiontree.entries import Entry
 from sessiontree.errors import LeafMovedError, SessionNotFoundError, StorageError
+from sessiontree.storage.lease import Lease, LeaseRecord, check_fence
 from sessiontree.storage.sync_index import newest_position
 from sessiontree.tree import entry_refs
 
@@ -46,6 +47,8 @@ __all__ = [
     "CAS_CHUNK",
     "MAX_ATTEMPTS",
     "PostgresAppends",
+    "check_lease",
+    "lease_record",
     "row_params",
     "session_params",
 ]
@@ -59,6 +62,29 @@ MAX_ATTEMPTS = 200
 """Compare-and-set retries before an append gives up (StorageError)."""
 
 _clean = clean_text
+
+
+async def lease_record(conn: Any, session_id: str, *, lock: str = "") -> LeaseRecord | None:
+    """The session's ``leases`` row (``lock``: ``FOR SHARE`` / ``FOR UPDATE``, held to the end
+    of the caller's transaction), ``None`` when it has none."""
+    cur = await conn.execute(
+        f"SELECT owner, fence, expires_ms FROM leases WHERE session_id = %s {lock}",
+        (session_id,),
+    )
+    row = await cur.fetchone()
+    return None if row is None else LeaseRecord(row[0], row[1], row[2])
+
+
+async def check_lease(conn: Any, session_id: str, lease: Lease | None) -> None:
+    """Inside the caller's transaction: ``lease`` (when the write is under one) is still the
+    session's current lease. The row is read ``FOR SHARE``, so a takeover (which updates it)
+    waits for the caller's commit, and the caller waits for a takeover's.
+
+    Raises:
+        LeaseLostError: it is not; the caller writes nothing (its transaction rolls back).
+    """
+    if lease is not None:
+        check_fence(lease, await lease_record(conn, session_id, lock="FOR SHARE"))
 
 
 def session_params(session_id: str, plan: AppendPlan | ForkPlan) -> dict[str, Any]:
@@ -134,8 +160,10 @@ class PostgresAppends:
         *,
         at_leaf: bool,
         bodies: Sequence[bytes] | None = None,
+        lease: Lease | None = None,
     ) -> list[Entry]:
-        """See :class:`SQLEngine`: compare-and-set (retried), or a locked transaction for big batches.
+        """See :class:`SQLEngine`: compare-and-set (retried), or a locked transaction for big
+        batches and for an append under a lease (checked in that transaction).
 
         Fast path: when this engine made the session's last append, it still knows the session
         row and the type of its leaf; an entry that refers to nothing else is validated against
@@ -146,15 +174,17 @@ class PostgresAppends:
         pool = self.connection.pool or await self.connection.get_pool()
         try:
             if (
-                len(entries) > CAS_CHUNK
+                lease is not None
+                or len(entries) > CAS_CHUNK
                 or newest_position(entries) is not None
                 or may_split(bodies, self.payload_threshold)
             ):
                 # big batches, a sync position with its entries (its sync_positions row goes
-                # in the same transaction), and entries with large payloads (stored with
-                # their references in the same transaction): one locked transaction
+                # in the same transaction), entries with large payloads (stored with their
+                # references in the same transaction) and an append under a lease (its
+                # leases row read in it): one locked transaction
                 self._known.pop(session_id, None)
-                return await self._append_locked(pool, session_id, entries, at_leaf, bodies)
+                return await self._append_locked(pool, session_id, entries, at_leaf, bodies, lease)
             fast = self._fast_plan(session_id, entries, at_leaf, bodies)
             if fast is not None:
                 state, types, plan = fast
@@ -209,6 +239,7 @@ class PostgresAppends:
         expected_id: str | None,
         *,
         at_leaf: bool = True,
+        lease: Lease | None = None,
     ) -> Entry:
         """See :class:`SQLEngine`: one transaction holding the session row lock (which the
         compare-and-set appends of other writers wait for) from the leaf check to the
@@ -218,6 +249,7 @@ class PostgresAppends:
         self._known.pop(session_id, None)
         try:
             async with pool.connection() as conn, conn.transaction():
+                await check_lease(conn, session_id, lease)
                 cur = await conn.execute(
                     "SELECT leaf_id FROM sessions WHERE id = %s FOR UPDATE", (session_id,)
                 )
@@ -289,8 +321,10 @@ class PostgresAppends:
         entries: Sequence[Entry],
         at_leaf: bool,
         bodies: Sequence[bytes] | None = None,
+        lease: Lease | None = None,
     ) -> list[Entry]:
         async with pool.connection() as conn, conn.transaction():
+            await check_lease(conn, session_id, lease)
             return await self.append_in(conn, session_id, entries, at_leaf, bodies)
 
     async def append_in(

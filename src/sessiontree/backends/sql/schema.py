@@ -36,6 +36,9 @@ differ)::
                     :mod:`sessiontree.backends.sql.payloads`)
     payload_refs    session_id (or ``trash:<id>``), hash  PRIMARY KEY (session_id, hash)
                     -- which payloads each session refers to (version 12)
+    leases          session_id PRIMARY KEY, owner, fence, expires_ms  -- (version 13) the lease of
+                    a session an agent runs in (:mod:`sessiontree.storage.lease`): checked in
+                    the transaction of every write made under it; deleted with the session
 
 Indexes: ``sessions(modified_us DESC, id DESC)`` for listing; ``entries(session_id, id)`` (the
 unique constraint) for the recursive branch query and the validation lookup;
@@ -310,6 +313,15 @@ _V9_POSTGRES = (
     )""",
 )
 
+# the writer lease of a session (sessiontree.storage.lease): owner "" is a released lease,
+# kept so the next holder's fence is higher still
+_LEASES = """CREATE TABLE IF NOT EXISTS leases (
+        session_id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        fence {int} NOT NULL,
+        expires_ms {int} NOT NULL
+    )"""
+
 # the trash: a session moved here leaves sessions/entries/session_meta (and the search
 # index) in the same transaction, and comes back whole through create_session
 _V10_TRASH = """CREATE TABLE IF NOT EXISTS trash (
@@ -380,6 +392,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         "payloads: large strings of entry JSON stored once, and who refers to them",
         (_PAYLOADS.format(blob="BLOB", int="INTEGER"), *_PAYLOAD_REFS),
         (_PAYLOADS.format(blob="BYTEA", int="BIGINT"), *_PAYLOAD_REFS),
+    ),
+    Migration(
+        "leases: one writer per running agent",
+        (_LEASES.format(int="INTEGER"),),
+        (_LEASES.format(int="BIGINT"),),
     ),
 )
 """Ordered schema steps; ``MIGRATIONS[i]`` brings a database from version ``i`` to ``i + 1``."""

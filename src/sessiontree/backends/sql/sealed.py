@@ -57,6 +57,10 @@ _PASS = frozenset(
         "scrub_after_rekey",
         "get_payloads",
         "payload_usage",
+        "acquire_lease",
+        "renew_lease",
+        "release_lease",
+        "get_lease",
     }
 )
 """Inner methods that take or return no stored body as such (appends seal in the planner,

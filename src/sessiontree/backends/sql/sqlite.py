@@ -46,6 +46,7 @@ from sessiontree.backends.sql.plan import (
     entries_page_sql,
     hit_from_row,
     info_from_row,
+    lease_upsert_sql,
     meta_rows,
     now_us,
     trash_taken,
@@ -53,7 +54,7 @@ from sessiontree.backends.sql.plan import (
     where_clause,
 )
 from sessiontree.backends.sql.rekey import RekeyTable, rekey_sql, scan_params
-from sessiontree.backends.sql.sqlite_append import SQLiteAppends
+from sessiontree.backends.sql.sqlite_append import SQLiteAppends, check_lease, lease_record
 from sessiontree.backends.sql.sqlite_index import (
     catch_up,
     match_clause,
@@ -83,6 +84,7 @@ from sessiontree.entries import Entry
 from sessiontree.errors import SessionExistsError, SessionNotFoundError
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.storage.base import EntryCursor
+from sessiontree.storage.lease import Lease, LeaseRecord, grant, release, renew
 from sessiontree.storage.search import search_needle
 
 __all__ = ["SQLiteEngine", "sqlite_path_from_url"]
@@ -110,6 +112,10 @@ def _insert_session(
         "INSERT INTO session_meta (key, value, session_id) VALUES (?, ?, ?)",
         meta_rows(session_id, metadata),
     )
+
+
+_PUT_LEASE = lease_upsert_sql("?")
+"""Stores a session's lease record (``session_id``, ``owner``, ``fence``, ``expires_ms``)."""
 
 
 class SQLiteEngine:
@@ -167,9 +173,12 @@ class SQLiteEngine:
         *,
         at_leaf: bool,
         bodies: Sequence[bytes] | None = None,
+        lease: Lease | None = None,
     ) -> list[Entry]:
         """See :class:`SQLEngine` (:meth:`SQLiteAppends.append`)."""
-        return self._appends.append(session_id, entries, at_leaf=at_leaf, bodies=bodies)
+        return self._appends.append(
+            session_id, entries, at_leaf=at_leaf, bodies=bodies, lease=lease
+        )
 
     @on_connection_thread
     async def append_if_leaf(
@@ -180,9 +189,12 @@ class SQLiteEngine:
         expected_id: str | None,
         *,
         at_leaf: bool = True,
+        lease: Lease | None = None,
     ) -> Entry:
         """See :class:`SQLEngine` (:meth:`SQLiteAppends.append_if_leaf`)."""
-        return self._appends.append_if_leaf(session_id, entry, body, expected_id, at_leaf=at_leaf)
+        return self._appends.append_if_leaf(
+            session_id, entry, body, expected_id, at_leaf=at_leaf, lease=lease
+        )
 
     # ------------------------------------------------------------------ sessions
 
@@ -285,11 +297,14 @@ class SQLiteEngine:
         return [r[0] for r in found] == [i for i, _ in plan.copies]
 
     @on_connection_thread
-    async def set_modified(self, session_id: str, modified_us: int) -> bool:
+    async def set_modified(
+        self, session_id: str, modified_us: int, lease: Lease | None = None
+    ) -> bool:
         """See :class:`SQLEngine`."""
         conn = self.connection.db()
         try:
             with self.connection.writing(conn):
+                check_lease(conn, session_id, lease)
                 found = conn.execute(
                     "UPDATE sessions SET modified_us = ? WHERE id = ?", (modified_us, session_id)
                 ).rowcount
@@ -321,6 +336,7 @@ class SQLiteEngine:
         conn.execute("DELETE FROM sync_positions WHERE session_id = ?", (session_id,))
         conn.execute("DELETE FROM drafts WHERE session_id = ?", (session_id,))
         release_payloads(conn, session_id)
+        conn.execute("DELETE FROM leases WHERE session_id = ?", (session_id,))
         # SQLite gives the next row max(rowid) + 1: if the newest rows just went, new
         # rows would reuse rowids under the watermark and never be indexed
         conn.execute(
@@ -354,11 +370,14 @@ class SQLiteEngine:
         return rows[0][0] if rows else None
 
     @on_connection_thread
-    async def put_draft(self, session_id: str, body: str | None, updated_ms: int) -> bool:
+    async def put_draft(
+        self, session_id: str, body: str | None, updated_ms: int, lease: Lease | None = None
+    ) -> bool:
         """See :class:`SQLEngine`."""
         conn = self.connection.db()
         try:
             with self.connection.writing(conn):
+                check_lease(conn, session_id, lease)
                 if body is None:
                     conn.execute("DELETE FROM drafts WHERE session_id = ?", (session_id,))
                     return True
@@ -454,6 +473,69 @@ class SQLiteEngine:
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         except sqlite3.Error as exc:
             raise self.connection.error(exc) from exc
+
+    # ------------------------------------------------------------------ the writer lease
+
+    @on_connection_thread
+    async def acquire_lease(
+        self, session_id: str, owner: str, now_ms: int, ttl_ms: int
+    ) -> Lease | None:
+        """See :class:`SQLEngine`."""
+        conn = self.connection.db()
+        try:
+            with self.connection.writing(conn):
+                if (
+                    conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
+                    is None
+                ):
+                    return None
+                lease, record = grant(
+                    session_id, lease_record(conn, session_id), owner, now_ms, ttl_ms
+                )
+                conn.execute(
+                    _PUT_LEASE, (session_id, record.owner, record.fence, record.expires_ms)
+                )
+        except sqlite3.Error as exc:
+            raise self.connection.error(exc) from exc
+        return lease
+
+    @on_connection_thread
+    async def renew_lease(self, lease: Lease, now_ms: int, ttl_ms: int) -> Lease:
+        """See :class:`SQLEngine`."""
+        conn = self.connection.db()
+        try:
+            with self.connection.writing(conn):
+                renewed = renew(lease, lease_record(conn, lease.session_id), now_ms, ttl_ms)
+                conn.execute(
+                    "UPDATE leases SET expires_ms = ? WHERE session_id = ?",
+                    (renewed.expires_ms, lease.session_id),
+                )
+        except sqlite3.Error as exc:
+            raise self.connection.error(exc) from exc
+        return renewed
+
+    @on_connection_thread
+    async def release_lease(self, lease: Lease) -> None:
+        """See :class:`SQLEngine`."""
+        conn = self.connection.db()
+        try:
+            with self.connection.writing(conn):
+                record = release(lease, lease_record(conn, lease.session_id))
+                if record is not None:
+                    conn.execute(
+                        _PUT_LEASE,
+                        (lease.session_id, record.owner, record.fence, record.expires_ms),
+                    )
+        except sqlite3.Error as exc:
+            raise self.connection.error(exc) from exc
+
+    @on_connection_thread
+    async def get_lease(self, session_id: str) -> LeaseRecord | None:
+        """See :class:`SQLEngine`."""
+        rows = self.connection.query(
+            "SELECT owner, fence, expires_ms FROM leases WHERE session_id = ?", (session_id,)
+        )
+        return LeaseRecord(rows[0][0], rows[0][1], rows[0][2]) if rows else None
 
     # ------------------------------------------------------------------ trash and sizes
 

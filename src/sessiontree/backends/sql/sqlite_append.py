@@ -29,12 +29,33 @@ from sessiontree.backends.sql.sqlite_payloads import store_payloads
 from sessiontree.backends.sql.sqlite_sql import INSERT_ENTRY, SESSION_ROW, UPDATE_SESSION
 from sessiontree.entries import Entry
 from sessiontree.errors import DuplicateEntryError, LeafMovedError, SessionNotFoundError
+from sessiontree.storage.lease import Lease, LeaseRecord, check_fence
 from sessiontree.tree import entry_refs
 
 SYNC_POSITION = sync_position_sql("?")
 """Stores a session's newest sync position (``session_id``, ``position``)."""
 
-__all__ = ["INDEX_BACKLOG", "SQLiteAppends"]
+__all__ = ["INDEX_BACKLOG", "SQLiteAppends", "lease_record", "check_lease"]
+
+
+def lease_record(conn: sqlite3.Connection, session_id: str) -> LeaseRecord | None:
+    """The session's ``leases`` row, ``None`` when it has none."""
+    row = conn.execute(
+        "SELECT owner, fence, expires_ms FROM leases WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    return None if row is None else LeaseRecord(row[0], row[1], row[2])
+
+
+def check_lease(conn: sqlite3.Connection, session_id: str, lease: Lease | None) -> None:
+    """Inside the caller's write transaction: ``lease`` (when the write is under one) is still
+    the session's current lease.
+
+    Raises:
+        LeaseLostError: it is not; the caller writes nothing (its transaction rolls back).
+    """
+    if lease is not None:
+        check_fence(lease, lease_record(conn, session_id))
+
 
 INDEX_BACKLOG = 256
 """An append that leaves this many ``entries`` rows (or more) above the search index watermark
@@ -68,19 +89,22 @@ class SQLiteAppends:
         *,
         at_leaf: bool,
         bodies: Sequence[bytes] | None = None,
+        lease: Lease | None = None,
     ) -> list[Entry]:
         """See :class:`SQLEngine` ``append``: one ``BEGIN IMMEDIATE`` transaction, validation
-        inside it."""
+        (and the lease check) inside it."""
         conn = self.connection.db()
         try:
             try:
                 with self.connection.writing(conn):
+                    check_lease(conn, session_id, lease)
                     stored = self.append_locked(conn, session_id, entries, at_leaf, bodies, True)
             except sqlite3.IntegrityError:
                 # the fast path trusts the UNIQUE constraint for the new id; the full path
                 # (rolled back and run again) names the duplicate as check_append does
                 self._leaf_types.pop(session_id, None)
                 with self.connection.writing(conn):
+                    check_lease(conn, session_id, lease)
                     stored = self.append_locked(conn, session_id, entries, at_leaf, bodies)
         except sqlite3.IntegrityError as exc:
             raise DuplicateEntryError(
@@ -102,12 +126,14 @@ class SQLiteAppends:
         expected_id: str | None,
         *,
         at_leaf: bool = True,
+        lease: Lease | None = None,
     ) -> Entry:
         """See :class:`SQLEngine` ``append_if_leaf``: the leaf check and the append in one ``BEGIN IMMEDIATE``
         transaction (no other writer can come between them)."""
         conn = self.connection.db()
         try:
             with self.connection.writing(conn):
+                check_lease(conn, session_id, lease)
                 row = conn.execute(SESSION_ROW, (session_id,)).fetchone()
                 if row is None:
                     raise SessionNotFoundError(session_id)

@@ -58,6 +58,7 @@ from sessiontree.ids import check_session_id, new_id, now_ms
 from sessiontree.metadata import SessionMetadata, session_time
 from sessiontree.storage.base import EntryCursor, SessionStorage, fork_plan
 from sessiontree.storage.growth import check_max_session_bytes, refuse_growth, warn_growth
+from sessiontree.storage.lease import Lease, LeaseRecord, writing_under
 from sessiontree.stored import Prepared, PreparedEntry, prepare_entry
 from sessiontree.tree import ForkPosition
 
@@ -551,7 +552,7 @@ class SQLStorage:
         body = prepared.body()
         before = await self._size_before(len(body))
         (stored,) = await self._engine.append(
-            self._id, [prepared.entry], at_leaf=at_leaf, bodies=[body]
+            self._id, [prepared.entry], at_leaf=at_leaf, bodies=[body], lease=self._lease()
         )
         self._grown(before, len(body))
         self._remember(stored, len(body))
@@ -615,7 +616,11 @@ class SQLStorage:
             added = sum(map(len, bodies))
             before = await self._size_before(added)
             await self._engine.append(
-                self._id, [p.entry for p in stored], at_leaf=False, bodies=bodies
+                self._id,
+                [p.entry for p in stored],
+                at_leaf=False,
+                bodies=bodies,
+                lease=self._lease(),
             )
             self._grown(before, added)
 
@@ -637,7 +642,7 @@ class SQLStorage:
         body = prepared.body()
         before = await self._size_before(len(body))
         stored = await self._engine.append_if_leaf(
-            self._id, prepared.entry, body, expected_leaf, at_leaf=at_leaf
+            self._id, prepared.entry, body, expected_leaf, at_leaf=at_leaf, lease=self._lease()
         )
         self._grown(before, len(body))
         self._remember(stored, len(body))
@@ -647,7 +652,7 @@ class SQLStorage:
     async def set_modified_at(self, modified_at: datetime) -> None:
         """See :meth:`SessionStorage.set_modified_at`: the session row's ``modified_us``."""
         us = us_from_datetime(session_time(modified_at, "modified_at"))
-        if not await self._engine.set_modified(self._id, us):
+        if not await self._engine.set_modified(self._id, us, self._lease()):
             raise SessionNotFoundError(self._id)
 
     async def fork(self, target_id: str, position: ForkPosition = "at") -> SessionStorage:
@@ -740,8 +745,38 @@ class SQLStorage:
             StorageError: read-only, or the database failed.
         """
         text = None if body is None else bytes(body).decode()
-        if not await self._engine.put_draft(self._id, text, now_ms()):
+        if not await self._engine.put_draft(self._id, text, now_ms(), self._lease()):
             raise SessionNotFoundError(self._id)
+
+    # ------------------------------------------------------------------ the writer lease
+
+    def _lease(self) -> Lease | None:
+        """The lease a write made now is under (checked in its transaction), if any."""
+        return writing_under(self._id)
+
+    async def acquire_lease(self, owner: str, ttl_ms: int) -> Lease:
+        """See :class:`~sessiontree.storage.lease.LeaseSlot`: the ``leases`` row read and
+        written in one transaction.
+
+        Raises:
+            SessionBusyError: another owner holds it. SessionNotFoundError: no such session.
+        """
+        lease = await self._engine.acquire_lease(self._id, owner, now_ms(), ttl_ms)
+        if lease is None:
+            raise SessionNotFoundError(self._id)
+        return lease
+
+    async def renew_lease(self, lease: Lease, ttl_ms: int) -> Lease:
+        """See :class:`~sessiontree.storage.lease.LeaseSlot`."""
+        return await self._engine.renew_lease(lease, now_ms(), ttl_ms)
+
+    async def release_lease(self, lease: Lease) -> None:
+        """See :class:`~sessiontree.storage.lease.LeaseSlot`."""
+        await self._engine.release_lease(lease)
+
+    async def get_lease(self) -> LeaseRecord | None:
+        """See :class:`~sessiontree.storage.lease.LeaseSlot`."""
+        return await self._engine.get_lease(self._id)
 
     async def delete(self) -> None:
         """See :meth:`SessionStorage.delete`: entries, draft, search index and session row, in one transaction."""
