@@ -27,6 +27,7 @@ from sessiontree.entries import Entry
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.storage.base import EntryCursor
 from sessiontree.storage.encryption import Codec
+from sessiontree.storage.lease import Lease
 
 __all__ = ["SealedEngine"]
 
@@ -162,10 +163,12 @@ class SealedEngine:
         """See :class:`SQLEngine`: the draft is sealed like an entry."""
         return self.codec.open_optional(await self.inner.get_draft(session_id))
 
-    async def put_draft(self, session_id: str, body: str | None, updated_ms: int) -> bool:
+    async def put_draft(
+        self, session_id: str, body: str | None, updated_ms: int, lease: Lease | None = None
+    ) -> bool:
         """See :class:`SQLEngine`."""
         sealed = None if body is None else self.codec.seal_text(body)
-        return bool(await self.inner.put_draft(session_id, sealed, updated_ms))
+        return bool(await self.inner.put_draft(session_id, sealed, updated_ms, lease))
 
     async def trashed_bodies(self, session_id: str) -> tuple[Any, ...] | None:
         """See :class:`SQLEngine`: each line opened (a trashed session keeps its rows sealed)."""
@@ -201,9 +204,14 @@ class SealedEngine:
         *,
         at_leaf: bool,
         bodies: Sequence[bytes] | None = None,
+        lease: Lease | None = None,
     ) -> list[Entry]:
         """See :class:`SQLEngine` (sealed by the planner)."""
-        return list(await self.inner.append(session_id, entries, at_leaf=at_leaf, bodies=bodies))
+        return list(
+            await self.inner.append(
+                session_id, entries, at_leaf=at_leaf, bodies=bodies, lease=lease
+            )
+        )
 
 
 def _open_rows(open_: Callable[[str], str], rows: list[Any]) -> list[Any]:
