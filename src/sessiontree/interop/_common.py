@@ -40,7 +40,7 @@ from sessiontree.metadata import SessionMetadata
 from sessiontree.repos.base import SessionRepo
 from sessiontree.session import Session
 from sessiontree.storage.base import fork_plan
-from sessiontree.stored import prepare_entry
+from sessiontree.stored import PreparedEntry, prepare_entry
 from sessiontree.tree import check_append, entry_refs, leaf_of_log
 
 Progress = Callable[[int], None]
@@ -199,11 +199,15 @@ def finalize(
     *,
     lenient: bool,
     known: Mapping[str, str] | None = None,
+    prepared: dict[str, PreparedEntry] | None = None,
 ) -> list[Entry]:
     """Make drafts appendable in one batch; report every change (docs/interop.md).
 
     ``known``: id → type of entries already stored that the drafts may refer to (the drafts
     are the lines a file gained since a sync, appended after them); empty by default.
+    ``prepared``: filled with id → the entry as :func:`~sessiontree.stored.prepare_entry`
+    prepared it, with its JSON, for each entry returned as it was checked (a store takes it
+    as it is instead of writing and reading it back again).
 
     * an entry no store can write (:func:`~sessiontree.stored.prepare_entry`), a second entry
       with an id already used, or a ``label``/``leaf`` target or ``fromId`` that names no
@@ -222,10 +226,11 @@ def finalize(
         try:
             # what the store will hold: an entry no store can write (nested past the JSON
             # limits) is refused here, per entry, not at append time for the whole import
-            e = prepare_entry(d.entry).entry
+            ready = prepare_entry(d.entry)
         except InvalidEntryError as exc:
             unreadable(report, path, d.line, str(exc), _entry_preview(d.entry), lenient=lenient)
             continue
+        e = ready.entry
         d = Draft(e, d.line)
         if e.id in types:
             unreadable(
@@ -239,6 +244,8 @@ def finalize(
             continue
         types[e.id] = e.type
         kept.append(d)
+        if prepared is not None and isinstance(ready, PreparedEntry):
+            prepared[e.id] = ready
 
     # references other than parentId must name a usable entry
     usable: list[Draft] = []
@@ -409,7 +416,8 @@ async def store(
             (``session_id`` set, ``entry_id`` ``None``); nothing was written.
         InvalidEntryError: ``session_id`` is not a valid session id.
     """
-    entries = finalize(converted.drafts, report, path, lenient=lenient)
+    ready: dict[str, PreparedEntry] = {}
+    entries = finalize(converted.drafts, report, path, lenient=lenient, prepared=ready)
     leaf = leaf_of_log(entries)
     want = converted.leaf_id
     if want is not None and want != leaf and any(e.id == want for e in entries):
@@ -451,7 +459,7 @@ async def store(
             session = await repo.create(
                 id=wanted,
                 metadata=metadata,
-                entries=[*entries, *tail],
+                entries=[*_as_prepared(entries, ready), *tail],
                 created_at=None if times is None else _instant(times[0]),
             )
         except SessionExistsError:
@@ -760,6 +768,18 @@ async def _continue_handoff(
 _FILE_KEYS = ("importedFrom", POINTER_KEY)
 """The metadata a fork continuing a handed-off file takes from the file (the rest is the
 source session's)."""
+
+
+def _as_prepared(
+    entries: list[Entry], ready: Mapping[str, PreparedEntry]
+) -> list[Entry | PreparedEntry]:
+    """``entries``, each as :func:`finalize` prepared it when it is that very entry (one
+    moved to another parent since is prepared again by the store)."""
+    out: list[Entry | PreparedEntry] = []
+    for e in entries:
+        p = ready.get(e.id)
+        out.append(p if p is not None and p.entry is e else e)
+    return out
 
 
 def _is_mark(entry: Entry) -> bool:

@@ -44,7 +44,7 @@ from sessiontree.repos.base import (
 from sessiontree.repos.retention import EntrySize, TrashedSession
 from sessiontree.storage.growth import check_max_session_bytes, refuse_growth, warn_growth
 from sessiontree.storage.search import check_search_args
-from sessiontree.stored import prepare_entry
+from sessiontree.stored import PreparedEntry, prepare_entry
 from sessiontree.tree import ForkPosition
 
 if TYPE_CHECKING:
@@ -134,7 +134,7 @@ class SQLRepo:
         id: str | None = None,
         metadata: SessionMetadata | Mapping[str, Any] | None = None,
         *,
-        entries: Sequence[Entry] = (),
+        entries: Sequence[Entry | PreparedEntry] = (),
         created_at: datetime | None = None,
     ) -> Session:
         """See :meth:`SessionRepo.create`: the session row and its entries in one transaction.
