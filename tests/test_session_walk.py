@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from sessiontree.interop.detect import Format
 from sessiontree.interop.locations import Source, is_session_file, session_files
 
 NAMES = [
@@ -30,7 +31,7 @@ NAMES = [
 ]
 
 
-def _reference(root: Path, fmt: str | None) -> list[Path]:
+def _reference(root: Path, fmt: Format | None) -> list[Path]:
     out = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
@@ -46,7 +47,8 @@ def test_the_walk_finds_what_is_session_file_accepts_in_path_order(tmp_path: Pat
         path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"{}\n")
-    for fmt in (None, "gemini-cli", "copilot-cli"):
+    formats: list[Format | None] = [None, "gemini-cli", "copilot-cli"]
+    for fmt in formats:
         found = [p for p, _ in session_files(Source(fmt, tmp_path))]
         assert found == _reference(tmp_path, fmt), fmt
         assert all(st.st_size == 3 for _, st in session_files(Source(fmt, tmp_path)))
