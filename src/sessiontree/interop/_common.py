@@ -611,7 +611,9 @@ async def extend_from_tail(
     leaf (the file's, as of the last sync) moved by the new entries. Returns ``None``, having
     written nothing, when the tail alone cannot say what to store: the session is gone or
     was imported from another format, the converter sets the leaf itself
-    (:attr:`Converted.leaf_id`), or the store refuses an entry as a duplicate (another sync
+    (:attr:`Converted.leaf_id`), the file was handed off from a stored session (its lines
+    are matched to that session's entries, :mod:`~sessiontree.interop.links`), or the store
+    refuses an entry as a duplicate (another sync
     appended it first, or the file repeats an id it held before). The caller then reads the
     whole file (:func:`store`).
 
@@ -620,8 +622,8 @@ async def extend_from_tail(
         CorruptSessionError: an unreadable new line (names the file and the line).
         StorageError: the store cannot be read or written.
     """
-    if converted.leaf_id is not None:
-        return None
+    if converted.leaf_id is not None or pointer_of(converted.metadata) is not None:
+        return None  # a hand-off's lines map onto its source's entries (_continue_handoff)
     try:
         session = await repo.open(session_id)
     except SessionNotFoundError:
