@@ -290,8 +290,12 @@ def check_entry_ids(entry: Entry, *, session_id: str | None = None) -> None:
     """
     if isinstance(entry.id, str):  # not a str: the read-back names the fault
         check_id(entry.id, "id", entry.id, session_id)
+    # what getattr finds, without its slow miss: a declared field is in __dict__, anything
+    # else is an extra key (pydantic's __getattr__ looks nowhere else for a public name)
+    values = entry.__dict__
+    extra = entry.__pydantic_extra__ or {}
     for what, field in _ID_FIELDS:
-        value = getattr(entry, field, None)
+        value = values[field] if field in values else extra.get(field)
         if isinstance(value, str):
             check_id(value, what, entry.id, session_id)
 

@@ -52,6 +52,7 @@ from sessiontree.repos import open_repo as _open_async_repo
 from sessiontree.session import Session
 from sessiontree.storage.base import SessionStorage
 from sessiontree.storage.lease import Lease, LeaseRecord
+from sessiontree.stored import PreparedEntry
 from sessiontree.summarizers.base import Summarizer
 from sessiontree.tree import ForkPosition, TreeNode
 
@@ -556,7 +557,7 @@ class SyncRepo(_SyncProxy):
         id: str | None = None,
         metadata: SessionMetadata | Mapping[str, Any] | None = None,
         *,
-        entries: Sequence[Entry] = (),
+        entries: Sequence[Entry | PreparedEntry] = (),
         created_at: datetime | None = None,
     ) -> SyncSession:
         """:meth:`SessionRepo.create <sessiontree.repos.base.SessionRepo.create>`, without

@@ -31,6 +31,7 @@ from sessiontree.errors import (
     SessionTreeError,
     StorageError,
 )
+from sessiontree.fold import LogFold
 from sessiontree.ids import is_session_id, iso_or, ms_from_iso, ms_or
 from sessiontree.interop.links import POINTER_KEY, added_entries, pointer_of, record_of
 from sessiontree.interop.positions import POSITION_KEY, SyncPosition, position_entry
@@ -39,7 +40,7 @@ from sessiontree.metadata import SessionMetadata
 from sessiontree.repos.base import SessionRepo
 from sessiontree.session import Session
 from sessiontree.storage.base import fork_plan
-from sessiontree.stored import prepare_entry
+from sessiontree.stored import PreparedEntry, prepare_entry
 from sessiontree.tree import check_append, entry_refs, leaf_of_log
 
 Progress = Callable[[int], None]
@@ -53,6 +54,7 @@ __all__ = [
     "Progress",
     "custom_draft",
     "extend",
+    "extend_from_tail",
     "imported_format",
     "first_record",
     "finalize",
@@ -191,9 +193,21 @@ def custom_draft(
 
 
 def finalize(
-    drafts: list[Draft], report: ImportReport, path: Path, *, lenient: bool
+    drafts: list[Draft],
+    report: ImportReport,
+    path: Path,
+    *,
+    lenient: bool,
+    known: Mapping[str, str] | None = None,
+    prepared: dict[str, PreparedEntry] | None = None,
 ) -> list[Entry]:
     """Make drafts appendable in one batch; report every change (docs/interop.md).
+
+    ``known``: id → type of entries already stored that the drafts may refer to (the drafts
+    are the lines a file gained since a sync, appended after them); empty by default.
+    ``prepared``: filled with id → the entry as :func:`~sessiontree.stored.prepare_entry`
+    prepared it, with its JSON, for each entry returned as it was checked (a store takes it
+    as it is instead of writing and reading it back again).
 
     * an entry no store can write (:func:`~sessiontree.stored.prepare_entry`), a second entry
       with an id already used, or a ``label``/``leaf`` target or ``fromId`` that names no
@@ -207,15 +221,16 @@ def finalize(
         CorruptSessionError: an unreadable entry and not ``lenient``.
     """
     kept: list[Draft] = []
-    types: dict[str, str] = {}
+    types: dict[str, str] = dict(known or {})
     for d in drafts:
         try:
             # what the store will hold: an entry no store can write (nested past the JSON
             # limits) is refused here, per entry, not at append time for the whole import
-            e = prepare_entry(d.entry).entry
+            ready = prepare_entry(d.entry)
         except InvalidEntryError as exc:
             unreadable(report, path, d.line, str(exc), _entry_preview(d.entry), lenient=lenient)
             continue
+        e = ready.entry
         d = Draft(e, d.line)
         if e.id in types:
             unreadable(
@@ -229,6 +244,8 @@ def finalize(
             continue
         types[e.id] = e.type
         kept.append(d)
+        if prepared is not None and isinstance(ready, PreparedEntry):
+            prepared[e.id] = ready
 
     # references other than parentId must name a usable entry
     usable: list[Draft] = []
@@ -266,8 +283,8 @@ def finalize(
             report.dangling_parents.append(DanglingParent(d.line, d.entry.id, pid, reason))
             usable[i] = Draft(with_parent(d.entry, None), d.line)
 
-    ordered = _topological(usable, report)
-    staged: dict[str, str] = {}
+    ordered = _topological(usable, report, set(known or ()))
+    staged: dict[str, str] = dict(known or {})
     for e in ordered:
         try:
             check_append(e, staged.get)
@@ -284,10 +301,10 @@ def _entry_preview(entry: Entry) -> str:
         return _preview(repr(entry)[:1000])
 
 
-def _topological(drafts: list[Draft], report: ImportReport) -> list[Entry]:
-    """Source order, except that an entry waits until everything it refers to is placed."""
+def _topological(drafts: list[Draft], report: ImportReport, done: set[str]) -> list[Entry]:
+    """Source order, except that an entry waits until everything it refers to is placed
+    (``done``: the ids already placed, stored before the drafts)."""
     position = {id(d): i for i, d in enumerate(drafts)}
-    done: set[str] = set()
     waiting: dict[str, list[Draft]] = {}
     out: list[Entry] = []
 
@@ -399,7 +416,8 @@ async def store(
             (``session_id`` set, ``entry_id`` ``None``); nothing was written.
         InvalidEntryError: ``session_id`` is not a valid session id.
     """
-    entries = finalize(converted.drafts, report, path, lenient=lenient)
+    ready: dict[str, PreparedEntry] = {}
+    entries = finalize(converted.drafts, report, path, lenient=lenient, prepared=ready)
     leaf = leaf_of_log(entries)
     want = converted.leaf_id
     if want is not None and want != leaf and any(e.id == want for e in entries):
@@ -441,7 +459,7 @@ async def store(
             session = await repo.create(
                 id=wanted,
                 metadata=metadata,
-                entries=[*entries, *tail],
+                entries=[*_as_prepared(entries, ready), *tail],
                 created_at=None if times is None else _instant(times[0]),
             )
         except SessionExistsError:
@@ -576,6 +594,86 @@ async def extend(
     raise StorageError(f"{path}: session {session_id!r} kept changing under the import; try again")
 
 
+async def extend_from_tail(
+    repo: SessionRepo,
+    session_id: str,
+    converted: Converted,
+    report: ImportReport,
+    path: Path,
+    position: SyncPosition,
+) -> Session | None:
+    """Append to a stored session the entries of the lines its file gained since the sync
+    that stored it (``converted``: those lines only, :mod:`~sessiontree.interop.resume`), and
+    ``position``, in one append; what :func:`extend` stores for the whole file, without
+    reading the session's entries: only those the new lines refer to are looked up.
+
+    The leaf after the append is where a fresh import of the whole file puts it: the stored
+    leaf (the file's, as of the last sync) moved by the new entries. Returns ``None``, having
+    written nothing, when the tail alone cannot say what to store: the session is gone or
+    was imported from another format, the converter sets the leaf itself
+    (:attr:`Converted.leaf_id`), the file was handed off from a stored session (its lines
+    are matched to that session's entries, :mod:`~sessiontree.interop.links`), or the store
+    refuses an entry as a duplicate (another sync
+    appended it first, or the file repeats an id it held before). The caller then reads the
+    whole file (:func:`store`).
+
+    Raises:
+        AlreadyImportedError: the new lines hold no entry (a position was stored).
+        CorruptSessionError: an unreadable new line (names the file and the line).
+        StorageError: the store cannot be read or written.
+    """
+    if converted.leaf_id is not None or pointer_of(converted.metadata) is not None:
+        return None  # a hand-off's lines map onto its source's entries (_continue_handoff)
+    try:
+        session = await repo.open(session_id)
+    except SessionNotFoundError:
+        return None
+    done = False
+    try:
+        if imported_format(session.storage.metadata) != report.format:
+            return None
+        own = {d.entry.id for d in converted.drafts}
+        refs = {ref for d in converted.drafts for _, ref in entry_refs(d.entry)} - own
+        known: dict[str, str] = {}
+        for ref in sorted(refs):
+            found = await session.storage.get_entry(ref)
+            if found is not None:
+                known[ref] = found.type
+        entries = finalize(converted.drafts, report, path, lenient=False, known=known)
+        fold = LogFold(await session.get_leaf_id(), first_seen=True)
+        for e in entries:
+            fold.add_entry(e)
+        batch: list[Entry] = list(entries)
+        mark = position_entry(position, fold.leaf_id)
+        if entries or await session.storage.get_entry(mark.id) is None:
+            batch.append(mark)
+        if batch:
+            try:
+                await session.storage.append_entries(batch)
+            except DuplicateEntryError:
+                return None
+        report.session_id = session_id
+        report.leaf_id = fold.leaf_id
+        if not entries:
+            report.up_to_date = True
+            raise AlreadyImportedError(
+                f"{path}: session {session_id!r} is already in the repository and the lines "
+                "the file gained hold nothing it lacks",
+                session_id=session_id,
+                report=report,
+            )
+        times = _source_times(entries)
+        if times is not None:
+            await session.storage.set_modified_at(_instant(times[1]))
+        report.entries_imported = len(entries)
+        report.extended = True
+        done = True
+    finally:
+        if not done:
+            await session.close()
+    return session
+
+
 async def _continue_handoff(
     repo: SessionRepo,
     source_id: str,
@@ -672,6 +770,18 @@ async def _continue_handoff(
 _FILE_KEYS = ("importedFrom", POINTER_KEY)
 """The metadata a fork continuing a handed-off file takes from the file (the rest is the
 source session's)."""
+
+
+def _as_prepared(
+    entries: list[Entry], ready: Mapping[str, PreparedEntry]
+) -> list[Entry | PreparedEntry]:
+    """``entries``, each as :func:`finalize` prepared it when it is that very entry (one
+    moved to another parent since is prepared again by the store)."""
+    out: list[Entry | PreparedEntry] = []
+    for e in entries:
+        p = ready.get(e.id)
+        out.append(p if p is not None and p.entry is e else e)
+    return out
 
 
 def _is_mark(entry: Entry) -> bool:

@@ -33,8 +33,12 @@ def read_jsonl(
     *,
     lenient: bool,
     progress: Progress | None = None,
+    first_line: int = 1,
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line_number, object)`` for every JSON-object line (1-based); blank lines are ignored.
+
+    ``first_line``: the number of ``data``'s first line in its file (``data`` is the part of
+    a file after ``first_line - 1`` whole lines, read from a sync's stored offset).
 
     ``progress`` is called with the number of bytes of ``data`` read so far: about every
     :data:`PROGRESS_STEP` bytes, and with ``len(data)`` once every line is read.
@@ -50,9 +54,9 @@ def read_jsonl(
     offset = size - len(data)  # the byte-order mark
     reported = offset
     lines = data.split(b"\n")
-    last = len(lines)
+    last = len(lines) + first_line - 1
     torn_possible = not data.endswith(b"\n")
-    for number, raw in enumerate(lines, 1):
+    for number, raw in enumerate(lines, first_line):
         offset += len(raw) + 1
         if progress is not None and offset - reported >= PROGRESS_STEP:
             reported = offset

@@ -155,19 +155,27 @@ def is_session_file(relative: Path, fmt: Format | None = None) -> bool:
     folder, for ``copilot-cli`` in a ``history-session-state`` folder. Files in hidden
     folders and other hidden files are skipped.
     """
-    name = relative.name
-    if any(part.startswith(".") for part in relative.parts[:-1]):
+    return _is_session_parts(relative.parts, fmt)
+
+
+def _is_session_parts(parts: tuple[str, ...], fmt: Format | None) -> bool:
+    """:func:`is_session_file` of the relative path whose parts are ``parts`` (what a walk
+    has at hand, without building a :class:`~pathlib.Path` per file)."""
+    name = parts[-1]
+    if any(part.startswith(".") for part in parts[:-1]):
         return False
     if name.endswith(DIR_NAMES):
         return True
     if name.startswith("."):
         return False
-    if relative.parts[-3:-2] == ("session",) and name.startswith("ses") and name.endswith(".json"):
+    if parts[-3:-2] == ("session",) and name.startswith("ses") and name.endswith(".json"):
         return True  # an OpenCode storage session file: session/<project>/<id>.json
-    if relative.suffix in DIR_SUFFIXES or relative.suffix in _DATABASE_SUFFIXES:
+    dot = name.rfind(".")
+    suffix = name[dot:] if 0 < dot < len(name) - 1 else ""  # PurePath.suffix
+    if suffix in DIR_SUFFIXES or suffix in _DATABASE_SUFFIXES:
         return True
-    if relative.suffix == ".json" and len(relative.parts) > 1:
-        folder = relative.parts[-2]
+    if suffix == ".json" and len(parts) > 1:
+        folder = parts[-2]
         # Gemini CLI's chats/session-*.json; Copilot CLI's legacy history-session-state/*.json
         return (fmt, folder) in (("gemini-cli", "chats"), ("copilot-cli", "history-session-state"))
     return False
@@ -186,10 +194,11 @@ def session_files(source: Source) -> Iterator[tuple[Path, os.stat_result]]:
     if not stat.S_ISDIR(st.st_mode):
         yield root, st
         return
-    stack = [root]
-    found: list[tuple[Path, os.stat_result]] = []
+    # (folder, its parts relative to root); files sort by their relative parts, as Paths do
+    stack: list[tuple[str, tuple[str, ...]]] = [(str(root), ())]
+    found: list[tuple[tuple[str, ...], str, os.stat_result]] = []
     while stack:
-        folder = stack.pop()
+        folder, parts = stack.pop()
         try:
             with os.scandir(folder) as it:
                 entries = list(it)
@@ -197,13 +206,16 @@ def session_files(source: Source) -> Iterator[tuple[Path, os.stat_result]]:
             continue
         for entry in entries:
             try:
+                name = entry.name
                 if entry.is_dir(follow_symlinks=False):
-                    if not entry.name.startswith("."):
-                        stack.append(Path(entry.path))
+                    if not name.startswith("."):
+                        stack.append((entry.path, (*parts, name)))
                     continue
-                path = Path(entry.path)
-                if entry.is_file() and is_session_file(path.relative_to(root), source.format):
-                    found.append((path, entry.stat()))
+                relative = (*parts, name)
+                if entry.is_file() and _is_session_parts(relative, source.format):
+                    found.append((relative, entry.path, entry.stat()))
             except OSError:
                 continue
-    yield from sorted(found, key=lambda item: item[0])
+    found.sort(key=lambda item: item[0])
+    for _, path, st in found:
+        yield Path(path), st

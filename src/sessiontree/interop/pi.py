@@ -48,6 +48,7 @@ from sessiontree.interop._common import (
     finalize,
     unreadable,
 )
+from sessiontree.interop.detect import strip_bom
 from sessiontree.interop.jsonl_lines import read_jsonl
 from sessiontree.interop.report import ImportReport
 from sessiontree.metadata import SessionMetadata
@@ -58,6 +59,7 @@ from sessiontree.tree import leaf_of_log
 __all__ = [
     "PI_VERSION",
     "convert_pi",
+    "convert_pi_tail",
     "export_pi_session",
     "migrate_pi_file",
     "pi_file_bytes",
@@ -101,7 +103,40 @@ def convert_pi(
             path=path,
             line_number=line,
         )
-    header = rows[0][1]
+    out, version = _from_header(rows[0][1], path, report)
+    _add_drafts(out, rows[1:], version, IdMaker(data), path, report, lenient=lenient)
+    return out
+
+
+def convert_pi_tail(
+    head: bytes, tail: bytes, first_line: int, path: Path, report: ImportReport, *, lenient: bool
+) -> Converted | None:
+    """The drafts of the lines a pi file gained: ``tail`` is the file from line
+    ``first_line`` on, ``head`` its first line (the session header). The drafts, ids and line
+    numbers are those :func:`convert_pi` gives these lines in the whole file (a version 2 or 3
+    line depends on no other line). ``None`` for a version 1 file (its entries are chained
+    by position: read it whole) or a ``head`` that is no session header. Pure, no I/O.
+
+    Raises:
+        CorruptSessionError: an unreadable line and not ``lenient`` (names the file and the
+            line).
+    """
+    try:
+        header = exact_json.loads(strip_bom(head))
+    except exact_json.JSONDecodeError:
+        return None
+    if not isinstance(header, dict) or header.get("type") != "session":
+        return None
+    out, version = _from_header(header, path, report)
+    if version < 2:
+        return None
+    rows = list(read_jsonl(tail, path, report, lenient=lenient, first_line=first_line))
+    _add_drafts(out, rows, version, IdMaker(head), path, report, lenient=lenient)
+    return out
+
+
+def _from_header(header: dict[str, Any], path: Path, report: ImportReport) -> tuple[Converted, int]:
+    """The session's metadata and id from its header line, and the version to read it as."""
     raw_version = header.get("version", 1)
     version = (
         raw_version if isinstance(raw_version, int) and not isinstance(raw_version, bool) else 1
@@ -115,14 +150,26 @@ def convert_pi(
     report.source_version = version
     if isinstance(header.get("id"), str):
         report.source_session_id = header["id"]
-
     out = Converted(metadata=_metadata_from_header(header, version, path))
-    ids = IdMaker(data)
     if isinstance(header.get("id"), str):
         out.session_id = header["id"]
+    return out, version
+
+
+def _add_drafts(
+    out: Converted,
+    rows: list[tuple[int, dict[str, Any]]],
+    version: int,
+    ids: IdMaker,
+    path: Path,
+    report: ImportReport,
+    *,
+    lenient: bool,
+) -> None:
+    """Append to ``out`` the draft of every entry line of ``rows`` (``(line, object)``)."""
     index_ids: dict[int, str] = {}  # v1: position among parsed lines (header = 0) -> entry id
     prev_id: str | None = None
-    for position, (line, obj) in enumerate(rows[1:], 1):
+    for position, (line, obj) in enumerate(rows, 1):
         kind = obj.get("type")  # a damaged line can hold any JSON value here
         etype = kind if isinstance(kind, str) else f"<{type(kind).__name__}>"
         if version < 2:
@@ -168,7 +215,6 @@ def convert_pi(
         out.drafts.append(draft)
         index_ids[position] = draft.entry.id
         prev_id = draft.entry.id
-    return out
 
 
 def _raw_of(obj: Any) -> bytes:

@@ -62,6 +62,10 @@ class SyncPosition:
     """SHA-256 (hex) of its last :data:`TAIL_BYTES` bytes (all of them when shorter)."""
     source_session: str | None = None
     """For a database holding several sessions, the one this position is of."""
+    lines: int | None = None
+    """How many newlines its first ``size`` bytes hold (the number of the line after them,
+    minus one), so a sync reading on from ``size`` numbers lines as a whole read does;
+    ``None`` in a position stored before it was kept (such a file is read whole)."""
 
     @classmethod
     def of(
@@ -76,6 +80,7 @@ class SyncPosition:
             device=st.st_dev,
             tail_sha256=tail_hash(data, len(data)),
             source_session=source_session,
+            lines=data.count(b"\n"),
         )
 
     def unchanged(self, st: os.stat_result) -> bool:
@@ -88,6 +93,12 @@ class SyncPosition:
             self.device,
         )
 
+    def grown(self, st: os.stat_result) -> bool:
+        """Whether ``st`` may be the file as read with lines appended: the same inode and
+        device, and longer. The bytes before :attr:`size` must still be checked
+        (:attr:`tail_sha256`)."""
+        return st.st_ino == self.inode and st.st_dev == self.device and st.st_size > self.size
+
     def to_json(self) -> dict[str, Any]:
         """The camelCase JSON object stored under :data:`POSITION_KEY`."""
         d = asdict(self)
@@ -99,6 +110,7 @@ class SyncPosition:
             "device": d["device"],
             "tailSha256": d["tail_sha256"],
             "sourceSession": d["source_session"],
+            "lines": d["lines"],
         }
 
     @classmethod
@@ -108,6 +120,7 @@ class SyncPosition:
             return None
         try:
             source = value.get("sourceSession")
+            lines = value.get("lines")
             return cls(
                 path=str(value["path"]),
                 size=int(value["size"]),
@@ -116,6 +129,7 @@ class SyncPosition:
                 device=int(value["device"]),
                 tail_sha256=str(value["tailSha256"]),
                 source_session=source if isinstance(source, str) else None,
+                lines=lines if type(lines) is int and lines >= 0 else None,
             )
         except (KeyError, TypeError, ValueError):
             return None

@@ -8,9 +8,11 @@ session file:
   the repository's index when it keeps one
   (:class:`~sessiontree.storage.sync_index.SyncPositionIndex`: every backend does), so such
   a re-sync opens no session; a session the index does not hold is opened to find it;
-* a file not in the store yet is imported (**new**); a file that grew or was rewritten is
-  imported again, which appends only the entries its session lacks (**updated**, see
-  :func:`sessiontree.interop._common.extend`); a file read again that adds nothing is
+* a file not in the store yet is imported (**new**); a file that grew by appends is read on
+  from its stored position when its format allows (:mod:`~sessiontree.interop.resume`:
+  only the bytes it gained, :attr:`SourceRow.read_from`); any other file that grew or was
+  rewritten is imported again, which appends only the entries its session lacks
+  (**updated**, see :func:`sessiontree.interop._common.extend`); a file read again that adds nothing is
   **unchanged** (its new position is stored, so the next sync skips it by ``stat``);
 * a file that cannot be read or converted is **failed**, with the error; the others go on;
 * a session imported from a file under a source that no longer exists stays in the store
@@ -39,7 +41,7 @@ import os
 import stat
 import time
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -52,9 +54,12 @@ from sessiontree.errors import (
     UnknownFormatError,
 )
 from sessiontree.interop import database_sessions, import_data
+from sessiontree.interop._common import extend_from_tail
 from sessiontree.interop.detect import SQLITE_HEADER, Format, detect_format_bytes
 from sessiontree.interop.locations import Source, session_files
 from sessiontree.interop.positions import SyncPosition, position_of
+from sessiontree.interop.report import ImportReport
+from sessiontree.interop.resume import TAIL_CONVERTERS, read_tail
 from sessiontree.interop.settling import settled
 from sessiontree.repos.base import SessionRepo
 from sessiontree.storage.base import EntryCursor
@@ -93,6 +98,10 @@ class SourceRow:
     held: int = 0
     """Bytes at the end of the file not stored yet: the turn the agent is still writing,
     read again by the next sync (stored whole once the file is left alone)."""
+    read_from: int = 0
+    """The byte offset the file was read from: its stored position's size when only what
+    it gained was read (:mod:`~sessiontree.interop.resume`), else 0 (read whole, or not
+    read)."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (``path`` as a string)."""
@@ -105,6 +114,7 @@ class SourceRow:
             "error": self.error,
             "source_session": self.source_session,
             "held": self.held,
+            "read_from": self.read_from,
         }
 
 
@@ -343,6 +353,16 @@ async def _sync_file(
             for sid, p in positions
             if p is not None
         ]
+    if len(positions) == 1:
+        try:
+            sid, found = positions[0]
+            resumed = (
+                None if found is None else await _sync_tail(repo, source, path, sid, found, quiet_s)
+            )
+        except OSError as exc:
+            return [SourceRow(path, "failed", error=f"{path}: cannot read the file: {exc}")]
+        if resumed is not None:
+            return [resumed]
     try:
         data, read_st = await asyncio.to_thread(_read_sync, path)
     except OSError as exc:
@@ -410,6 +430,65 @@ async def _sync_file(
             )
         )
     return rows
+
+
+async def _sync_tail(
+    repo: SessionRepo,
+    source: Source,
+    path: Path,
+    session_id: str,
+    position: SyncPosition,
+    quiet_s: float,
+) -> SourceRow | None:
+    """Sync a file that grew by appends from its stored ``position`` on, reading only what it
+    gained (:mod:`~sessiontree.interop.resume`); ``None`` when that cannot be done and the
+    file must be read whole.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    tail = await asyncio.to_thread(read_tail, path, position)
+    if tail is None:
+        return None
+    fmt = source.format if source.format is not None else _format(tail.head + b"\n", path, source)
+    convert = TAIL_CONVERTERS.get(fmt or "")
+    if fmt is None or convert is None:
+        return None
+    fresh = time.time() - tail.st.st_mtime_ns / 1e9 < quiet_s
+    if fresh and len(settled(tail.data, fmt)) != len(tail.data):  # pragma: no cover - none yet
+        return None  # a format with an open-turn rule is read whole
+    report = ImportReport(source_path=path, format=fmt)
+    try:
+        converted = convert(tail.head, tail.data, tail.first_line, path, report)
+        if converted is None:
+            return None
+        after = replace(
+            position,
+            size=position.size + len(tail.data),
+            mtime_ns=tail.st.st_mtime_ns,
+            tail_sha256=tail.end_sha256,
+            lines=tail.first_line - 1 + tail.data.count(b"\n"),
+        )
+        session = await extend_from_tail(repo, session_id, converted, report, path, after)
+    except AlreadyImportedError as exc:
+        return SourceRow(
+            path, "unchanged", session_id=exc.session_id, format=fmt, read_from=position.size
+        )
+    except (SessionTreeError, ValueError) as exc:
+        if isinstance(exc, StorageError) and not str(exc).startswith(str(path)):
+            raise  # the store, not the file
+        return _failed(path, exc, None)
+    if session is None:
+        return None
+    await session.close()
+    return SourceRow(
+        path,
+        "updated",
+        session_id=session.id,
+        format=fmt,
+        entries_added=report.entries_imported,
+        read_from=position.size,
+    )
 
 
 def _failed(path: Path, exc: Exception, source_session: str | None) -> SourceRow:

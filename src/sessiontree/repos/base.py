@@ -14,6 +14,7 @@ from sessiontree.errors import InvalidArgumentError, InvalidMetadataError
 from sessiontree.metadata import SearchHit, SessionInfo, SessionMetadata
 from sessiontree.session import Session
 from sessiontree.snippets import make_snippet
+from sessiontree.stored import PreparedEntry
 from sessiontree.tree import ForkPosition
 
 if TYPE_CHECKING:
@@ -42,10 +43,14 @@ class SessionRepo(Protocol):
         id: str | None = None,
         metadata: SessionMetadata | Mapping[str, Any] | None = None,
         *,
-        entries: Sequence[Entry] = (),
+        entries: Sequence[Entry | PreparedEntry] = (),
         created_at: datetime | None = None,
     ) -> Session:
         """Create a session (a new UUID v7 id unless given) holding ``entries``.
+
+        ``entries`` are entry models, or entries already prepared for a store
+        (:func:`~sessiontree.stored.prepare_entry`: an importer checks each entry that way
+        first), whose JSON is then not written and read back again.
 
         The entries are validated as one append to an empty session. The session appears
         whole or not at all: a crash or an error part-way leaves no session, empty or partial,
@@ -165,8 +170,9 @@ def check_list_args(limit: object, offset: object) -> None:
     check_count(offset, "offset")
 
 
-def check_entries(entries: object) -> Sequence[Entry]:
-    """The ``entries`` of :meth:`SessionRepo.create`: a sequence of entry models.
+def check_entries(entries: object) -> Sequence[Entry | PreparedEntry]:
+    """The ``entries`` of :meth:`SessionRepo.create`: a sequence of entry models or
+    :class:`~sessiontree.stored.PreparedEntry` values.
 
     Raises:
         InvalidArgumentError: anything else.
@@ -176,7 +182,7 @@ def check_entries(entries: object) -> Sequence[Entry]:
             f"entries must be a sequence of entries, not {type(entries).__name__}"
         )
     for e in entries:
-        if not isinstance(e, _EntryBase):
+        if not isinstance(e, _EntryBase | PreparedEntry):
             raise InvalidArgumentError(
                 f"entries must hold entry models (sessiontree.entries), not {type(e).__name__}"
             )

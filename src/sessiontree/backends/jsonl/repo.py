@@ -74,6 +74,7 @@ from sessiontree.storage.growth import check_max_session_bytes, refuse_growth, w
 from sessiontree.storage.private_files import make_private_dirs
 from sessiontree.storage.search import check_search_args, matches, search_needle
 from sessiontree.storage.sync_index import newest_position
+from sessiontree.stored import PreparedEntry
 from sessiontree.tree import ForkPosition
 
 if TYPE_CHECKING:
@@ -181,7 +182,7 @@ class JSONLRepo:
         id: str | None = None,
         metadata: SessionMetadata | Mapping[str, Any] | None = None,
         *,
-        entries: Sequence[Entry] = (),
+        entries: Sequence[Entry | PreparedEntry] = (),
         created_at: datetime | None = None,
     ) -> Session:
         """See :meth:`SessionRepo.create`: a new directory holding the log, which is linked
@@ -197,7 +198,7 @@ class JSONLRepo:
         self._writable()
         session_id = new_id() if id is None else check_session_id(id)
         meta = coerce_metadata(metadata)
-        lines = entry_lines(check_entries(entries), session_id)
+        lines, stored = entry_lines(check_entries(entries), session_id)
         limit = self.max_session_bytes
         size = 0
         if limit is not None:  # a header's timestamp has one length whatever the time
@@ -234,7 +235,7 @@ class JSONLRepo:
             with contextlib.suppress(OSError):
                 os.rmdir(directory)
             raise StorageError(f"cannot create session file in {directory}: {exc}") from exc
-        position = newest_position(entries)
+        position = newest_position(stored)
         if position is not None:
             self._layout.positioned(directory / LOG_NAME, position)
         storage = self._storage(session_id)

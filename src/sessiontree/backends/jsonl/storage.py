@@ -97,16 +97,18 @@ _ANY_LEAF = object()
 """An append that holds whatever the leaf is (not a conditional leaf move)."""
 
 
-def entry_lines(entries: Sequence[Entry], session_id: str) -> list[bytes]:
+def entry_lines(
+    entries: Sequence[Entry | Prepared], session_id: str
+) -> tuple[list[bytes], list[Entry]]:
     """The lines (with newlines) of ``entries`` as the first entries of a new session file,
-    each checked as an append to an empty session.
+    each checked as an append to an empty session, and the entries as stored.
 
     Raises:
         DuplicateEntryError, EntryNotFoundError, InvalidEntryError: an entry is refused.
     """
     stored = [prepare_entry(e) for e in entries]
-    TreeIndex.checked((p.entry for p in stored), session_id=session_id)
-    return [p.body() + b"\n" for p in stored]
+    index = TreeIndex.checked((p.entry for p in stored), session_id=session_id)
+    return [p.body() + b"\n" for p in stored], index.entries
 
 
 class JSONLStorage(SessionLog):

@@ -33,6 +33,7 @@ from sessiontree.repos.retention import EntrySize, TrashedSession
 from sessiontree.snippets import make_snippet
 from sessiontree.storage.growth import check_max_session_bytes
 from sessiontree.storage.search import check_search_args, matches, search_needle
+from sessiontree.stored import PreparedEntry
 from sessiontree.tree import ForkPosition
 
 if TYPE_CHECKING:
@@ -107,7 +108,7 @@ class MemoryRepo:
         id: str | None = None,
         metadata: SessionMetadata | Mapping[str, Any] | None = None,
         *,
-        entries: Sequence[Entry] = (),
+        entries: Sequence[Entry | PreparedEntry] = (),
         created_at: datetime | None = None,
     ) -> Session:
         """See :meth:`SessionRepo.create`."""

@@ -53,7 +53,7 @@ from sessiontree.repos.retention import (
 from sessiontree.storage.encryption import Codec, KeyRing
 from sessiontree.storage.growth import check_max_session_bytes, refuse_growth, warn_growth
 from sessiontree.storage.search import check_search_args
-from sessiontree.stored import prepare_entry
+from sessiontree.stored import PreparedEntry, prepare_entry
 from sessiontree.tree import ForkPosition
 
 if TYPE_CHECKING:
@@ -168,7 +168,7 @@ class SQLRepo:
         id: str | None = None,
         metadata: SessionMetadata | Mapping[str, Any] | None = None,
         *,
-        entries: Sequence[Entry] = (),
+        entries: Sequence[Entry | PreparedEntry] = (),
         created_at: datetime | None = None,
     ) -> Session:
         """See :meth:`SessionRepo.create`: the session row and its entries in one transaction.
