@@ -8,7 +8,8 @@ interpreter imports the sessiontree installed in its own environment (for an old
 ``pip install -e . --group dev --group bench``). Every row (``label durability figure µs``)
 gets the median of its rounds on each side and the ratio new/base; a sessiontree row over
 ``--limit`` (default 1.10) is marked. Peer and raw rows are printed too: their ratios show
-how far the machine's noise alone moves a figure.
+how far the machine's noise alone moves a figure. Reads and forks alone (sections 2-3, a
+few minutes a run): ``-- --first 2 --upto 3``.
 """
 
 from __future__ import annotations

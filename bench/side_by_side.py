@@ -1146,6 +1146,9 @@ def main() -> int:
     ap.add_argument(
         "--upto", type=int, default=7, help="run sections 1 to this one (default all 7)"
     )
+    ap.add_argument(
+        "--first", type=int, default=1, help="skip section 1 (the appends) when 2 or more"
+    )
     args = ap.parse_args()
     n = args.n or (200 if args.quick else 1000)
     reps = 3 if args.quick else 7
@@ -1156,121 +1159,126 @@ def main() -> int:
     url = pg_url()
     print(f"side-by-side: {n} messages, {reps} interleaved repetitions (medians)", flush=True)
     try:
-        print("\n[1] append, one call per message", flush=True)
+        if args.first <= 1:
+            print("\n[1] append, one call per message", flush=True)
 
-        def fresh(fn: Callable[..., float | None], *a: Any) -> Callable[[], float | None]:
-            return lambda: fn(*a, work.fresh())
+            def fresh(fn: Callable[..., float | None], *a: Any) -> Callable[[], float | None]:
+                return lambda: fn(*a, work.fresh())
 
-        # a repetition takes well under a second here, so three times as many: this row is
-        # the one whose median moves most from run to run
-        mem_gc: dict[str, float] = {}
-        mem = interleaved(
-            {
-                "st": lambda: st_append("memory", msgs, work.fresh()),
-                "lg": fresh(lg_memory, msgs),
-                "adk": lambda: adk_append(msgs, work.fresh(), "memory"),
-                "raw": fresh(raw_dict, msgs),
-                "validate": fresh(validate_messages, msgs),
-            },
-            3 * reps,
-            mem_gc,
-            n,
-        )
-
-        def gc_note(name: str) -> str:
-            return f"(cyclic GC {mem_gc[name]:.1f} µs of it)" if name in mem_gc else ""
-
-        row("sessiontree MemoryRepo", "memory", mem["st"], gc_note("st"))
-        row("LangGraph InMemorySaver (new message only)", "memory", mem["lg"], gc_note("lg"))
-        row("Google ADK InMemorySessionService", "memory", mem["adk"], gc_note("adk"))
-        row("raw dict append", "memory", mem["raw"])
-        row(
-            "validate each message once, nothing stored",
-            "memory",
-            mem["validate"],
-            gc_note("validate"),
-        )
-        # the limit is the fastest peer's figure where the goal was set (LangGraph's 15 µs);
-        # the same peer's ratio in this run shows it on this machine
-        vs_lg = f"{mem['st'] / mem['lg']:.2f}x LangGraph here" if mem["st"] and mem["lg"] else ""
-        goal("1 append memory (µs)", mem["st"] or 0, 15, vs_lg)
-        if mem["validate"]:
-            floor("1 append memory (µs)", mem["validate"], "validating each message once")
-        lite = interleaved(
-            {
-                "st": lambda: st_append("sqlite-full", msgs, work.fresh()),
-                "oai": fresh(oai_append, msgs),
-                "adv": lambda: oai_append(msgs, work.fresh(), advanced=True),
-                "lg": fresh(lg_sqlite, msgs),
-                "adk": lambda: adk_append(msgs, work.fresh(), "sqlite"),
-                "adkdb": lambda: adk_append(msgs, work.fresh(), "database"),
-                "raw": fresh(raw_sqlite_txn, msgs),
-                "commit": fresh(raw_sqlite_commit, msgs),
-            },
-            reps,
-        )
-        row("sessiontree SQLRepo", "sqlite FULL", lite["st"])
-        row("OpenAI Agents SQLiteSession", "sqlite FULL", lite["oai"])
-        row("OpenAI Agents AdvancedSQLiteSession", "sqlite FULL", lite["adv"])
-        row("LangGraph SqliteSaver (new message only)", "sqlite FULL", lite["lg"])
-        row("Google ADK SqliteSessionService", "sqlite default", lite["adk"])
-        row("Google ADK DatabaseSessionService (aiosqlite)", "sqlite default", lite["adkdb"])
-        row("raw txn: entry + text-index + session row", "sqlite FULL", lite["raw"])
-        row("raw bare one-row commit", "sqlite FULL", lite["commit"])
-        peers = [v for k, v in lite.items() if k in ("oai", "adv", "lg", "adk") and v is not None]
-        if peers and lite["st"]:
-            goal("1 append sqlite vs fastest peer", lite["st"] / min(peers), 0.8, "sqlite FULL")
-            if lite["raw"]:
-                floor(
-                    "1 append sqlite vs fastest peer",
-                    lite["raw"] / min(peers),
-                    "the raw txn writing the rows an append writes, against the fastest peer",
-                )
-        if lite["st"] and lite["raw"]:
-            goal("1 append sqlite vs raw txn", lite["st"] / lite["raw"], 1.5, "sqlite FULL")
-        if url:
-            pg = interleaved(
+            # a repetition takes well under a second here, so three times as many: this row is
+            # the one whose median moves most from run to run
+            mem_gc: dict[str, float] = {}
+            mem = interleaved(
                 {
-                    "st": lambda: st_append(url, msgs, work.fresh()),
-                    "lg": lambda: lg_postgres(msgs, url),
-                    "raw": lambda: raw_pg(msgs, url),
-                    "commit": lambda: raw_pg_commit(msgs, url),
+                    "st": lambda: st_append("memory", msgs, work.fresh()),
+                    "lg": fresh(lg_memory, msgs),
+                    "adk": lambda: adk_append(msgs, work.fresh(), "memory"),
+                    "raw": fresh(raw_dict, msgs),
+                    "validate": fresh(validate_messages, msgs),
+                },
+                3 * reps,
+                mem_gc,
+                n,
+            )
+
+            def gc_note(name: str) -> str:
+                return f"(cyclic GC {mem_gc[name]:.1f} µs of it)" if name in mem_gc else ""
+
+            row("sessiontree MemoryRepo", "memory", mem["st"], gc_note("st"))
+            row("LangGraph InMemorySaver (new message only)", "memory", mem["lg"], gc_note("lg"))
+            row("Google ADK InMemorySessionService", "memory", mem["adk"], gc_note("adk"))
+            row("raw dict append", "memory", mem["raw"])
+            row(
+                "validate each message once, nothing stored",
+                "memory",
+                mem["validate"],
+                gc_note("validate"),
+            )
+            # the limit is the fastest peer's figure where the goal was set (LangGraph's 15 µs);
+            # the same peer's ratio in this run shows it on this machine
+            vs_lg = (
+                f"{mem['st'] / mem['lg']:.2f}x LangGraph here" if mem["st"] and mem["lg"] else ""
+            )
+            goal("1 append memory (µs)", mem["st"] or 0, 15, vs_lg)
+            if mem["validate"]:
+                floor("1 append memory (µs)", mem["validate"], "validating each message once")
+            lite = interleaved(
+                {
+                    "st": lambda: st_append("sqlite-full", msgs, work.fresh()),
+                    "oai": fresh(oai_append, msgs),
+                    "adv": lambda: oai_append(msgs, work.fresh(), advanced=True),
+                    "lg": fresh(lg_sqlite, msgs),
+                    "adk": lambda: adk_append(msgs, work.fresh(), "sqlite"),
+                    "adkdb": lambda: adk_append(msgs, work.fresh(), "database"),
+                    "raw": fresh(raw_sqlite_txn, msgs),
+                    "commit": fresh(raw_sqlite_commit, msgs),
                 },
                 reps,
             )
-            row("sessiontree SQLRepo", "pg commit", pg["st"])
-            row("LangGraph PostgresSaver (new message only)", "pg commit", pg["lg"])
-            row("raw txn: entry + tsvector + session row", "pg commit", pg["raw"])
-            row("raw bare one-row autocommit INSERT", "pg commit", pg["commit"])
-            if pg["lg"] and pg["st"]:
-                goal("1 append pg vs LangGraph", pg["st"] / pg["lg"], 0.8, "pg commit")
-                if pg["raw"]:
+            row("sessiontree SQLRepo", "sqlite FULL", lite["st"])
+            row("OpenAI Agents SQLiteSession", "sqlite FULL", lite["oai"])
+            row("OpenAI Agents AdvancedSQLiteSession", "sqlite FULL", lite["adv"])
+            row("LangGraph SqliteSaver (new message only)", "sqlite FULL", lite["lg"])
+            row("Google ADK SqliteSessionService", "sqlite default", lite["adk"])
+            row("Google ADK DatabaseSessionService (aiosqlite)", "sqlite default", lite["adkdb"])
+            row("raw txn: entry + text-index + session row", "sqlite FULL", lite["raw"])
+            row("raw bare one-row commit", "sqlite FULL", lite["commit"])
+            peers = [
+                v for k, v in lite.items() if k in ("oai", "adv", "lg", "adk") and v is not None
+            ]
+            if peers and lite["st"]:
+                goal("1 append sqlite vs fastest peer", lite["st"] / min(peers), 0.8, "sqlite FULL")
+                if lite["raw"]:
                     floor(
-                        "1 append pg vs LangGraph",
-                        pg["raw"] / pg["lg"],
-                        "the raw txn writing the rows an append writes, against LangGraph",
+                        "1 append sqlite vs fastest peer",
+                        lite["raw"] / min(peers),
+                        "the raw txn writing the rows an append writes, against the fastest peer",
                     )
-            if pg["raw"] and pg["st"]:
-                goal("1 append pg vs raw txn", pg["st"] / pg["raw"], 1.5, "pg commit")
-        js = interleaved(
-            {
-                "st": lambda: st_append("jsonl", msgs, work.fresh()),
-                "raw": fresh(raw_jsonl, msgs),
-                "validated": fresh(raw_jsonl_validated, msgs),
-            },
-            reps,
-        )
-        row("sessiontree JSONLRepo", "flush", js["st"])
-        row("raw write+flush", "flush", js["raw"])
-        row("validate, write the model's JSON, flush", "flush", js["validated"])
-        if js["st"] and js["raw"]:
-            goal("1 append jsonl vs raw write+flush", js["st"] / js["raw"], 5, "flush")
-            if js["validated"]:
-                floor(
-                    "1 append jsonl vs raw write+flush",
-                    js["validated"] / js["raw"],
-                    "validating each message, writing its model's JSON, flushing (no lock)",
+            if lite["st"] and lite["raw"]:
+                goal("1 append sqlite vs raw txn", lite["st"] / lite["raw"], 1.5, "sqlite FULL")
+            if url:
+                pg = interleaved(
+                    {
+                        "st": lambda: st_append(url, msgs, work.fresh()),
+                        "lg": lambda: lg_postgres(msgs, url),
+                        "raw": lambda: raw_pg(msgs, url),
+                        "commit": lambda: raw_pg_commit(msgs, url),
+                    },
+                    reps,
                 )
+                row("sessiontree SQLRepo", "pg commit", pg["st"])
+                row("LangGraph PostgresSaver (new message only)", "pg commit", pg["lg"])
+                row("raw txn: entry + tsvector + session row", "pg commit", pg["raw"])
+                row("raw bare one-row autocommit INSERT", "pg commit", pg["commit"])
+                if pg["lg"] and pg["st"]:
+                    goal("1 append pg vs LangGraph", pg["st"] / pg["lg"], 0.8, "pg commit")
+                    if pg["raw"]:
+                        floor(
+                            "1 append pg vs LangGraph",
+                            pg["raw"] / pg["lg"],
+                            "the raw txn writing the rows an append writes, against LangGraph",
+                        )
+                if pg["raw"] and pg["st"]:
+                    goal("1 append pg vs raw txn", pg["st"] / pg["raw"], 1.5, "pg commit")
+            js = interleaved(
+                {
+                    "st": lambda: st_append("jsonl", msgs, work.fresh()),
+                    "raw": fresh(raw_jsonl, msgs),
+                    "validated": fresh(raw_jsonl_validated, msgs),
+                },
+                reps,
+            )
+            row("sessiontree JSONLRepo", "flush", js["st"])
+            row("raw write+flush", "flush", js["raw"])
+            row("validate, write the model's JSON, flush", "flush", js["validated"])
+            if js["st"] and js["raw"]:
+                goal("1 append jsonl vs raw write+flush", js["st"] / js["raw"], 5, "flush")
+                if js["validated"]:
+                    floor(
+                        "1 append jsonl vs raw write+flush",
+                        js["validated"] / js["raw"],
+                        "validating each message, writing its model's JSON, flushing (no lock)",
+                    )
 
         print("\n[2] read whole conversation (fresh store object) and [3] fork at the middle")
         for kind, label in (("sqlite", "sqlite"), ("jsonl", "flush"), ("pg", "pg")):

@@ -24,7 +24,6 @@ Drivers load lazily: ``import sessiontree`` imports neither ``sqlite3`` users no
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
@@ -160,7 +159,8 @@ class SQLStorage:
         self._metadata = metadata
         self._metadata_unread = False
         self._owns_engine = owns_engine
-        self._cache: OrderedDict[str, tuple[int, Entry]] = OrderedDict()
+        self._cache: dict[str, Entry] = {}
+        """Entries parsed, by id (bounded, see :meth:`_remember`)."""
         self._cache_bytes = 0
         self._parse_cache = parse_cache if parse_cache is not None else ParseCache()
         self._cache_full = False
@@ -257,8 +257,7 @@ class SQLStorage:
     # ------------------------------------------------------------------ parsing
 
     def _cached(self, entry_id: str) -> Entry | None:
-        hit = self._cache.get(entry_id)
-        return None if hit is None else hit[1]
+        return self._cache.get(entry_id)
 
     def _parse(self, entry_id: str, body: str | bytes) -> Entry:
         """The entry of a stored body (its payloads read by :meth:`_load` before)."""
@@ -336,7 +335,7 @@ class SQLStorage:
         if len(cache) >= ENTRY_CACHE_SIZE or self._cache_bytes + size > ENTRY_CACHE_BYTES:
             self._cache_full = True
             return
-        cache[entry.id] = (size, entry)
+        cache[entry.id] = entry
         self._cache_bytes += size
 
     def _forget_all(self) -> None:
