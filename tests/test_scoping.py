@@ -252,3 +252,44 @@ async def test_upgrade_indexes_the_project_of_older_sessions(backend: str, tmp_p
 def test_scope_where_is_json_safe() -> None:
     scope = Scope(user_id='ü "q"')
     assert orjson.loads(orjson.dumps(scope.where())) == {"userId": 'ü "q"'}
+
+
+def test_cli_scope_options(tmp_path: Path) -> None:
+    """--user/--app/--project on list, search, du, usage, export and prune (--user/--app)."""
+    from click.testing import CliRunner
+
+    from sessiontree import open_repo
+    from sessiontree.cli import cli
+
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+
+    async def fill() -> tuple[str, str]:
+        async with open_repo(url) as repo:
+            a = await _chat(scoped(repo, user_id="alice", project="/w/p"), "a", old=True)
+            b = await _chat(scoped(repo, user_id="bob", app="x"), "b", old=True)
+            return a, b
+
+    a, b = asyncio.run(fill())
+    runner = CliRunner()
+
+    def run(*args: str, code: int = 0) -> Any:
+        result = runner.invoke(cli, ["--store", url, *args], env={"SESSIONTREE_URL": None})
+        assert result.exit_code == code, result.output
+        return orjson.loads(result.stdout) if code == 0 and "--json" in args else result
+
+    assert [r["id"] for r in run("list", "--json", "--user", "alice")] == [a]
+    assert [r["id"] for r in run("list", "--json", "--project", "/w/p")] == [a]
+    assert [r["id"] for r in run("list", "--json", "--app", "x")] == [b]
+    assert len(run("list", "--json")) == 2
+    assert {h["sessionId"] for h in run("search", "needle", "--json", "--user", "bob")} == {b}
+    assert [g["key"] for g in run("du", "--json", "--user", "bob")["groups"]] == [b]
+    assert run("usage", "--json", "--by", "session", "--user", "alice")["totals"]["calls"] == 1
+    assert run("usage", "--json", "--by", "session")["totals"]["calls"] == 2
+    refused = run("export", b, str(tmp_path / "b.jsonl"), "--user", "alice", code=1)
+    assert "no session has this id" in refused.output and not (tmp_path / "b.jsonl").exists()
+    run("export", a, str(tmp_path / "a.jsonl"), "--user", "alice")
+    assert b"needle a" in (tmp_path / "a.jsonl").read_bytes()
+    report = run("prune", "--older-than", "1d", "--user", "bob", "--json")
+    assert [t["id"] for t in report["trashed"]] == [b]
+    assert [r["id"] for r in run("list", "--json")] == [a]
+    assert "--project" not in run("prune", "--help").output.split("--agent")[0]

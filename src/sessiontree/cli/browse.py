@@ -17,6 +17,7 @@ from sessiontree.cli._common import (
     plural,
     read_command,
     resolve_entry,
+    scope_options,
     short_ids,
 )
 from sessiontree.cli.render import (
@@ -161,6 +162,7 @@ def parse_where(conditions: tuple[str, ...]) -> dict[str, Any]:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @read_command
+@scope_options()
 async def list_cmd(
     app: App, limit: int, offset: int, where: tuple[str, ...], as_json: bool
 ) -> None:
@@ -408,6 +410,7 @@ def _context_tokens(messages: Any) -> int:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @read_command
+@scope_options()
 async def search_cmd(app: App, query: str, limit: int, as_json: bool) -> None:
     """Search message text in every session.
 
