@@ -277,7 +277,8 @@ def test_cli_scope_options(tmp_path: Path) -> None:
         assert result.exit_code == code, result.output
         return orjson.loads(result.stdout) if code == 0 and "--json" in args else result
 
-    assert [r["id"] for r in run("list", "--json", "--user", "alice")] == [a]
+    (row,) = run("list", "--json", "--user", "alice")
+    assert (row["id"], row["userId"], row["app"], row["project"]) == (a, "alice", None, "/w/p")
     assert [r["id"] for r in run("list", "--json", "--project", "/w/p")] == [a]
     assert [r["id"] for r in run("list", "--json", "--app", "x")] == [b]
     assert len(run("list", "--json")) == 2

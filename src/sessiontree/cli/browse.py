@@ -31,6 +31,7 @@ from sessiontree.cli.render import (
 from sessiontree.describe import printable
 from sessiontree.errors import InvalidArgumentError
 from sessiontree.lookup import where_conditions
+from sessiontree.metadata import project_of
 
 if TYPE_CHECKING:
     from sessiontree.session import Session
@@ -186,6 +187,9 @@ async def list_cmd(
                     "messageCount": i.message_count,
                     "firstMessage": i.first_message,
                     "parentSessionId": i.parent_session_id,
+                    "userId": i.metadata.user_id,
+                    "app": i.metadata.app,
+                    "project": project_of(i.metadata),
                 }
                 for i in infos
             ]
