@@ -294,3 +294,78 @@ def test_cli_scope_options(tmp_path: Path) -> None:
     assert [t["id"] for t in report["trashed"]] == [b]
     assert [r["id"] for r in run("list", "--json")] == [a]
     assert "--project" not in run("prune", "--help").output.split("--agent")[0]
+
+
+class _NoFilterRepo:
+    """A third-party repository whose search takes no ``where``: the view filters its hits."""
+
+    def __init__(self, repo: SessionRepo) -> None:
+        self._repo = repo
+        self.url = repo.url
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._repo, name)
+
+    async def search(self, query: str, limit: int = 20) -> list[Any]:
+        return await self._repo.search(query, limit)
+
+
+@pytest.mark.parametrize("filtered", [True, False], ids=["backend-filter", "over-fetch"])
+async def test_scoped_search_pages_within_the_scope(repo: SessionRepo, filtered: bool) -> None:
+    """Other scopes' hits first in the repository's order never crowd the scope's out, with
+    the backend's own filter or (a repository without one) the view's over-fetching."""
+    base: Any = repo if filtered else _NoFilterRepo(repo)
+    mine = [await _chat(scoped(repo, user_id="me"), f"m{i}") for i in range(3)]
+    for i in range(30):
+        await _chat(scoped(repo, user_id="other"), f"o{i}")
+    view = scoped(base, user_id="me")
+    assert {h.session_id for h in await view.search("needle", limit=3)} == set(mine)
+    assert len(await view.search("needle", limit=2)) == 2
+    assert await view.search("needle", where={"userId": "other"}) == []
+    assert await view.search("nothing like it") == []
+    narrowed = await scoped(view, app="none").search("needle")
+    assert narrowed == []
+
+
+async def test_sqlite_scoped_search_while_the_index_lags(tmp_path: Path) -> None:
+    """The search of rows not yet indexed (another writer holds the lock) keeps the scope."""
+    import sqlite3
+
+    from sessiontree.backends.sql.repo import SQLRepo
+
+    path = tmp_path / "lag.db"
+    async with SQLRepo(f"sqlite:///{path}?timeout=5") as repo:
+        mine = await _chat(scoped(repo, user_id="me"), "indexed")
+        await repo.search("needle")  # brings the index up to date
+        other_id = await _chat(scoped(repo, user_id="other"), "pending")
+        mine_too = await _chat(scoped(repo, user_id="me"), "pending")
+        lock = sqlite3.connect(path, isolation_level=None)
+        try:
+            lock.execute("BEGIN IMMEDIATE")
+            hits = await scoped(repo, user_id="me").search("needle")
+            lock.execute("ROLLBACK")
+        finally:
+            lock.close()
+        assert {h.session_id for h in hits} == {mine, mine_too}
+        assert other_id not in {h.session_id for h in hits}
+
+
+async def test_postgres_scoped_search_of_fork_copies_not_yet_indexed(tmp_path: Path) -> None:
+    """A read-only PostgreSQL repository matches pending fork copies in Python: the scope
+    holds there too."""
+    from sessiontree.backends.sql.repo import SQLRepo
+
+    async with BACKENDS["postgres"].open(tmp_path) as repo:
+        forks = {}
+        for user_id in ("me", "other"):
+            sid = await _chat(scoped(repo, user_id=user_id), user_id)
+            first = (await (await repo.open(sid)).get_entries())[-1].id
+            forks[user_id] = (await repo.fork(sid, first)).id
+        async with SQLRepo(repo.url, read_only=True) as reader:
+            hits = await scoped(reader, user_id="me").search("needle", limit=50)
+        found = {h.session_id for h in hits}
+        assert forks["me"] in found and forks["other"] not in found
+        owners = [(await (await repo.open(s)).get_metadata()).user_id for s in found]
+        assert set(owners) == {"me"}
+        pending = pg_exec(repo.url, "SELECT count(*) FROM search_pending")[0][0]
+        assert pending == 2  # the copies were matched in Python, not through the index

@@ -26,6 +26,7 @@ from sessiontree.backends.sql.plan import (
     entries_page_sql,
     hit_from_row,
     info_from_row,
+    meta_condition,
     meta_rows,
     now_us,
     trash_taken,
@@ -39,6 +40,7 @@ from sessiontree.backends.sql.postgres_search import (
     catch_up,
     like_pattern,
     pending_hits,
+    scoped_search_sql,
 )
 from sessiontree.backends.sql.postgres_sql import (
     CHAIN_SQL,
@@ -402,7 +404,9 @@ class PostgresEngine:
         )
         return [info_from_row(r) for r in rows]
 
-    async def search(self, query: str, limit: int) -> list[SearchHit]:
+    async def search(
+        self, query: str, limit: int, where: Mapping[str, str] | None = None
+    ) -> list[SearchHit]:
         """See :class:`SQLEngine`: a case-insensitive substring
         (:mod:`sessiontree.storage.search`): ``search_text LIKE '%needle%'`` over the
         lower-cased text, through the ``pg_trgm`` GIN index; newest sessions first, then
@@ -412,6 +416,11 @@ class PostgresEngine:
         needle = search_needle(query)
         if needle is None or limit <= 0:
             return []
+        sql, params = SEARCH_SQL, [like_pattern(needle)]
+        if where:
+            hashed = {_meta_text(k): _meta_text(v) for k, v in where.items()}
+            condition, meta_params = meta_condition(hashed, "%s", "e.session_id")
+            sql, params = scoped_search_sql(condition), [*params, *meta_params]
         pool = self.connection.pool or await self.connection.get_pool()
         errors = self.connection.psycopg.errors
         try:
@@ -424,7 +433,14 @@ class PostgresEngine:
                         await catch_up(conn)
                     except (errors.InsufficientPrivilege, errors.ReadOnlySqlTransaction):
                         pending = await pending_hits(conn, needle)
-                cur = await conn.execute(SEARCH_SQL, (like_pattern(needle), limit))
+                if pending and where:  # only the sessions ``where`` names
+                    cur = await conn.execute(
+                        f"SELECT id FROM sessions{where_clause(hashed, '%s')[0]}",
+                        where_clause(hashed, "%s")[1],
+                    )
+                    named = {r[0] for r in await cur.fetchall()}
+                    pending = [r for r in pending if r[0] in named]
+                cur = await conn.execute(sql, (*params, limit))
                 rows = await cur.fetchall()
         except self.connection.psycopg.Error as exc:
             raise self.connection.error(exc) from exc

@@ -19,7 +19,7 @@ from typing import Any
 from sessiontree.backends.sql.plan import row_index_text
 from sessiontree.backends.sql.postgres_pool import clean_text as clean
 
-__all__ = ["SEARCH_SQL", "catch_up", "like_pattern", "pending_hits"]
+__all__ = ["SEARCH_SQL", "catch_up", "like_pattern", "pending_hits", "scoped_search_sql"]
 
 SEARCH_SQL = (
     "SELECT e.session_id, e.id, e.body::text, s.modified_us, e.seq FROM entries AS e"
@@ -28,6 +28,14 @@ SEARCH_SQL = (
     " ORDER BY s.modified_us DESC, e.session_id, e.seq LIMIT %s"
 )
 """Hits as ``(session id, entry id, JSON, session modified_us, seq)``, in hit order."""
+
+
+def scoped_search_sql(condition: str) -> str:
+    """:data:`SEARCH_SQL` with ``condition`` (over ``e``, e.g. a ``session_meta`` lookup on
+    ``e.session_id``) added to its ``WHERE``; its parameters go between the pattern and the
+    limit."""
+    return SEARCH_SQL.replace(" ORDER BY", f" AND {condition} ORDER BY", 1)
+
 
 _PENDING = (
     "SELECT p.session_id, p.source_id FROM search_pending AS p"
