@@ -182,7 +182,8 @@ def test_every_scoped_list_is_the_filter_of_the_unscoped_list(
     asked: list[tuple[str | None, str | None, str | None]],
 ) -> None:
     """For random sessions in random scopes (a cwd too, which is the project when none is
-    given), each view lists exactly the unscoped listing filtered in Python."""
+    given), each view lists exactly the unscoped listing filtered in Python, and its search
+    finds exactly those sessions' messages."""
 
     def project(meta: dict[str, Any]) -> str | None:
         return meta.get("project", meta.get("cwd"))
@@ -194,7 +195,9 @@ def test_every_scoped_list_is_the_filter_of_the_unscoped_list(
                 meta = {k: v for k, v in (("userId", u), ("app", a), ("project", p)) if v}
                 if cwd:
                     meta["cwd"] = cwd
-                metas[(await repo.create(metadata=meta)).id] = meta
+                made_session = await repo.create(metadata=meta)
+                await made_session.append_message(user("needle"))
+                metas[made_session.id] = meta
             everything = await repo.list()
             for u, a, p in asked:
                 if u is None and a is None and p is None:
@@ -208,6 +211,8 @@ def test_every_scoped_list_is_the_filter_of_the_unscoped_list(
                     and (p is None or project(metas[i.id]) == p)
                 ]
                 assert [i.id for i in await view.list()] == wanted
+                hits = await view.search("needle", limit=100)
+                assert sorted(h.session_id for h in hits) == sorted(wanted)
                 assert Scope(u, a, p).where() == {
                     k: v for k, v in (("userId", u), ("app", a), ("project", p)) if v
                 }
