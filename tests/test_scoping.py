@@ -69,6 +69,12 @@ async def test_each_scope_sees_only_its_own_sessions(repo: SessionRepo, tmp_path
             await call()
         assert err.value.session_id == b1
     assert await _ids(bob) == {b1, b2}
+    # ... with the very error of an id that does not exist: no way to tell them apart
+    with pytest.raises(SessionNotFoundError) as missing:
+        await alice.open("no-such-session")
+    with pytest.raises(SessionNotFoundError) as foreign:
+        await alice.open(b1)
+    assert str(missing.value).replace("no-such-session", b1) == str(foreign.value)
 
     # search: hits of the scope only, even when other scopes' hits come first
     for _ in range(3):

@@ -126,10 +126,13 @@ class ScopedRepo:
     """A :class:`~sessiontree.repos.SessionRepo` and
     :class:`~sessiontree.repos.TrashRepo` restricted to :attr:`scope` (:func:`scoped`).
 
-    Cost over the repository: ``open``/``delete``/``fork``/``trash`` read the session's
-    metadata first (``open``); ``search``, ``session_sizes`` and ``largest_entries`` list the
-    scope's sessions (one indexed listing) and ask the repository for more hits than wanted
-    when other scopes' hits come first; ``restore``/``purge`` read the trash listing.
+    An id of another scope raises the very error of an id that does not exist. Cost over the
+    repository: ``open``/``delete``/``fork``/``trash`` read the session's metadata first
+    (``open``); ``search`` is the repository's, filtered in its query (over-fetched for a
+    repository whose ``search`` takes no ``where``); ``session_sizes`` and
+    ``largest_entries`` list the scope's sessions (one indexed listing), the latter asking
+    for more entries while other scopes' come first; ``restore``/``purge`` read the trash
+    listing.
     """
 
     def __init__(self, repo: SessionRepo, scope: Scope) -> None:
@@ -181,7 +184,11 @@ class ScopedRepo:
         Raises:
             SessionNotFoundError: no such session, or one of another scope.
         """
-        session = await self.repo.open(id)
+        try:
+            session = await self.repo.open(id)
+        except SessionNotFoundError:
+            # the same error as for another scope's id: the caller cannot tell them apart
+            raise self._not_found(id) from None
         if not self.scope.matches(session.storage.metadata):
             await session.close()
             raise self._not_found(id)
