@@ -320,3 +320,28 @@ async def test_sdk_conformance_with_memory_urls_and_a_shared_named_one() -> None
     name = f"memory://claude-{uuidlib.uuid4().hex}"
     await SessionTreeStore(url=name).append(KEY, [line])
     assert await SessionTreeStore(url=name).load(KEY) == [line]
+
+
+async def test_sdk_conformance_in_a_user_scope_beside_another_users_sessions(
+    repo: SessionRepo,
+) -> None:
+    """The SDK's own contract holds for a store scoped to one user while another user's
+    store holds the same keys: none of bob's transcripts shows, and none is touched."""
+    bob = SessionTreeStore(repo=repo, user_id="bob")
+    await bob.append(KEY, as_entries(transcript()))
+    await bob.append({**KEY, "session_id": "other"}, as_entries(transcript()[:2]))
+    bob_before = {i.id for i in await repo.list()}
+
+    async def fresh() -> SessionTreeStore:
+        store = SessionTreeStore(repo=repo, user_id="alice", app="code")
+        for info in await store.repo.list():  # clears alice's sessions only
+            await store.repo.delete(info.id)
+        return store
+
+    await run_session_store_conformance(fresh)
+    alice = await fresh()
+    assert await alice.load(KEY) is None
+    assert await alice.list_sessions(KEY["project_key"]) == []
+    assert {i.id for i in await repo.list()} == bob_before
+    assert await bob.load(KEY) == transcript()
+    assert store_session_id(KEY, bob._scope) != store_session_id(KEY)

@@ -299,3 +299,18 @@ def test_memory_url_histories_are_private_and_a_named_one_is_shared() -> None:
     name = f"memory://lc-{uuid.uuid4().hex}"
     SessionTreeChatMessageHistory("h", url=name).add_user_message("ours")
     assert [m.content for m in SessionTreeChatMessageHistory("h", url=name).messages] == ["ours"]
+
+
+async def test_user_scoped_histories_are_separate(repo: SessionRepo) -> None:
+    """Two users' "chat-1" are two sessions, each in its user's scope."""
+    from sessiontree.repos import scoped
+
+    alice = SessionTreeChatMessageHistory("chat-1", repo=repo, user_id="alice", app="a")
+    bob = SessionTreeChatMessageHistory("chat-1", repo=repo, user_id="bob", app="a")
+    await alice.aadd_messages([HumanMessage(content="from alice")])
+    await bob.aadd_messages([HumanMessage(content="from bob")])
+    assert await alice.aget_messages() == [HumanMessage(content="from alice")]
+    assert await bob.aget_messages() == [HumanMessage(content="from bob")]
+    (info,) = await scoped(repo, user_id="alice").list()
+    assert info.id == alice.tree_id and info.metadata.app == "a"
+    assert alice.tree_id != bob.tree_id and alice.tree_id.startswith("lc-")

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from agents_scripted_model import ScriptedModel, call, text
 from backends import BACKENDS
-from sessiontree import InvalidEntryError, MessageEntry, SessionRepo
+from sessiontree import InvalidEntryError, MessageEntry, SessionNotFoundError, SessionRepo
 from sessiontree.compaction import compact
 from sessiontree.integrations.openai_agents import SessionTreeSession
 from sessiontree.repos import open_repo as open_repo_async
@@ -593,3 +593,33 @@ async def test_a_model_item_holding_inf_is_refused_not_stored_as_null(repo: Sess
     with pytest.raises(InvalidEntryError, match=r"item 1 .*non-finite"):
         await session.add_items([item, call])  # type: ignore[list-item]
     assert await session.get_items() == [item]
+
+
+async def test_user_scoped_sessions_are_separate_and_listed_per_user(repo: SessionRepo) -> None:
+    """openai-agents-python#2808: sessions tied to a user. Two users' "chat-1" under the SDK's
+    Runner are two sessions; each user's view lists and opens only their own."""
+    from sessiontree.repos import scoped
+
+    alice = SessionTreeSession("chat-1", repo=repo, user_id="alice", app="calc")
+    bob = SessionTreeSession("chat-1", repo=repo, user_id="bob", app="calc")
+    for session, prompt in ((alice, "what is 2+3?"), (bob, "hello")):
+        model = ScriptedModel([[text(f"reply to {prompt}")]])
+        await Runner.run(agent(model), prompt, session=session)
+        assert model.inputs[0][0] == {"role": "user", "content": prompt}  # no other history
+    assert (await alice.get_items())[0] == {"role": "user", "content": "what is 2+3?"}
+    assert (await bob.get_items())[0] == {"role": "user", "content": "hello"}
+    assert alice.tree_id != bob.tree_id
+
+    assert [i.id for i in await alice.repo.list()] == [alice.tree_id]
+    assert [i.id for i in await scoped(repo, user_id="bob").list()] == [bob.tree_id]
+    (info,) = await alice.repo.list()
+    assert (info.metadata.user_id, info.metadata.app) == ("alice", "calc")
+    assert (info.metadata.model_extra or {})["openaiAgentsSessionId"] == "chat-1"
+    with pytest.raises(SessionNotFoundError):
+        await alice.repo.open(bob.tree_id)
+    assert {h.session_id for h in await alice.repo.search("hello")} == set()
+    # the same user and id again: the same session, from another object
+    again = SessionTreeSession("chat-1", repo=repo, user_id="alice", app="calc")
+    assert await again.get_items() == await alice.get_items()
+    # an unscoped adapter keeps the id as it is
+    assert SessionTreeSession("chat-1", repo=repo).tree_id == "chat-1"

@@ -23,6 +23,7 @@ __all__ = [
     "matches_where",
     "metadata_pairs",
     "project_name",
+    "project_of",
     "session_time",
     "where_pairs",
 ]
@@ -42,6 +43,14 @@ class SessionMetadata(WireModel):
     """For a fork: the session it was forked from; ``None`` for a session that is no fork."""
     forked_from_entry_id: str | None = None
     """For a fork: the entry of the parent session it was forked at; ``None`` otherwise."""
+    user_id: str | None = None
+    """The user the session belongs to (wire ``userId``), for a service serving many users
+    from one store (:func:`sessiontree.repos.scoped`); ``None``: no user."""
+    app: str | None = None
+    """The application the session belongs to (wire ``app``); ``None``: no application."""
+    project: str | None = None
+    """The project the session belongs to; ``None``: its working directory (:attr:`cwd`) is
+    its project (:func:`project_of`), as for imported agent sessions."""
 
 
 @dataclass(frozen=True)
@@ -152,13 +161,24 @@ def _scalar_json(value: Any) -> str | None:
 def metadata_pairs(metadata: SessionMetadata) -> dict[str, str]:
     """The filterable part of a session's metadata: each top-level key of its camelCase wire
     form whose value is a string, integer, boolean or null, mapped to the value's JSON text
-    (so ``1``, ``"1"`` and ``true`` stay distinct). What SQL stores in ``session_meta``."""
+    (so ``1``, ``"1"`` and ``true`` stay distinct), and ``project`` (:func:`project_of`) when
+    the session has one. What SQL stores in ``session_meta``; what ``where`` filters on."""
     pairs: dict[str, str] = {}
     for key, value in metadata.to_wire().items():
         text = _scalar_json(value)
         if text is not None:
             pairs[key] = text
+    project = project_of(metadata)
+    if project is not None:
+        pairs["project"] = _scalar_json(project) or "null"
     return pairs
+
+
+def project_of(metadata: SessionMetadata) -> str | None:
+    """A session's project: its ``project`` if it was given one, else its working directory
+    (an imported agent session has only that); ``None`` when it has neither. The one notion
+    of project that ``where={"project": ...}``, scoping, prune and the size report share."""
+    return metadata.project if metadata.project is not None else metadata.cwd
 
 
 def where_pairs(where: Mapping[str, Any] | None) -> dict[str, str]:

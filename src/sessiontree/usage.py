@@ -30,7 +30,7 @@ from typing import Any, Literal
 from sessiontree.entries import BranchSummaryEntry, CompactionEntry, Entry, MessageEntry
 from sessiontree.errors import InvalidArgumentError
 from sessiontree.messages import AssistantMessage, Usage
-from sessiontree.metadata import AGENTS, SessionInfo, agent_of
+from sessiontree.metadata import AGENTS, SessionInfo, agent_of, project_of
 from sessiontree.repos.base import SessionRepo
 
 __all__ = [
@@ -79,7 +79,8 @@ class UsageCall:
     agent: str
     """The agent that wrote the session (:data:`AGENTS`, or ``sessiontree``)."""
     project: str | None
-    """The session's working directory (``cwd``); ``None`` when not recorded."""
+    """The session's project (:func:`~sessiontree.metadata.project_of`: its ``project``, else
+    its working directory); ``None`` when not recorded."""
     provider: str | None
     """The provider of the model (e.g. ``anthropic``); ``None`` when unknown."""
     model: str | None
@@ -213,7 +214,7 @@ def session_calls(info: SessionInfo, entries: Iterable[Entry]) -> list[UsageCall
                 session_id=info.id,
                 entry_id=entry.id,
                 agent=agent,
-                project=info.metadata.cwd,
+                project=project_of(info.metadata),
                 provider=provider,
                 model=model,
                 at=_when(entry, ms),

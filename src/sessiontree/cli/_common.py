@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import os
 import sys
@@ -59,6 +60,7 @@ __all__ = [
     "read_command",
     "repo_command",
     "resolve_entry",
+    "scope_options",
     "resolve_session",
     "short_id_length",
     "short_ids",
@@ -251,6 +253,57 @@ def _command(body: Callable[..., Awaitable[int | None]], *, read_only: bool) -> 
             raise click.exceptions.Exit(code)
 
     return store_option(callback)
+
+
+def scope_options(*, project: bool = True) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """Add ``--user``, ``--app`` (and with ``project``, ``--project``) to a command body:
+    given any, the body's ``app.repo`` is the view of the store restricted to that scope
+    (:func:`sessiontree.repos.scoped`), so the command sees no other scope's session.
+
+    Put it directly above the ``async def`` body, under :func:`repo_command` or
+    :func:`read_command` (they carry the options over to the command).
+    """
+
+    def decorate(body: Callable[..., T]) -> Callable[..., T]:
+        @functools.wraps(body)
+        def scoped_body(app: App, **options: Any) -> T:
+            user = options.pop("scope_user")
+            app_name = options.pop("scope_app")
+            proj = options.pop("scope_project", None)
+            if user is not None or app_name is not None or proj is not None:
+                from sessiontree.repos.scoped import scoped
+
+                # the same sessions list: the command's sessions are closed with the store
+                view = scoped(app.repo, user_id=user, app=app_name, project=proj)
+                app = dataclasses.replace(app, repo=view)
+            return body(app, **options)
+
+        wrapped: Callable[..., T] = scoped_body
+        if project:
+            wrapped = click.option(
+                "--project",
+                "scope_project",
+                default=None,
+                metavar="PROJECT",
+                help="Only sessions of this project (its metadata project, else its working "
+                "directory).",
+            )(wrapped)
+        wrapped = click.option(
+            "--app",
+            "scope_app",
+            default=None,
+            metavar="APP",
+            help="Only sessions of this application (metadata app).",
+        )(wrapped)
+        return click.option(
+            "--user",
+            "scope_user",
+            default=None,
+            metavar="USER",
+            help="Only sessions of this user (metadata userId).",
+        )(wrapped)
+
+    return decorate
 
 
 def error_line(exc: BaseException) -> str:

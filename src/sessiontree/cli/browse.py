@@ -17,6 +17,7 @@ from sessiontree.cli._common import (
     plural,
     read_command,
     resolve_entry,
+    scope_options,
     short_ids,
 )
 from sessiontree.cli.render import (
@@ -30,6 +31,7 @@ from sessiontree.cli.render import (
 from sessiontree.describe import printable
 from sessiontree.errors import InvalidArgumentError
 from sessiontree.lookup import where_conditions
+from sessiontree.metadata import project_of
 
 if TYPE_CHECKING:
     from sessiontree.session import Session
@@ -161,6 +163,7 @@ def parse_where(conditions: tuple[str, ...]) -> dict[str, Any]:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @read_command
+@scope_options()
 async def list_cmd(
     app: App, limit: int, offset: int, where: tuple[str, ...], as_json: bool
 ) -> None:
@@ -184,6 +187,9 @@ async def list_cmd(
                     "messageCount": i.message_count,
                     "firstMessage": i.first_message,
                     "parentSessionId": i.parent_session_id,
+                    "userId": i.metadata.user_id,
+                    "app": i.metadata.app,
+                    "project": project_of(i.metadata),
                 }
                 for i in infos
             ]
@@ -408,6 +414,7 @@ def _context_tokens(messages: Any) -> int:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @read_command
+@scope_options()
 async def search_cmd(app: App, query: str, limit: int, as_json: bool) -> None:
     """Search message text in every session.
 

@@ -23,6 +23,7 @@ from sessiontree.cli._common import (
     read_command,
     repo_command,
     resolve_entry,
+    scope_options,
     summarizer_options,
 )
 from sessiontree.cli.render import describe_entry
@@ -192,6 +193,7 @@ async def name_cmd(app: App, session: str, name: str) -> None:
     help="html/markdown: replace tool results and shell output with their length.",
 )
 @read_command
+@scope_options()
 async def export_cmd(
     app: App, session: str, path: Path, force: bool, fmt: str, redact_tool_output: bool
 ) -> None:

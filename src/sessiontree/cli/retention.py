@@ -16,7 +16,14 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from sessiontree.cli._common import App, echo_json, plural, read_command, repo_command
+from sessiontree.cli._common import (
+    App,
+    echo_json,
+    plural,
+    read_command,
+    repo_command,
+    scope_options,
+)
 from sessiontree.describe import printable
 from sessiontree.errors import PrefixError, SessionNotFoundError
 from sessiontree.lookup import short_id_length
@@ -104,6 +111,7 @@ def _label(name: str | None, first: str | None) -> str:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @repo_command
+@scope_options(project=False)
 async def prune_cmd(
     app: App,
     older_than: timedelta,
@@ -308,6 +316,7 @@ async def trash_empty_cmd(app: App, older_than: timedelta | None, yes: bool) -> 
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @read_command
+@scope_options()
 async def du_cmd(
     app: App, by: Literal["session", "agent", "project"], limit: int, as_json: bool
 ) -> None:

@@ -10,7 +10,7 @@ import click
 import orjson
 from rich.table import Table
 
-from sessiontree.cli._common import App, echo_json, read_command
+from sessiontree.cli._common import App, echo_json, read_command, scope_options
 from sessiontree.usage import GROUPS, ModelPrice, collect_usage, usage_report
 
 __all__ = ["usage_cmd"]
@@ -87,6 +87,7 @@ def _tokens(n: int) -> str:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @read_command
+@scope_options()
 async def usage_cmd(
     app: App,
     by: str,

@@ -24,7 +24,7 @@ from sessiontree.errors import (
 )
 from sessiontree.ids import check_session_id
 from sessiontree.messages import AgentMessage, parse_message
-from sessiontree.repos import SessionRepo, default_url, is_private_url
+from sessiontree.repos import Scope, ScopedRepo, SessionRepo, default_url, is_private_url
 from sessiontree.session import Session
 from sessiontree.stored import prepare_entry
 from sessiontree.sync import LoopThread, SyncRepo, shared_repo
@@ -33,6 +33,7 @@ from sessiontree.sync import open_repo as open_sync_repo
 __all__ = [
     "LoopLocks",
     "RepoHandle",
+    "adapter_scope",
     "append_chain",
     "check_batch",
     "clear_leaf",
@@ -81,11 +82,16 @@ class RepoHandle:
     async generators after every call), which a connection pool created on one of them does
     not survive.
 
+    With a ``scope`` (:func:`adapter_scope`), :attr:`repo` is the view of the repository
+    restricted to it (:func:`sessiontree.repos.scoped`).
+
     Raises:
         ValueError: both ``url`` and ``repo`` were given.
     """
 
-    def __init__(self, url: str | None, repo: SessionRepo | SyncRepo | None) -> None:
+    def __init__(
+        self, url: str | None, repo: SessionRepo | SyncRepo | None, scope: Scope | None = None
+    ) -> None:
         if repo is not None and url is not None:
             raise ValueError("give url or repo, not both")
         self._runner: LoopThread | None = None
@@ -101,6 +107,8 @@ class RepoHandle:
             self._runner = given.runner
         else:
             self.repo = given
+        if scope is not None:  # the adapter sees (and creates) only sessions of its scope
+            self.repo = ScopedRepo(self.repo, scope)
 
     async def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Await ``coro`` where the repository lives."""
@@ -123,18 +131,34 @@ class RepoHandle:
         return self._runner.run(coro)
 
 
-def tree_session_id(external_id: str, prefix: str) -> str:
+def tree_session_id(external_id: str, prefix: str, scope: Scope | None = None) -> str:
     """The sessiontree id for a framework's session id.
 
     An id that is already a valid sessiontree id (``[A-Za-z0-9_-]{1,128}``) is used as it is,
     so ``sessiontree show <id>`` finds it; any other string maps to ``<prefix>-`` plus 40 hex
     digits of its SHA-256 (stable across processes), with the original kept in the metadata.
+    With a ``scope`` every id maps so, the hash taken over the scope and the id: two users'
+    ``chat-1`` are two sessions, and neither user can reach the other's.
     """
+    if scope is not None:
+        key = orjson.dumps([scope.user_id, scope.app, scope.project, external_id])
+        return f"{prefix}-{hashlib.sha256(key).hexdigest()[:40]}"
     try:
         return check_session_id(external_id)
     except ValueError:
         digest = hashlib.sha256(external_id.encode("utf-8", "surrogatepass")).hexdigest()
         return f"{prefix}-{digest[:40]}"
+
+
+def adapter_scope(user_id: str | None, app: str | None, project: str | None = None) -> Scope | None:
+    """The scope an adapter was given; ``None`` when none of the fields is.
+
+    Raises:
+        InvalidArgumentError: a field that is not a non-empty string.
+    """
+    if user_id is None and app is None and project is None:
+        return None
+    return Scope(user_id=user_id, app=app, project=project)
 
 
 async def open_or_create(

@@ -36,6 +36,7 @@ from sessiontree.ids import entry_id_problem, iso_or, ms_or, new_id, now_ms
 from sessiontree.integrations._common import (
     LoopLocks,
     RepoHandle,
+    adapter_scope,
     check_batch,
     import_extra,
     open_or_create,
@@ -47,7 +48,7 @@ from sessiontree.messages import (
     UserMessage,
 )
 from sessiontree.metadata import SessionInfo
-from sessiontree.repos import SessionRepo
+from sessiontree.repos import Scope, SessionRepo
 from sessiontree.session import Session
 from sessiontree.wire.claude_code import block as _block
 from sessiontree.wire.claude_code import result_content as _result_content
@@ -75,8 +76,9 @@ SESSION_KEY = "claudeSessionId"
 SUBPATH_KEY = "claudeSubpath"
 
 
-def store_session_id(key: Mapping[str, Any]) -> str:
-    """The sessiontree session id of a store key: ``claude-`` + 40 hex digits of SHA-256.
+def store_session_id(key: Mapping[str, Any], scope: Scope | None = None) -> str:
+    """The sessiontree session id of a store key: ``claude-`` + 40 hex digits of SHA-256
+    (of the scope too when given: two users' keys never name one session).
 
     Raises:
         InvalidEntryError: ``project_key`` or ``session_id`` missing or not a string.
@@ -85,7 +87,10 @@ def store_session_id(key: Mapping[str, Any]) -> str:
     subpath = key.get("subpath") or ""
     if not isinstance(project, str) or not isinstance(session, str) or not isinstance(subpath, str):
         raise InvalidEntryError(f"not a Claude session store key: {dict(key)!r}")
-    raw = "\x00".join((project, session, subpath)).encode("utf-8", "surrogatepass")
+    parts: tuple[str, ...] = (project, session, subpath)
+    if scope is not None:
+        parts = (*parts, *(f"{k}={v}" for k, v in scope.where().items()))
+    raw = "\x00".join(parts).encode("utf-8", "surrogatepass")
     return "claude-" + hashlib.sha256(raw).hexdigest()[:40]
 
 
@@ -113,13 +118,26 @@ class SessionTreeStore:
             store then runs on the URL's shared loop thread (:func:`sessiontree.sync.shared_repo`).
         repo: an open async repository instead of ``url`` (calls run on the caller's loop),
             or a :class:`sessiontree.sync.SyncRepo` (calls run on its loop thread).
+        user_id, app: the store's scope (docs/storage.md "Scoping"; the SDK's own
+            ``project_key`` stays a key of the store): its sessions are created with them,
+            :attr:`repo` is the view restricted to them, and session ids hash them with the
+            key, so one store object per user sees that user's transcripts only.
 
     Raises:
         ValueError: both ``url`` and ``repo``.
+        InvalidArgumentError: ``user_id`` or ``app`` not a non-empty string.
     """
 
-    def __init__(self, url: str | None = None, repo: SessionRepo | SyncRepo | None = None) -> None:
-        self._handle = RepoHandle(url, repo)
+    def __init__(
+        self,
+        url: str | None = None,
+        repo: SessionRepo | SyncRepo | None = None,
+        *,
+        user_id: str | None = None,
+        app: str | None = None,
+    ) -> None:
+        self._scope = adapter_scope(user_id, app)
+        self._handle = RepoHandle(url, repo, self._scope)
         self.repo = self._handle.repo
         self._locks = LoopLocks()
 
@@ -145,12 +163,14 @@ class SessionTreeStore:
             return
         check_batch(entries, Mapping, item="transcript line", expected="a JSON object")
         lines = [dict(e) for e in entries]
-        _check_line_ids(lines, store_session_id(key))
+        _check_line_ids(lines, store_session_id(key, self._scope))
         await self._handle.run(self._append(key, lines))
 
     async def _append(self, key: Mapping[str, Any], lines: list[dict[str, Any]]) -> None:
         async with self._locks.get():
-            session = await open_or_create(self.repo, store_session_id(key), _key_metadata(key))
+            session = await open_or_create(
+                self.repo, store_session_id(key, self._scope), _key_metadata(key)
+            )
             # a DuplicateEntryError means another writer stored a line of this batch since it
             # was planned: plan again (that line is skipped now, so this ends)
             for attempt in range(len(lines) + 1):
@@ -169,7 +189,7 @@ class SessionTreeStore:
 
     async def _load(self, key: Mapping[str, Any]) -> list[Any] | None:
         try:
-            session = await self.repo.open(store_session_id(key))
+            session = await self.repo.open(store_session_id(key, self._scope))
         except SessionNotFoundError:
             return None
         return [
@@ -220,9 +240,12 @@ class SessionTreeStore:
         await self._handle.run(self._delete(key))
 
     async def _delete(self, key: Mapping[str, Any]) -> None:
-        ids = [store_session_id(key)]
+        ids = [store_session_id(key, self._scope)]
         if not key.get("subpath"):
-            ids += [store_session_id({**key, "subpath": s}) for s in await self._subkeys(key)]
+            ids += [
+                store_session_id({**key, "subpath": s}, self._scope)
+                for s in await self._subkeys(key)
+            ]
         for session_id in ids:
             with contextlib.suppress(SessionNotFoundError):
                 await self.repo.delete(session_id)

@@ -22,6 +22,7 @@ from sessiontree.ids import now_ms
 from sessiontree.integrations._common import (
     LoopLocks,
     RepoHandle,
+    adapter_scope,
     append_chain,
     check_batch,
     clear_leaf,
@@ -89,7 +90,15 @@ class SessionTreeChatMessageHistory(BaseChatMessageHistory):
             repository on its own loop thread, so the sync methods work anywhere.
         repo: an async repository (then only the ``a*`` methods work: the sync ones would
             have to run on the caller's loop) or a :class:`sessiontree.sync.SyncRepo`.
-        metadata: extra session metadata written at creation (e.g. ``{"userId": "u1"}``).
+        metadata: extra session metadata written at creation.
+        user_id, app, project: the history's scope (docs/storage.md "Scoping"): the session
+            is created with them, reached only through the store's view restricted to them,
+            and its id is ``lc-<sha256>`` of the scope and ``session_id`` (two users'
+            ``chat-1`` are two sessions).
+
+    Raises:
+        ValueError: both ``url`` and ``repo``.
+        InvalidArgumentError: a scope field that is not a non-empty string.
     """
 
     def __init__(
@@ -99,10 +108,14 @@ class SessionTreeChatMessageHistory(BaseChatMessageHistory):
         url: str | None = None,
         repo: SessionRepo | SyncRepo | None = None,
         metadata: Mapping[str, Any] | None = None,
+        user_id: str | None = None,
+        app: str | None = None,
+        project: str | None = None,
     ) -> None:
         self.session_id = session_id
-        self._handle = RepoHandle(url, repo)
-        self.tree_id = tree_session_id(session_id, "lc")
+        scope = adapter_scope(user_id, app, project)
+        self._handle = RepoHandle(url, repo, scope)
+        self.tree_id = tree_session_id(session_id, "lc", scope)
         self._metadata = {METADATA_KEY: session_id, **(metadata or {})}
         self._session: Session | None = None
         self._locks = LoopLocks()

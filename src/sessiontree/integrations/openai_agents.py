@@ -29,6 +29,7 @@ from sessiontree.ids import now_ms
 from sessiontree.integrations._common import (
     LoopLocks,
     RepoHandle,
+    adapter_scope,
     append_chain,
     clear_leaf,
     holds_non_finite,
@@ -76,8 +77,12 @@ class SessionTreeSession:
         repo: an open async repository instead of ``url`` (calls run on the caller's loop),
             or a :class:`sessiontree.sync.SyncRepo` (calls run on its loop thread).
         session_settings: the SDK's ``SessionSettings`` (``limit`` caps ``get_items``).
-        metadata: extra session metadata written when the session is created (e.g.
-            ``{"userId": "u1"}`` for ``repo.list(where=...)``).
+        metadata: extra session metadata written when the session is created.
+        user_id, app, project: the session's scope (docs/storage.md "Scoping"): it is created
+            with them, :attr:`repo` is the store's view restricted to them
+            (``session.repo.list()``: this user's sessions), and the sessiontree id is
+            ``oa-<sha256>`` of the scope and ``session_id``, so two users' ``chat-1`` are
+            two sessions and neither reaches the other's.
 
     The session is opened (or created) on first use. Calls from one process are serialised
     per event loop, so the items of one ``add_items`` stay contiguous on the branch.
@@ -91,13 +96,17 @@ class SessionTreeSession:
         repo: SessionRepo | SyncRepo | None = None,
         session_settings: SessionSettings | None = None,
         metadata: Mapping[str, Any] | None = None,
+        user_id: str | None = None,
+        app: str | None = None,
+        project: str | None = None,
     ) -> None:
         self.session_id = session_id
         # typed as the SDK's Session protocol declares it (a mutable attribute must match exactly)
         self.session_settings: SessionSettings | None = session_settings or SessionSettings()
-        self._handle = RepoHandle(url, repo)
+        scope = adapter_scope(user_id, app, project)
+        self._handle = RepoHandle(url, repo, scope)
         self.repo = self._handle.repo
-        self.tree_id = tree_session_id(session_id, "oa")
+        self.tree_id = tree_session_id(session_id, "oa", scope)
         self._metadata = {METADATA_KEY: session_id, **(metadata or {})}
         self._session: Session | None = None
         self._locks = LoopLocks()

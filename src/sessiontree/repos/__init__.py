@@ -1,5 +1,6 @@
 """Repositories and :func:`open_repo`, which picks a backend from a URL (docs/api.md); the
-trash, :func:`prune` and :func:`store_usage` (:mod:`sessiontree.repos.retention`)."""
+trash, :func:`prune` and :func:`store_usage` (:mod:`sessiontree.repos.retention`); scoped views
+(:func:`scoped`, :mod:`sessiontree.repos.scoped`)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from sessiontree.repos.retention import (
     prune,
     store_usage,
 )
+from sessiontree.repos.scoped import Scope, ScopedRepo, scoped
 from sessiontree.storage.encryption import KeyRing
 from sessiontree.storage.growth import check_max_session_bytes
 
@@ -38,6 +40,8 @@ __all__ = [
     "MemoryRepo",
     "PruneCandidate",
     "PruneReport",
+    "Scope",
+    "ScopedRepo",
     "SessionRepo",
     "SizeGroup",
     "StoreUsage",
@@ -49,6 +53,7 @@ __all__ = [
     "is_private_url",
     "open_repo",
     "prune",
+    "scoped",
     "store_usage",
 ]
 

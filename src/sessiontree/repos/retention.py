@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from sessiontree.entries import LabelEntry
 from sessiontree.errors import InvalidArgumentError, StorageError
-from sessiontree.metadata import SessionInfo, SessionMetadata, agent_of, project_name
+from sessiontree.metadata import SessionInfo, SessionMetadata, agent_of, project_name, project_of
 from sessiontree.repos.base import SessionRepo
 from sessiontree.storage.base import EntryCursor
 from sessiontree.tree import labels_of
@@ -239,9 +239,10 @@ def _check_age(value: object, name: str) -> timedelta:
 
 
 def matches_project(info: SessionInfo, project: str) -> bool:
-    """Whether the session's working directory is ``project``: the same path, a directory
-    under it, or a directory whose last part is ``project`` (``app`` for ``/home/u/app``)."""
-    cwd = info.metadata.cwd
+    """Whether the session's project (:func:`~sessiontree.metadata.project_of`: its
+    ``project``, else its working directory) is ``project``: the same path, a directory under
+    it, or a directory whose last part is ``project`` (``app`` for ``/home/u/app``)."""
+    cwd = project_of(info.metadata)
     if not cwd:
         return False
     wanted = project.rstrip("/\\") or project
@@ -389,7 +390,8 @@ async def store_usage(repo: SessionRepo, *, by: By = "session", limit: int = 10)
         elif by == "agent":
             key = agent_of(info)
         else:
-            key = project_name(info.metadata.cwd) if info.metadata.cwd else "(unknown)"
+            own = project_of(info.metadata)
+            key = project_name(own) if own else "(unknown)"
         row = totals.setdefault(key, [0, 0])
         row[0] += sizes.get(info.id, 0)
         row[1] += 1

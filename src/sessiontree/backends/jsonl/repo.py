@@ -500,19 +500,36 @@ class JSONLRepo:
             self._open.add(fork.storage)
         return fork
 
-    async def search(self, query: str, limit: int = 20) -> builtins.list[SearchHit]:
+    async def search(
+        self,
+        query: str,
+        limit: int = 20,
+        *,
+        where: Mapping[str, str | int | bool | None] | None = None,
+    ) -> builtins.list[SearchHit]:
         """See :meth:`SessionRepo.search`; newest sessions first.
 
         A linear scan of every log; a line is parsed only when its raw text, lower-cased,
-        contains the query's longest run of characters that JSON never escapes.
+        contains the query's longest run of characters that JSON never escapes. ``where``
+        (as in :meth:`list`) scans only the logs of the sessions it keeps (one filtered
+        listing first).
+
+        Raises:
+            InvalidMetadataError: a bad ``where`` (as :meth:`list`).
         """
         check_search_args(query, limit)
+        pairs = where_pairs(where)
+        wanted = {i.id for i in await self.list(where=where)} if pairs else None
         needle = search_needle(query)
         hits: list[SearchHit] = []
         if needle is None or limit <= 0:
             return hits
         probe = _probe_of(needle)
-        logs = sorted(self._logs(), key=lambda lg: (lg.mtime_ns, lg.session_id), reverse=True)
+        logs = sorted(
+            (lg for lg in self._logs() if wanted is None or lg.session_id in wanted),
+            key=lambda lg: (lg.mtime_ns, lg.session_id),
+            reverse=True,
+        )
         for lg in logs:
             try:
                 _search_log(lg, needle, probe, query, hits, limit)

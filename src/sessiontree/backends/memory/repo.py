@@ -244,14 +244,28 @@ class MemoryRepo:
             raise SessionNotFoundError(id)
         return await fork_session(storage, target_id, position)
 
-    async def search(self, query: str, limit: int = 20) -> builtins.list[SearchHit]:
-        """See :meth:`SessionRepo.search` (a linear scan; sessions in creation order)."""
+    async def search(
+        self,
+        query: str,
+        limit: int = 20,
+        *,
+        where: Mapping[str, str | int | bool | None] | None = None,
+    ) -> builtins.list[SearchHit]:
+        """See :meth:`SessionRepo.search` (a linear scan; sessions in creation order).
+        ``where`` (as in :meth:`list`) searches only the sessions it keeps.
+
+        Raises:
+            InvalidMetadataError: a bad ``where`` (as :meth:`list`).
+        """
         check_search_args(query, limit)
+        pairs = where_pairs(where)
         needle = search_needle(query)
         hits: list[SearchHit] = []
         if needle is None or limit == 0:
             return hits
         for storage in self._sessions.values():
+            if pairs and not matches_where(storage.metadata, pairs):
+                continue
             for e in storage.index.entries:
                 if isinstance(e, MessageEntry):
                     text = message_text(e.message)

@@ -426,19 +426,29 @@ LIST_COLUMNS = (
 """The ``sessions`` columns :func:`info_from_row` reads, in its order."""
 
 
-def where_clause(where: Mapping[str, str], placeholder: str) -> tuple[str, list[str]]:
-    """The ``WHERE`` of a filtered listing (``""`` when unfiltered) and its parameters: one
-    ``session_meta`` primary-key lookup per condition."""
-    if not where:
-        return "", []
+def meta_condition(
+    where: Mapping[str, str], placeholder: str, column: str = "id"
+) -> tuple[str, list[str]]:
+    """The condition that session id ``column`` has every ``where`` key equal to its JSON
+    text (``""`` when ``where`` is empty) and its parameters: one ``session_meta``
+    primary-key lookup per key. What ``list(where=...)`` and ``search(where=...)`` share."""
     lookup = (
-        f"id IN (SELECT session_id FROM session_meta WHERE key = {placeholder}"
+        f"{column} IN (SELECT session_id FROM session_meta WHERE key = {placeholder}"
         f" AND value = {placeholder})"
     )
     params: list[str] = []
     for key, value in where.items():
         params += [key, value]
-    return " WHERE " + " AND ".join([lookup] * len(where)), params
+    return " AND ".join([lookup] * len(where)), params
+
+
+def where_clause(where: Mapping[str, str], placeholder: str) -> tuple[str, list[str]]:
+    """The ``WHERE`` of a filtered listing (``""`` when unfiltered) and its parameters
+    (:func:`meta_condition`)."""
+    if not where:
+        return "", []
+    condition, params = meta_condition(where, placeholder)
+    return " WHERE " + condition, params
 
 
 def meta_rows(session_id: str, metadata: SessionMetadata) -> list[tuple[str, str, str]]:
@@ -779,8 +789,11 @@ class SQLEngine(Protocol):
         text (:func:`~sessiontree.metadata.where_pairs`); reads ``sessions`` and ``session_meta``."""
         ...
 
-    async def search(self, query: str, limit: int) -> list[SearchHit]:
-        """Full-text search over message text, best match first."""
+    async def search(
+        self, query: str, limit: int, where: Mapping[str, str] | None = None
+    ) -> list[SearchHit]:
+        """Full-text search over message text, best match first; only in sessions with every
+        ``where`` key equal to its JSON text (:func:`meta_condition`) when given."""
         ...
 
     async def close(self) -> None:

@@ -40,6 +40,7 @@ from sessiontree.backends.sql.plan import (
     hit_from_row,
     info_from_row,
     lease_upsert_sql,
+    meta_condition,
     meta_rows,
     now_us,
     trash_taken,
@@ -64,6 +65,7 @@ from sessiontree.backends.sql.postgres_search import (
     catch_up,
     like_pattern,
     pending_hits,
+    scoped_search_sql,
 )
 from sessiontree.backends.sql.postgres_sql import (
     CHAIN_SQL,
@@ -680,7 +682,9 @@ class PostgresEngine:
         )
         return [info_from_row(r) for r in rows]
 
-    async def search(self, query: str, limit: int) -> list[SearchHit]:
+    async def search(
+        self, query: str, limit: int, where: Mapping[str, str] | None = None
+    ) -> list[SearchHit]:
         """See :class:`SQLEngine`: a case-insensitive substring
         (:mod:`sessiontree.storage.search`): ``search_text LIKE '%needle%'`` over the
         lower-cased text, through the ``pg_trgm`` GIN index; newest sessions first, then
@@ -690,6 +694,11 @@ class PostgresEngine:
         needle = search_needle(query)
         if needle is None or limit <= 0:
             return []
+        sql, params = SEARCH_SQL, [like_pattern(needle)]
+        if where:
+            hashed = {_meta_text(k): _meta_text(v) for k, v in where.items()}
+            condition, meta_params = meta_condition(hashed, "%s", "e.session_id")
+            sql, params = scoped_search_sql(condition), [*params, *meta_params]
         pool = self.connection.pool or await self.connection.get_pool()
         errors = self.connection.psycopg.errors
         codec = self.connection.codec
@@ -703,7 +712,14 @@ class PostgresEngine:
                         await catch_up(conn, codec)
                     except (errors.InsufficientPrivilege, errors.ReadOnlySqlTransaction):
                         pending = await pending_hits(conn, needle, codec)
-                cur = await conn.execute(SEARCH_SQL, (like_pattern(needle), limit))
+                if pending and where:  # only the sessions ``where`` names
+                    cur = await conn.execute(
+                        f"SELECT id FROM sessions{where_clause(hashed, '%s')[0]}",
+                        where_clause(hashed, "%s")[1],
+                    )
+                    named = {r[0] for r in await cur.fetchall()}
+                    pending = [r for r in pending if r[0] in named]
+                cur = await conn.execute(sql, (*params, limit))
                 rows = await cur.fetchall()
                 if pending:
                     rows = sorted([*rows, *pending], key=lambda r: (-r[3], r[0], r[4]))[:limit]

@@ -22,7 +22,7 @@ from sessiontree.backends.sql.postgres_payloads import fetch_payloads
 from sessiontree.backends.sql.postgres_pool import clean_text as clean
 from sessiontree.storage.encryption import Codec
 
-__all__ = ["SEARCH_SQL", "catch_up", "like_pattern", "pending_hits"]
+__all__ = ["SEARCH_SQL", "catch_up", "like_pattern", "pending_hits", "scoped_search_sql"]
 
 SEARCH_SQL = (
     "SELECT e.session_id, e.id, e.body::text, s.modified_us, e.seq FROM entries AS e"
@@ -31,6 +31,14 @@ SEARCH_SQL = (
     " ORDER BY s.modified_us DESC, e.session_id, e.seq LIMIT %s"
 )
 """Hits as ``(session id, entry id, JSON, session modified_us, seq)``, in hit order."""
+
+
+def scoped_search_sql(condition: str) -> str:
+    """:data:`SEARCH_SQL` with ``condition`` (over ``e``, e.g. a ``session_meta`` lookup on
+    ``e.session_id``) added to its ``WHERE``; its parameters go between the pattern and the
+    limit."""
+    return SEARCH_SQL.replace(" ORDER BY", f" AND {condition} ORDER BY", 1)
+
 
 _PENDING = (
     "SELECT p.session_id, p.source_id FROM search_pending AS p"

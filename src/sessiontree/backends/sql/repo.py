@@ -370,12 +370,23 @@ class SQLRepo:
         )
         return await fork_session(source, target_id, position)
 
-    async def search(self, query: str, limit: int = 20) -> builtins.list[SearchHit]:
+    async def search(
+        self,
+        query: str,
+        limit: int = 20,
+        *,
+        where: Mapping[str, str | int | bool | None] | None = None,
+    ) -> builtins.list[SearchHit]:
         """See :meth:`SessionRepo.search`, through a trigram index (SQLite FTS5 ``trigram``,
         PostgreSQL ``pg_trgm``); newest first. The snippet is cut from the message text around
-        the first hit."""
+        the first hit. ``where`` (as in :meth:`list`) searches only the sessions it keeps, in
+        the same query (``session_meta`` lookups).
+
+        Raises:
+            InvalidMetadataError: a bad ``where`` (as :meth:`list`).
+        """
         check_search_args(query, limit)
-        return await self._engine.search(query, limit)
+        return await self._engine.search(query, limit, where_pairs(where))
 
     async def close(self) -> None:
         """Close the connection (pool). Sessions opened from this repository stop working."""

@@ -24,6 +24,8 @@ differ)::
     drafts          session_id PRIMARY KEY, body (the draft JSON), updated_ms  -- the reply
                     streaming in the session, overwritten as it arrives (version 9,
                     :mod:`sessiontree.drafts`); deleted with the session
+    (version 11: ``session_meta`` gains a ``project`` row for each session with a ``cwd`` and
+    no project of its own: the scope of :mod:`sessiontree.repos.scoped`)
     trash           session_id (PRIMARY KEY), trashed_us, metadata, created_us, modified_us,
                     name, entry_count, size_bytes, bodies  -- sessions moved to the trash
                     (version 10): ``bodies`` holds the entries' stored JSON, one per line, in
@@ -361,6 +363,21 @@ _PAYLOAD_REFS = (
     "CREATE INDEX IF NOT EXISTS payload_refs_by_hash ON payload_refs (hash)",
 )
 
+# scoping (repos.scoped): a session's project is its metadata "project", else its cwd
+# (metadata.project_of), and session_meta holds it under the key "project" so that
+# list(where={"project": ...}) is one primary-key lookup; sessions written before hold only
+# their cwd row (and a "project": null row when created with an explicit null project).
+# Values are copied as stored, so a PostgreSQL cwd over 1000 bytes keeps its SHA-256 form.
+_SCOPE_PROJECT = (
+    """DELETE FROM session_meta WHERE key = 'project' AND value = 'null'
+        AND session_id IN (SELECT session_id FROM session_meta
+            WHERE key = 'cwd' AND value <> 'null')""",
+    """INSERT INTO session_meta (key, value, session_id)
+        SELECT 'project', c.value, c.session_id FROM session_meta AS c
+        WHERE c.key = 'cwd' AND c.value <> 'null' AND NOT EXISTS (SELECT 1 FROM session_meta
+            AS p WHERE p.key = 'project' AND p.session_id = c.session_id)""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("sessions, entries, indexes, full-text search", _V1_SQLITE, _V1_POSTGRES),
     # PostgreSQL keeps writing its tsvector in the entry's own INSERT: nothing to change there
@@ -397,6 +414,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         "leases: one writer per running agent",
         (_LEASES.format(int="INTEGER"),),
         (_LEASES.format(int="BIGINT"),),
+    ),
+    Migration(
+        "scoping: each session's project (else its cwd) in session_meta",
+        _SCOPE_PROJECT,
+        _SCOPE_PROJECT,
     ),
 )
 """Ordered schema steps; ``MIGRATIONS[i]`` brings a database from version ``i`` to ``i + 1``."""

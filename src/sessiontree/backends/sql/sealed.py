@@ -192,10 +192,12 @@ class SealedEngine:
             for i in infos
         ]
 
-    async def search(self, query: str, limit: int) -> list[SearchHit]:
+    async def search(
+        self, query: str, limit: int, where: Mapping[str, str] | None = None
+    ) -> list[SearchHit]:
         """See :class:`SQLEngine`: only what the store indexes (nothing unless it indexes
         plaintext; the engine opens its hits)."""
-        return list(await self.inner.search(query, limit))
+        return list(await self.inner.search(query, limit, where))
 
     async def append(
         self,

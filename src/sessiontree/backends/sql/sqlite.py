@@ -47,6 +47,7 @@ from sessiontree.backends.sql.plan import (
     hit_from_row,
     info_from_row,
     lease_upsert_sql,
+    meta_condition,
     meta_rows,
     now_us,
     trash_taken,
@@ -648,9 +649,12 @@ class SQLiteEngine:
         return [info_from_row(r) for r in rows]
 
     @on_connection_thread
-    async def search(self, query: str, limit: int) -> list[SearchHit]:
+    async def search(
+        self, query: str, limit: int, where: Mapping[str, str] | None = None
+    ) -> list[SearchHit]:
         """See :class:`SQLEngine`: a case-insensitive substring (:mod:`sessiontree.storage.search`),
-        newest entries first.
+        newest entries first. ``where`` keeps the index rows of the sessions it names (their
+        entries' rowids, through ``session_meta`` and the entries' primary key).
 
         A query of three characters or more is looked up in the trigram index, then checked
         with ``instr``; a shorter one (no trigram to look up) is checked with ``instr`` against
@@ -661,19 +665,23 @@ class SQLiteEngine:
         needle = search_needle(query)
         if needle is None or limit <= 0:
             return []
-        where, params = match_clause(needle)
+        where_sql, params = match_clause(needle)
+        if where:
+            sessions, meta_params = meta_condition(where, "?", "session_id")
+            where_sql += f" AND entries_fts.rowid IN (SELECT rowid FROM entries WHERE {sessions})"
+            params = (*params, *meta_params)
         lagging = self._catch_up()
         if lagging is not None:
             try:
                 rows = search_pending(
-                    self.connection.db(), where, params, limit, lagging, self.connection.codec
+                    self.connection.db(), where_sql, params, limit, lagging, self.connection.codec
                 )
             except sqlite3.Error as exc:
                 raise self.connection.error(exc) from exc
             return self._hits(rows, query)
         rows = self.connection.query(
             "SELECT e.session_id, e.id, e.body FROM"
-            f" (SELECT rowid FROM entries_fts WHERE {where} ORDER BY rowid DESC LIMIT ?)"
+            f" (SELECT rowid FROM entries_fts WHERE {where_sql} ORDER BY rowid DESC LIMIT ?)"
             " AS f JOIN entries AS e ON e.rowid = f.rowid ORDER BY f.rowid DESC",
             (*params, limit),
         )
