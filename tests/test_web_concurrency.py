@@ -139,7 +139,7 @@ HEAVY_PAGES = {
     "model filter": f"/?model={MODELS[1]}",
     "label filter": "/?label=nothing-has-it",
     "agent filter": "/?agent=sessiontree&model=" + MODELS[0],
-    "search": "/?search=module_96.py+and+fix",
+    "search": "/?search=module_96.py+and+fix&limit=200",
     "usage": "/usage?stack=model",
     "usage json": "/usage.json?by=day",
     "stats": "/s/big/stats",
