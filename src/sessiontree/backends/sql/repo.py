@@ -216,9 +216,6 @@ class SQLRepo:
     ) -> list[SessionInfo]:
         """See :meth:`SessionRepo.list`: one query on the ``sessions`` table (``where``: one
         ``session_meta`` primary-key lookup per key); no entry is read.
-
-        The cyclic GC is paused while the rows become :class:`SessionInfo` objects: the
-        collections a listing of many sessions would trigger free nothing.
         """
         check_list_args(limit, offset)
         return await self._engine.list_sessions(limit, offset, where_pairs(where))
