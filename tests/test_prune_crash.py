@@ -155,7 +155,7 @@ def test_a_prune_killed_at_random_moments_leaves_every_session_whole(
             assert live | trashed == everyone, sorted(everyone - live - trashed)[:5]
             # ...and a live one is untouched
             assert asyncio.run(_live_entries(url, live)) == {s: original[s] for s in live}
-            if not live:
+            if len(live) < 2:  # no moment left between two sessions trashed
                 break
         assert midway, "no prune was killed in the middle of its work"
         # a prune run to its end finishes the job; everything comes back whole
