@@ -150,8 +150,12 @@ def read_draft(log: Path) -> bytes | None:
     Raises:
         OSError: it exists but cannot be read.
     """
+    return _read_sidecar(draft_path(log))
+
+
+def _read_sidecar(path: Path) -> bytes | None:
     try:
-        return draft_path(log).read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
         return None
 
@@ -180,10 +184,7 @@ def read_lease(log: Path) -> bytes | None:
     Raises:
         OSError: it exists but cannot be read.
     """
-    try:
-        return lease_path(log).read_bytes()
-    except FileNotFoundError:
-        return None
+    return _read_sidecar(lease_path(log))
 
 
 def write_lease(log: Path, body: bytes, durability: Durability) -> None:
