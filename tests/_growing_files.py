@@ -89,3 +89,10 @@ async def assert_equals_a_fresh_import(
     stored = await repo.open(fresh.id)
     assert await snapshot(stored) == await snapshot(fresh), what
     assert len(await repo.list()) == 1, what
+
+
+def cut_points(data: bytes, fractions: list[float]) -> list[int]:
+    """The line ends of ``data`` nearest below each fraction of its lines, sorted, without
+    repeats: where a hypothesis test cuts a file."""
+    ends = line_ends(data)
+    return sorted({ends[min(int(f * len(ends)), len(ends) - 1)] for f in fractions})

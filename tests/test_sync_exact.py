@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from _growing_files import (
     EXTRA,
     assert_equals_a_fresh_import,
+    cut_points,
     growable_files,
     line_ends,
     snapshot,
@@ -106,8 +107,7 @@ async def sync_left_alone(repo: SessionRepo, path: Path, data: bytes, fmt: Forma
 def test_syncing_mid_write_then_finished_equals_a_fresh_import(
     source: Path, fractions: list[float]
 ) -> None:
-    ends = line_ends(source.read_bytes())
-    cuts = sorted({ends[min(int(f * len(ends)), len(ends) - 1)] for f in fractions})
+    cuts = cut_points(source.read_bytes(), fractions)
 
     async def run() -> None:
         with tempfile.TemporaryDirectory() as work:

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from _growing_files import line_ends, snapshot
+from _growing_files import cut_points, line_ends, snapshot
 from backends import BACKENDS
 from session_files import SHARED, VENDORED
 from sessiontree import SessionRepo
@@ -89,8 +89,7 @@ async def append_and_sync(
 def test_appends_read_from_the_offset_equal_a_fresh_import(
     source: Path, fractions: list[float]
 ) -> None:
-    ends = line_ends(source.read_bytes())
-    cuts = sorted({ends[min(int(f * len(ends)), len(ends) - 1)] for f in fractions})
+    cuts = cut_points(source.read_bytes(), fractions)
     cuts = [c for c in cuts if c < len(source.read_bytes())]
 
     async def run() -> None:
